@@ -1,0 +1,156 @@
+// The one place that starts processes: environment, timeouts, cancellation, masking, timing and
+// the record of every command run (the per-node log group and the benchmarks read it).
+import { spawn } from 'node:child_process';
+
+export interface RunSpec {
+  /** executable name or path */
+  file: string;
+  args: string[];
+  /** added to the inherited environment */
+  env?: Record<string, string>;
+  /** our own deadline; the child is killed when it passes (talosctl has no global timeout) */
+  timeoutMs?: number;
+  /** written to the child's stdin, then closed */
+  input?: string;
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  /** null when killed by a signal */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** true when the run was cancelled through the runner's abort signal */
+  aborted: boolean;
+  durationMs: number;
+  /** runner wall clock just before the spawn and just after the exit */
+  startedAtMs: number;
+  endedAtMs: number;
+}
+
+export interface CommandRecord {
+  command: string;
+  durationMs: number;
+  exitCode: number | null;
+  startedAtMs: number;
+}
+
+export type CommandListener = (record: CommandRecord) => void;
+
+/** Runs commands; one instance per action run. */
+export class Runner {
+  private readonly secrets = new Set<string>();
+  private readonly listeners = new Set<CommandListener>();
+  private readonly abort = new AbortController();
+  private readonly live = new Set<ReturnType<typeof spawn>>();
+  /** number of processes started, for the benchmarks */
+  processCount = 0;
+  readonly processCountByFile = new Map<string, number>();
+
+  /** strings that must never appear in a logged command line */
+  addSecret(value: string): void {
+    if (value) this.secrets.add(value);
+  }
+
+  onCommand(listener: CommandListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. */
+  cancel(graceMs = 5000): void {
+    if (this.abort.signal.aborted) return;
+    this.abort.abort();
+    for (const child of this.live) {
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), graceMs).unref();
+    }
+  }
+
+  mask(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('***');
+    return out;
+  }
+
+  describe(spec: Pick<RunSpec, 'file' | 'args'>): string {
+    return this.mask([spec.file, ...spec.args].map(quoteArg).join(' '));
+  }
+
+  run(spec: RunSpec): Promise<RunResult> {
+    const startedAtMs = Date.now();
+    const t0 = performance.now();
+    if (this.abort.signal.aborted) {
+      return Promise.resolve({
+        stdout: '',
+        stderr: 'cancelled before start',
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        aborted: true,
+        durationMs: 0,
+        startedAtMs,
+        endedAtMs: startedAtMs,
+      });
+    }
+    this.processCount++;
+    this.processCountByFile.set(spec.file, (this.processCountByFile.get(spec.file) ?? 0) + 1);
+    return new Promise((resolve) => {
+      const child = spawn(spec.file, spec.args, {
+        env: { ...process.env, ...spec.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      this.live.add(child);
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let timedOut = false;
+      let spawnError: Error | undefined;
+      child.stdout.on('data', (b: Buffer) => out.push(b));
+      child.stderr.on('data', (b: Buffer) => err.push(b));
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(spec.input ?? '');
+      const timer =
+        spec.timeoutMs && spec.timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              child.kill('SIGTERM');
+              setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+            }, spec.timeoutMs)
+          : undefined;
+      child.on('error', (e) => {
+        spawnError = e;
+      });
+      child.on('close', (code, signal) => {
+        if (timer) clearTimeout(timer);
+        this.live.delete(child);
+        const endedAtMs = Date.now();
+        const durationMs = Math.round(performance.now() - t0);
+        let stderr = Buffer.concat(err).toString('utf8');
+        if (spawnError) stderr += `${stderr ? '\n' : ''}${spawnError.message}`;
+        const result: RunResult = {
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr,
+          exitCode: spawnError ? 127 : code,
+          signal,
+          timedOut,
+          aborted: this.abort.signal.aborted,
+          durationMs,
+          startedAtMs,
+          endedAtMs,
+        };
+        const record = { command: this.describe(spec), durationMs, exitCode: result.exitCode, startedAtMs };
+        for (const l of this.listeners) l(record);
+        resolve(result);
+      });
+    });
+  }
+}
+
+function quoteArg(a: string): string {
+  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}

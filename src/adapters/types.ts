@@ -1,0 +1,87 @@
+// The two ports the rollout talks through. Real implementations run kubectl/talosctl
+// (kubectl.ts, talosctl.ts); pipeline tests use in-memory fakes of the same interfaces.
+import type {
+  CriServiceReading,
+  EtcFileStatusReading,
+  FileAuthReading,
+  FileListing,
+  JsonPatchOp,
+  NodeState,
+  Reading,
+  ServicePidReading,
+  TimeStatusReading,
+} from '../model.js';
+
+export interface PodContainerStatus {
+  name: string;
+  imageID: string;
+  waitingReason?: string;
+  waitingMessage?: string;
+  terminated?: { exitCode: number; reason?: string };
+  running?: boolean;
+}
+
+export interface PodState {
+  namespace: string;
+  name: string;
+  uid: string;
+  nodeName: string;
+  phase: string;
+  imagePullSecrets: string[];
+  containerStatuses: PodContainerStatus[];
+}
+
+/** Every call throws a ToolError (src/errors.ts) with a classified cause on failure. */
+export interface KubeClient {
+  /** all nodes; with a label selector, only the matching ones */
+  listNodes(labelSelector?: string): Promise<NodeState[]>;
+  getNode(name: string): Promise<NodeState>;
+  /** `kubectl patch node --type=json`; a failed `test` op throws cause 'invalid' */
+  patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState>;
+  /** `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout` */
+  drain(name: string, timeoutMs: number): Promise<void>;
+  /** `kubectl get --raw /readyz` */
+  readyz(): Promise<void>;
+  createPod(manifest: Record<string, unknown>): Promise<PodState>;
+  /** undefined when the pod does not exist */
+  getPod(namespace: string, name: string): Promise<PodState | undefined>;
+  deletePod(namespace: string, name: string): Promise<void>;
+}
+
+export interface EtcdMemberStatus {
+  /** the NODE column (the address we asked) */
+  node: string;
+  memberId: string;
+  learner: boolean;
+  errors: string;
+}
+
+export interface EtcdAlarm {
+  node: string;
+  memberId: string;
+  alarm: string;
+}
+
+/**
+ * Talos is addressed by node address (the InternalIP). The batch reads take several addresses and
+ * answer per address; an address whose reading failed maps to `{ok:false}` with the reason.
+ */
+export interface TalosClient {
+  version(addresses: string[]): Promise<Map<string, Reading<string>>>;
+  criService(addresses: string[]): Promise<Map<string, Reading<CriServiceReading>>>;
+  /** undefined value: the node does not offer ServicePIDs (Talos < 1.13) */
+  servicePids(addresses: string[]): Promise<Map<string, Reading<ServicePidReading> | undefined>>;
+  /** `ls -l` of each path on each address; a missing file is `{ok:true, value:{exists:false}}` */
+  listFiles(addresses: string[], paths: string[]): Promise<Map<string, Map<string, Reading<FileListing>>>>;
+  /** `get etcfilestatus` for each path (`/etc/cri/conf.d/cri.toml` → id `cri/conf.d/cri.toml`) */
+  etcFileStatus(addresses: string[], paths: string[]): Promise<Map<string, Map<string, Reading<EtcFileStatusReading>>>>;
+  timeStatus(addresses: string[]): Promise<Map<string, Reading<TimeStatusReading>>>;
+  /** `talosctl read PATH` parsed as CRI TOML; one address (talosctl refuses several) */
+  readAuth(address: string, path: string): Promise<Reading<FileAuthReading>>;
+  /** `patch machineconfig --mode=no-reboot --patch-file F`; throws ToolError */
+  patchMachineConfig(address: string, patchFile: string): Promise<void>;
+  /** `reboot --wait --timeout`; resolves when talosctl reports the node back with a new boot id */
+  reboot(address: string, timeoutMs: number): Promise<void>;
+  etcdStatus(address: string): Promise<EtcdMemberStatus[]>;
+  etcdAlarms(address: string): Promise<EtcdAlarm[]>;
+}

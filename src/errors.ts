@@ -1,0 +1,71 @@
+// Typed errors: each carries what a user needs (node, command, classified cause) so nothing
+// downstream has to match on message text.
+
+/** Why a kubectl or talosctl call failed, classified once by the adapter that ran it. */
+export type FailureCause =
+  | 'invalid' // 422: a JSON Patch test op failed, or the object failed validation
+  | 'conflict' // 409
+  | 'not-found' // 404
+  | 'forbidden' // 401/403, or Talos PermissionDenied
+  | 'too-many-requests' // 429
+  | 'server' // 5xx
+  | 'transport' // connection refused/reset, EOF, TLS, i/o timeout, Unavailable
+  | 'timeout' // our own deadline, or the tool's --timeout
+  | 'usage' // the tool rejected its arguments
+  | 'unparseable' // the tool answered, but not in a format we understand
+  | 'unknown';
+
+export class ToolError extends Error {
+  readonly tool: 'kubectl' | 'talosctl';
+  /** the command line, secrets already masked */
+  readonly command: string;
+  readonly cause: FailureCause;
+  readonly exitCode: number | null;
+  readonly stderr: string;
+  readonly node?: string;
+
+  constructor(args: {
+    tool: 'kubectl' | 'talosctl';
+    command: string;
+    cause: FailureCause;
+    exitCode: number | null;
+    stderr: string;
+    node?: string;
+    message?: string;
+  }) {
+    const firstLine = args.stderr.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
+    super(args.message ?? `${args.command} failed (${args.cause}${args.exitCode === null ? '' : `, exit ${args.exitCode}`}): ${firstLine}`);
+    this.name = 'ToolError';
+    this.tool = args.tool;
+    this.command = args.command;
+    this.cause = args.cause;
+    this.exitCode = args.exitCode;
+    this.stderr = args.stderr;
+    this.node = args.node;
+  }
+}
+
+/** A bad input, reported before anything is mutated. */
+export class InputError extends Error {
+  readonly input: string;
+  constructor(input: string, message: string) {
+    super(`input "${input}": ${message}`);
+    this.name = 'InputError';
+    this.input = input;
+  }
+}
+
+/** The rollout stopped on a node; `nextStep` says what to check and how to recover. */
+export class RolloutError extends Error {
+  readonly node: string;
+  readonly nextStep: string;
+  /** true when the node was left cordoned and claimed (phase=mutating) */
+  readonly leftFenced: boolean;
+  constructor(node: string, message: string, nextStep: string, leftFenced: boolean) {
+    super(`${node}: ${message}`);
+    this.name = 'RolloutError';
+    this.node = node;
+    this.nextStep = nextStep;
+    this.leftFenced = leftFenced;
+  }
+}

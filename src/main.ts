@@ -1,0 +1,112 @@
+// Inputs → config → adapters → rollout → report. Sets the outputs also when the step fails.
+import * as core from '@actions/core';
+import { Runner } from './adapters/exec.js';
+import { Kubectl } from './adapters/kubectl.js';
+import { Talosctl } from './adapters/talosctl.js';
+import { readConfig } from './config.js';
+import { readAuthPatch } from './credential.js';
+import { InputError, RolloutError } from './errors.js';
+import { annotationKeys } from './model.js';
+import { formatOwnerToken, newOwnerToken } from './owner.js';
+import { buildAnnotations } from './report/annotations.js';
+import { formatCommandLine } from './report/log.js';
+import { buildOutputs } from './report/outputs.js';
+import { renderSummary } from './report/summary.js';
+import { runRollout, type RolloutResult } from './rollout.js';
+
+export async function run(): Promise<void> {
+  const runner = new Runner();
+  let cancelled = false;
+  const onSignal = (sig: string) => {
+    // Stop starting steps, end the running tool, and let the post step clean up.
+    core.warning(`received ${sig}: stopping after the current command`);
+    cancelled = true;
+    runner.cancel();
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+
+  let config;
+  let parsed;
+  try {
+    config = readConfig((name) => core.getInput(name));
+    parsed = readAuthPatch(config.authPatch, config.registry, (s) => {
+      core.setSecret(s);
+      runner.addSecret(s);
+    });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    core.setOutput('result', 'failed');
+    core.setOutput('decisions', '[]');
+    core.setOutput('rebooted', '0');
+    core.setOutput('reboots-skipped', '0');
+    core.setOutput('refused', '0');
+    core.setFailed(message);
+    return;
+  }
+
+  runner.onCommand((rec) => core.info(formatCommandLine(rec)));
+  const owner = formatOwnerToken(newOwnerToken(process.env));
+  core.info(`claim token for this run: ${owner}`);
+  const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
+  const talos = new Talosctl({ runner, talosconfig: config.talosconfig });
+
+  let outcome: RolloutResult;
+  try {
+    outcome = await runRollout({
+      kube,
+      talos,
+      config,
+      desired: parsed.desired,
+      owner,
+      keys: annotationKeys(config.annotationPrefix),
+      pollIntervalMs: Number(process.env.RAR_POLL_INTERVAL_MS) || undefined,
+      log: {
+        info: (m) => core.info(m),
+        group: (title) => {
+          core.startGroup(title);
+          return () => core.endGroup();
+        },
+      },
+      holding: (h) => {
+        core.saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
+      },
+      cancelled: () => cancelled,
+    });
+  } catch (e) {
+    outcome = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };
+  }
+
+  const outputs = buildOutputs(outcome.result, outcome.records);
+  for (const [k, v] of Object.entries(outputs)) core.setOutput(k, v);
+
+  for (const a of buildAnnotations(outcome.records)) {
+    const props = { title: a.title };
+    if (a.kind === 'notice') core.notice(a.message, props);
+    else if (a.kind === 'warning') core.warning(a.message, props);
+    else core.error(a.message, props);
+  }
+
+  try {
+    const html = renderSummary({
+      mode: config.mode,
+      registry: parsed.desired.host,
+      revision: config.revision,
+      result: outcome.result,
+      records: outcome.records,
+      notReached: outcome.notReached,
+      error: outcome.error?.message,
+    });
+    await core.summary.addRaw(html).write();
+  } catch (e) {
+    core.warning(`could not write the job summary: ${e instanceof Error ? e.message : String(e)}`);
+  }
+
+  if (outcome.result === 'clean') core.info(`every selected node already verified revision ${config.revision}: nothing to do`);
+  if (outcome.error) {
+    const e = outcome.error;
+    if (e instanceof RolloutError) core.setFailed(`${e.message}\nNext step: ${e.nextStep}`);
+    else if (e instanceof InputError) core.setFailed(e.message);
+    else core.setFailed(e.message);
+  }
+}

@@ -1,0 +1,258 @@
+// Plain data shared by the rules, the adapters, the rollout and the report.
+// Nothing in here does I/O; every type is a value a test can write by hand.
+
+/** One taint exactly as the apiserver stores it (`timeAdded` kept, so a JSON Patch `test` can match it byte for byte). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+export type Role = 'worker' | 'control-plane';
+
+/** The fields of a Node that the action reads; built by the kubectl adapter from `kubectl get node -o json`. */
+export interface NodeState {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** set when the node is being deleted */
+  deletionTimestamp?: string;
+  /** `spec.unschedulable` (absent on the server means false) */
+  unschedulable: boolean;
+  /** `spec.taints` as stored, in server order; empty when the key is absent */
+  taints: Taint[];
+  labels: Record<string, string>;
+  /** `metadata.annotations`; empty when absent */
+  annotations: Record<string, string>;
+  /** whether `metadata.annotations` exists as a key at all: a JSON Patch `add` below a missing map fails */
+  hasAnnotationsMap: boolean;
+  /** every `status.addresses[type=InternalIP]` address, in order */
+  internalIPs: string[];
+  role: Role;
+  /** status of the Ready condition; 'Unknown' when missing */
+  ready: 'True' | 'False' | 'Unknown';
+  /** `status.nodeInfo.bootID`; empty when missing */
+  bootID: string;
+}
+
+/** Annotation keys under the user's prefix. */
+export interface AnnotationKeys {
+  owner: string;
+  phase: string;
+  wasCordoned: string;
+  verifiedRevision: string;
+}
+
+export function annotationKeys(prefix: string): AnnotationKeys {
+  return {
+    owner: `${prefix}/owner`,
+    phase: `${prefix}/phase`,
+    wasCordoned: `${prefix}/was-cordoned`,
+    verifiedRevision: `${prefix}/verified-revision`,
+  };
+}
+
+/** One JSON Patch (RFC 6902) operation as the action sends it. */
+export type JsonPatchOp =
+  | { op: 'test'; path: string; value: unknown }
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+/** What the claim captured from its fresh read; the guard and the release compare against it. */
+export interface ClaimCapture {
+  node: string;
+  uid: string;
+  internalIP: string;
+  role: Role;
+  wasCordoned: boolean;
+  /** `spec.taints` exactly as read (the claim's `test` op compares it in order) */
+  taints: Taint[];
+  /** scheduling taints: all but the cordon mirror and the autoscaler's advisory taint, as `key:effect` strings sorted */
+  schedulingTaints: string[];
+  owner: string;
+  /** whether `metadata.annotations` existed at the read (optional; lets a retry say "annotations map appeared") */
+  hadAnnotationsMap?: boolean;
+}
+
+/** The four auth fields containerd's CRI config carries for a registry host (empty string = absent). */
+export interface AuthFields {
+  username: string;
+  password: string;
+  auth: string;
+  identitytoken: string;
+}
+
+/** The credential the auth patch asks for. The secret fields must never be logged. */
+export interface DesiredCredential {
+  /** registry host as named in the patch (e.g. `ghcr.io`, `docker.io`) */
+  host: string;
+  /** the key containerd's TOML uses for it (`docker.io` becomes `registry-1.docker.io`) */
+  tomlHost: string;
+  fields: AuthFields;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evidence readings: what the talosctl adapter read from one node, parsed but not judged.
+// All instants are epoch milliseconds. Instants taken from the node are on the node's clock.
+// ---------------------------------------------------------------------------------------------
+
+/** A reading that either worked or failed with a reason a user can act on. */
+export type Reading<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export interface ServiceEvent {
+  state: string;
+  message: string;
+  /** the "(D ago)" duration in ms as printed by talosctl (may be negative when the node clock is ahead) */
+  agoMs: number;
+}
+
+/** `talosctl service cri`, with the runner's clock read just before and just after the call. */
+export interface CriServiceReading {
+  state: string;
+  health: string;
+  lastHealthMessage?: string;
+  /** newest first, as printed */
+  events: ServiceEvent[];
+  clientBeforeMs: number;
+  clientAfterMs: number;
+}
+
+/** `talosctl get servicepids cri` (Talos >= 1.13). `created` has one-second precision (truncated). */
+export interface ServicePidReading {
+  pid: number;
+  createdMs: number;
+}
+
+/** One `talosctl ls -l PATH` row (or its absence), interpreted with TZ=UTC and the year inferred. */
+export interface FileListing {
+  path: string;
+  exists: boolean;
+  /** the LASTMOD cell exactly as printed */
+  lastModText?: string;
+  /** the earliest instant the truncated LASTMOD stands for */
+  mtimeMs?: number;
+  /** 1000 for `Jan _2 15:04:05`, 60000 for `Jan _2 2006 15:04` */
+  precisionMs?: number;
+}
+
+/** `talosctl get etcfilestatus <id>`: `updated` is the last content write, one-second precision. */
+export interface EtcFileStatusReading {
+  id: string;
+  updatedMs: number;
+  specVersion?: string;
+}
+
+/** `talosctl read PATH` parsed as TOML: the auth entries for each registry host. Never logged. */
+export interface FileAuthReading {
+  path: string;
+  exists: boolean;
+  /** host key as in the TOML (`registry-1.docker.io`, `ghcr.io`) → auth fields */
+  auth: Record<string, AuthFields>;
+}
+
+export interface TimeStatusReading {
+  synced: boolean;
+  epoch: number;
+}
+
+export interface ConfigFileReadings {
+  path: string;
+  listing: Reading<FileListing>;
+  /** absent when the adapter has no etcfilestatus for this path */
+  status?: Reading<EtcFileStatusReading>;
+  /** absent when the listing said the file does not exist (nothing to read) */
+  content?: Reading<FileAuthReading>;
+}
+
+export interface EvidenceReadings {
+  node: string;
+  /** server Tag from `talosctl version`, e.g. `v1.13.8` */
+  talosVersion: Reading<string>;
+  criService: Reading<CriServiceReading>;
+  /** undefined when the node does not offer the resource (Talos < 1.13) */
+  servicePid?: Reading<ServicePidReading>;
+  files: ConfigFileReadings[];
+  timeStatus: Reading<TimeStatusReading>;
+}
+
+/** Every value the evidence rule compared, for the summary and the decision output. */
+export interface EvidenceValues {
+  criState?: string;
+  criHealth?: string;
+  criPid?: number;
+  /** earliest instant containerd could have started (ISO) */
+  criStartEarliest?: string;
+  criStartSource?: string;
+  /** latest instant any config file could have been written (ISO) */
+  configWrittenLatest?: string;
+  configWrittenPath?: string;
+  marginMs: number;
+  /** start − write, in ms, when both are known */
+  gapMs?: number;
+  timeSynced?: boolean;
+  timeEpoch?: number;
+  /** per path: exists, lastMod as printed, whether it carries the desired credential */
+  files: Array<{
+    path: string;
+    exists?: boolean;
+    lastMod?: string;
+    updated?: string;
+    credential?: 'desired' | 'old' | 'absent' | 'unknown';
+    /** optional: latest instant this file could have been written (ISO) */
+    latestWrite?: string;
+  }>;
+  talosVersion?: string;
+  /** optional: the newest "started with PID" event, as read */
+  criEvent?: { pid: number; agoMs: number };
+  /** optional: `get servicepids cri`, as read (created ISO, node clock) */
+  servicePid?: { pid: number; created: string };
+  /** optional: the runner clock just before and after `talosctl service cri` (ISO) */
+  runnerWindow?: { before: string; after: string };
+}
+
+export interface EvidenceVerdict {
+  verdict: 'skip' | 'reboot';
+  /** one line a user reads in the summary table */
+  reason: string;
+  values: EvidenceValues;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decision records: built as a node goes through its steps; the only input of the report.
+// ---------------------------------------------------------------------------------------------
+
+export type Outcome =
+  | 'rebooted'
+  | 'reboot-skipped'
+  | 'planned-reboot'
+  | 'planned-skip'
+  | 'refused'
+  | 'failed';
+
+export interface StepRecord {
+  name: string;
+  startedAt: string;
+  durationMs: number;
+  ok: boolean;
+  detail?: string;
+}
+
+export interface DecisionRecord {
+  node: string;
+  uid: string;
+  role: Role;
+  internalIP: string;
+  outcome: Outcome;
+  /** one line */
+  reason: string;
+  evidence?: EvidenceVerdict;
+  /** evidence read after the patch (Talos >= 1.14) or after the reboot */
+  proof?: EvidenceVerdict;
+  claim?: { attempts: number; conflicts: string[] };
+  steps: StepRecord[];
+  durationMs: number;
+  /** for refused/failed: what to check and how to recover */
+  nextStep?: string;
+}
