@@ -1,0 +1,165 @@
+// An in-memory KubeClient for pipeline tests. Node patches go through the rule tests' JSON Patch
+// applier, which follows the apiserver's semantics (shared/reference/kubernetes-api.md §4.3), and
+// node reads go through the real parser, so the pipeline sees what kubectl would give it.
+import type { KubeClient, PodState } from '../../src/adapters/types.js';
+import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
+import { ToolError } from '../../src/errors.js';
+import type { JsonPatchOp, NodeState, Taint } from '../../src/model.js';
+import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
+
+type Json = Record<string, any>;
+
+export interface FakeNodeSpec {
+  name: string;
+  ip: string;
+  role?: 'worker' | 'control-plane';
+  unschedulable?: boolean;
+  taints?: Taint[];
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  bootID?: string;
+}
+
+export class FakeKube implements KubeClient {
+  readonly nodes = new Map<string, Json>();
+  readonly calls: Array<{ method: string; name?: string; ops?: JsonPatchOp[] }> = [];
+  private rv = 100;
+  private uidSeq = 0;
+  /** runs just before a node patch is applied (after the pipeline's read): inject a concurrent write */
+  beforePatch?: (name: string, ops: JsonPatchOp[]) => void;
+  drainError?: ToolError;
+  /** what the kubelet reports for the verify pod's image pull on a node */
+  pull: (node: string) => { ok: true } | { ok: false; reason: string } = () => ({ ok: true });
+  injectPullSecrets = false;
+  private pods = new Map<string, PodState>();
+
+  addNode(spec: FakeNodeSpec): void {
+    const labels: Record<string, string> = { 'kubernetes.io/hostname': spec.name, ...spec.labels };
+    if (spec.role === 'control-plane') labels['node-role.kubernetes.io/control-plane'] = '';
+    this.nodes.set(
+      spec.name,
+      normalize({
+        kind: 'Node',
+        apiVersion: 'v1',
+        metadata: { name: spec.name, uid: `uid-${spec.name}-${++this.uidSeq}`, resourceVersion: String(++this.rv), labels, annotations: spec.annotations ?? {} },
+        spec: { unschedulable: spec.unschedulable ?? false, taints: spec.taints ?? [] },
+        status: {
+          addresses: [{ type: 'InternalIP', address: spec.ip }, { type: 'Hostname', address: spec.name }],
+          conditions: [{ type: 'Ready', status: 'True' }],
+          nodeInfo: { bootID: spec.bootID ?? `boot-${spec.name}-1` },
+        },
+      }),
+    );
+  }
+
+  /** a write by another actor: bumps the resourceVersion like any real write */
+  mutate(name: string, fn: (o: Json) => void): void {
+    const o = structuredClone(this.nodes.get(name)!);
+    fn(o);
+    o.metadata.resourceVersion = String(++this.rv);
+    this.nodes.set(name, normalize(o));
+  }
+
+  replace(name: string): void {
+    this.mutate(name, (o) => {
+      o.metadata.uid = `uid-${name}-${++this.uidSeq}`;
+    });
+  }
+
+  raw(name: string): Json {
+    return structuredClone(this.nodes.get(name)!);
+  }
+
+  state(name: string): NodeState {
+    return nodeFromJson(this.nodes.get(name));
+  }
+
+  async listNodes(labelSelector?: string): Promise<NodeState[]> {
+    this.calls.push({ method: 'listNodes' });
+    let all = [...this.nodes.values()];
+    if (labelSelector) {
+      const [k, v] = labelSelector.split('=');
+      all = all.filter((o) => (v === undefined ? k in (o.metadata.labels ?? {}) : o.metadata.labels?.[k] === v));
+    }
+    return all.map((o) => nodeFromJson(structuredClone(o)));
+  }
+
+  async getNode(name: string): Promise<NodeState> {
+    this.calls.push({ method: 'getNode', name });
+    const o = this.nodes.get(name);
+    if (!o) throw new ToolError({ tool: 'kubectl', command: `kubectl get node ${name}`, cause: 'not-found', exitCode: 1, stderr: `Error from server (NotFound): nodes "${name}" not found` });
+    return nodeFromJson(structuredClone(o));
+  }
+
+  async patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState> {
+    this.calls.push({ method: 'patchNode', name, ops });
+    this.beforePatch?.(name, ops);
+    const o = this.nodes.get(name)!;
+    let next: Json;
+    try {
+      next = applyJsonPatch(o, ops) as Json;
+    } catch (e) {
+      if (!(e instanceof PatchRejected)) throw e;
+      throw new ToolError({
+        tool: 'kubectl',
+        command: `kubectl patch node ${name} --type=json`,
+        cause: 'invalid',
+        exitCode: 1,
+        stderr: 'The request is invalid: the server rejected our request due to an error in our request',
+        node: name,
+      });
+    }
+    if (JSON.stringify(next) !== JSON.stringify(o)) {
+      next.metadata.resourceVersion = String(++this.rv);
+      this.nodes.set(name, next);
+    }
+    return nodeFromJson(structuredClone(this.nodes.get(name)));
+  }
+
+  async drain(name: string, _timeoutMs: number): Promise<void> {
+    this.calls.push({ method: 'drain', name });
+    if (this.drainError) throw this.drainError;
+  }
+
+  async readyz(): Promise<void> {
+    this.calls.push({ method: 'readyz' });
+  }
+
+  async createPod(manifest: Record<string, unknown>): Promise<PodState> {
+    this.calls.push({ method: 'createPod' });
+    const m = manifest as Json;
+    const pod: PodState = {
+      namespace: m.metadata.namespace,
+      name: m.metadata.name,
+      uid: `pod-${this.pods.size}`,
+      nodeName: m.spec.nodeName,
+      phase: 'Pending',
+      imagePullSecrets: this.injectPullSecrets ? ['sa-secret'] : [],
+      containerStatuses: [],
+    };
+    this.pods.set(`${pod.namespace}/${pod.name}`, pod);
+    return structuredClone(pod);
+  }
+
+  async getPod(namespace: string, name: string): Promise<PodState | undefined> {
+    this.calls.push({ method: 'getPod' });
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return undefined;
+    const r = this.pull(pod.nodeName);
+    pod.containerStatuses = [r.ok ? { name: 'verify', imageID: 'registry.example/app@sha256:abc', running: true } : { name: 'verify', imageID: '', waitingReason: 'ErrImagePull', waitingMessage: r.reason }];
+    return structuredClone(pod);
+  }
+
+  async deletePod(namespace: string, name: string): Promise<void> {
+    this.calls.push({ method: 'deletePod' });
+    this.pods.delete(`${namespace}/${name}`);
+  }
+
+  mutatingCalls(): string[] {
+    return this.calls.filter((c) => ['patchNode', 'drain', 'createPod', 'deletePod'].includes(c.method)).map((c) => `${c.method} ${c.name ?? ''}`.trim());
+  }
+
+  podCount(): number {
+    return this.pods.size;
+  }
+}

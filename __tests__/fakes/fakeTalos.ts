@@ -1,0 +1,169 @@
+// An in-memory TalosClient for pipeline tests: the node state is plain data, and each reading is
+// derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
+import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
+import { ToolError } from '../../src/errors.js';
+import type {
+  AuthFields,
+  CriServiceReading,
+  EtcFileStatusReading,
+  FileAuthReading,
+  FileListing,
+  Reading,
+  ServicePidReading,
+  TimeStatusReading,
+} from '../../src/model.js';
+import type { TestClock } from './clock.js';
+
+export interface FakeTalosNode {
+  name: string;
+  address: string;
+  version: string;
+  criPid: number;
+  criStartedAtMs: number;
+  /** path → mtime and the auth entries the file renders */
+  files: Record<string, { mtimeMs: number; auth: Record<string, AuthFields> }>;
+  synced: boolean;
+  epoch: number;
+  etcd?: { learner?: boolean; errors?: string; alarm?: string; unreachable?: boolean };
+}
+
+export class FakeTalos implements TalosClient {
+  readonly nodes = new Map<string, FakeTalosNode>();
+  readonly calls: Array<{ method: string; addresses: string[] }> = [];
+  /** what the credential patch renders, per host */
+  patchRenders: Record<string, AuthFields> = {};
+  rebootHook?: (node: FakeTalosNode) => void;
+  patchFails?: string;
+
+  constructor(private readonly clock: TestClock) {}
+
+  add(n: FakeTalosNode): void {
+    this.nodes.set(n.address, n);
+  }
+
+  private each<T>(method: string, addresses: string[], f: (n: FakeTalosNode) => T): Map<string, Reading<T>> {
+    this.calls.push({ method, addresses });
+    const out = new Map<string, Reading<T>>();
+    for (const a of addresses) {
+      const n = this.nodes.get(a);
+      out.set(a, n ? { ok: true, value: f(n) } : { ok: false, error: `${a}: rpc error: code = Unavailable` });
+    }
+    return out;
+  }
+
+  async version(addresses: string[]) {
+    return this.each('version', addresses, (n) => n.version);
+  }
+
+  async criService(addresses: string[]) {
+    const now = this.clock.now();
+    return this.each('criService', addresses, (n): CriServiceReading => ({
+      state: 'Running',
+      health: 'OK',
+      events: [
+        { state: 'Running', message: 'Health check successful', agoMs: Math.round((now - n.criStartedAtMs - 1000) / 1000) * 1000 },
+        { state: 'Running', message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`, agoMs: Math.round((now - n.criStartedAtMs) / 1000) * 1000 },
+      ],
+      clientBeforeMs: now,
+      clientAfterMs: now,
+    }));
+  }
+
+  async servicePids(addresses: string[]) {
+    const m = this.each('servicePids', addresses, (n): ServicePidReading => ({ pid: n.criPid, createdMs: Math.floor(n.criStartedAtMs / 1000) * 1000 }));
+    return m as Map<string, Reading<ServicePidReading> | undefined>;
+  }
+
+  async listFiles(addresses: string[], paths: string[]) {
+    this.calls.push({ method: 'listFiles', addresses });
+    const out = new Map<string, Map<string, Reading<FileListing>>>();
+    for (const a of addresses) {
+      const n = this.nodes.get(a)!;
+      const per = new Map<string, Reading<FileListing>>();
+      for (const p of paths) {
+        const f = n.files[p];
+        per.set(p, {
+          ok: true,
+          value: f ? { path: p, exists: true, lastModText: new Date(f.mtimeMs).toISOString(), mtimeMs: Math.floor(f.mtimeMs / 1000) * 1000, precisionMs: 1000 } : { path: p, exists: false },
+        });
+      }
+      out.set(a, per);
+    }
+    return out;
+  }
+
+  async etcFileStatus(addresses: string[], paths: string[]) {
+    this.calls.push({ method: 'etcFileStatus', addresses });
+    const out = new Map<string, Map<string, Reading<EtcFileStatusReading>>>();
+    for (const a of addresses) {
+      const n = this.nodes.get(a)!;
+      const per = new Map<string, Reading<EtcFileStatusReading>>();
+      for (const p of paths) {
+        const f = n.files[p];
+        if (f) per.set(p, { ok: true, value: { id: p.replace('/etc/', ''), updatedMs: Math.floor(f.mtimeMs / 1000) * 1000 } });
+      }
+      out.set(a, per);
+    }
+    return out;
+  }
+
+  async timeStatus(addresses: string[]) {
+    return this.each('timeStatus', addresses, (n): TimeStatusReading => ({ synced: n.synced, epoch: n.epoch }));
+  }
+
+  async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
+    this.calls.push({ method: 'readAuth', addresses: [address] });
+    const f = this.nodes.get(address)?.files[path];
+    return { ok: true, value: f ? { path, exists: true, auth: structuredClone(f.auth) } : { path, exists: false, auth: {} } };
+  }
+
+  async patchMachineConfig(address: string, _file: string): Promise<void> {
+    this.calls.push({ method: 'patchMachineConfig', addresses: [address] });
+    if (this.patchFails) {
+      throw new ToolError({ tool: 'talosctl', command: 'talosctl patch machineconfig', cause: 'transport', exitCode: 1, stderr: this.patchFails, node: address });
+    }
+    const n = this.nodes.get(address)!;
+    const now = this.clock.now();
+    for (const f of Object.values(n.files)) {
+      const next = { ...f.auth, ...this.patchRenders };
+      // Talos rewrites a file only when its content changes, so a no-op apply keeps the mtime.
+      if (JSON.stringify(next) !== JSON.stringify(f.auth)) {
+        f.auth = next;
+        f.mtimeMs = now;
+      }
+    }
+    if (/^v1\.1[4-9]/.test(n.version) && Object.values(n.files).some((f) => f.mtimeMs === now)) {
+      // Talos 1.14 restarts cri itself a few seconds after cri.toml changes.
+      n.criPid += 100;
+      n.criStartedAtMs = now + 5000;
+    }
+  }
+
+  async reboot(address: string, _timeoutMs: number): Promise<void> {
+    this.calls.push({ method: 'reboot', addresses: [address] });
+    const n = this.nodes.get(address)!;
+    const now = this.clock.now();
+    for (const f of Object.values(n.files)) f.mtimeMs = now + 1000;
+    n.criStartedAtMs = now + 7000;
+    n.criPid = 1000 + Math.floor(Math.random() * 1000);
+    this.clock.t += 30_000;
+    this.rebootHook?.(n);
+  }
+
+  async etcdStatus(address: string): Promise<EtcdMemberStatus[]> {
+    this.calls.push({ method: 'etcdStatus', addresses: [address] });
+    const e = this.nodes.get(address)?.etcd ?? {};
+    if (e.unreachable) throw new ToolError({ tool: 'talosctl', command: 'talosctl etcd status', cause: 'transport', exitCode: 1, stderr: 'Unavailable', node: address });
+    return [{ node: address, memberId: 'abc', learner: !!e.learner, errors: e.errors ?? '' }];
+  }
+
+  async etcdAlarms(address: string): Promise<EtcdAlarm[]> {
+    this.calls.push({ method: 'etcdAlarms', addresses: [address] });
+    const e = this.nodes.get(address)?.etcd ?? {};
+    return e.alarm ? [{ node: address, memberId: 'abc', alarm: e.alarm }] : [];
+  }
+
+  mutatingCalls(): string[] {
+    return this.calls.filter((c) => c.method === 'patchMachineConfig' || c.method === 'reboot').map((c) => `${c.method} ${c.addresses.join(',')}`);
+  }
+}

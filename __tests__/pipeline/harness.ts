@@ -1,0 +1,86 @@
+// Builds a small cluster of in-memory fakes and runs the rollout against it.
+import type { Config } from '../../src/config.js';
+import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/config.js';
+import { annotationKeys, type AuthFields, type DesiredCredential } from '../../src/model.js';
+import { runRollout, type RolloutDeps } from '../../src/rollout.js';
+import { TestClock } from '../fakes/clock.js';
+import { FakeKube, type FakeNodeSpec } from '../fakes/fakeKube.js';
+import { FakeTalos } from '../fakes/fakeTalos.js';
+
+export const OLD: AuthFields = { username: 'bot', password: 'old-pw', auth: '', identitytoken: '' };
+export const NEW: AuthFields = { username: 'bot', password: 'new-pw', auth: '', identitytoken: '' };
+export const DESIRED: DesiredCredential = { host: 'ghcr.io', tomlHost: 'ghcr.io', fields: NEW };
+export const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
+export const keys = annotationKeys('registry-auth-rollout');
+const DAY = 86_400_000;
+
+export interface NodeOpts extends Partial<FakeNodeSpec> {
+  /** files already carry the new credential and containerd started after they were written */
+  current?: boolean;
+  version?: string;
+}
+
+export function makeCluster(nodes: Array<NodeOpts & { name: string }>) {
+  const clock = new TestClock();
+  const kube = new FakeKube();
+  const talos = new FakeTalos(clock);
+  talos.patchRenders = { 'ghcr.io': NEW };
+  let ip = 10;
+  for (const n of nodes) {
+    const address = `10.0.0.${ip++}`;
+    kube.addNode({ ip: address, ...n, name: n.name });
+    const bootAt = clock.now() - 10 * DAY;
+    const cred = n.current ? NEW : OLD;
+    talos.add({
+      name: n.name,
+      address,
+      version: n.version ?? 'v1.13.8',
+      criPid: 1893,
+      criStartedAtMs: bootAt + 6000,
+      files: Object.fromEntries(DEFAULT_CRI_CONFIG_PATHS.map((p) => [p, { mtimeMs: bootAt + 100, auth: { 'ghcr.io': { ...cred } } }])),
+      synced: true,
+      epoch: 0,
+      etcd: n.role === 'control-plane' ? {} : undefined,
+    });
+  }
+  talos.rebootHook = (t) => {
+    kube.mutate(t.name, (o) => {
+      o.status.nodeInfo.bootID = `boot-${t.name}-${clock.now()}`;
+    });
+  };
+  return { clock, kube, talos };
+}
+
+export function config(over: Partial<Config> = {}): Config {
+  return {
+    mode: 'apply',
+    authPatch: '/tmp/auth.yaml',
+    registry: '',
+    revision: 'rev-2',
+    nodes: [],
+    reboot: 'evidence',
+    criConfigPaths: DEFAULT_CRI_CONFIG_PATHS,
+    evidenceMarginMs: 2000,
+    claimAttempts: 5,
+    drainTimeoutMs: 60_000,
+    readyTimeoutMs: 600_000,
+    verifyNamespace: 'kube-system',
+    criRestartWaitMs: 60_000,
+    annotationPrefix: 'registry-auth-rollout',
+    ...over,
+  };
+}
+
+export function roll(c: ReturnType<typeof makeCluster>, over: Partial<Config> = {}, extra: Partial<RolloutDeps> = {}) {
+  return runRollout({
+    kube: c.kube,
+    talos: c.talos,
+    config: config(over),
+    desired: DESIRED,
+    owner: OWNER,
+    keys,
+    clock: c.clock,
+    pollIntervalMs: 1000,
+    ...extra,
+  });
+}

@@ -1,0 +1,261 @@
+import { describe, expect, it } from 'vitest';
+import { ToolError } from '../../src/errors.js';
+import { keys, makeCluster, NEW, OWNER, roll } from './harness.js';
+
+const claimPatches = (c: ReturnType<typeof makeCluster>, name: string) =>
+  c.kube.calls.filter((x) => x.method === 'patchNode' && x.name === name && x.ops?.some((o) => o.path.includes('owner') && o.op === 'add' || (o.op === 'add' && o.path === '/metadata/annotations')));
+
+describe('rollout: the whole pipeline on fakes', () => {
+  it('reboots a node whose containerd holds the old credential and skips one that booted with the new one', async () => {
+    const c = makeCluster([{ name: 'w-old' }, { name: 'w-new', current: true }]);
+    const res = await roll(c);
+    expect(res.result).toBe('processed');
+    const byNode = Object.fromEntries(res.records.map((r) => [r.node, r]));
+    expect(byNode['w-old'].outcome).toBe('rebooted');
+    expect(byNode['w-new'].outcome).toBe('reboot-skipped');
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.11', 'patchMachineConfig 10.0.0.10', 'reboot 10.0.0.10']);
+    expect(c.kube.calls.filter((x) => x.method === 'drain').map((x) => x.name)).toEqual(['w-old']);
+    for (const n of ['w-old', 'w-new']) {
+      const s = c.kube.state(n);
+      expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+      expect(s.annotations[keys.owner]).toBeUndefined();
+      expect(s.annotations[keys.phase]).toBeUndefined();
+      expect(s.annotations[keys.wasCordoned]).toBeUndefined();
+      expect(s.unschedulable).toBe(false);
+    }
+    expect(byNode['w-old'].proof?.verdict).toBe('skip');
+  });
+
+  it('orders workers by name, then control planes by name', async () => {
+    const c = makeCluster([{ name: 'cp-b', role: 'control-plane', current: true }, { name: 'w-b', current: true }, { name: 'cp-a', role: 'control-plane', current: true }, { name: 'w-a', current: true }, { name: 'cp-c', role: 'control-plane', current: true }]);
+    const res = await roll(c);
+    expect(res.records.map((r) => r.node)).toEqual(['w-a', 'w-b', 'cp-a', 'cp-b', 'cp-c']);
+  });
+
+  it('returns clean when every node already verified the revision', async () => {
+    const c = makeCluster([{ name: 'w1', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const res = await roll(c);
+    expect(res.result).toBe('clean');
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+
+  it.each([
+    ['a status heartbeat', (o: any) => { o.status.conditions[0].lastHeartbeatTime = '2026-11-30T10:00:05Z'; }],
+    ['a label', (o: any) => { o.metadata.labels['team'] = 'x'; }],
+    ['someone else’s annotation', (o: any) => { o.metadata.annotations = { ...o.metadata.annotations, 'other/thing': 'y' }; }],
+  ])('an unrelated write between the read and the claim (%s) does not even cause a retry', async (_what, write) => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: { 'x/y': 'z' } }]);
+    let injected = false;
+    c.kube.beforePatch = (name) => {
+      if (!injected) {
+        injected = true;
+        c.kube.mutate(name, write);
+      }
+    };
+    const rvBefore = c.kube.raw('w1').metadata.resourceVersion;
+    const res = await roll(c);
+    expect(injected).toBe(true);
+    expect(res.result).toBe('processed');
+    expect(res.records[0].claim).toEqual({ attempts: 1, conflicts: [] });
+    // The old one-shot claim tested this resourceVersion; the write above changed it.
+    expect(c.kube.raw('w1').metadata.resourceVersion).not.toBe(rvBefore);
+  });
+
+  it('a first-attempt 422 on a benign change (the cordon mirror taint moved) is retried and the roll proceeds', async () => {
+    const c = makeCluster([{ name: 'w1', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }], current: true }]);
+    let n = 0;
+    c.kube.beforePatch = (name, ops) => {
+      if (n++ === 0 && ops.some((o) => o.path === '/spec/taints')) {
+        // The lifecycle controller re-wrote its mirror taint with a new timeAdded.
+        c.kube.mutate(name, (o) => {
+          o.spec.taints = [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T10:00:01Z' }];
+        });
+      }
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('processed');
+    expect(res.records[0].claim?.attempts).toBe(2);
+    expect(res.records[0].claim?.conflicts.join(' ')).toMatch(/unschedulable/);
+    // The pre-existing cordon survives the roll.
+    expect(c.kube.state('w1').unschedulable).toBe(true);
+  });
+
+  it('a persistent benign change exhausts claim-attempts, refuses and never drains', async () => {
+    const c = makeCluster([{ name: 'w1', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }] }]);
+    let t = 0;
+    c.kube.beforePatch = (name, ops) => {
+      if (ops.some((o) => o.path.includes('owner') || o.path === '/metadata/annotations')) {
+        c.kube.mutate(name, (o) => {
+          o.spec.taints = [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: `2026-11-30T10:00:${String(++t).padStart(2, '0')}Z` }];
+        });
+      }
+    };
+    const res = await roll(c, { claimAttempts: 3 });
+    expect(res.result).toBe('failed');
+    expect(res.records[0].outcome).toBe('refused');
+    expect(res.records[0].reason).toMatch(/did not land in 3 attempts/);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('a concurrent cordon refuses, never drains and leaves the node as the other actor set it', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.beforePatch = (name) => {
+      if (name === 'w1' && !c.kube.raw('w1').spec.unschedulable) c.kube.mutate(name, (o) => { o.spec.unschedulable = true; });
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.records[0]).toMatchObject({ node: 'w1', outcome: 'refused' });
+    expect(res.records[0].reason).toMatch(/unschedulable/);
+    expect(res.notReached).toEqual(['w2']);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('another owner claiming at the same moment refuses, naming the holder', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.beforePatch = (name) => {
+      if (!c.kube.raw(name).metadata.annotations?.[keys.owner]) {
+        c.kube.mutate(name, (o) => { o.metadata.annotations = { ...o.metadata.annotations, [keys.owner]: 'other/repo/runs/9/attempts/1/ffff' }; });
+      }
+    };
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('refused');
+    expect(res.records[0].reason).toContain('other/repo/runs/9/attempts/1/ffff');
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe('other/repo/runs/9/attempts/1/ffff');
+  });
+
+  it('a residual claim in the inventory fails before any mutation', async () => {
+    const c = makeCluster([{ name: 'w1', annotations: { [keys.owner]: 'other/repo/runs/9/attempts/1/ffff' } }, { name: 'w2' }]);
+    await expect(roll(c)).rejects.toThrow(/w1/);
+    expect(c.kube.mutatingCalls()).toEqual([]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+  });
+
+  it('a node replaced between the inventory and the claim is refused', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const orig = c.kube.getNode.bind(c.kube);
+    let first = true;
+    c.kube.getNode = async (name) => {
+      if (first) {
+        first = false;
+        c.kube.replace(name);
+      }
+      return orig(name);
+    };
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('refused');
+    expect(res.records[0].reason).toMatch(/uid/);
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+
+  it('a pre-existing cordon survives a roll that reboots the node', async () => {
+    const c = makeCluster([{ name: 'w1', unschedulable: true }]);
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('rebooted');
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(s.annotations[keys.wasCordoned]).toBeUndefined();
+  });
+
+  it('a drain failure restores schedulability, releases without verified-revision and fails', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.drainError = new ToolError({ tool: 'kubectl', command: 'kubectl drain w1', cause: 'timeout', exitCode: 1, stderr: 'global timeout reached: 60s', node: 'w1' });
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.records[0].outcome).toBe('failed');
+    expect(res.records[0].reason).toMatch(/drain failed/);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(false);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(res.notReached).toEqual(['w2']);
+  });
+
+  it('refuses a control-plane reboot when a peer’s etcd reports an alarm, and releases the node', async () => {
+    const c = makeCluster([{ name: 'cp1', role: 'control-plane' }, { name: 'cp2', role: 'control-plane', current: true }, { name: 'cp3', role: 'control-plane', current: true }]);
+    c.talos.nodes.get('10.0.0.12')!.etcd = { alarm: 'NOSPACE' };
+    const res = await roll(c, { nodes: ['cp1'] });
+    expect(res.records[0]).toMatchObject({ node: 'cp1', outcome: 'refused' });
+    expect(res.records[0].reason).toMatch(/quorum/);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+    expect(c.kube.state('cp1').unschedulable).toBe(false);
+  });
+
+  it('reboots a control plane when every peer is healthy', async () => {
+    const c = makeCluster([{ name: 'cp1', role: 'control-plane' }, { name: 'cp2', role: 'control-plane', current: true }, { name: 'cp3', role: 'control-plane', current: true }]);
+    const res = await roll(c, { nodes: ['cp1'] });
+    expect(res.records[0].outcome).toBe('rebooted');
+  });
+
+  it('plan mode makes no mutating call and reports the evidence', async () => {
+    const c = makeCluster([{ name: 'w-old' }, { name: 'w-new', current: true }, { name: 'cp1', role: 'control-plane' }]);
+    const res = await roll(c, { mode: 'plan' });
+    expect(res.result).toBe('planned');
+    expect(c.kube.mutatingCalls()).toEqual([]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(Object.fromEntries(res.records.map((r) => [r.node, r.outcome]))).toEqual({ 'w-old': 'planned-reboot', 'w-new': 'planned-skip', cp1: 'planned-reboot' });
+    // the reads are batched: one service call for every node
+    expect(c.talos.calls.filter((x) => x.method === 'criService')).toEqual([{ method: 'criService', addresses: ['10.0.0.11', '10.0.0.10', '10.0.0.12'] }]);
+  });
+
+  it('reboot: always reboots even a node with proof', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome).toBe('rebooted');
+  });
+
+  it('on Talos 1.14 the patch makes cri restart by itself: no drain, no reboot, proven by the new start', async () => {
+    const c = makeCluster([{ name: 'w1', version: 'v1.14.0' }]);
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('reboot-skipped');
+    expect(res.records[0].reason).toMatch(/Talos restarted cri/);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+  });
+
+  it('verify-image failing leaves the node cordoned and claimed with phase=mutating', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(res.records[0].outcome).toBe('failed');
+    expect(res.records[0].reason).toMatch(/could not pull.*401/);
+    expect(res.records[0].nextStep).toMatch(/kubectl .*patch node w1 --type=json/);
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.owner]).toBe(OWNER);
+    expect(s.annotations[keys.phase]).toBe('mutating');
+    expect(c.kube.podCount()).toBe(0);
+  });
+
+  it('verify-image refuses a pod that admission gave imagePullSecrets', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    c.kube.injectPullSecrets = true;
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(res.records[0].outcome).toBe('failed');
+    expect(res.records[0].reason).toMatch(/imagePullSecrets/);
+  });
+
+  it('a failed credential patch releases the node (nothing was drained) and fails', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.patchFails = 'rpc error: code = Unavailable';
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('failed');
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(false);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('the desired credential is never part of any record', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2', current: true }]);
+    const res = await roll(c, { mode: 'plan' });
+    expect(JSON.stringify(res)).not.toContain(NEW.password);
+  });
+});

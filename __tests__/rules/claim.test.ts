@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import type { NodeState, Taint } from '../../src/model.js';
+import {
+  ADVISORY_TAINT,
+  MIRROR_TAINT,
+  buildClaimPatch,
+  buildPhasePatch,
+  captureClaim,
+  checkGuard,
+  claimBackoffMs,
+  escapePointer,
+  judgeClaimRejection,
+  lifecycleTaints,
+  oneShotClaimPatch,
+  schedulingTaints,
+} from '../../src/rules/claim.js';
+import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
+
+const P = {
+  owner: '/metadata/annotations/registry-auth-rollout~1owner',
+  phase: '/metadata/annotations/registry-auth-rollout~1phase',
+  wasCordoned: '/metadata/annotations/registry-auth-rollout~1was-cordoned',
+};
+
+const gpu: Taint = { key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' };
+const mirror: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-08-20T10:00:00Z' };
+const advisory: Taint = { key: 'DeletionCandidateOfClusterAutoscaler', value: '1755684000', effect: 'PreferNoSchedule' };
+const dedicated: Taint = { key: 'dedicated', value: 'db', effect: 'NoExecute' };
+
+describe('constants and helpers', () => {
+  it('names the mirror and advisory taints exactly', () => {
+    expect(MIRROR_TAINT).toBe('node.kubernetes.io/unschedulable:NoSchedule');
+    expect(ADVISORY_TAINT).toBe('DeletionCandidateOfClusterAutoscaler:PreferNoSchedule');
+  });
+  it('escapes ~ before /', () => {
+    expect(escapePointer('a~b/c')).toBe('a~0b~1c');
+  });
+
+  const rows: Array<{ name: string; taints: Taint[]; want: string[] }> = [
+    { name: 'none', taints: [], want: [] },
+    { name: 'mirror and advisory are not scheduling taints', taints: [mirror, advisory], want: [] },
+    { name: 'sorted key:effect, value ignored', taints: [gpu, dedicated], want: ['dedicated:NoExecute', 'nvidia.com/gpu:NoSchedule'] },
+    { name: 'de-duplicated', taints: [gpu, { ...gpu, value: 'other' }], want: ['nvidia.com/gpu:NoSchedule'] },
+    { name: 'same key with another effect is kept', taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoExecute' }], want: ['node.kubernetes.io/unschedulable:NoExecute'] },
+    { name: 'advisory key with a hard effect is kept', taints: [{ key: 'DeletionCandidateOfClusterAutoscaler', effect: 'NoSchedule' }], want: ['DeletionCandidateOfClusterAutoscaler:NoSchedule'] },
+  ];
+  it.each(rows)('schedulingTaints: $name', ({ taints, want }) => {
+    expect(schedulingTaints(taints)).toEqual(want);
+  });
+
+  it('lifecycleTaints lists the three boot-time keys present, any effect', () => {
+    const n = node({
+      name: 'w1',
+      taints: [
+        gpu,
+        { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
+        { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' },
+        { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+      ],
+    });
+    expect(lifecycleTaints(n)).toEqual(['node.kubernetes.io/not-ready', 'node.cilium.io/agent-not-ready']);
+    expect(lifecycleTaints(node({ name: 'w2', taints: [gpu] }))).toEqual([]);
+  });
+});
+
+describe('buildClaimPatch: exact shape', () => {
+  it('schedulable node without annotations map and without taints', () => {
+    const n = node({ name: 'w1' });
+    expect(buildClaimPatch(n, OWNER, keys)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-w1' },
+      { op: 'test', path: '/metadata/deletionTimestamp', value: null },
+      { op: 'test', path: '/spec/unschedulable', value: null },
+      { op: 'test', path: '/spec/taints', value: null },
+      { op: 'test', path: '/metadata/annotations', value: null },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: {
+          'registry-auth-rollout/owner': OWNER,
+          'registry-auth-rollout/phase': 'claimed',
+          'registry-auth-rollout/was-cordoned': 'false',
+        },
+      },
+      { op: 'add', path: '/spec/unschedulable', value: true },
+    ]);
+  });
+
+  it('cordoned node with annotations map and taints (taints as stored: no empty value, timeAdded kept)', () => {
+    const n = node({
+      name: 'w1',
+      unschedulable: true,
+      taints: [mirror, { key: 'dedicated', value: '', effect: 'NoSchedule' }, gpu],
+      annotations: { 'example.com/note': 'x' },
+      hasAnnotationsMap: true,
+    });
+    expect(buildClaimPatch(n, OWNER, keys)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-w1' },
+      { op: 'test', path: '/metadata/deletionTimestamp', value: null },
+      { op: 'test', path: '/spec/unschedulable', value: true },
+      {
+        op: 'test',
+        path: '/spec/taints',
+        value: [
+          { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-08-20T10:00:00Z' },
+          { key: 'dedicated', effect: 'NoSchedule' },
+          { key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' },
+        ],
+      },
+      { op: 'test', path: P.owner, value: null },
+      { op: 'test', path: P.phase, value: null },
+      { op: 'add', path: P.owner, value: OWNER },
+      { op: 'add', path: P.phase, value: 'claimed' },
+      { op: 'add', path: P.wasCordoned, value: 'true' },
+      { op: 'add', path: '/spec/unschedulable', value: true },
+    ]);
+  });
+
+  it('never tests resourceVersion; the one-shot comparison patch tests only that', () => {
+    const n = node({ name: 'w1', resourceVersion: '777', hasAnnotationsMap: true, annotations: { a: 'b' } });
+    expect(buildClaimPatch(n, OWNER, keys).some((op) => op.path === '/metadata/resourceVersion')).toBe(false);
+    const old = oneShotClaimPatch(n, OWNER, keys);
+    expect(old.filter((op) => op.op === 'test')).toEqual([{ op: 'test', path: '/metadata/resourceVersion', value: '777' }]);
+    expect(old.filter((op) => op.op !== 'test')).toEqual(buildClaimPatch(n, OWNER, keys).filter((op) => op.op !== 'test'));
+  });
+});
+
+describe('judgeClaimRejection', () => {
+  const base = node({ name: 'w1', taints: [gpu], annotations: { 'example.com/a': '1' }, hasAnnotationsMap: true, resourceVersion: '10' });
+  const bare = node({ name: 'w2', taints: [gpu], resourceVersion: '10' });
+  const cordoned = node({ name: 'w3', unschedulable: true, taints: [mirror], annotations: { x: 'y' }, hasAnnotationsMap: true });
+  type Row = { name: string; from: NodeState; reread: (n: NodeState) => NodeState; kind: 'ours' | 'retry' | 'conflict'; want: string[] };
+  const rows: Row[] = [
+    // retry: the claim's test failed (or the 422 had another cause) but nothing drain safety depends on moved
+    { name: 'status-only change', from: base, reread: (n) => ({ ...n, resourceVersion: '11', ready: 'False' }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
+    { name: 'label change', from: base, reread: (n) => ({ ...n, resourceVersion: '11', labels: { ...n.labels, team: 'b' } }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
+    { name: 'other annotation', from: base, reread: (n) => ({ ...n, annotations: { ...n.annotations, 'example.com/b': '2' } }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
+    { name: 'annotations map appeared', from: bare, reread: (n) => ({ ...n, annotations: { 'example.com/b': '2' }, hasAnnotationsMap: true }), kind: 'retry', want: ['metadata.annotations map appeared'] },
+    { name: 'mirror taint appeared', from: base, reread: (n) => ({ ...n, taints: [...n.taints, mirror] }), kind: 'retry', want: [`cordon-mirror taint ${MIRROR_TAINT} appeared`] },
+    { name: 'mirror taint disappeared on a cordoned node', from: cordoned, reread: (n) => ({ ...n, taints: [] }), kind: 'retry', want: [`cordon-mirror taint ${MIRROR_TAINT} disappeared`] },
+    { name: 'advisory taint appeared', from: base, reread: (n) => ({ ...n, taints: [advisory, ...n.taints] }), kind: 'retry', want: [`autoscaler advisory taint ${ADVISORY_TAINT} appeared`] },
+    { name: 'taint value rewritten', from: base, reread: (n) => ({ ...n, taints: [{ ...gpu, value: 'absent' }] }), kind: 'retry', want: ['spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)'] },
+    // conflict: someone else is acting on the node
+    { name: 'concurrent cordon', from: base, reread: (n) => ({ ...n, unschedulable: true, taints: [...n.taints, mirror] }), kind: 'conflict', want: ['spec.unschedulable flipped from false to true (someone else cordoned the node)'] },
+    { name: 'concurrent uncordon', from: cordoned, reread: (n) => ({ ...n, unschedulable: false, taints: [] }), kind: 'conflict', want: ['spec.unschedulable flipped from true to false (someone else uncordoned the node)'] },
+    {
+      name: 'other owner',
+      from: base,
+      reread: (n) => ({ ...n, unschedulable: true, annotations: { ...n.annotations, [keys.owner]: OTHER_OWNER, [keys.phase]: 'claimed' } }),
+      kind: 'conflict',
+      want: [
+        `${keys.owner} is held by ${JSON.stringify(OTHER_OWNER)}`,
+        `${keys.phase} is set to "claimed"`,
+        'spec.unschedulable flipped from false to true (someone else cordoned the node)',
+      ],
+    },
+    { name: 'phase without owner', from: base, reread: (n) => ({ ...n, annotations: { ...n.annotations, [keys.phase]: 'mutating' } }), kind: 'conflict', want: [`${keys.phase} is set to "mutating" without an owner`] },
+    { name: 'new taint', from: base, reread: (n) => ({ ...n, taints: [...n.taints, dedicated] }), kind: 'conflict', want: ['taint dedicated:NoExecute appeared'] },
+    { name: 'taint removed', from: base, reread: (n) => ({ ...n, taints: [] }), kind: 'conflict', want: ['taint nvidia.com/gpu:NoSchedule disappeared'] },
+    { name: 'uid replaced', from: base, reread: (n) => ({ ...n, uid: 'uid-new' }), kind: 'conflict', want: [`uid replaced (was ${base.uid}, now uid-new): the node was re-created`] },
+    { name: 'deletion started', from: base, reread: (n) => ({ ...n, deletionTimestamp: '2026-08-20T10:00:00Z' }), kind: 'conflict', want: ['deletion started at 2026-08-20T10:00:00Z'] },
+    {
+      name: 'our owner on a replaced node is not ours',
+      from: base,
+      reread: (n) => ({ ...n, uid: 'uid-new', annotations: { [keys.owner]: OWNER } }),
+      kind: 'conflict',
+      want: [`uid replaced (was ${base.uid}, now uid-new): the node was re-created`, `${keys.owner} is held by ${JSON.stringify(OWNER)}`],
+    },
+    // ours: the patch landed, only its response was lost
+    {
+      name: 'our own token already applied',
+      from: base,
+      reread: (n) => ({ ...n, unschedulable: true, taints: [...n.taints, mirror], annotations: { ...n.annotations, [keys.owner]: OWNER, [keys.phase]: 'claimed', [keys.wasCordoned]: 'false' } }),
+      kind: 'ours',
+      want: [],
+    },
+  ];
+  it.each(rows)('$kind: $name', ({ from, reread, kind, want }) => {
+    const capture = captureClaim(from, OWNER);
+    const got = judgeClaimRejection(capture, reread(structuredClone(from)), keys);
+    expect(got.kind).toBe(kind);
+    if (got.kind === 'retry') expect(got.changed).toEqual(want);
+    if (got.kind === 'conflict') expect(got.reasons).toEqual(want);
+  });
+});
+
+describe('claimBackoffMs', () => {
+  const rows = [
+    { attempt: 1, random: 0.5, want: 200 },
+    { attempt: 2, random: 0.5, want: 400 },
+    { attempt: 3, random: 0, want: 400 },
+    { attempt: 3, random: 0.999, want: 1199 },
+    { attempt: 4, random: 0.5, want: 1600 },
+    { attempt: 5, random: 0.5, want: 2000 },
+    { attempt: 10, random: 1, want: 3000 },
+    { attempt: 0, random: 0.5, want: 200 },
+  ];
+  it.each(rows)('attempt $attempt, random $random → $want ms', ({ attempt, random, want }) => {
+    expect(claimBackoffMs(attempt, random)).toBe(want);
+  });
+});
+
+describe('buildPhasePatch', () => {
+  it('tests uid and our owner, then sets phase', () => {
+    const capture = captureClaim(node({ name: 'w1' }), OWNER);
+    expect(buildPhasePatch(capture, keys, 'mutating')).toEqual([
+      { op: 'test', path: '/metadata/uid', value: 'uid-w1' },
+      { op: 'test', path: P.owner, value: OWNER },
+      { op: 'add', path: P.phase, value: 'mutating' },
+    ]);
+  });
+});
+
+describe('checkGuard', () => {
+  const before = node({ name: 'w1', taints: [gpu] });
+  const capture = captureClaim(before, OWNER);
+  const claimed: NodeState = {
+    ...before,
+    unschedulable: true,
+    taints: [gpu, mirror],
+    annotations: { [keys.owner]: OWNER, [keys.phase]: 'mutating', [keys.wasCordoned]: 'false' },
+    hasAnnotationsMap: true,
+  };
+  const notReady: Taint[] = [
+    { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+    { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
+    { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
+  ];
+  const rows: Array<{ name: string; n: NodeState; allow?: boolean; want: string[] }> = [
+    { name: 'held as claimed (mirror taint and status changes are fine)', n: { ...claimed, ready: 'False', resourceVersion: '9' }, want: [] },
+    { name: 'uid changed', n: { ...claimed, uid: 'uid-x' }, want: [`uid changed from ${before.uid} to uid-x (the node was re-created)`] },
+    { name: 'owner taken', n: { ...claimed, annotations: { [keys.owner]: OTHER_OWNER } }, want: [`${keys.owner} is held by ${JSON.stringify(OTHER_OWNER)}, not by this run`] },
+    { name: 'owner removed', n: { ...claimed, annotations: {} }, want: [`${keys.owner} was removed`] },
+    { name: 'uncordoned', n: { ...claimed, unschedulable: false, taints: [gpu] }, want: ['spec.unschedulable is no longer true (someone uncordoned the node)'] },
+    { name: 'taint added', n: { ...claimed, taints: [...claimed.taints, dedicated] }, want: ['taint dedicated:NoExecute appeared'] },
+    { name: 'taint removed', n: { ...claimed, taints: [mirror] }, want: ['taint nvidia.com/gpu:NoSchedule disappeared'] },
+    { name: 'deletion started', n: { ...claimed, deletionTimestamp: '2026-08-20T10:00:00Z' }, want: ['deletion started at 2026-08-20T10:00:00Z'] },
+    {
+      name: 'lifecycle taints count without allowLifecycleTaints',
+      n: { ...claimed, taints: [...claimed.taints, ...notReady] },
+      want: ['taint node.cilium.io/agent-not-ready:NoSchedule appeared', 'taint node.kubernetes.io/not-ready:NoSchedule appeared', 'taint node.kubernetes.io/unreachable:NoExecute appeared'],
+    },
+    { name: 'lifecycle taints ignored with allowLifecycleTaints', n: { ...claimed, taints: [...claimed.taints, ...notReady] }, allow: true, want: [] },
+    { name: 'other taints still count with allowLifecycleTaints', n: { ...claimed, taints: [...notReady, dedicated, gpu] }, allow: true, want: ['taint dedicated:NoExecute appeared'] },
+  ];
+  it.each(rows)('$name', ({ n, allow, want }) => {
+    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: allow })).toEqual(want);
+  });
+});

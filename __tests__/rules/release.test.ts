@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { captureClaim } from '../../src/rules/claim.js';
+import { buildReleasePatch } from '../../src/rules/release.js';
+import { keys, node, OWNER } from './fixtures.js';
+
+const P = {
+  owner: '/metadata/annotations/registry-auth-rollout~1owner',
+  phase: '/metadata/annotations/registry-auth-rollout~1phase',
+  wasCordoned: '/metadata/annotations/registry-auth-rollout~1was-cordoned',
+  rev: '/metadata/annotations/registry-auth-rollout~1verified-revision',
+};
+const head = [
+  { op: 'test', path: '/metadata/uid', value: 'uid-w1' },
+  { op: 'test', path: P.owner, value: OWNER },
+];
+const removals = [
+  { op: 'remove', path: P.owner },
+  { op: 'add', path: P.phase, value: '' },
+  { op: 'remove', path: P.phase },
+  { op: 'add', path: P.wasCordoned, value: '' },
+  { op: 'remove', path: P.wasCordoned },
+];
+
+describe('buildReleasePatch: exact shape', () => {
+  const rows = [
+    {
+      name: 'schedulable before the claim, verified: set revision and uncordon',
+      unschedulable: false,
+      rev: 'r2' as string | undefined,
+      want: [...head, { op: 'add', path: P.rev, value: 'r2' }, ...removals, { op: 'add', path: '/spec/unschedulable', value: false }],
+    },
+    {
+      name: 'cordoned before the claim: the cordon survives',
+      unschedulable: true,
+      rev: 'r2',
+      want: [...head, { op: 'add', path: P.rev, value: 'r2' }, ...removals],
+    },
+    {
+      name: 'drain failure restore: no verified-revision, uncordon',
+      unschedulable: false,
+      rev: undefined,
+      want: [...head, ...removals, { op: 'add', path: '/spec/unschedulable', value: false }],
+    },
+  ];
+  it.each(rows)('$name', ({ unschedulable, rev, want }) => {
+    const capture = captureClaim(node({ name: 'w1', unschedulable }), OWNER);
+    expect(buildReleasePatch(capture, keys, { verifiedRevision: rev })).toEqual(want);
+  });
+});

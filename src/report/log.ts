@@ -1,0 +1,62 @@
+// Plain-text formatting shared by the per-node log group, the annotations and the summary, so the
+// three say "reboot skipped" and "4m 05s" the same way.
+import type { DecisionRecord, Outcome } from '../model.js';
+import { oneLine } from './escape.js';
+
+const OUTCOME_LABELS: Record<Outcome, string> = {
+  rebooted: 'rebooted',
+  'reboot-skipped': 'reboot skipped',
+  'planned-reboot': 'planned reboot',
+  'planned-skip': 'planned skip',
+  refused: 'refused',
+  failed: 'failed',
+};
+
+export function outcomeLabel(outcome: Outcome): string {
+  return OUTCOME_LABELS[outcome] ?? String(outcome);
+}
+
+/** Human duration: `850ms`, `12.3s`, `4m 05s`, `1h 02m`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const totalSeconds = Math.floor(ms / 1000);
+  if (totalSeconds < 3600) {
+    return `${Math.floor(totalSeconds / 60)}m ${String(totalSeconds % 60).padStart(2, '0')}s`;
+  }
+  const totalMinutes = Math.floor(totalSeconds / 60);
+  return `${Math.floor(totalMinutes / 60)}h ${String(totalMinutes % 60).padStart(2, '0')}m`;
+}
+
+/** The fields of the exec runner's CommandRecord that a log line shows. */
+export interface CommandLineInput {
+  /** already masked by the runner */
+  command: string;
+  durationMs: number;
+  /** null when the process was killed by a signal */
+  exitCode: number | null;
+}
+
+// Seconds with two decimals right-aligned to a fixed width, so the commands of a group line up
+// and a slow call stands out when scanning the log.
+const DURATION_WIDTH = 8;
+const EXIT_WIDTH = 7;
+
+/** `    1.23s  exit 0   kubectl patch node w1 …` — one line whatever the command contains. */
+export function formatCommandLine(c: CommandLineInput): string {
+  const seconds = Number.isFinite(c.durationMs) ? `${(Math.max(0, c.durationMs) / 1000).toFixed(2)}s` : '?s';
+  const exit = c.exitCode === null ? 'killed' : `exit ${c.exitCode}`;
+  // A JSON patch argument may carry newlines; a second log line would look like a second command.
+  const command = String(c.command).replace(/\r\n?|\n/g, '\\n');
+  return `${seconds.padStart(DURATION_WIDTH)}  ${exit.padEnd(EXIT_WIDTH)}  ${command}`;
+}
+
+export function formatCommandLines(commands: readonly CommandLineInput[]): string[] {
+  return commands.map(formatCommandLine);
+}
+
+/** Title of the per-node `core.group`: `w1 (worker): rebooted in 4m 05s`. */
+export function formatGroupTitle(record: Pick<DecisionRecord, 'node' | 'role' | 'outcome' | 'durationMs'>): string {
+  return oneLine(`${record.node} (${record.role}): ${outcomeLabel(record.outcome)} in ${formatDuration(record.durationMs)}`);
+}

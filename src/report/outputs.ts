@@ -1,0 +1,114 @@
+// Step outputs. main.ts sets them on success and on failure alike, so a later step can read what
+// happened to each node without parsing the summary.
+import type { DecisionRecord, EvidenceVerdict, Outcome, Role } from '../model.js';
+
+export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed';
+
+export interface DecisionStepOutput {
+  name: string;
+  startedAt?: string;
+  durationMs: number;
+  ok: boolean;
+  detail?: string;
+}
+
+/** One element of the `decisions` output. Absent facts are `null`, so every key is always present. */
+export interface DecisionOutput {
+  name: string;
+  uid: string;
+  role: Role;
+  internalIP: string;
+  outcome: Outcome;
+  reason: string;
+  evidence: EvidenceVerdict | null;
+  proof: EvidenceVerdict | null;
+  claim: { attempts: number; conflicts: string[] } | null;
+  nextStep: string | null;
+  durationMs: number;
+  steps: DecisionStepOutput[];
+}
+
+export interface ActionOutputs {
+  result: string;
+  /** JSON array of DecisionOutput */
+  decisions: string;
+  rebooted: string;
+  'reboots-skipped': string;
+  refused: string;
+}
+
+/**
+ * GitHub caps a job's outputs at 1 MB. Hundreds of nodes with every step detail can pass that, so
+ * beyond this budget the least useful fields go first (see `compact`); the counts and each node's
+ * decision (name, uid, outcome, reason, verdict) are never dropped.
+ */
+export const DECISIONS_BUDGET_BYTES = 900_000;
+
+export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
+  return {
+    name: r.node,
+    uid: r.uid,
+    role: r.role,
+    internalIP: r.internalIP,
+    outcome: r.outcome,
+    reason: r.reason,
+    evidence: r.evidence ? cloneVerdict(r.evidence) : null,
+    proof: r.proof ? cloneVerdict(r.proof) : null,
+    claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
+    nextStep: r.nextStep ?? null,
+    durationMs: r.durationMs,
+    steps: r.steps.map((s) => ({
+      name: s.name,
+      startedAt: s.startedAt,
+      durationMs: s.durationMs,
+      ok: s.ok,
+      ...(s.detail !== undefined ? { detail: s.detail } : {}),
+    })),
+  };
+}
+
+function cloneVerdict(v: EvidenceVerdict): EvidenceVerdict {
+  return { verdict: v.verdict, reason: v.reason, values: { ...v.values, files: v.values.files.map((f) => ({ ...f })) } };
+}
+
+// Each level keeps what the previous one kept minus the fields a consumer is least likely to need:
+// 1 drops free-text step details, 2 drops the step start times and the per-file listing rows,
+// 3 drops the steps, 4 keeps of the evidence only the verdict, its reason and the compared
+// instants. Past that the output is returned as is: dropping whole decisions would hide nodes.
+function compact(d: DecisionOutput, level: number): DecisionOutput {
+  if (level === 0) return d;
+  const steps =
+    level >= 3
+      ? []
+      : d.steps.map((s) => (level >= 2 ? { name: s.name, durationMs: s.durationMs, ok: s.ok } : { ...s, detail: undefined }));
+  const shrink = (v: EvidenceVerdict | null): EvidenceVerdict | null => {
+    if (!v || level < 2) return v;
+    if (level < 4) return { ...v, values: { ...v.values, files: [] } };
+    const { criStartEarliest, configWrittenLatest, gapMs, marginMs } = v.values;
+    return { verdict: v.verdict, reason: v.reason, values: { criStartEarliest, configWrittenLatest, gapMs, marginMs, files: [] } };
+  };
+  return { ...d, steps, evidence: shrink(d.evidence), proof: shrink(d.proof) };
+}
+
+const MAX_LEVEL = 4;
+
+export function buildOutputs(
+  result: ReportResult,
+  records: readonly DecisionRecord[],
+  options: { budgetBytes?: number } = {},
+): ActionOutputs {
+  const budget = options.budgetBytes ?? DECISIONS_BUDGET_BYTES;
+  const full = records.map(toDecisionOutput);
+  let decisions = JSON.stringify(full);
+  for (let level = 1; level <= MAX_LEVEL && Buffer.byteLength(decisions, 'utf8') > budget; level++) {
+    decisions = JSON.stringify(full.map((d) => compact(d, level)));
+  }
+  const count = (o: Outcome): string => String(records.filter((r) => r.outcome === o).length);
+  return {
+    result,
+    decisions,
+    rebooted: count('rebooted'),
+    'reboots-skipped': count('reboot-skipped'),
+    refused: count('refused'),
+  };
+}

@@ -1,0 +1,304 @@
+// Claim rules: how the action takes exclusive hold of a node before it drains it, how it tells a
+// benign race from a real conflict, and how it re-checks its hold later (the guard).
+//
+// The first bug of the old script: its claim was a JSON Patch guarded by `test /metadata/resourceVersion`.
+// Every write to a Node bumps that (a kubelet status patch, a label, anybody's annotation, the node
+// lifecycle controller adding the cordon-mirror taint), so the claim failed on busy nodes however
+// often it was retried. The claim here tests only what drain safety depends on, so unrelated writes
+// cannot break it, while a concurrent cordon, a new taint, another owner, a replaced node or a started
+// deletion still do. (kubernetes-api.md §4.2/§4.3: the apiserver applies a JSON Patch atomically to the
+// latest object and fails it as a whole with 422 when a `test` fails.)
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../model.js';
+
+/** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */
+export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';
+/** Cluster autoscaler's soft "may delete this node" hint; it never changes where pods may run. */
+export const ADVISORY_TAINT = 'DeletionCandidateOfClusterAutoscaler:PreferNoSchedule';
+/** Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot. */
+export const LIFECYCLE_TAINT_KEYS = [
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cilium.io/agent-not-ready',
+] as const;
+
+const CLAIMED = 'claimed';
+
+/** RFC 6901 path segment: `~` → `~0` first, then `/` → `~1` (annotation keys contain `/`). */
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function annotationPath(key: string): string {
+  return `/metadata/annotations/${escapePointer(key)}`;
+}
+
+function taintId(t: Taint): string {
+  return `${t.key}:${t.effect}`;
+}
+
+/**
+ * The taints that decide where pods may run, as sorted, de-duplicated `key:effect` strings.
+ * Excluded: the cordon mirror (it follows spec.unschedulable, which is compared on its own, and it
+ * appears a moment after our own cordon) and the autoscaler's advisory PreferNoSchedule taint (it
+ * never blocks scheduling). A set comparison of this list is what "someone else changed the
+ * node's scheduling" means for the claim retry and the guard.
+ */
+export function schedulingTaints(taints: Taint[]): string[] {
+  const ids = new Set(taints.map(taintId).filter((id) => id !== MIRROR_TAINT && id !== ADVISORY_TAINT));
+  return [...ids].sort();
+}
+
+/** Which of the boot-time lifecycle taints the node carries (keys, any effect), in a fixed order. */
+export function lifecycleTaints(node: NodeState): string[] {
+  const present = new Set(node.taints.map((t) => t.key));
+  return LIFECYCLE_TAINT_KEYS.filter((k) => present.has(k));
+}
+
+export function captureClaim(node: NodeState, owner: string): ClaimCapture {
+  return {
+    node: node.name,
+    uid: node.uid,
+    internalIP: node.internalIPs[0] ?? '',
+    role: node.role,
+    wasCordoned: node.unschedulable,
+    taints: node.taints.map((t) => ({ ...t })),
+    schedulingTaints: schedulingTaints(node.taints),
+    owner,
+    hadAnnotationsMap: node.hasAnnotationsMap,
+  };
+}
+
+/**
+ * A taint as the apiserver serializes it: `value` and `timeAdded` are `omitempty`, so an empty or
+ * missing one is absent, and a `test` op's object must have exactly the stored key set (§4.3).
+ */
+function storedTaint(t: Taint): Record<string, string> {
+  const out: Record<string, string> = { key: t.key };
+  if (t.value !== undefined && t.value !== '') out.value = t.value;
+  out.effect = t.effect;
+  if (t.timeAdded !== undefined && t.timeAdded !== '') out.timeAdded = t.timeAdded;
+  return out;
+}
+
+/**
+ * `test /spec/taints` value. An empty list is stored as an absent key (omitempty), and `test` of an
+ * absent key passes only with `null`; `[]` would fail on every untainted node.
+ */
+function taintsTestValue(taints: Taint[]): Record<string, string>[] | null {
+  return taints.length === 0 ? null : taints.map(storedTaint);
+}
+
+/** The claim's annotation writes; the whole map when the node has none (add below a missing parent fails). */
+function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
+  const values: Record<string, string> = {
+    [keys.owner]: owner,
+    [keys.phase]: CLAIMED,
+    [keys.wasCordoned]: node.unschedulable ? 'true' : 'false',
+  };
+  if (!node.hasAnnotationsMap) return [{ op: 'add', path: '/metadata/annotations', value: values }];
+  return Object.entries(values).map(([k, v]) => ({ op: 'add' as const, path: annotationPath(k), value: v }));
+}
+
+/**
+ * The claim: ONE JSON Patch, applied atomically to the latest stored node.
+ *
+ * `test` ops cover only what drain safety depends on:
+ * - `/metadata/uid` as read: the node was not deleted and re-created under the same name.
+ * - `/metadata/deletionTimestamp` null: nobody is deleting it.
+ * - `/spec/unschedulable` as read: `true`, or `null` when it was false (the server drops `false`,
+ *   so `test … false` would fail on every schedulable node). A concurrent cordon/uncordon fails the claim.
+ * - `/spec/taints` exactly as read (or `null` when there were none): a taint added or removed by
+ *   someone else fails the claim. (A merely benign taint move is sorted out by judgeClaimRejection.)
+ * - our `owner` and `phase` annotations absent: nobody else holds the node. When the annotations map
+ *   itself is absent, `test /metadata/annotations null` instead (a `test` below a missing parent fails),
+ *   and the map is then added whole.
+ *
+ * NOT `metadata.resourceVersion`: a kubelet status write, a label or someone else's annotation would
+ * fail it (the first bug). Those writes cannot make draining this node unsafe, so the claim ignores them.
+ *
+ * Then: add `owner`, `phase=claimed`, `was-cordoned` ("true"/"false" as read) and set
+ * `spec.unschedulable=true`, all in the same atomic write.
+ */
+export function buildClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [
+    { op: 'test', path: '/metadata/uid', value: node.uid },
+    { op: 'test', path: '/metadata/deletionTimestamp', value: null },
+    { op: 'test', path: '/spec/unschedulable', value: node.unschedulable ? true : null },
+    { op: 'test', path: '/spec/taints', value: taintsTestValue(node.taints) },
+  ];
+  if (node.hasAnnotationsMap) {
+    ops.push({ op: 'test', path: annotationPath(keys.owner), value: null });
+    ops.push({ op: 'test', path: annotationPath(keys.phase), value: null });
+  } else {
+    ops.push({ op: 'test', path: '/metadata/annotations', value: null });
+  }
+  ops.push(...claimAnnotationOps(node, owner, keys));
+  ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+  return ops;
+}
+
+/**
+ * The OLD script's claim, kept ONLY so the benchmark and the tests can show what it did wrong:
+ * the same writes, guarded by nothing but `test /metadata/resourceVersion`, so any write to the node
+ * between the read and the patch (a kubelet heartbeat, a label) makes it fail. Never used by the rollout.
+ */
+export function oneShotClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
+  return [
+    { op: 'test', path: '/metadata/resourceVersion', value: node.resourceVersion },
+    ...claimAnnotationOps(node, owner, keys),
+    { op: 'add', path: '/spec/unschedulable', value: true },
+  ];
+}
+
+function setDiff(before: string[], after: string[]): { appeared: string[]; disappeared: string[] } {
+  const b = new Set(before);
+  const a = new Set(after);
+  return {
+    appeared: [...a].filter((x) => !b.has(x)).sort(),
+    disappeared: [...b].filter((x) => !a.has(x)).sort(),
+  };
+}
+
+function describeTaintDiff(before: string[], after: string[]): string[] {
+  const { appeared, disappeared } = setDiff(before, after);
+  return [
+    ...appeared.map((t) => `taint ${t} appeared`),
+    ...disappeared.map((t) => `taint ${t} disappeared`),
+  ];
+}
+
+/** What a re-read shows that must stop the claim (empty = nothing that matters to drain safety moved). */
+function claimConflicts(capture: ClaimCapture, reread: NodeState, keys: AnnotationKeys): string[] {
+  const reasons: string[] = [];
+  if (reread.uid !== capture.uid) reasons.push(`uid replaced (was ${capture.uid}, now ${reread.uid}): the node was re-created`);
+  if (reread.deletionTimestamp) reasons.push(`deletion started at ${reread.deletionTimestamp}`);
+  const owner = reread.annotations[keys.owner];
+  const phase = reread.annotations[keys.phase];
+  if (owner !== undefined) reasons.push(`${keys.owner} is held by ${JSON.stringify(owner)}`);
+  if (phase !== undefined) reasons.push(`${keys.phase} is set to ${JSON.stringify(phase)}${owner === undefined ? ' without an owner' : ''}`);
+  if (reread.unschedulable !== capture.wasCordoned) {
+    reasons.push(
+      reread.unschedulable
+        ? 'spec.unschedulable flipped from false to true (someone else cordoned the node)'
+        : 'spec.unschedulable flipped from true to false (someone else uncordoned the node)',
+    );
+  }
+  reasons.push(...describeTaintDiff(capture.schedulingTaints, schedulingTaints(reread.taints)));
+  return reasons;
+}
+
+function hasTaint(taints: Taint[], id: string): boolean {
+  return taints.some((t) => taintId(t) === id);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The benign moves a re-read shows, for the retry warning (what made the `test` fail without mattering). */
+function benignChanges(capture: ClaimCapture, reread: NodeState): string[] {
+  const changed: string[] = [];
+  for (const [id, what] of [
+    [MIRROR_TAINT, 'cordon-mirror taint'],
+    [ADVISORY_TAINT, 'autoscaler advisory taint'],
+  ] as const) {
+    const before = hasTaint(capture.taints, id);
+    const after = hasTaint(reread.taints, id);
+    if (before !== after) changed.push(`${what} ${id} ${after ? 'appeared' : 'disappeared'}`);
+    else if (before) {
+      // Same taint, re-written (e.g. the lifecycle controller re-added it with a new timeAdded):
+      // the claim's exact `test` of spec.taints fails on it, though drain safety did not move.
+      const pick = (ts: Taint[]) => ts.filter((t) => taintId(t) === id).map(storedTaint);
+      if (!sameJson(pick(capture.taints), pick(reread.taints))) changed.push(`${what} ${id} re-written`);
+    }
+  }
+  const keep = (ts: Taint[]) => ts.filter((t) => taintId(t) !== MIRROR_TAINT && taintId(t) !== ADVISORY_TAINT).map(storedTaint);
+  if (!sameJson(keep(capture.taints), keep(reread.taints))) {
+    changed.push('spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)');
+  }
+  if (capture.hadAnnotationsMap === false && reread.hasAnnotationsMap) changed.push('metadata.annotations map appeared');
+  if (changed.length === 0) changed.push('no change in the fields the claim tests (e.g. only status, labels or other annotations moved)');
+  return changed;
+}
+
+export type ClaimRejection =
+  | { kind: 'ours' }
+  | { kind: 'retry'; changed: string[] }
+  | { kind: 'conflict'; reasons: string[] };
+
+/**
+ * After the claim got a 422 (a `test` failed; the apiserver drops the reason), judge a fresh re-read.
+ *
+ * - `ours`: the same uid carries OUR owner token. The patch was applied and only its response was lost
+ *   in transit (the write is atomic, so the rest of it — phase, was-cordoned, cordon — came with it).
+ *   The claim holds; the guard re-checks the node before anything disruptive.
+ * - `retry`: same uid, not being deleted, no owner/phase annotation, spec.unschedulable still as
+ *   captured and the scheduling taints unchanged as a set. Only things that cannot make a drain unsafe
+ *   moved (the cordon-mirror or advisory taint, the taint list's order or timestamps, an annotations
+ *   map appeared, or nothing visible at all). The caller rebuilds the patch from the re-read and retries
+ *   after claimBackoffMs, up to `claim-attempts`.
+ * - `conflict`: anything else. Refuse without draining, naming what changed.
+ */
+export function judgeClaimRejection(capture: ClaimCapture, reread: NodeState, keys: AnnotationKeys): ClaimRejection {
+  if (reread.uid === capture.uid && reread.annotations[keys.owner] === capture.owner) return { kind: 'ours' };
+  const reasons = claimConflicts(capture, reread, keys);
+  if (reasons.length > 0) return { kind: 'conflict', reasons };
+  return { kind: 'retry', changed: benignChanges(capture, reread) };
+}
+
+/**
+ * Backoff before claim attempt `attempt + 1`: 200 ms × 2^(attempt−1), capped at 2 s, scaled by a
+ * jitter factor 0.5..1.5 taken from `random` (0 ≤ random < 1), so two runs that collided do not
+ * collide again in lockstep. Short on purpose: a benign race is over in milliseconds.
+ */
+export function claimBackoffMs(attempt: number, random: number): number {
+  const n = Number.isFinite(attempt) ? Math.max(1, Math.floor(attempt)) : 1;
+  const r = Number.isFinite(random) ? Math.min(Math.max(random, 0), 1) : 0.5;
+  const base = Math.min(200 * 2 ** (n - 1), 2000);
+  return Math.round(base * (0.5 + r));
+}
+
+/** `test` ops that prove we still hold the node: same uid, our owner token (used by phase and release patches). */
+export function holdTests(capture: ClaimCapture, keys: AnnotationKeys): JsonPatchOp[] {
+  return [
+    { op: 'test', path: '/metadata/uid', value: capture.uid },
+    { op: 'test', path: annotationPath(keys.owner), value: capture.owner },
+  ];
+}
+
+/** Set `phase` (before the first Talos mutation), only while the node is still ours. */
+export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, phase: 'mutating'): JsonPatchOp[] {
+  return [...holdTests(capture, keys), { op: 'add', path: annotationPath(keys.phase), value: phase }];
+}
+
+/**
+ * The guard, re-checked before the drain, before the reboot, and while waiting for the rebooted node:
+ * problems (empty = still safe to continue).
+ * - uid different: the node was re-created; we would act on a machine we never claimed.
+ * - deletion started: someone is removing the node; continuing would race them.
+ * - owner not ours: someone took or released our claim.
+ * - unschedulable not true: someone uncordoned it, so pods could land on a node about to reboot.
+ * - scheduling taints differ from the capture: someone else is changing where pods may run.
+ *
+ * With `allowLifecycleTaints` (while waiting for a rebooted node), the not-ready / unreachable /
+ * cilium agent-not-ready taints are ignored on both sides: our own reboot makes them come and go.
+ */
+export function checkGuard(
+  capture: ClaimCapture,
+  node: NodeState,
+  keys: AnnotationKeys,
+  opts: { allowLifecycleTaints?: boolean } = {},
+): string[] {
+  const problems: string[] = [];
+  if (node.uid !== capture.uid) problems.push(`uid changed from ${capture.uid} to ${node.uid} (the node was re-created)`);
+  if (node.deletionTimestamp) problems.push(`deletion started at ${node.deletionTimestamp}`);
+  const owner = node.annotations[keys.owner];
+  if (owner !== capture.owner) {
+    problems.push(owner === undefined ? `${keys.owner} was removed` : `${keys.owner} is held by ${JSON.stringify(owner)}, not by this run`);
+  }
+  if (!node.unschedulable) problems.push('spec.unschedulable is no longer true (someone uncordoned the node)');
+  const lifecycle = new Set<string>(LIFECYCLE_TAINT_KEYS);
+  const scope = (ids: string[]) => (opts.allowLifecycleTaints ? ids.filter((id) => !lifecycle.has(id.slice(0, id.lastIndexOf(':')))) : ids);
+  problems.push(...describeTaintDiff(scope(capture.schedulingTaints), scope(schedulingTaints(node.taints))));
+  return problems;
+}

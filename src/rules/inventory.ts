@@ -1,0 +1,122 @@
+// Inventory rules: which nodes may be touched at all, which ones need the new credential, in
+// which order, and whether a node is still the machine the inventory saw.
+// Pure: plain NodeState values in, problems or selections out.
+import type { AnnotationKeys, NodeState } from '../model.js';
+
+/** Code-unit order, so the roll order never depends on the runner's locale. */
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Group values by a key and keep only the keys that more than one node shares. */
+function shared(pairs: Array<[string, string]>): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const [k, name] of pairs) {
+    const list = groups.get(k) ?? [];
+    list.push(name);
+    groups.set(k, list);
+  }
+  return new Map([...groups].filter(([, names]) => names.length > 1));
+}
+
+/**
+ * Problems that must stop the run before any mutation, each naming the nodes.
+ *
+ * - uid empty or shared: the claim, guard and release all test `/metadata/uid`; without a unique uid
+ *   they could not tell a replaced node from the one we claimed.
+ * - not exactly one InternalIP, or one InternalIP on several nodes: Talos is addressed by that IP, so
+ *   an ambiguous address could reboot a different machine than the node we drained.
+ * - an `owner` or `phase` annotation: a residual claim (another run, or one that failed after its
+ *   drain began). It must be investigated and released by a human, never silently taken over.
+ */
+export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): string[] {
+  const problems: string[] = [];
+
+  for (const n of nodes) {
+    if (n.uid.trim() === '') problems.push(`node ${n.name} has an empty uid`);
+  }
+  for (const [uid, names] of shared(nodes.filter((n) => n.uid.trim() !== '').map((n) => [n.uid, n.name]))) {
+    problems.push(`nodes ${names.sort(byName).join(', ')} share the uid ${uid}`);
+  }
+
+  for (const n of nodes) {
+    if (n.internalIPs.length !== 1) {
+      const found = n.internalIPs.length === 0 ? 'none' : n.internalIPs.join(', ');
+      problems.push(`node ${n.name} must have exactly one InternalIP address, found ${n.internalIPs.length} (${found})`);
+    }
+  }
+  const ipPairs: Array<[string, string]> = [];
+  for (const n of nodes) for (const ip of new Set(n.internalIPs)) ipPairs.push([ip, n.name]);
+  for (const [ip, names] of shared(ipPairs)) {
+    problems.push(`InternalIP ${ip} is shared by nodes ${names.sort(byName).join(', ')}`);
+  }
+
+  for (const n of nodes) {
+    const owner = n.annotations[keys.owner];
+    const phase = n.annotations[keys.phase];
+    if (owner !== undefined || phase !== undefined) {
+      const parts: string[] = [];
+      if (owner !== undefined) parts.push(`${keys.owner}=${JSON.stringify(owner)}`);
+      if (phase !== undefined) parts.push(`${keys.phase}=${JSON.stringify(phase)}`);
+      problems.push(`node ${n.name} carries a residual claim (${parts.join(', ')})`);
+    }
+  }
+  return problems;
+}
+
+export interface Selection {
+  /** nodes to roll, in roll order */
+  selected: NodeState[];
+  /** names (sorted) of nodes in scope whose verified-revision already equals the revision */
+  upToDate: string[];
+  /** requested names that are not nodes of the cluster (sorted); the caller errors on them */
+  unknownNames: string[];
+}
+
+/**
+ * Restrict to `names` (when given) and to `selectorMatches` (when given), then select the nodes whose
+ * `verified-revision` differs from `revision` (absent counts as different).
+ *
+ * An empty `names` array restricts to nothing: "all nodes" is `undefined`, decided by the config.
+ *
+ * Order: workers by name, then control planes by name. Workers go first so that a bad credential
+ * or a broken step is discovered where etcd quorum is not at stake.
+ */
+export function selectNodes(
+  nodes: NodeState[],
+  opts: { names?: string[]; selectorMatches?: Set<string>; revision: string; keys: AnnotationKeys },
+): Selection {
+  const known = new Set(nodes.map((n) => n.name));
+  const wanted = opts.names === undefined ? undefined : new Set(opts.names);
+  const unknownNames = wanted === undefined ? [] : [...wanted].filter((name) => !known.has(name)).sort(byName);
+
+  const inScope = nodes.filter(
+    (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selectorMatches === undefined || opts.selectorMatches.has(n.name)),
+  );
+  const stale = inScope.filter((n) => n.annotations[opts.keys.verifiedRevision] !== opts.revision);
+  const upToDate = inScope
+    .filter((n) => n.annotations[opts.keys.verifiedRevision] === opts.revision)
+    .map((n) => n.name)
+    .sort(byName);
+
+  const rank = (n: NodeState): number => (n.role === 'worker' ? 0 : 1);
+  const selected = [...stale].sort((a, b) => rank(a) - rank(b) || byName(a.name, b.name));
+  return { selected, upToDate, unknownNames };
+}
+
+/**
+ * What makes a fresh read a different machine (or a machine on its way out) than the inventory saw;
+ * empty when it is the same. The rollout refuses the node on any entry: the uid and InternalIP are
+ * how every later patch and every talosctl call find "this" node, and the role decides whether the
+ * quorum gate applies.
+ */
+export function identityChanges(before: NodeState, fresh: NodeState): string[] {
+  const changes: string[] = [];
+  if (fresh.uid !== before.uid) changes.push(`uid changed from ${before.uid} to ${fresh.uid} (the node was re-created)`);
+  const ipBefore = before.internalIPs.join(', ');
+  const ipFresh = fresh.internalIPs.join(', ');
+  if (ipFresh !== ipBefore) changes.push(`InternalIP changed from ${ipBefore || 'none'} to ${ipFresh || 'none'}`);
+  if (fresh.role !== before.role) changes.push(`role changed from ${before.role} to ${fresh.role}`);
+  if (fresh.deletionTimestamp) changes.push(`deletion started at ${fresh.deletionTimestamp}`);
+  return changes;
+}

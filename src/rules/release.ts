@@ -1,0 +1,29 @@
+// Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
+// claim found, and (on success) record the verified revision so the next run skips the node.
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp } from '../model.js';
+import { annotationPath, holdTests } from './claim.js';
+
+/**
+ * - test: same uid and our owner token (we only release what we still hold; a replaced node or a
+ *   claim someone else took over is not ours to touch — the patch then fails with 422).
+ * - `verified-revision` set only when given (a drain failure releases WITHOUT it, so the node is
+ *   retried next run).
+ * - remove owner, phase and was-cordoned. `phase` and `was-cordoned` are first `add`ed then removed:
+ *   `remove` of a missing key fails the whole patch (§4.3), and a human deleting one of them by hand
+ *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
+ * - `spec.unschedulable=false` ONLY when the node was schedulable before the claim. A node that was
+ *   already cordoned (`was-cordoned=true`) stays cordoned: someone cordoned it for their own reason.
+ */
+export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, opts: { verifiedRevision?: string }): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [...holdTests(capture, keys)];
+  if (opts.verifiedRevision !== undefined) {
+    ops.push({ op: 'add', path: annotationPath(keys.verifiedRevision), value: opts.verifiedRevision });
+  }
+  ops.push({ op: 'remove', path: annotationPath(keys.owner) });
+  for (const key of [keys.phase, keys.wasCordoned]) {
+    ops.push({ op: 'add', path: annotationPath(key), value: '' });
+    ops.push({ op: 'remove', path: annotationPath(key) });
+  }
+  if (!capture.wasCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
+  return ops;
+}
