@@ -1,0 +1,128 @@
+// `talosctl get <type> [<id>] -o yaml` (cmd/talosctl/cmd/talos/output/yaml.go): per resource
+// `node: <n>`, `metadata:` and `spec:`, documents separated by `---`. The failsafe schema reads every
+// scalar as a string, so a node name or a specVersion can never turn into a number or a date behind
+// our back; the conversions below are explicit and checked.
+import { parseAllDocuments } from 'yaml';
+import type { EtcFileStatusReading, ServicePidReading, TimeStatusReading } from '../../model.js';
+import { ParseError, excerpt } from './parseError.js';
+
+export interface CosiMetadata {
+  namespace: string;
+  type: string;
+  id: string;
+  version: string;
+  owner: string;
+  phase: string;
+  /** RFC3339 text as printed (node clock, second precision) */
+  created: string;
+  updated: string;
+  createdMs: number;
+  updatedMs: number;
+}
+
+export interface CosiResource {
+  /** the `node:` line: the address as passed to `-n` */
+  node: string;
+  metadata: CosiMetadata;
+  spec: Record<string, unknown>;
+}
+
+const FORMAT = 'get -o yaml';
+const RFC3339 = /^(\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseCosiYaml(text: string): CosiResource[] {
+  if (text.trim() === '') return [];
+  const docs = parseAllDocuments(text, { schema: 'failsafe' });
+  if (!Array.isArray(docs)) return [];
+  return docs.map((doc, i) => {
+    const where = `document ${i + 1}`;
+    if (doc.errors.length > 0) throw new ParseError(FORMAT, `${where} is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+    const o = doc.toJS() as unknown;
+    if (!isMap(o)) throw new ParseError(FORMAT, `${where} is not a mapping`);
+    const node = o.node;
+    if (typeof node !== 'string' || node === '') throw new ParseError(FORMAT, `${where} has no node`);
+    const md = o.metadata;
+    if (!isMap(md)) throw new ParseError(FORMAT, `${where} has no metadata mapping`);
+    const str = (k: string, required: boolean): string => {
+      const v = md[k];
+      if (v === undefined || v === null) {
+        if (required) throw new ParseError(FORMAT, `${where}: metadata.${k} is missing`);
+        return '';
+      }
+      if (typeof v !== 'string') throw new ParseError(FORMAT, `${where}: metadata.${k} is not a scalar`);
+      return v;
+    };
+    const created = str('created', true);
+    const updated = str('updated', true);
+    const spec = o.spec;
+    if (!isMap(spec)) throw new ParseError(FORMAT, `${where}: spec is not a mapping`);
+    return {
+      node,
+      metadata: {
+        namespace: str('namespace', true),
+        type: str('type', true),
+        id: str('id', true),
+        version: str('version', false),
+        owner: str('owner', false),
+        phase: str('phase', false),
+        created,
+        updated,
+        createdMs: parseRfc3339(created, `${where}: metadata.created`),
+        updatedMs: parseRfc3339(updated, `${where}: metadata.updated`),
+      },
+      spec,
+    };
+  });
+}
+
+export function parseRfc3339(text: string, what = 'timestamp'): number {
+  const m = RFC3339.exec(text);
+  if (!m) throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not RFC3339`);
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  // Date.parse rolls Feb 30 over into March; a real RFC3339 writer never prints it
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not a valid instant`);
+  }
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not a valid instant`);
+  return ms;
+}
+
+/** ServicePIDs.runtime.talos.dev (v1.13+): `spec.pid` is the host PID, `created` ≈ process launch. */
+export function servicePidFrom(r: CosiResource): ServicePidReading {
+  expectType(r, 'ServicePIDs.runtime.talos.dev');
+  return { pid: int(r, 'pid', 1), createdMs: r.metadata.createdMs };
+}
+
+/** EtcFileStatuses.files.talos.dev: `updated` ≈ last content write of the file. */
+export function etcFileStatusFrom(r: CosiResource): EtcFileStatusReading {
+  expectType(r, 'EtcFileStatuses.files.talos.dev');
+  const v = r.spec.specVersion;
+  if (v !== undefined && typeof v !== 'string') throw new ParseError(FORMAT, `spec.specVersion of ${r.metadata.id} is not a scalar`);
+  return { id: r.metadata.id, updatedMs: r.metadata.updatedMs, specVersion: v === undefined || v === '' ? undefined : v };
+}
+
+/** TimeStatuses.v1alpha1.talos.dev `node`: `epoch` counts clock jumps > 15 min since boot. */
+export function timeStatusFrom(r: CosiResource): TimeStatusReading {
+  expectType(r, 'TimeStatuses.v1alpha1.talos.dev');
+  const synced = r.spec.synced;
+  if (synced !== 'true' && synced !== 'false') throw new ParseError(FORMAT, `spec.synced ${excerpt(String(synced))} is not a boolean`);
+  return { synced: synced === 'true', epoch: int(r, 'epoch', 0) };
+}
+
+function expectType(r: CosiResource, type: string): void {
+  if (r.metadata.type !== type) throw new ParseError(FORMAT, `expected a ${type} resource, got ${excerpt(r.metadata.type)}`);
+}
+
+function int(r: CosiResource, key: string, min: number): number {
+  const v = r.spec[key];
+  if (typeof v !== 'string' || !/^-?\d+$/.test(v)) throw new ParseError(FORMAT, `spec.${key} of ${r.metadata.type} is not an integer`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min) throw new ParseError(FORMAT, `spec.${key} ${excerpt(v)} is out of range`);
+  return n;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
