@@ -2,7 +2,7 @@
 // Errors name the input, so a user knows which line of their workflow to fix.
 import { InputError } from './errors.js';
 
-export type Mode = 'apply' | 'plan';
+export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
 
 export interface Config {
@@ -27,6 +27,10 @@ export interface Config {
   verifyNamespace: string;
   criRestartWaitMs: number;
   annotationPrefix: string;
+  leaseNamespace: string;
+  leaseName: string;
+  /** for the fences modes: looks up the state of the run that owns a fence */
+  githubToken?: string;
 }
 
 export type InputReader = (name: string) => string;
@@ -71,7 +75,7 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 export function readConfig(get: InputReader): Config {
   const str = (name: string) => get(name).trim();
-  const mode = oneOf<Mode>('mode', str('mode') || 'apply', ['apply', 'plan']);
+  const mode = oneOf<Mode>('mode', str('mode') || 'apply', ['apply', 'plan', 'fences', 'recover-fences']);
   const authPatch = str('auth-patch');
   if (!authPatch) throw new InputError('auth-patch', 'is required: the path of the Talos machine-config patch carrying the credential');
   const revision = str('revision');
@@ -108,5 +112,8 @@ export function readConfig(get: InputReader): Config {
     verifyNamespace: str('verify-namespace') || 'kube-system',
     criRestartWaitMs: parseDuration('cri-restart-wait', str('cri-restart-wait') || '60s'),
     annotationPrefix,
+    leaseNamespace: str('lease-namespace') || 'kube-system',
+    leaseName: str('lease-name') || 'registry-auth-rollout',
+    githubToken: str('github-token') || undefined,
   };
 }

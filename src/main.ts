@@ -89,7 +89,7 @@ export async function run(): Promise<void> {
 
   try {
     const html = renderSummary({
-      mode: config.mode,
+      mode: config.mode === 'plan' ? 'plan' : 'apply',
       registry: parsed.desired.host,
       revision: config.revision,
       result: outcome.result,

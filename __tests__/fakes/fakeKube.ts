@@ -1,7 +1,7 @@
 // An in-memory KubeClient for pipeline tests. Node patches go through the rule tests' JSON Patch
 // applier, which follows the apiserver's semantics (shared/reference/kubernetes-api.md §4.3), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
-import type { KubeClient, PodState } from '../../src/adapters/types.js';
+import type { KubeClient, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
 import { ToolError } from '../../src/errors.js';
 import type { JsonPatchOp, NodeState, Taint } from '../../src/model.js';
@@ -155,8 +155,55 @@ export class FakeKube implements KubeClient {
     this.pods.delete(`${namespace}/${name}`);
   }
 
+  readonly leases = new Map<string, Json>();
+
+  private leaseState(o: Json): LeaseState {
+    return {
+      namespace: o.metadata.namespace,
+      name: o.metadata.name,
+      uid: o.metadata.uid,
+      resourceVersion: o.metadata.resourceVersion,
+      holderIdentity: o.spec.holderIdentity ?? '',
+      leaseDurationSeconds: o.spec.leaseDurationSeconds,
+      acquireTime: o.spec.acquireTime,
+      renewTime: o.spec.renewTime,
+      leaseTransitions: o.spec.leaseTransitions,
+    };
+  }
+
+  async getLease(namespace: string, name: string): Promise<LeaseState | undefined> {
+    this.calls.push({ method: 'getLease', name });
+    const o = this.leases.get(`${namespace}/${name}`);
+    return o ? this.leaseState(o) : undefined;
+  }
+
+  async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {
+    this.calls.push({ method: 'createLease', name });
+    if (this.leases.has(`${namespace}/${name}`)) {
+      throw new ToolError({ tool: 'kubectl', command: 'kubectl create lease', cause: 'conflict', exitCode: 1, stderr: `Error from server (AlreadyExists): leases.coordination.k8s.io "${name}" already exists` });
+    }
+    const o = normalize({ metadata: { namespace, name, uid: `lease-${++this.uidSeq}`, resourceVersion: String(++this.rv) }, spec });
+    this.leases.set(`${namespace}/${name}`, o);
+    return this.leaseState(o);
+  }
+
+  async patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+    this.calls.push({ method: 'patchLease', name, ops });
+    const o = this.leases.get(`${namespace}/${name}`);
+    if (!o) throw new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause: 'not-found', exitCode: 1, stderr: 'Error from server (NotFound)' });
+    let next: Json;
+    try {
+      next = applyJsonPatch(o, ops) as Json;
+    } catch {
+      throw new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause: 'invalid', exitCode: 1, stderr: 'The request is invalid: the server rejected our request due to an error in our request' });
+    }
+    next.metadata.resourceVersion = String(++this.rv);
+    this.leases.set(`${namespace}/${name}`, next);
+    return this.leaseState(next);
+  }
+
   mutatingCalls(): string[] {
-    return this.calls.filter((c) => ['patchNode', 'drain', 'createPod', 'deletePod'].includes(c.method)).map((c) => `${c.method} ${c.name ?? ''}`.trim());
+    return this.calls.filter((c) => ['patchNode', 'drain', 'createPod', 'deletePod', 'createLease', 'patchLease'].includes(c.method)).map((c) => `${c.method} ${c.name ?? ''}`.trim());
   }
 
   podCount(): number {

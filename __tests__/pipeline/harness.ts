@@ -67,6 +67,8 @@ export function config(over: Partial<Config> = {}): Config {
     verifyNamespace: 'kube-system',
     criRestartWaitMs: 60_000,
     annotationPrefix: 'registry-auth-rollout',
+    leaseNamespace: 'kube-system',
+    leaseName: 'registry-auth-rollout',
     ...over,
   };
 }

@@ -29,7 +29,7 @@ describe('readConfig', () => {
   });
 
   it.each([
-    ['mode', { mode: 'yolo' }, /input "mode": "yolo" is not one of apply, plan/],
+    ['mode', { mode: 'yolo' }, /input "mode": "yolo" is not one of apply, plan, fences, recover-fences/],
     ['reboot', { reboot: 'never' }, /input "reboot"/],
     ['auth-patch', { 'auth-patch': ' ' }, /input "auth-patch": is required/],
     ['revision', { revision: '' }, /input "revision": is required/],

@@ -5,7 +5,7 @@ import type { JsonPatchOp, NodeState } from '../model.js';
 import type { Runner, RunResult } from './exec.js';
 import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
-import type { KubeClient, PodContainerStatus, PodState } from './types.js';
+import type { KubeClient, LeaseState, PodContainerStatus, PodState } from './types.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -34,7 +34,8 @@ export class Kubectl implements KubeClient {
   }
 
   private async run(args: string[], opts: { timeoutMs?: number; input?: string; node?: string } = {}): Promise<RunResult> {
-    // --request-timeout bounds each HTTP request: without it a hung apiserver hangs kubectl forever.
+    // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
+    // apiserver would hang it forever), and ours kills the process as a last resort.
     const full = [...this.globals, ...args];
     const res = await this.runner.run({ file: this.binary, args: full, timeoutMs: opts.timeoutMs ?? this.callTimeoutMs, input: opts.input });
     if (res.exitCode !== 0) {
@@ -116,6 +117,44 @@ export class Kubectl implements KubeClient {
   async deletePod(namespace: string, name: string): Promise<void> {
     await this.run(['delete', 'pod', '-n', namespace, name, '--ignore-not-found', '--wait=false', '--request-timeout=30s']);
   }
+
+  async getLease(namespace: string, name: string): Promise<LeaseState | undefined> {
+    try {
+      const res = await this.run(['get', 'lease', '-n', namespace, name, '-o', 'json', '--request-timeout=30s']);
+      return leaseFromJson(this.parseJson(res, `kubectl get lease ${name}`));
+    } catch (e) {
+      if (e instanceof ToolError && e.cause === 'not-found') return undefined;
+      throw e;
+    }
+  }
+
+  async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {
+    const manifest = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
+    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], { input: JSON.stringify(manifest) });
+    return leaseFromJson(this.parseJson(res, `kubectl create lease ${name}`));
+  }
+
+  async patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+    const res = await this.run(['patch', 'lease', '-n', namespace, name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s']);
+    return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
+  }
+}
+
+function leaseFromJson(o: Json): LeaseState {
+  const metadata = (o.metadata ?? {}) as Json;
+  const spec = (o.spec ?? {}) as Json;
+  const lease: LeaseState = {
+    namespace: String(metadata.namespace ?? ''),
+    name: String(metadata.name ?? ''),
+    uid: String(metadata.uid ?? ''),
+    resourceVersion: String(metadata.resourceVersion ?? ''),
+    holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
+  };
+  if (typeof spec.leaseDurationSeconds === 'number') lease.leaseDurationSeconds = spec.leaseDurationSeconds;
+  if (typeof spec.acquireTime === 'string') lease.acquireTime = spec.acquireTime;
+  if (typeof spec.renewTime === 'string') lease.renewTime = spec.renewTime;
+  if (typeof spec.leaseTransitions === 'number') lease.leaseTransitions = spec.leaseTransitions;
+  return lease;
 }
 
 function podFromJson(o: Json): PodState {

@@ -31,6 +31,21 @@ export interface PodState {
   containerStatuses: PodContainerStatus[];
 }
 
+/** A coordination.k8s.io/v1 Lease, as far as the run lock reads it. */
+export interface LeaseState {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** empty when free */
+  holderIdentity: string;
+  leaseDurationSeconds?: number;
+  /** MicroTime strings as stored (RFC 3339 with 6 fractional digits) */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
 /** Every call throws a ToolError (src/errors.ts) with a classified cause on failure. */
 export interface KubeClient {
   /** all nodes; with a label selector, only the matching ones */
@@ -46,6 +61,12 @@ export interface KubeClient {
   /** undefined when the pod does not exist */
   getPod(namespace: string, name: string): Promise<PodState | undefined>;
   deletePod(namespace: string, name: string): Promise<void>;
+  /** undefined when the Lease does not exist */
+  getLease(namespace: string, name: string): Promise<LeaseState | undefined>;
+  /** create; an existing Lease throws cause 'conflict' (AlreadyExists) */
+  createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState>;
+  /** `kubectl patch lease --type=json`; a failed `test` op throws cause 'invalid' */
+  patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState>;
 }
 
 export interface EtcdMemberStatus {
