@@ -1,0 +1,339 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { JsonPatchOp } from '../../src/model.js';
+import type { KubeClient, LeaseState } from '../../src/adapters/types.js';
+import { ToolError, type FailureCause } from '../../src/errors.js';
+import { LeaseContendedError, LeaseHeldError, LeaseLostError, RunLock } from '../../src/lease.js';
+import { acquireSpec, microTime } from '../../src/rules/lease.js';
+import { TestClock } from '../fakes/clock.js';
+import { FakeKube } from '../fakes/fakeKube.js';
+
+const NS = 'kube-system';
+const NAME = 'registry-auth-rollout';
+const KEY = `${NS}/${NAME}`;
+const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
+const OTHER = 'acme/infra/runs/40/attempts/2/123456';
+
+function kubeError(cause: FailureCause): ToolError {
+  return new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause, exitCode: 1, stderr: `boom (${cause})` });
+}
+
+function setup(kube: KubeClient = new FakeKube()) {
+  const clock = new TestClock();
+  const log: string[] = [];
+  const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock, serverUrl: 'https://ghe.example', log: (m) => log.push(m) });
+  return { kube, clock, lock, log };
+}
+
+/** a Lease another run (or nobody) holds, placed without recording calls */
+async function seed(kube: FakeKube, spec: Record<string, unknown>): Promise<void> {
+  await kube.createLease(NS, NAME, spec);
+  kube.calls.length = 0;
+}
+
+const spec = (kube: FakeKube) => kube.leases.get(KEY)!.spec;
+
+describe('RunLock.acquire', () => {
+  it('creates the Lease when absent', async () => {
+    const { kube, clock, lock } = setup();
+    await lock.acquire();
+    const fake = kube as FakeKube;
+    expect(spec(fake)).toEqual(acquireSpec(OWNER, clock.now()));
+    expect(fake.mutatingCalls()).toEqual([`createLease ${NAME}`]);
+    expect(() => lock.assertHeld()).not.toThrow();
+    expect(lock.held).toBe(true);
+  });
+
+  it('takes a free Lease (no holder key) with a CAS patch and bumps leaseTransitions', async () => {
+    const { kube, clock, lock } = setup();
+    const fake = kube as FakeKube;
+    await seed(fake, { leaseDurationSeconds: 120, leaseTransitions: 3 });
+    await lock.acquire();
+    expect(spec(fake)).toMatchObject({ holderIdentity: OWNER, renewTime: microTime(clock.now()), leaseTransitions: 4 });
+    expect(fake.mutatingCalls()).toEqual([`patchLease ${NAME}`]);
+    const ops = fake.calls.find((c) => c.method === 'patchLease')!.ops!;
+    expect(ops.slice(0, 2)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: fake.leases.get(KEY)!.metadata.uid },
+      { op: 'test', path: '/spec/holderIdentity', value: null },
+    ]);
+  });
+
+  for (const [what, agoMs, expired] of [
+    ['freshly renewed', 5_000, false],
+    ['expired long ago', 3_600_000, true],
+  ] as const) {
+    it(`refuses a Lease held by another run (${what}), naming holder and run URL, touching nothing`, async () => {
+      const { kube, clock, lock } = setup();
+      const fake = kube as FakeKube;
+      await seed(fake, acquireSpec(OTHER, clock.now() - agoMs));
+      const err = await lock.acquire().then(
+        () => undefined,
+        (e) => e,
+      );
+      expect(err).toBeInstanceOf(LeaseHeldError);
+      expect(err.holder).toBe(OTHER);
+      expect(err.expired).toBe(expired);
+      expect(err.runUrl).toBe('https://ghe.example/acme/infra/actions/runs/40/attempts/2');
+      expect(err.message).toContain(OTHER);
+      expect(err.message).toContain('https://ghe.example/acme/infra/actions/runs/40/attempts/2');
+      if (expired) expect(err.message).toContain('never taken over by time');
+      expect(fake.mutatingCalls()).toEqual([]);
+      expect(spec(fake).holderIdentity).toBe(OTHER);
+      expect(() => lock.assertHeld()).toThrow(LeaseLostError);
+    });
+  }
+
+  it('uses GITHUB_SERVER_URL for the run URL by default', async () => {
+    vi.stubEnv('GITHUB_SERVER_URL', 'https://github.corp');
+    try {
+      const kube = new FakeKube();
+      const clock = new TestClock();
+      await seed(kube, acquireSpec(OTHER, clock.now()));
+      const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock });
+      await expect(lock.acquire()).rejects.toThrow('https://github.corp/acme/infra/actions/runs/40/attempts/2');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('accepts a Lease that already carries our token (a create whose response was lost)', async () => {
+    const { kube, clock, lock } = setup();
+    const fake = kube as FakeKube;
+    await seed(fake, acquireSpec(OWNER, clock.now()));
+    await lock.acquire();
+    expect(lock.held).toBe(true);
+    expect(fake.mutatingCalls()).toEqual([]);
+  });
+
+  it('race on create: 409, re-read, the winner is named', async () => {
+    class RacingKube extends FakeKube {
+      override async createLease(ns: string, name: string, s: Record<string, unknown>): Promise<LeaseState> {
+        if (!this.leases.has(`${ns}/${name}`)) await super.createLease(ns, name, acquireSpec(OTHER, Date.parse('2026-11-30T10:00:00Z')));
+        return super.createLease(ns, name, s);
+      }
+    }
+    const { kube, lock } = setup(new RacingKube());
+    const err = await lock.acquire().catch((e) => e);
+    expect(err).toBeInstanceOf(LeaseHeldError);
+    expect(err.holder).toBe(OTHER);
+    expect((kube as FakeKube).calls.map((c) => c.method)).toEqual(['getLease', 'createLease', 'createLease', 'getLease']);
+  });
+
+  it('race on take: 422, re-read shows it free again, the second take wins', async () => {
+    let raced = false;
+    class RacingKube extends FakeKube {
+      override async patchLease(ns: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+        if (!raced) {
+          raced = true;
+          // another run takes it and releases it again between our read and our patch
+          const o = this.leases.get(`${ns}/${name}`)!;
+          o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 5);
+          o.spec.holderIdentity = OTHER;
+          try {
+            return await super.patchLease(ns, name, ops);
+          } finally {
+            delete o.spec.holderIdentity;
+          }
+        }
+        return super.patchLease(ns, name, ops);
+      }
+    }
+    const fake = new RacingKube();
+    await seed(fake, { leaseDurationSeconds: 120 });
+    const { lock } = setup(fake);
+    await lock.acquire();
+    expect(spec(fake).holderIdentity).toBe(OWNER);
+    expect(fake.calls.map((c) => c.method)).toEqual(['getLease', 'patchLease', 'getLease', 'patchLease']);
+  });
+
+  it('two races in a row give up with LeaseContendedError', async () => {
+    class AlwaysRacing extends FakeKube {
+      override async createLease(): Promise<LeaseState> {
+        throw new ToolError({ tool: 'kubectl', command: 'kubectl create lease', cause: 'conflict', exitCode: 1, stderr: 'AlreadyExists' });
+      }
+    }
+    const { lock } = setup(new AlwaysRacing());
+    await expect(lock.acquire()).rejects.toBeInstanceOf(LeaseContendedError);
+  });
+
+  it('a stored "" holder (pointer kept by the server) is taken on the second try, testing ""', async () => {
+    const state: LeaseState = { namespace: NS, name: NAME, uid: 'u1', resourceVersion: '9', holderIdentity: '', leaseDurationSeconds: 120 };
+    const patches: JsonPatchOp[][] = [];
+    const kube = {
+      getLease: async () => ({ ...state }),
+      patchLease: async (_ns: string, _n: string, ops: JsonPatchOp[]) => {
+        patches.push(ops);
+        const holderTest = ops.find((o) => o.op === 'test' && o.path === '/spec/holderIdentity') as { value: unknown };
+        if (holderTest.value !== '') throw kubeError('invalid');
+        return { ...state, holderIdentity: OWNER, resourceVersion: '10' };
+      },
+    } as unknown as KubeClient;
+    const { lock } = setup(kube);
+    await lock.acquire();
+    expect(lock.held).toBe(true);
+    expect(patches.map((p) => (p[1] as { value: unknown }).value)).toEqual([null, '']);
+  });
+
+  it('other failures are thrown as they are', async () => {
+    class Down extends FakeKube {
+      override async getLease(): Promise<LeaseState | undefined> {
+        throw kubeError('transport');
+      }
+    }
+    const { lock } = setup(new Down());
+    await expect(lock.acquire()).rejects.toMatchObject({ cause: 'transport' });
+  });
+});
+
+describe('RunLock renewal', () => {
+  it('tick renews renewTime with a holder CAS', async () => {
+    const { kube, clock, lock } = setup();
+    const fake = kube as FakeKube;
+    await lock.acquire();
+    clock.t += 30_000;
+    await lock.tick();
+    expect(spec(fake).renewTime).toBe(microTime(clock.now()));
+    const ops = fake.calls.filter((c) => c.method === 'patchLease').at(-1)!.ops!;
+    expect(ops[0]).toEqual({ op: 'test', path: '/spec/holderIdentity', value: OWNER });
+    lock.assertHeld();
+  });
+
+  it('a renewal that finds another holder loses the lock: assertHeld throws naming the new holder', async () => {
+    const { kube, clock, lock } = setup();
+    const fake = kube as FakeKube;
+    await lock.acquire();
+    spec(fake).holderIdentity = OTHER;
+    clock.t += 30_000;
+    await lock.tick();
+    expect(() => lock.assertHeld()).toThrow(LeaseLostError);
+    expect(() => lock.assertHeld()).toThrow(OTHER);
+    expect(spec(fake).holderIdentity).toBe(OTHER);
+    // no further renewal attempts once lost
+    const before = fake.calls.length;
+    await lock.tick();
+    expect(fake.calls.length).toBe(before);
+  });
+
+  it('a deleted Lease loses the lock at once', async () => {
+    const { kube, clock, lock } = setup();
+    await lock.acquire();
+    (kube as FakeKube).leases.delete(KEY);
+    clock.t += 30_000;
+    await lock.tick();
+    expect(() => lock.assertHeld()).toThrow('the Lease was deleted');
+  });
+
+  it('transport failures are retried; the lock is lost only after a whole lease duration without success', async () => {
+    let down = false;
+    class Flaky extends FakeKube {
+      override async patchLease(ns: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+        if (down) throw kubeError('transport');
+        return super.patchLease(ns, name, ops);
+      }
+    }
+    const { clock, lock } = setup(new Flaky());
+    await lock.acquire();
+    down = true;
+    for (let i = 1; i <= 3; i++) {
+      clock.t += 30_000;
+      await lock.tick();
+      lock.assertHeld(); // 30, 60, 90 s without renewal: still ours
+    }
+    down = false;
+    clock.t += 30_000;
+    await lock.tick(); // 120 s: succeeds, budget resets
+    lock.assertHeld();
+    down = true;
+    for (let i = 1; i <= 3; i++) {
+      clock.t += 30_000;
+      await lock.tick();
+      lock.assertHeld();
+    }
+    clock.t += 30_000;
+    await lock.tick(); // 120 s since the last success
+    expect(() => lock.assertHeld()).toThrow(/no successful renewal for 120s/);
+  });
+
+  it('startRenewing calls tick every renewEveryMs until stopped', async () => {
+    vi.useFakeTimers();
+    try {
+      const { lock } = setup();
+      await lock.acquire();
+      const tick = vi.spyOn(lock, 'tick').mockResolvedValue();
+      lock.startRenewing();
+      lock.startRenewing(); // idempotent: one timer
+      vi.advanceTimersByTime(30_000);
+      expect(tick).toHaveBeenCalledTimes(1);
+      vi.advanceTimersByTime(60_000);
+      expect(tick).toHaveBeenCalledTimes(3);
+      lock.stop();
+      vi.advanceTimersByTime(90_000);
+      expect(tick).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('RunLock.release', () => {
+  it('CAS-releases our Lease: no holder key left; assertHeld throws afterwards', async () => {
+    const { kube, lock } = setup();
+    const fake = kube as FakeKube;
+    await lock.acquire();
+    const out = await lock.release();
+    expect(out.released).toBe(true);
+    expect('holderIdentity' in spec(fake)).toBe(false);
+    const ops = fake.calls.filter((c) => c.method === 'patchLease').at(-1)!.ops!;
+    expect(ops[0]).toEqual({ op: 'test', path: '/spec/holderIdentity', value: OWNER });
+    expect(() => lock.assertHeld()).toThrow(LeaseLostError);
+    // a second run can now take it
+    const second = new RunLock({ kube: fake, namespace: NS, name: NAME, owner: OTHER, clock: new TestClock() });
+    await second.acquire();
+    expect(spec(fake).holderIdentity).toBe(OTHER);
+  });
+
+  it('a stolen Lease is not clobbered: reported, not thrown', async () => {
+    const { kube, lock } = setup();
+    const fake = kube as FakeKube;
+    await lock.acquire();
+    spec(fake).holderIdentity = OTHER;
+    const out = await lock.release();
+    expect(out.released).toBe(false);
+    expect(out.message).toContain(OTHER);
+    expect(spec(fake).holderIdentity).toBe(OTHER);
+  });
+
+  it('a deleted Lease is reported, not thrown; a transport failure is thrown', async () => {
+    const a = setup();
+    await a.lock.acquire();
+    (a.kube as FakeKube).leases.delete(KEY);
+    await expect(a.lock.release()).resolves.toMatchObject({ released: false, message: expect.stringContaining('deleted') });
+
+    class Down extends FakeKube {
+      broken = false;
+      override async patchLease(ns: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+        if (this.broken) throw kubeError('transport');
+        return super.patchLease(ns, name, ops);
+      }
+    }
+    const down = new Down();
+    const b = setup(down);
+    await b.lock.acquire();
+    down.broken = true;
+    await expect(b.lock.release()).rejects.toMatchObject({ cause: 'transport' });
+  });
+
+  it('release without acquire does nothing', async () => {
+    const { kube, lock } = setup();
+    expect((await lock.release()).released).toBe(false);
+    expect((kube as FakeKube).mutatingCalls()).toEqual([]);
+  });
+});
+
+let saved: string | undefined;
+beforeEach(() => {
+  saved = process.env.GITHUB_SERVER_URL;
+});
+afterEach(() => {
+  if (saved === undefined) delete process.env.GITHUB_SERVER_URL;
+  else process.env.GITHUB_SERVER_URL = saved;
+});

@@ -1,0 +1,289 @@
+// The run lock: a coordination.k8s.io/v1 Lease that makes `apply` runs mutually exclusive (issue 4 §1).
+// The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
+// the state the rollout consults before every mutation (assertHeld).
+import type { KubeClient, LeaseState } from './adapters/types.js';
+import { ToolError, type FailureCause } from './errors.js';
+import type { Clock } from './rollout.js';
+import {
+  acquireSpec,
+  judgeLease,
+  LEASE_DURATION_SECONDS,
+  releaseLeasePatch,
+  renewPatch,
+  takeFreeLeasePatch,
+} from './rules/lease.js';
+
+/** Another run holds the Lease. Never overridden by time: see judgeLease. */
+export class LeaseHeldError extends Error {
+  readonly holder: string;
+  readonly runUrl?: string;
+  readonly expired: boolean;
+  constructor(lease: string, holder: string, expired: boolean, runUrl?: string, renewTime?: string) {
+    const who = runUrl ? `${holder} (workflow run ${runUrl})` : `${holder} (not an owner token of this action, so no workflow run can be named)`;
+    const age = expired
+      ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration, but a holder that looks dead may still be writing to a node, so the Lease is never taken over by time`
+      : `it was renewed recently${renewTime ? ` (${renewTime})` : ''}`;
+    super(
+      `Lease ${lease} is held by ${who}; ${age}. Nothing was changed. ` +
+        'Wait for that run to finish, or check it and, once it has completed, run this action with `mode: recover-fences`.',
+    );
+    this.name = 'LeaseHeldError';
+    this.holder = holder;
+    this.runUrl = runUrl;
+    this.expired = expired;
+  }
+}
+
+/** The Lease is no longer provably ours: the rollout must not start another mutation. */
+export class LeaseLostError extends Error {
+  readonly reason: string;
+  constructor(lease: string, reason: string) {
+    super(`run lock (Lease ${lease}) lost: ${reason}. Stopping before the next mutation.`);
+    this.name = 'LeaseLostError';
+    this.reason = reason;
+  }
+}
+
+/** Two races in a row for the Lease: someone else is acquiring it right now. */
+export class LeaseContendedError extends Error {
+  constructor(lease: string, detail: string) {
+    super(`Lease ${lease} changed under us twice while acquiring it (${detail}); another run is starting. Nothing was changed.`);
+    this.name = 'LeaseContendedError';
+  }
+}
+
+export interface RunLockOptions {
+  kube: KubeClient;
+  namespace: string;
+  name: string;
+  /** this run's owner token (holderIdentity) */
+  owner: string;
+  clock: Clock;
+  renewEveryMs?: number;
+  /** for the holder's run URL; default GITHUB_SERVER_URL or https://github.com */
+  serverUrl?: string;
+  log?: (message: string) => void;
+}
+
+export interface LeaseReleaseOutcome {
+  released: boolean;
+  message: string;
+}
+
+// A renewal rejected for one of these will not succeed on a later tick: the Lease is someone else's
+// (422 from our holder `test`), gone (404), or we may no longer write it (403). Anything else
+// (transport, 5xx, 429, timeouts, an unreadable answer) may be passing and is retried next tick.
+const DEFINITIVE: ReadonlySet<FailureCause> = new Set<FailureCause>(['invalid', 'not-found', 'forbidden', 'usage']);
+
+const isCause = (e: unknown, cause: FailureCause): boolean => e instanceof ToolError && e.cause === cause;
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+type LockState = 'idle' | 'held' | 'lost' | 'released';
+
+export class RunLock {
+  private readonly kube: KubeClient;
+  private readonly namespace: string;
+  private readonly name: string;
+  readonly owner: string;
+  private readonly clock: Clock;
+  readonly renewEveryMs: number;
+  private readonly serverUrl: string;
+  private readonly log: (message: string) => void;
+
+  private state: LockState = 'idle';
+  private lostReason?: string;
+  private lastRenewOkMs = 0;
+  private durationMs = LEASE_DURATION_SECONDS * 1000;
+  private lastError?: string;
+  private renewing = false;
+  private timer?: ReturnType<typeof setInterval>;
+
+  constructor(opts: RunLockOptions) {
+    this.kube = opts.kube;
+    this.namespace = opts.namespace;
+    this.name = opts.name;
+    this.owner = opts.owner;
+    this.clock = opts.clock;
+    this.renewEveryMs = opts.renewEveryMs ?? 30_000;
+    this.serverUrl = opts.serverUrl ?? (process.env.GITHUB_SERVER_URL || 'https://github.com');
+    this.log = opts.log ?? (() => {});
+  }
+
+  get lease(): string {
+    return `${this.namespace}/${this.name}`;
+  }
+
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
+  /** why the lock counts as lost, once it does */
+  get lost(): string | undefined {
+    return this.lostReason;
+  }
+
+  /**
+   * Create the Lease if absent, take it if free, accept it if it already carries our token (a
+   * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
+   * got there between our read and our write: re-read and judge once more; a second race gives up.
+   */
+  async acquire(): Promise<void> {
+    let races = 0;
+    let holderStoredEmpty = false;
+    let triedTake: LeaseState | undefined;
+    for (;;) {
+      const lease = await this.kube.getLease(this.namespace, this.name);
+      const now = this.clock.now();
+      if (triedTake && lease && !holderStoredEmpty && lease.uid === triedTake.uid && lease.resourceVersion === triedTake.resourceVersion && !lease.holderIdentity) {
+        // Our take failed yet nothing was written since the read: the only `test` that can have failed
+        // is `holderIdentity == null` against a stored "" (see takeFreeLeasePatch). Not a race.
+        holderStoredEmpty = true;
+        races--;
+      }
+      const j = judgeLease(lease, this.owner, now, this.serverUrl);
+      if (j.kind === 'ours') {
+        this.hold(lease!, now, 'already carried our owner token');
+        return;
+      }
+      if (j.kind === 'held') throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
+      try {
+        if (j.kind === 'absent') {
+          const created = await this.kube.createLease(this.namespace, this.name, acquireSpec(this.owner, now));
+          this.hold(created, now, 'created');
+          return;
+        }
+        triedTake = lease;
+        const taken = await this.kube.patchLease(this.namespace, this.name, takeFreeLeasePatch(lease!, this.owner, now, holderStoredEmpty));
+        this.hold(taken, now, 'taken (it was free)');
+        return;
+      } catch (e) {
+        const raced = j.kind === 'absent' ? isCause(e, 'conflict') : isCause(e, 'invalid');
+        if (!raced) throw e;
+        races++;
+        if (races > 1) throw new LeaseContendedError(this.lease, message(e));
+        this.log(`Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`);
+      }
+    }
+  }
+
+  private hold(lease: LeaseState, now: number, how: string): void {
+    this.state = 'held';
+    this.lostReason = undefined;
+    this.lastRenewOkMs = now;
+    this.durationMs = (lease.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000;
+    this.log(`Lease ${this.lease}: acquired (${how}) as ${this.owner}`);
+  }
+
+  /** Renew every renewEveryMs until release()/stop(). The interval only calls tick(), which tests call directly. */
+  startRenewing(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      void this.tick().catch(() => {});
+    }, this.renewEveryMs);
+    // The lock must not keep the process alive after the action is done (or killed).
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One renewal: CAS on the holder. Never throws; the outcome shows in assertHeld(). */
+  async tick(): Promise<void> {
+    if (this.state !== 'held') return;
+    const now = this.clock.now();
+    if (this.renewing) {
+      this.checkBudget(now, 'the previous renewal has not answered yet');
+      return;
+    }
+    this.renewing = true;
+    try {
+      await this.kube.patchLease(this.namespace, this.name, renewPatch(this.owner, now));
+      if (this.state !== 'held') return;
+      // Counted from when the request was sent: the server may have stamped an earlier renewTime.
+      this.lastRenewOkMs = now;
+      this.lastError = undefined;
+    } catch (e) {
+      if (this.state !== 'held') return;
+      if (e instanceof ToolError && DEFINITIVE.has(e.cause)) {
+        this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
+      } else {
+        this.lastError = message(e);
+        this.log(`Lease ${this.lease}: renewal failed (${this.lastError}); retrying on the next tick`);
+        this.checkBudget(this.clock.now(), this.lastError);
+      }
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  // Without a successful renewal for a whole lease duration, nobody (the Lease included) can show the
+  // lock is still ours; stopping is the safe side. Judged at each tick only, so a virtual test clock
+  // that jumps forward (sleep) cannot expire a lock whose renewals never failed.
+  private checkBudget(now: number, lastError: string): void {
+    const since = now - this.lastRenewOkMs;
+    if (since >= this.durationMs) {
+      this.markLost(`no successful renewal for ${Math.round(since / 1000)}s (lease duration ${this.durationMs / 1000}s); last error: ${lastError}`);
+    }
+  }
+
+  private markLost(reason: string): void {
+    this.state = 'lost';
+    this.lostReason = reason;
+    this.stop();
+    this.log(`Lease ${this.lease}: lost: ${reason}`);
+  }
+
+  /** Names who has the Lease now, for a rejected renewal or release. */
+  private async describeLoss(e: unknown): Promise<string> {
+    if (isCause(e, 'forbidden')) return `not allowed to write the Lease any more (${message(e)})`;
+    try {
+      const now = await this.kube.getLease(this.namespace, this.name);
+      const j = judgeLease(now, this.owner, this.clock.now(), this.serverUrl);
+      switch (j.kind) {
+        case 'absent':
+          return 'the Lease was deleted';
+        case 'free':
+          return 'the Lease was released by someone else';
+        case 'ours':
+          return `the write was rejected although the Lease still names us (${message(e)})`;
+        case 'held':
+          return `the Lease is now held by ${j.holder}${j.runUrl ? ` (workflow run ${j.runUrl})` : ''}`;
+      }
+    } catch (readError) {
+      return `${message(e)}; reading the Lease again also failed: ${message(readError)}`;
+    }
+  }
+
+  /** Called by the rollout before every mutation. */
+  assertHeld(): void {
+    if (this.state === 'held') return;
+    const reason = this.state === 'lost' ? this.lostReason! : this.state === 'released' ? 'it was already released' : 'it was never acquired';
+    throw new LeaseLostError(this.lease, reason);
+  }
+
+  /**
+   * CAS release: clears the holder only while it is still us. A Lease that is gone or held by
+   * another run is reported in the outcome and left alone (never clobbered). Any other failure
+   * (transport, 5xx) is thrown: the Lease may still name us, and the caller must say so.
+   */
+  async release(): Promise<LeaseReleaseOutcome> {
+    this.stop();
+    if (this.state === 'idle' || this.state === 'released') {
+      return { released: false, message: `Lease ${this.lease}: not held by this run, nothing to release` };
+    }
+    try {
+      await this.kube.patchLease(this.namespace, this.name, releaseLeasePatch(this.owner));
+      this.state = 'released';
+      this.log(`Lease ${this.lease}: released`);
+      return { released: true, message: `Lease ${this.lease}: released` };
+    } catch (e) {
+      if (!(e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found'))) throw e;
+      const why = await this.describeLoss(e);
+      this.state = 'released';
+      this.log(`Lease ${this.lease}: not released, ${why}; left as it is`);
+      return { released: false, message: `Lease ${this.lease}: not released, ${why}; left as it is` };
+    }
+  }
+}

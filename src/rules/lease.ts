@@ -1,0 +1,142 @@
+// Lease rules: the JSON Patches and the judgement behind "one run at a time" (issue 4 §1).
+// Pure: the RunLock (src/lease.ts) does the I/O.
+//
+// Server facts these rules lean on (shared/reference/kubernetes-api.md §4.2, §4.3, §4.6):
+// - a JSON Patch is applied atomically to the latest stored object, and a failed `test` fails it as a
+//   whole with 422: a `test` op is our compare-and-swap;
+// - the server drops empty strings, `false`, `0` and empty maps (omitempty), so a freed Lease has NO
+//   `holderIdentity` key, and `test … ""` would fail on it: "free" is tested with `null` (a missing key,
+//   parent present, passes only a `null` test);
+// - `remove` of a missing key fails the whole patch;
+// - Lease times are MicroTime: RFC 3339 with exactly 6 fractional digits.
+import type { LeaseState } from '../adapters/types.js';
+import type { JsonPatchOp } from '../model.js';
+import { parseOwnerToken, runUrl } from '../owner.js';
+
+export const LEASE_DURATION_SECONDS = 120;
+
+/** Kubernetes MicroTime, e.g. `2026-11-30T10:00:00.123000Z` (JS clocks have millisecond precision). */
+export function microTime(ms: number): string {
+  const iso = new Date(Math.floor(ms)).toISOString();
+  return `${iso.slice(0, 23)}000Z`;
+}
+
+const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Epoch ms of a MicroTime/RFC 3339 string (sub-millisecond digits truncated); undefined when malformed. */
+export function parseMicroTime(s: string | undefined): number | undefined {
+  if (!s) return undefined;
+  const m = RFC3339.exec(s.trim());
+  if (!m) return undefined;
+  const whole = Date.parse(`${m[1]}${m[3].toUpperCase()}`);
+  if (Number.isNaN(whole)) return undefined;
+  const fraction = m[2] ? Number(m[2].slice(0, 3).padEnd(3, '0')) : 0;
+  return whole + fraction;
+}
+
+/** `spec` of a Lease this run creates. */
+export function acquireSpec(owner: string, nowMs: number): Record<string, unknown> {
+  const t = microTime(nowMs);
+  return {
+    holderIdentity: owner,
+    leaseDurationSeconds: LEASE_DURATION_SECONDS,
+    acquireTime: t,
+    renewTime: t,
+    leaseTransitions: 0,
+  };
+}
+
+const HOLDER = '/spec/holderIdentity';
+
+/**
+ * Take a Lease that exists but has no holder. The `test`s make it a CAS: the holder is still absent
+ * (`null`, see above) and it is still the same Lease object (uid), so two runs racing for it cannot
+ * both win — the loser gets 422 and re-reads.
+ *
+ * `holderStoredEmpty`: `holderIdentity` is a pointer in the Go type, so a Lease freed by another tool
+ * (client-go's leader election, a hand edit) may keep the key as `""`, which `test … null` does not
+ * match. LeaseState cannot tell the two apart, so the RunLock retries with `""` when a take failed
+ * although the Lease did not change (same resourceVersion).
+ *
+ * `add` rather than `replace` for every field: `add` on an existing key replaces it and on a missing
+ * one creates it, under every JSON Patch library version; `replace` of a missing key only works by a
+ * quirk of evanphx/json-patch v4 (§4.3), and a freed Lease may lack renewTime/acquireTime.
+ */
+export function takeFreeLeasePatch(lease: LeaseState, owner: string, nowMs: number, holderStoredEmpty = false): JsonPatchOp[] {
+  const t = microTime(nowMs);
+  return [
+    { op: 'test', path: '/metadata/uid', value: lease.uid },
+    { op: 'test', path: HOLDER, value: holderStoredEmpty ? '' : null },
+    { op: 'add', path: HOLDER, value: owner },
+    { op: 'add', path: '/spec/leaseDurationSeconds', value: LEASE_DURATION_SECONDS },
+    { op: 'add', path: '/spec/acquireTime', value: t },
+    { op: 'add', path: '/spec/renewTime', value: t },
+    { op: 'add', path: '/spec/leaseTransitions', value: (lease.leaseTransitions ?? 0) + 1 },
+  ];
+}
+
+/** Renew only while the holder is still us: a Lease someone else took fails with 422 and the run stops. */
+export function renewPatch(owner: string, nowMs: number): JsonPatchOp[] {
+  return [
+    { op: 'test', path: HOLDER, value: owner },
+    { op: 'add', path: '/spec/renewTime', value: microTime(nowMs) },
+  ];
+}
+
+/**
+ * Free the Lease only if we still hold it: a Lease another run holds now is not ours to clear.
+ * The times go with the holder so a freed Lease shows no renewal a reader could mistake for a live
+ * holder. They are `add`ed before the `remove` because removing a missing key fails the patch (§4.3)
+ * and someone may have edited the Lease by hand; the holder needs no such step, the `test` proves it
+ * exists.
+ */
+export function releaseLeasePatch(owner: string): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [
+    { op: 'test', path: HOLDER, value: owner },
+    { op: 'remove', path: HOLDER },
+  ];
+  for (const path of ['/spec/acquireTime', '/spec/renewTime']) {
+    ops.push({ op: 'add', path, value: '' });
+    ops.push({ op: 'remove', path });
+  }
+  return ops;
+}
+
+export type LeaseJudgement =
+  | { kind: 'absent' }
+  | { kind: 'free' }
+  | { kind: 'ours' }
+  | {
+      kind: 'held';
+      holder: string;
+      /** renewTime (or acquireTime) + leaseDurationSeconds is in the past; informational only */
+      expired: boolean;
+      /** the holder's workflow run attempt, when its token parses */
+      runUrl?: string;
+      renewTime?: string;
+    };
+
+/**
+ * Who holds the Lease, from this run's point of view.
+ *
+ * `held` means REFUSE, whether `expired` or not. The Lease is never taken over by time alone: Talos
+ * mutations (`talosctl patch`, `reboot`) carry no fencing token the node could check, so a holder
+ * that looks dead (a runner that lost the network, a stuck renew loop) may still be writing to a
+ * node, and a second run acting "after expiry" could reboot a node the first is mid-way through.
+ * `expired` is reported so a human can check the holder's run (mode `fences`) and release it
+ * (`recover-fences`, which frees a Lease only when GitHub says its run attempt completed).
+ */
+export function judgeLease(lease: LeaseState | undefined, owner: string, nowMs: number, serverUrl = 'https://github.com'): LeaseJudgement {
+  if (!lease) return { kind: 'absent' };
+  if (!lease.holderIdentity) return { kind: 'free' };
+  if (lease.holderIdentity === owner) return { kind: 'ours' };
+  const renewed = parseMicroTime(lease.renewTime) ?? parseMicroTime(lease.acquireTime);
+  const durationMs = (lease.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000;
+  // No readable time at all: nothing shows it is alive, so it is reported as expired (still refused).
+  const expired = renewed === undefined ? true : nowMs > renewed + durationMs;
+  const token = parseOwnerToken(lease.holderIdentity);
+  const held: LeaseJudgement = { kind: 'held', holder: lease.holderIdentity, expired };
+  if (token) held.runUrl = runUrl(token, serverUrl);
+  if (lease.renewTime) held.renewTime = lease.renewTime;
+  return held;
+}
