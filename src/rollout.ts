@@ -66,6 +66,18 @@ export interface RolloutDeps {
   holding?: HoldingSink;
   /** true once the runner was cancelled: no new step starts */
   cancelled?: () => boolean;
+  /** the run-wide Lease (apply mode); acquired before the first mutation */
+  lock?: RunLockLike;
+}
+
+/** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+export interface RunLockLike {
+  acquire(): Promise<void>;
+  startRenewing(): void;
+  /** throws when another run took the Lease or renewals kept failing past its duration */
+  assertHeld(): void;
+  release(): Promise<{ released: boolean; message: string }>;
+  stop(): void;
 }
 
 export interface RolloutResult {
@@ -125,6 +137,37 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     return { result: 'planned', records, notReached: [], upToDate: selection.upToDate };
   }
 
+  // One run at a time: the Lease is taken before the first mutation and refused when held by
+  // another run, expired or not (src/rules/lease.ts says why time alone never hands it over).
+  if (deps.lock) {
+    await deps.lock.acquire();
+    deps.lock.startRenewing();
+  }
+  const result = await rollNodes(deps, selected, inventory, clock, log, selection.upToDate);
+  if (deps.lock) {
+    deps.lock.stop();
+    // A node left fenced (phase=mutating) keeps the Lease held: nobody should start another roll
+    // until a person has looked at it (recover-fences releases it once this run is completed).
+    const fenced = result.error instanceof RolloutError && result.error.leftFenced;
+    if (!fenced) {
+      const released = await deps.lock.release().catch((e: unknown) => ({ released: false, message: e instanceof Error ? e.message : String(e) }));
+      log.info(`run Lease: ${released.message}`);
+    } else {
+      log.info('run Lease: kept, because a node of this run is left fenced (phase=mutating)');
+    }
+  }
+  return result;
+}
+
+async function rollNodes(
+  deps: RolloutDeps,
+  selected: NodeState[],
+  inventory: NodeState[],
+  clock: Clock,
+  log: RolloutLog,
+  upToDate: string[],
+): Promise<RolloutResult> {
+  const selection = { upToDate };
   // 3. One node at a time; the first failure stops the roll.
   const records: DecisionRecord[] = [];
   for (const [i, node] of selected.entries()) {
@@ -292,12 +335,18 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
     if (before) run.record.evidence = before;
 
     // 3.4 From here on Talos is touched: mark it, so a crash leaves a fence that says so.
-    await run.step('phase=mutating', () => kube.patchNode(name, buildPhasePatch(capture, keys, 'mutating')));
+    await run.step('phase=mutating', () => {
+      beforeMutation(deps);
+      return kube.patchNode(name, buildPhasePatch(capture, keys, 'mutating'));
+    });
     deps.holding?.({ node: name, phase: 'mutating', capture });
 
     // 3.5 Apply the credential.
     try {
-      await run.step('talosctl patch machineconfig', () => talos.patchMachineConfig(address, config.authPatch));
+      await run.step('talosctl patch machineconfig', () => {
+        beforeMutation(deps);
+        return talos.patchMachineConfig(address, config.authPatch);
+      });
     } catch (e) {
       // Nothing was drained and containerd still runs as before: uncordoning is safe.
       const msg = e instanceof Error ? e.message : String(e);
@@ -351,6 +400,17 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   deps.holding?.(undefined);
 }
 
+/**
+ * Checked before every mutation that moves the roll forward (claim, phase, Talos patch, drain, reboot):
+ * a cancelled run or a lost Lease starts nothing new. Releases are exempt: they only undo this run's
+ * own claim (CAS-guarded on our owner token and the uid) and never touch Talos, and leaving the claim
+ * would block every later run on a residual claim.
+ */
+function beforeMutation(deps: RolloutDeps): void {
+  if (deps.cancelled?.()) throw new Error('the run was cancelled; no further mutation was started');
+  deps.lock?.assertHeld();
+}
+
 async function readOne(deps: RolloutDeps, name: string, address: string): Promise<EvidenceVerdict> {
   const readings = await readEvidence(deps.talos, [{ name, address }], deps.config.criConfigPaths);
   return rebootEvidence(readings.get(name)!, deps.desired, { marginMs: deps.config.evidenceMarginMs });
@@ -392,6 +452,7 @@ async function claimNode(deps: RolloutDeps, fresh: NodeState, clock: Clock): Pro
   for (let attempt = 1; attempt <= config.claimAttempts; attempt++) {
     const capture = { ...captureClaim(current, owner), wasCordoned: original.wasCordoned };
     try {
+      beforeMutation(deps);
       await kube.patchNode(current.name, buildClaimPatch(current, owner, keys));
       return { capture, attempts: attempt, conflicts };
     } catch (e) {
@@ -484,7 +545,10 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
   }
 
   try {
-    await run.step('drain', () => kube.drain(name, config.drainTimeoutMs));
+    await run.step('drain', () => {
+      beforeMutation(deps);
+      return kube.drain(name, config.drainTimeoutMs);
+    });
   } catch (e) {
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
     await releaseNoVerify();
@@ -506,7 +570,10 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
   }
   const bootBefore = drained.bootID;
 
-  await run.step('talosctl reboot', () => talos.reboot(address, config.readyTimeoutMs));
+  await run.step('talosctl reboot', () => {
+    beforeMutation(deps);
+    return talos.reboot(address, config.readyTimeoutMs);
+  });
 
   // Wait for Ready with the lifecycle taints gone; anything else in the guard changing is a failure.
   const deadline = clock.now() + config.readyTimeoutMs;

@@ -2,6 +2,7 @@
 import type { Config } from '../../src/config.js';
 import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/config.js';
 import { annotationKeys, type AuthFields, type DesiredCredential } from '../../src/model.js';
+import { RunLock } from '../../src/lease.js';
 import { runRollout, type RolloutDeps } from '../../src/rollout.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeKube, type FakeNodeSpec } from '../fakes/fakeKube.js';
@@ -83,6 +84,7 @@ export function roll(c: ReturnType<typeof makeCluster>, over: Partial<Config> = 
     keys,
     clock: c.clock,
     pollIntervalMs: 1000,
+    lock: new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock }),
     ...extra,
   });
 }

@@ -150,7 +150,8 @@ describe('rollout: the whole pipeline on fakes', () => {
     const res = await roll(c);
     expect(res.records[0].outcome).toBe('refused');
     expect(res.records[0].reason).toMatch(/uid/);
-    expect(c.kube.mutatingCalls()).toEqual([]);
+    expect(c.kube.calls.filter((x) => x.method === 'patchNode' || x.method === 'drain')).toEqual([]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
   });
 
   it('a pre-existing cordon survives a roll that reboots the node', async () => {
@@ -257,5 +258,44 @@ describe('rollout: the whole pipeline on fakes', () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2', current: true }]);
     const res = await roll(c, { mode: 'plan' });
     expect(JSON.stringify(res)).not.toContain(NEW.password);
+  });
+});
+
+describe('rollout: the run Lease', () => {
+  it('takes the Lease before the first mutation and releases it at the end', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const res = await roll(c);
+    expect(res.result).toBe('processed');
+    const firstMutation = c.kube.calls.findIndex((x) => ['patchNode', 'drain'].includes(x.method));
+    const acquire = c.kube.calls.findIndex((x) => x.method === 'createLease');
+    expect(acquire).toBeGreaterThanOrEqual(0);
+    expect(acquire).toBeLessThan(firstMutation);
+    expect((await c.kube.getLease('kube-system', 'registry-auth-rollout'))?.holderIdentity).toBe('');
+  });
+
+  it('refuses before any mutation while another run holds it, naming the holder', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    await c.kube.createLease('kube-system', 'registry-auth-rollout', { holderIdentity: 'acme/infra/runs/7/attempts/1/beef', leaseDurationSeconds: 120, renewTime: '2020-01-01T00:00:00.000000Z' });
+    await expect(roll(c)).rejects.toThrow(/acme\/infra\/runs\/7\/attempts\/1\/beef[\s\S]*github.com\/acme\/infra\/actions\/runs\/7/);
+    expect(c.kube.calls.filter((x) => x.method === 'patchNode')).toEqual([]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+  });
+
+  it('a Lease stolen mid-run stops the run before its next mutation', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    // Another run takes the Lease while w1 is being drained; the next renewal notices.
+    let lockRef: any;
+    c.kube.drain = async (name) => {
+      c.kube.calls.push({ method: 'drain', name });
+      await c.kube.patchLease('kube-system', 'registry-auth-rollout', [{ op: 'replace', path: '/spec/holderIdentity', value: 'thief/repo/runs/1/attempts/1/0000' }]);
+      await lockRef.tick();
+    };
+    const { RunLock } = await import('../../src/lease.js');
+    lockRef = new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock });
+    const res = await roll(c, {}, { lock: lockRef });
+    expect(res.result).toBe('failed');
+    expect(res.records[0].reason).toMatch(/Lease/);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+    expect(res.notReached).toEqual(['w2']);
   });
 });
