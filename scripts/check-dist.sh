@@ -4,10 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-npx ncc build src/index.ts -o "$tmp" --license licenses.txt >/dev/null
-if ! diff -r "$tmp" dist >/dev/null; then
+bash scripts/build.sh "$tmp/dist"
+if ! diff -r "$tmp/dist" dist >/dev/null; then
   echo "dist/ differs from a fresh build of src/: run 'npm run build' and commit dist/." >&2
-  diff -r "$tmp" dist | head -20 >&2 || true
+  diff -r "$tmp/dist" dist | head -20 >&2 || true
   exit 1
 fi
 echo "dist/ matches the sources"

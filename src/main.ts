@@ -4,6 +4,9 @@ import { Runner } from './adapters/exec.js';
 import { Kubectl } from './adapters/kubectl.js';
 import { Talosctl } from './adapters/talosctl.js';
 import { readConfig } from './config.js';
+import { GitHubRuns } from './adapters/github.js';
+import { runFences } from './fences.js';
+import { RunLock } from './lease.js';
 import { readAuthPatch } from './credential.js';
 import { InputError, RolloutError } from './errors.js';
 import { annotationKeys } from './model.js';
@@ -12,7 +15,7 @@ import { buildAnnotations } from './report/annotations.js';
 import { formatCommandLine } from './report/log.js';
 import { buildOutputs } from './report/outputs.js';
 import { renderSummary } from './report/summary.js';
-import { runRollout, type RolloutResult } from './rollout.js';
+import { realClock, runRollout, type RolloutResult, type RunLockLike } from './rollout.js';
 
 export async function run(): Promise<void> {
   const runner = new Runner();
@@ -46,6 +49,27 @@ export async function run(): Promise<void> {
   }
 
   runner.onCommand((rec) => core.info(formatCommandLine(rec)));
+
+  if (config.mode === 'fences' || config.mode === 'recover-fences') {
+    if (config.githubToken) core.setSecret(config.githubToken);
+    const kubeForFences = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
+    try {
+      const res = await runFences({ mode: config.mode, kube: kubeForFences, runs: new GitHubRuns(config.githubToken), config, clock: realClock });
+      for (const a of res.actions) core.info(a);
+      for (const r of res.refused) core.warning(`${r.reason}`, { title: `${r.node}: fence left in place` });
+      core.setOutput('result', res.ok ? (res.releasedNodes.length || res.leaseReleased ? 'processed' : 'clean') : 'failed');
+      core.setOutput('decisions', JSON.stringify(res.rows));
+      core.setOutput('rebooted', '0');
+      core.setOutput('reboots-skipped', '0');
+      core.setOutput('refused', String(res.refused.length));
+      await core.summary.addRaw(res.summaryHtml).write();
+      if (!res.ok) core.setFailed(`recover-fences: ${res.failures.join('; ')}`);
+    } catch (e) {
+      core.setOutput('result', 'failed');
+      core.setFailed(e instanceof Error ? e.message : String(e));
+    }
+    return;
+  }
   const owner = formatOwnerToken(newOwnerToken(process.env));
   core.info(`claim token for this run: ${owner}`);
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
@@ -72,6 +96,7 @@ export async function run(): Promise<void> {
         core.saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
       },
       cancelled: () => cancelled,
+      lock: config.mode === 'apply' ? trackedLock(new RunLock({ kube, namespace: config.leaseNamespace, name: config.leaseName, owner, clock: realClock, log: (m) => core.info(m) }), config.leaseNamespace, config.leaseName, owner) : undefined,
     });
   } catch (e) {
     outcome = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };
@@ -95,6 +120,7 @@ export async function run(): Promise<void> {
       result: outcome.result,
       records: outcome.records,
       notReached: outcome.notReached,
+      upToDate: outcome.upToDate,
       error: outcome.error?.message,
     });
     await core.summary.addRaw(html).write();
@@ -109,4 +135,22 @@ export async function run(): Promise<void> {
     else if (e instanceof InputError) core.setFailed(e.message);
     else core.setFailed(e.message);
   }
+}
+
+/** The Lease, with its holding recorded in the step state so the post step can release it. */
+function trackedLock(lock: RunLock, namespace: string, name: string, owner: string): RunLockLike {
+  return {
+    acquire: async () => {
+      await lock.acquire();
+      core.saveState('lease', JSON.stringify({ namespace, name, owner }));
+    },
+    startRenewing: () => lock.startRenewing(),
+    assertHeld: () => lock.assertHeld(),
+    release: async () => {
+      const r = await lock.release();
+      core.saveState('lease', '');
+      return r;
+    },
+    stop: () => lock.stop(),
+  };
 }

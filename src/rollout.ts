@@ -48,8 +48,14 @@ export interface RolloutLog {
   group(title: string): () => void;
 }
 
-/** Where the run records which node it holds and in which phase (the post step reads it). */
-export type HoldingSink = (holding: { node: string; phase: 'claimed' | 'mutating'; capture: ClaimCapture } | undefined) => void;
+/**
+ * Where the run records which node it holds and how far it got (the post step reads it).
+ * Finer than the `phase` annotation: `draining` means the credential patch was applied but the
+ * reboot never started, so the post step may restore the node exactly as a failed drain does;
+ * `mutating` and `rebooting` leave it fenced.
+ */
+export type HoldPhase = 'claimed' | 'mutating' | 'draining' | 'rebooting';
+export type HoldingSink = (holding: { node: string; phase: HoldPhase; capture: ClaimCapture } | undefined) => void;
 
 export interface RolloutDeps {
   kube: KubeClient;
@@ -544,6 +550,7 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
     }
   }
 
+  deps.holding?.({ node: name, phase: 'draining', capture });
   try {
     await run.step('drain', () => {
       beforeMutation(deps);
@@ -569,6 +576,7 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
     }
   }
   const bootBefore = drained.bootID;
+  deps.holding?.({ node: name, phase: 'rebooting', capture });
 
   await run.step('talosctl reboot', () => {
     beforeMutation(deps);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Bundle the main step (dist/index.js) and the post step (dist/cleanup.js) into OUT (default dist).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-dist}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+npx ncc build src/index.ts -o "$work/main" --license licenses.txt >/dev/null
+npx ncc build src/cleanup.ts -o "$work/post" >/dev/null
+rm -rf "$out"
+mkdir -p "$out"
+cp "$work/main/index.js" "$work/main/licenses.txt" "$work/main/package.json" "$out/"
+cp "$work/post/index.js" "$out/cleanup.js"
