@@ -1,0 +1,131 @@
+// `talosctl patch machineconfig --mode=… --patch-file F` (client v1.13.8 patch.go): nodes are patched
+// one after another; for each, the active MachineConfig is fetched, patched locally, sent with
+// ApplyConfiguration, and only then compared: an unchanged config prints "Apply was skipped" and
+// succeeds whatever the apply returned. Everything it prints goes to stderr.
+import { createHash } from 'node:crypto';
+import { goDurationSeconds, grpcError, multiError } from '../format.js';
+import { configFingerprint, loadPatch, validate } from '../machineconfig.js';
+import type { Patch } from '../machineconfig.js';
+import type { MachineConfigState } from '../types.js';
+import type { CommandContext } from './context.js';
+import { flag } from './context.js';
+import { resolveType } from './get.js';
+
+const MC_TYPE = 'MachineConfigs.config.talos.dev';
+
+function summarize(mc: MachineConfigState): string {
+  const lines: string[] = [];
+  const walk = (v: unknown, prefix: string) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      for (const k of Object.keys(v as object).sort()) walk((v as Record<string, unknown>)[k], prefix ? `${prefix}.${k}` : k);
+    } else {
+      // The real diff shows whole documents; secrets are fingerprinted here so logs never carry them.
+      const secret = /password|auth|identityToken/.test(prefix.split('.').pop() ?? '');
+      const shown = secret ? `(sensitive sha256:${createHash('sha256').update(String(v)).digest('hex').slice(0, 8)})` : JSON.stringify(v);
+      lines.push(`${prefix}: ${shown}`);
+    }
+  };
+  walk(mc.v1alpha1, 'v1alpha1');
+  for (const [name, a] of Object.entries(mc.registryAuth)) walk({ ...a }, `RegistryAuthConfig/${name}`);
+  for (const d of mc.otherDocs) walk(d, `${String(d.kind)}/${String(d.name ?? '')}`);
+  return lines.join('\n');
+}
+
+/** A line diff of the config summaries (the real configdiff prints a unified diff of the documents). */
+function diff(a: MachineConfigState, b: MachineConfigState): string {
+  const x = new Set(summarize(a).split('\n'));
+  const y = new Set(summarize(b).split('\n'));
+  const out: string[] = [];
+  for (const l of x) if (!y.has(l)) out.push(`-${l}`);
+  for (const l of y) if (!x.has(l)) out.push(`+${l}`);
+  return out.length ? `Config diff:\n\n${out.join('\n')}` : 'No changes.';
+}
+
+export function patchCommand(ctx: CommandContext): number {
+  const patches: Patch[] = [];
+  for (const p of ctx.req.patches ?? []) {
+    try {
+      patches.push(loadPatch(p.content));
+    } catch (e) {
+      ctx.out.fail((e as Error).message);
+      return 1;
+    }
+  }
+  const mode = flag<string>(ctx, 'mode', 'auto');
+  const dryRun = flag(ctx, 'dry-run', false);
+  const [typeName, id] = ctx.req.args;
+
+  for (const node of ctx.req.nodes) {
+    const a = ctx.reach(node);
+    if (!a.ok) {
+      ctx.out.fail(a.error);
+      return 1;
+    }
+    const def = resolveType(typeName);
+    if (!def) {
+      ctx.out.fail(grpcError('NotFound', `resource "${typeName}" is not registered`));
+      return 1;
+    }
+    if (def.type !== MC_TYPE) {
+      ctx.out.fail(`${node}: unsupported resource type: ${def.type}`);
+      return 1;
+    }
+    if (id !== undefined && id !== 'v1alpha1') {
+      ctx.out.fail(`${node}: ${grpcError('NotFound', `resource ${MC_TYPE}(config/${id}@undefined) doesn't exist`)}`);
+      return 1;
+    }
+    const rt = a.rt;
+    const before = rt.node.machineConfig;
+    let next: MachineConfigState;
+    try {
+      next = rt.patch(patches);
+    } catch (e) {
+      ctx.out.fail((e as Error).message);
+      return 1;
+    }
+
+    // ApplyConfiguration (server side of v1.13.8 / v1.14 ApplyConfiguration)
+    let applyErr: string | undefined;
+    let details = '';
+    const invalid = validate(next);
+    if (invalid) applyErr = grpcError('InvalidArgument', invalid);
+    else if (mode === 'reboot' && rt.node.version === '1.14') {
+      applyErr = grpcError('Unimplemented', 'the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead');
+    } else {
+      details = {
+        auto: 'Applied configuration without a reboot',
+        'no-reboot': 'Applied configuration without a reboot',
+        try: 'Applied configuration without a reboot',
+        staged: 'Staged configuration to be applied after the next reboot',
+        reboot: 'Applied configuration with a reboot',
+      }[mode] ?? 'Applied configuration without a reboot';
+      if (dryRun) {
+        details = `Dry run summary:\n${details} (skipped in dry-run).\n${diff(before, next)}`;
+      } else if (mode === 'staged') {
+        rt.applyStaged(next);
+      } else if (mode === 'reboot') {
+        rt.applyStaged(next);
+        void rt.reboot();
+      } else {
+        rt.applyNow(next);
+        if (mode === 'try') {
+          const timeoutMs = flag(ctx, 'timeout', 60_000);
+          details += `\nThe config is applied in 'try' mode and will be automatically reverted back in ${goDurationSeconds(Math.round(timeoutMs / 1000))}`;
+          rt.revertAfter(before, timeoutMs);
+        }
+      }
+    }
+
+    if (configFingerprint(next) === configFingerprint(before)) {
+      ctx.out.err('Apply was skipped: no changes detected.\n');
+      continue;
+    }
+    ctx.out.err(`patched ${MC_TYPE}/v1alpha1 at the node ${node}\n`);
+    if (applyErr) {
+      ctx.out.fail(multiError([`${node}: ${applyErr}`]));
+      return 1;
+    }
+    ctx.out.err(`${details}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,7 @@
+// Public entry of the simulated Talos half of the twin.
+export { TalosSim } from './sim.js';
+export type { TalosSimOptions } from './sim.js';
+export type {
+  AddNodeSpec, AuthFields, CommandRecord, ContainerdState, EtcdState, FailAction, FailMatch, ServiceEvent,
+  SimFile, SimTalosNode, TalosVersion,
+} from './types.js';

@@ -1,0 +1,239 @@
+// The part of a Talos machine config the twin models: the v1alpha1 document as a plain tree and the
+// multi-doc RegistryAuthConfig documents, with talosctl's patch semantics (configpatcher: strategic
+// merge documents where zero values never clear a field and `$patch: delete` removes a document, or
+// JSON 6902 operations on v1alpha1).
+import { parseAllDocuments } from 'yaml';
+import type { AuthFields, MachineConfigState, NodeRole } from './types.js';
+import { multiError } from './format.js';
+
+type Tree = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+export function initialMachineConfig(role: NodeRole, credential: Record<string, AuthFields>): MachineConfigState {
+  // The initial credential is in the legacy v1alpha1 form so that a patch in either form can replace it
+  // (a RegistryAuthConfig document would shadow any later legacy-form patch for the same host).
+  const config: Tree = {};
+  for (const [host, a] of Object.entries(credential)) config[host] = { auth: authToYaml(a) };
+  return {
+    v1alpha1: {
+      version: 'v1alpha1',
+      machine: { type: role === 'control-plane' ? 'controlplane' : 'worker', registries: { config } },
+      cluster: { clusterName: 'sim' },
+    },
+    registryAuth: {},
+    otherDocs: [],
+    version: 1,
+  };
+}
+
+function authToYaml(a: AuthFields): Tree {
+  const out: Tree = {};
+  if (a.username) out.username = a.username;
+  if (a.password) out.password = a.password;
+  if (a.auth) out.auth = a.auth;
+  if (a.identityToken) out.identityToken = a.identityToken;
+  return out;
+}
+
+function authFromYaml(v: unknown): AuthFields {
+  const t = isObj(v) ? v : {};
+  const out: AuthFields = {};
+  if (typeof t.username === 'string' && t.username) out.username = t.username;
+  if (typeof t.password === 'string' && t.password) out.password = t.password;
+  if (typeof t.auth === 'string' && t.auth) out.auth = t.auth;
+  if (typeof t.identityToken === 'string' && t.identityToken) out.identityToken = t.identityToken;
+  return out;
+}
+
+/** RegistriesConfig.Auths(): the legacy v1alpha1 map overlaid by RegistryAuthConfig documents. */
+export function effectiveAuth(mc: MachineConfigState): Record<string, AuthFields> {
+  const out: Record<string, AuthFields> = {};
+  const machine = isObj(mc.v1alpha1.machine) ? mc.v1alpha1.machine : {};
+  const registries = isObj(machine.registries) ? machine.registries : {};
+  const config = isObj(registries.config) ? registries.config : {};
+  for (const [host, entry] of Object.entries(config)) {
+    if (isObj(entry) && isObj(entry.auth)) out[host] = authFromYaml(entry.auth);
+  }
+  for (const [host, a] of Object.entries(mc.registryAuth)) out[host] = { ...a };
+  return out;
+}
+
+export function sameAuth(a: AuthFields | undefined, b: AuthFields | undefined): boolean {
+  const n = (x: AuthFields | undefined) => [x?.username ?? '', x?.password ?? '', x?.auth ?? '', x?.identityToken ?? ''].join('\u0000');
+  return a !== undefined && b !== undefined && n(a) === n(b);
+}
+
+/** Canonical text of the whole config, to tell whether a patch changed anything. */
+export function configFingerprint(mc: MachineConfigState): string {
+  const sortKeys = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sortKeys);
+    if (isObj(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+    return v;
+  };
+  return JSON.stringify(sortKeys({ v: mc.v1alpha1, r: mc.registryAuth, o: mc.otherDocs }));
+}
+
+function isZero(v: unknown): boolean {
+  return v === null || v === undefined || v === '' || v === 0 || v === false;
+}
+
+/** Talos merge.Merge: maps merge recursively, slices append, zero values never overwrite. */
+function strategicMerge(dst: Tree, src: Tree): void {
+  for (const [k, v] of Object.entries(src)) {
+    if (k === '$patch') continue;
+    if (isObj(v) && v.$patch === 'delete') {
+      delete dst[k];
+      continue;
+    }
+    const cur = dst[k];
+    if (isObj(v)) {
+      if (!isObj(cur)) dst[k] = {};
+      strategicMerge(dst[k] as Tree, v);
+    } else if (Array.isArray(v)) {
+      dst[k] = Array.isArray(cur) ? [...cur, ...clone(v)] : clone(v);
+    } else if (!isZero(v)) {
+      dst[k] = v;
+    }
+  }
+}
+
+interface JsonOp {
+  op: string;
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+function pointer(path: string): string[] {
+  if (path === '') return [];
+  if (!path.startsWith('/')) throw new Error(`invalid JSON pointer ${JSON.stringify(path)}`);
+  return path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function applyJsonPatch(doc: Tree, ops: JsonOp[]): void {
+  for (const op of ops) {
+    const parts = pointer(op.path);
+    const last = parts.pop() as string;
+    let parent: unknown = doc;
+    for (const p of parts) {
+      parent = Array.isArray(parent) ? parent[Number(p)] : isObj(parent) ? parent[p] : undefined;
+      if (parent === undefined) throw new Error(`doc is missing path: ${JSON.stringify(op.path)}: missing value`);
+    }
+    const container = parent as Tree | unknown[];
+    switch (op.op) {
+      case 'add':
+      case 'replace':
+        if (Array.isArray(container)) {
+          const i = last === '-' ? container.length : Number(last);
+          if (op.op === 'add') container.splice(i, 0, clone(op.value));
+          else container[i] = clone(op.value);
+        } else {
+          if (op.op === 'replace' && !(last in container)) {
+            throw new Error(`replace operation does not apply: doc is missing key: ${op.path}: missing value`);
+          }
+          container[last] = clone(op.value);
+        }
+        break;
+      case 'remove':
+        if (Array.isArray(container)) container.splice(Number(last), 1);
+        else {
+          if (!(last in container)) throw new Error(`remove operation does not apply: doc is missing path: ${JSON.stringify(op.path)}: missing value`);
+          delete container[last];
+        }
+        break;
+      case 'test': {
+        const cur = Array.isArray(container) ? container[Number(last)] : container[last];
+        if (JSON.stringify(cur) !== JSON.stringify(op.value)) throw new Error(`testing value ${op.path} failed: test failed`);
+        break;
+      }
+      default:
+        throw new Error(`Unexpected kind: ${op.op}`);
+    }
+  }
+}
+
+export type Patch = { kind: 'json6902'; ops: JsonOp[] } | { kind: 'strategic'; docs: Tree[] };
+
+/** configpatcher.LoadPatch for one patch text. Throws with a talosctl-like message. */
+export function loadPatch(text: string): Patch {
+  const trimmed = text.trim();
+  const docs = parseAllDocuments(text);
+  for (const d of docs) {
+    if (d.errors.length) {
+      if (trimmed.startsWith('[')) throw new Error(`invalid character in JSON patch: ${d.errors[0].message}`);
+      throw new Error(`failed to decode config: ${d.errors[0].message.split('\n')[0]}`);
+    }
+  }
+  const values = docs.map((d) => d.toJS() as unknown).filter((v) => v !== null && v !== undefined);
+  if (values.length === 1 && Array.isArray(values[0])) {
+    return { kind: 'json6902', ops: values[0] as JsonOp[] };
+  }
+  const trees: Tree[] = [];
+  for (const v of values) {
+    if (!isObj(v)) throw new Error('failed to decode config: document is not a map');
+    trees.push(v);
+  }
+  return { kind: 'strategic', docs: trees };
+}
+
+/** Applies patches in order to a copy of mc; returns the new config. Throws on malformed patches. */
+export function applyPatches(mc: MachineConfigState, patches: Patch[]): MachineConfigState {
+  const next: MachineConfigState = {
+    v1alpha1: clone(mc.v1alpha1),
+    registryAuth: clone(mc.registryAuth),
+    otherDocs: clone(mc.otherDocs),
+    version: mc.version,
+  };
+  for (const p of patches) {
+    if (p.kind === 'json6902') {
+      applyJsonPatch(next.v1alpha1, p.ops);
+      continue;
+    }
+    for (const doc of p.docs) {
+      const kind = typeof doc.kind === 'string' ? doc.kind : undefined;
+      if (!kind) {
+        const { version: _v, ...rest } = doc;
+        strategicMerge(next.v1alpha1, rest);
+        continue;
+      }
+      const name = typeof doc.name === 'string' ? doc.name : '';
+      if (kind === 'RegistryAuthConfig') {
+        if (doc.$patch === 'delete') {
+          delete next.registryAuth[name];
+          continue;
+        }
+        const cur = next.registryAuth[name] ?? {};
+        const add = authFromYaml(doc);
+        next.registryAuth[name] = { ...cur, ...add };
+        continue;
+      }
+      const idx = next.otherDocs.findIndex((d) => d.kind === kind && (d.name ?? '') === name);
+      if (doc.$patch === 'delete') {
+        if (idx >= 0) next.otherDocs.splice(idx, 1);
+      } else if (idx >= 0) {
+        strategicMerge(next.otherDocs[idx], doc);
+      } else {
+        next.otherDocs.push(clone(doc));
+      }
+    }
+  }
+  return next;
+}
+
+/** container.Validate for the documents the twin models; undefined when valid. */
+export function validate(mc: MachineConfigState): string | undefined {
+  const errs: string[] = [];
+  for (const [name, a] of Object.entries(mc.registryAuth)) {
+    const docErrs: string[] = [];
+    if (!name) docErrs.push('name must be specified');
+    if (a.username && a.identityToken) docErrs.push('only one of username/password or identityToken authentication can be specified');
+    if (a.auth && (a.username || a.identityToken)) docErrs.push('only one of auth, username/password or identityToken authentication can be specified');
+    if (docErrs.length) errs.push(`RegistryAuthConfig/${name}: ${docErrs.join('\n')}`);
+  }
+  return errs.length ? multiError(errs) : undefined;
+}

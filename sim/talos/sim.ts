@@ -1,0 +1,255 @@
+// TalosSim: the Talos half of the cluster twin. It owns the simulated machines, serves the fake
+// talosctl executable (sim/bin/talosctl) over loopback, records every call, and answers the
+// Kubernetes half's simulated kubelet when it pulls images through containerd.
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ImagePullHooks, KubeNodeHooks } from '../types.js';
+import type { Command, CommandContext, Out, RunRequest, SimServices } from './commands/context.js';
+import { etcdAlarmListCommand, etcdStatusCommand } from './commands/etcd.js';
+import { getCommand } from './commands/get.js';
+import { credentialFor, imagePullCommand, imageRemoveCommand, parseImageRef, registryFor, unauthorized } from './commands/image.js';
+import { lsCommand } from './commands/ls.js';
+import { patchCommand } from './commands/patch.js';
+import { readCommand } from './commands/read.js';
+import { rebootCommand } from './commands/reboot.js';
+import { serviceCommand } from './commands/service.js';
+import { versionCommand } from './commands/version.js';
+import { unavailableError } from './format.js';
+import { sameAuth } from './machineconfig.js';
+import { startServer } from './server.js';
+import type { LocalRecord, SimServer } from './server.js';
+import { NodeRuntime } from './state.js';
+import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimTalosNode } from './types.js';
+
+export interface TalosSimOptions {
+  kube: KubeNodeHooks;
+  /** real ms a reboot takes (default 1500) */
+  rebootMs?: number;
+  /** Talos 1.14 auto-restart delay after a cri.toml change (default 5000) */
+  criRestartMs?: number;
+  /** where to write the talosconfig (default: a new temporary directory, removed on stop) */
+  dir?: string;
+}
+
+const COMMANDS: Record<string, Command> = {
+  service: serviceCommand,
+  ls: lsCommand,
+  read: readCommand,
+  get: getCommand,
+  patch: patchCommand,
+  reboot: rebootCommand,
+  'etcd-status': etcdStatusCommand,
+  'etcd-alarm-list': etcdAlarmListCommand,
+  'image-pull': imagePullCommand,
+  'image-remove': imageRemoveCommand,
+  version: versionCommand,
+};
+
+/** `talosctl list` is recorded under its alias `ls`, the name everyone uses. */
+function names(commandPath: string): { command: string; path: string } {
+  const words = commandPath.split(' ').slice(1);
+  if (words[0] === 'list') words[0] = 'ls';
+  return { command: words[0] ?? '', path: words.join(' ') };
+}
+
+function isMutating(req: RunRequest): boolean {
+  switch (req.command) {
+    case 'patch': return !req.flags['dry-run'];
+    case 'reboot': case 'image-pull': case 'image-remove': return true;
+    case 'service': return ['start', 'stop', 'restart'].includes(req.args[1] ?? '');
+    default: return false;
+  }
+}
+
+interface FailRule {
+  match: FailMatch;
+  action: FailAction;
+  left: number;
+}
+
+export class TalosSim {
+  readonly talosconfigPath: string;
+  readonly binDir: string;
+  readonly commands: CommandRecord[] = [];
+  readonly imagePull: ImagePullHooks;
+
+  private readonly runtimes: NodeRuntime[] = [];
+  private readonly registry = new Map<string, AuthFields>();
+  private readonly failRules: FailRule[] = [];
+  private readonly services: SimServices;
+
+  private constructor(
+    private readonly opts: Required<Omit<TalosSimOptions, 'dir'>>,
+    private readonly server: SimServer,
+    private readonly dir: string,
+    private readonly ownsDir: boolean,
+  ) {
+    this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
+    this.talosconfigPath = join(dir, 'talosconfig');
+    writeFileSync(this.talosconfigPath, [
+      'context: sim',
+      'contexts:',
+      '    sim:',
+      '        endpoints:',
+      `            - 127.0.0.1:${server.port}`,
+      '        ca: ""',
+      '        crt: ""',
+      '        key: ""',
+      '',
+    ].join('\n'));
+    this.services = {
+      rebootMs: opts.rebootMs,
+      controlPlanes: () => this.runtimes.filter((rt) => rt.node.role === 'control-plane'),
+      registryCredential: (host) => this.registry.get(host),
+    };
+    this.imagePull = { pull: (nodeName, image) => this.kubeletPull(nodeName, image) };
+  }
+
+  static async start(opts: TalosSimOptions): Promise<TalosSim> {
+    const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'talos-sim-'));
+    let sim: TalosSim | undefined;
+    const server = await startServer({
+      run: (req, out, signal) => (sim as TalosSim).run(req, out, signal),
+      record: (rec) => sim?.recordLocal(rec),
+    });
+    sim = new TalosSim(
+      { kube: opts.kube, rebootMs: opts.rebootMs ?? 1500, criRestartMs: opts.criRestartMs ?? 5000 },
+      server, dir, opts.dir === undefined,
+    );
+    const exe = join(sim.binDir, 'talosctl');
+    // A checkout or copy may lose the executable bit; PATH lookup needs it.
+    if ((statSync(exe).mode & 0o111) === 0) chmodSync(exe, 0o755);
+    return sim;
+  }
+
+  env(): Record<string, string> {
+    return { PATH: `${this.binDir}:${process.env.PATH ?? ''}`, TALOSCONFIG: this.talosconfigPath };
+  }
+
+  async stop(): Promise<void> {
+    for (const rt of this.runtimes) rt.dispose();
+    await this.server.close();
+    if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  addNode(spec: AddNodeSpec): void {
+    if (this.runtimes.some((rt) => rt.node.name === spec.name || rt.node.ip === spec.ip)) {
+      throw new Error(`node ${spec.name} (${spec.ip}) already exists`);
+    }
+    this.runtimes.push(new NodeRuntime(spec, { kube: this.opts.kube, rebootMs: this.opts.rebootMs, criRestartMs: this.opts.criRestartMs }));
+  }
+
+  private find(nameOrIp: string): NodeRuntime | undefined {
+    return this.runtimes.find((rt) => rt.node.name === nameOrIp || rt.node.ip === nameOrIp);
+  }
+
+  private get(nameOrIp: string): NodeRuntime {
+    const rt = this.find(nameOrIp);
+    if (!rt) throw new Error(`no simulated Talos node ${nameOrIp}`);
+    return rt;
+  }
+
+  node(nameOrIp: string): SimTalosNode {
+    return this.get(nameOrIp).node;
+  }
+
+  setRegistryCredential(host: string, fields: AuthFields): void {
+    this.registry.set(host, { ...fields });
+  }
+
+  setEtcd(nameOrIp: string, s: { healthy?: boolean; learner?: boolean; alarm?: 'NOSPACE' | 'CORRUPT' | null; errors?: string }): void {
+    const e = this.get(nameOrIp).node.etcd;
+    if (!e) throw new Error(`${nameOrIp} is not a control-plane node`);
+    if (s.healthy !== undefined) e.healthy = s.healthy;
+    if (s.learner !== undefined) e.learner = s.learner;
+    if (s.alarm !== undefined) e.alarms = s.alarm === null ? [] : [s.alarm];
+    if (s.errors !== undefined) e.errors = s.errors;
+  }
+
+  setClock(nameOrIp: string, c: { offsetMs?: number; synced?: boolean; epoch?: number }): void {
+    const clock = this.get(nameOrIp).node.clock;
+    if (c.offsetMs !== undefined) clock.offsetMs = c.offsetMs;
+    if (c.synced !== undefined) clock.synced = c.synced;
+    if (c.epoch !== undefined) clock.epoch = c.epoch;
+  }
+
+  stampConfigMarker(nameOrIp: string, revision: string): void {
+    this.get(nameOrIp).stampMarker(revision);
+  }
+
+  mutatingCommands(): CommandRecord[] {
+    return this.commands.filter((c) => c.mutating);
+  }
+
+  failNext(match: FailMatch, action: FailAction): void {
+    this.failRules.push({ match, action, left: match.count ?? 1 });
+  }
+
+  // --- calls from the executable -----------------------------------------------------------------
+
+  private takeRule(command: string, path: string, nodes: string[]): FailRule | undefined {
+    const sameNode = (a: string, b: string) => a === b || (this.find(a) !== undefined && this.find(a) === this.find(b));
+    const i = this.failRules.findIndex((r) => (r.match.command === command || r.match.command === path)
+      && (r.match.node === undefined || nodes.some((n) => sameNode(n, r.match.node as string))));
+    if (i < 0) return undefined;
+    const rule = this.failRules[i];
+    rule.left -= 1;
+    if (rule.left <= 0) this.failRules.splice(i, 1);
+    return rule;
+  }
+
+  private recordLocal(rec: LocalRecord): void {
+    const { command, path } = names(rec.commandPath || 'talosctl');
+    this.commands.push({ argv: rec.argv, nodes: rec.nodes, command, path, mutating: false, exitCode: rec.exitCode, at: Date.now() });
+  }
+
+  private async run(req: RunRequest, out: Out, signal: AbortSignal): Promise<number> {
+    const { command, path } = names(req.commandPath);
+    const rec: CommandRecord = { argv: req.argv, nodes: req.nodes, command, path, mutating: isMutating(req), exitCode: -1, at: Date.now() };
+    this.commands.push(rec);
+    const rule = this.takeRule(command, path, req.nodes);
+    if (rule && 'stderr' in rule.action) {
+      out.err(rule.action.stderr);
+      rec.exitCode = rule.action.exitCode;
+      return rec.exitCode;
+    }
+    const downNodes = rule ? (rule.match.node === undefined ? 'all' : rule.match.node) : undefined;
+    const ctx: CommandContext = {
+      req,
+      out,
+      sim: this.services,
+      signal,
+      reach: (node) => {
+        const rt = this.find(node);
+        const forcedDown = downNodes === 'all' || (downNodes !== undefined && (node === downNodes || (rt !== undefined && rt === this.find(downNodes))));
+        if (forcedDown || !rt || !rt.node.up) return { ok: false, error: unavailableError(node) };
+        return { ok: true, rt };
+      },
+    };
+    const impl = COMMANDS[req.command];
+    rec.exitCode = impl ? await impl(ctx) : (out.fail(`talosctl simulator: ${req.commandPath} is not simulated`), 1);
+    return rec.exitCode;
+  }
+
+  // --- the simulated kubelet's pulls -------------------------------------------------------------
+
+  /** A CRI pull: containerd authenticates with what it LOADED at its start, not with the files. */
+  private kubeletPull(nodeName: string, image: string): { ok: true; imageID: string } | { ok: false; error: string } {
+    const img = parseImageRef(image);
+    const rt = this.find(nodeName);
+    if (!rt || !rt.node.up || rt.node.containerd.pid === 0) {
+      return { ok: false, error: `failed to pull and unpack image "${img.normalized}": containerd is not running on ${nodeName}` };
+    }
+    const wanted = registryFor((h) => this.registry.get(h), img.domain);
+    if (wanted) {
+      const loaded = credentialFor(rt.node.containerd.loadedCredential, img.domain);
+      if (!sameAuth(wanted, loaded)) {
+        return { ok: false, error: `failed to pull and unpack image "${img.normalized}": ${unauthorized(img)}` };
+      }
+    }
+    rt.node.images.add(img.normalized);
+    return { ok: true, imageID: img.pinned };
+  }
+}

@@ -1,0 +1,393 @@
+// One simulated Talos machine: boot timeline, rendered CRI files, the cri service (containerd) with
+// its event history, COSI status resources, reboots and the v1.14 automatic cri restart.
+// Every instant is on the node's wall clock: real time plus the node's clock offset.
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import type { KubeNodeHooks } from '../types.js';
+import { goQuoteSlice } from './format.js';
+import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
+import type { Patch } from './machineconfig.js';
+import {
+  BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, REGISTRIES_PART,
+  basePart, renderCriFiles,
+} from './render.js';
+import type {
+  AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode,
+} from './types.js';
+
+export const MAX_EVENTS = 64;
+const ETC_LABEL = 'system_u:object_r:etc_t:s0';
+/** v1.13.8's commit time stands in for the rootfs build time of files shipped in the image. */
+const IMAGE_BUILD_MS = 1785848325000;
+
+const CRI_ARGS = ['/bin/containerd', '--address', '/run/containerd/containerd.sock', '--config', '/etc/cri/containerd.toml'];
+export const CRI_PROCESS = `Process(${goQuoteSlice(CRI_ARGS)})`;
+const VOLUMES = '/var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt';
+const ETC_FILES_COND = '/etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready';
+
+export interface OtherService {
+  id: string;
+  state: string;
+  health: ServiceHealth;
+  events: ServiceEvent[];
+}
+
+export interface RuntimeOptions {
+  kube: KubeNodeHooks;
+  rebootMs: number;
+  criRestartMs: number;
+}
+
+const HEALTHY: ServiceHealth = { unknown: false, healthy: true, lastMessage: '' };
+const UNKNOWN: ServiceHealth = { unknown: true, healthy: false, lastMessage: 'Unknown' };
+const NOT_RUNNING: ServiceHealth = { unknown: false, healthy: false, lastMessage: 'service not running' };
+
+export class NodeRuntime {
+  readonly node: SimTalosNode;
+  otherServices: OtherService[] = [];
+  /** a `--mode=staged` config, active from the next boot */
+  stagedConfig?: MachineConfigState;
+  /** resolves when the machine is up again */
+  rebooting?: Promise<void>;
+  private nextPid = 0;
+  private generation = 0;
+  private restartPending = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(spec: AddNodeSpec, private readonly opts: RuntimeOptions) {
+    const version = spec.version ?? '1.13';
+    const node = {
+      name: spec.name,
+      ip: spec.ip,
+      role: spec.role,
+      version,
+      bootID: randomUUID(),
+      bootedAtMs: 0,
+      up: true,
+      clock: { offsetMs: spec.clock?.offsetMs ?? 0, synced: spec.clock?.synced ?? true, epoch: spec.clock?.epoch ?? 0 },
+      machineConfig: initialMachineConfig(spec.role, spec.credential),
+      files: new Map(),
+      etcFileStatus: new Map(),
+      containerd: {
+        pid: 0, startedAtMs: 0, loadedCredential: {}, state: 'Initialized', health: { ...UNKNOWN }, events: [],
+        mountNamespace: '',
+      },
+      images: new Set(),
+    } as Omit<SimTalosNode, 'auth'> as SimTalosNode;
+    Object.defineProperty(node, 'auth', { enumerable: true, get: () => effectiveAuth(node.machineConfig) });
+    if (spec.role === 'control-plane') {
+      node.etcd = { memberId: randomBytes(8).toString('hex'), healthy: true, learner: false, alarms: [], errors: '' };
+    }
+    this.node = node;
+    this.nextPid = randomInt(1700, 2200);
+
+    const now = this.now();
+    const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
+    const bootAt = now - bootedAgo;
+    const writeAt = now - (spec.configWrittenAgoMs ?? bootedAgo - 100);
+    const startAt = now - (spec.criStartedAgoMs ?? bootedAgo - 6000);
+    const loaded = spec.loadedCredential ?? spec.credential;
+    this.boot(bootAt, writeAt, startAt, loaded);
+    if (spec.eventsWithoutStart) this.flapHealth(startAt + 1000, now);
+  }
+
+  /** The node's wall clock. */
+  now(): number {
+    return Date.now() + this.node.clock.offsetMs;
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const gen = this.generation;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (gen === this.generation) fn();
+    }, Math.max(0, ms));
+    this.timers.add(t);
+  }
+
+  dispose(): void {
+    this.generation++;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  // --- cri service ----------------------------------------------------------------------------
+
+  private push(state: string, msg: string, ts: number): void {
+    const c = this.node.containerd;
+    c.events.push({ state, msg, ts });
+    if (c.events.length > MAX_EVENTS) c.events.splice(0, c.events.length - MAX_EVENTS);
+    c.state = state;
+    if (state !== 'Running') c.serviceResource = undefined;
+  }
+
+  private waitingMessages(): [string, string] {
+    if (this.node.version === '1.14') {
+      return [`Waiting for volumes ${VOLUMES} to be mounted, network, ${ETC_FILES_COND}`, `Waiting for network, ${ETC_FILES_COND}`];
+    }
+    return [`Waiting for volumes ${VOLUMES} to be mounted, network`, 'Waiting for network'];
+  }
+
+  /** containerd launched at `at`: it reads cri.toml now, so it holds `loaded` until its next start. */
+  private launch(at: number, loaded: Record<string, AuthFields>): void {
+    const c = this.node.containerd;
+    this.nextPid += randomInt(150, 900);
+    c.pid = this.nextPid;
+    c.startedAtMs = at;
+    c.loadedCredential = structuredClone(loaded);
+    c.mountNamespace = `mnt:[${4026532000 + randomInt(100, 999)}]`;
+    c.health = { ...UNKNOWN };
+    this.push('Running', `Process ${CRI_PROCESS} started with PID ${c.pid}`, at);
+    c.servicePid = { version: 1, created: at, updated: at, pid: c.pid, mountNamespace: c.mountNamespace };
+    c.serviceResource = { version: 1, created: at, updated: at, running: true, healthy: false, unknown: true };
+  }
+
+  private healthy(at: number): void {
+    const c = this.node.containerd;
+    if (c.state !== 'Running') return;
+    c.health = { ...HEALTHY };
+    this.push('Running', 'Health check successful', at);
+    if (c.serviceResource) {
+      c.serviceResource = { ...c.serviceResource, version: c.serviceResource.version + 1, updated: at, healthy: true, unknown: false };
+    }
+  }
+
+  /** Health probe transitions that push the launch event out of the 64-event window. */
+  private flapHealth(from: number, to: number): void {
+    const n = MAX_EVENTS + 6;
+    const step = Math.max(1, Math.floor((to - from) / (n + 1)));
+    for (let i = 1; i <= n; i++) {
+      const ts = from + i * step;
+      if (i % 2 === 1) {
+        this.node.containerd.health = { unknown: false, healthy: false, lastMessage: 'context deadline exceeded' };
+        this.push('Running', 'Health check failed: context deadline exceeded', ts);
+      } else {
+        this.healthy(ts);
+      }
+    }
+    if (this.node.containerd.health.healthy === false) this.healthy(from + (n + 1) * step);
+  }
+
+  // --- boot --------------------------------------------------------------------------------------
+
+  /** A fresh boot: tmpfs /etc rewritten, machined history restarted, containerd launched. */
+  private boot(bootAt: number, writeAt: number, startAt: number, loaded: Record<string, AuthFields>): void {
+    const n = this.node;
+    const now = this.now();
+    n.bootedAtMs = bootAt;
+    n.files.clear();
+    n.etcFileStatus.clear();
+    const firstWrite = Math.min(bootAt + 100, writeAt);
+    n.files.set(BASE_PART, { content: basePart(n.version), mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
+    if (n.version === '1.13') {
+      n.files.set(CUSTOMIZATION_PART, { content: '', mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
+    }
+    n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
+    this.status('cri/conf.d/base-spec.json', firstWrite, firstWrite, 1);
+    const rewritten = writeAt - firstWrite > 500;
+    for (const [path, content] of renderCriFiles(n.version, effectiveAuth(n.machineConfig))) {
+      n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
+      this.status(path.slice('/etc/'.length), firstWrite, writeAt, rewritten ? 2 : 1);
+    }
+
+    const c = n.containerd;
+    c.events = [];
+    c.servicePid = undefined;
+    c.serviceResource = undefined;
+    const [waitAll, waitNet] = this.waitingMessages();
+    this.push('Starting', 'Starting service', startAt - 3200);
+    this.push('Waiting', waitAll, startAt - 3100);
+    this.push('Waiting', waitNet, startAt - 2100);
+    this.push('Preparing', 'Running pre state', startAt - 300);
+    this.push('Preparing', 'Creating service runner', startAt - 200);
+    this.launch(startAt, loaded);
+    if (startAt + 1000 <= now) this.healthy(startAt + 1000);
+    else this.later(startAt + 1000 - now, () => this.healthy(this.now()));
+
+    this.otherServices = this.bootServices(bootAt);
+  }
+
+  private status(id: string, created: number, updated: number, version: number): void {
+    this.node.etcFileStatus.set(id, { version, created, updated, specVersion: String(version) });
+  }
+
+  private bootServices(bootAt: number): OtherService[] {
+    const ok = (id: string, afterMs: number): OtherService => ({
+      id, state: 'Running', health: { ...HEALTHY }, events: [{ state: 'Running', msg: 'Health check successful', ts: bootAt + afterMs }],
+    });
+    const goroutine = (id: string, afterMs: number): OtherService => ({
+      id, state: 'Running', health: { unknown: true, healthy: false, lastMessage: '' },
+      events: [{ state: 'Running', msg: 'Service started as goroutine', ts: bootAt + afterMs }],
+    });
+    const list = [
+      ok('apid', 4200), goroutine('auditd', 1100), ok('containerd', 2600), goroutine('dashboard', 1300),
+      ok('kubelet', 24500), goroutine('machined', 900), goroutine('syslogd', 1000), ok('udevd', 1900),
+    ];
+    if (this.node.role === 'control-plane') list.push(ok('etcd', 19800), ok('trustd', 4400));
+    return list.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  // --- machine config ----------------------------------------------------------------------------
+
+  /** Re-renders the CRI files; only files whose bytes change are written (UpdateFile/AtomicUpdate). */
+  private rerender(): boolean {
+    const n = this.node;
+    const at = this.now();
+    let criTomlChanged = false;
+    for (const [path, content] of renderCriFiles(n.version, effectiveAuth(n.machineConfig))) {
+      const cur = n.files.get(path);
+      if (cur && cur.content === content) continue;
+      n.files.set(path, { content, mtimeMs: at, mode: '-rw-------', label: ETC_LABEL });
+      const id = path.slice('/etc/'.length);
+      const st = n.etcFileStatus.get(id);
+      if (st) this.status(id, st.created, at, st.version + 1);
+      else this.status(id, at, at, 1);
+      if (path === CRI_TOML) criTomlChanged = true;
+    }
+    return criTomlChanged;
+  }
+
+  /** ApplyConfiguration in an immediate mode (no-reboot, auto→no-reboot, try). */
+  applyNow(next: MachineConfigState): void {
+    const n = this.node;
+    if (configFingerprint(next) !== configFingerprint(n.machineConfig)) {
+      n.machineConfig = { ...next, version: n.machineConfig.version + 1 };
+    }
+    const criChanged = this.rerender();
+    // v1.14 cri.ServiceController restarts cri when cri.toml's spec version changes; ≤1.13 never does.
+    if (criChanged && n.version === '1.14') this.scheduleCriRestart();
+  }
+
+  /** `--mode=try`: the previous config comes back when the try timeout passes. */
+  revertAfter(prev: MachineConfigState, ms: number): void {
+    this.later(ms, () => this.applyNow(prev));
+  }
+
+  applyStaged(next: MachineConfigState): void {
+    this.stagedConfig = next;
+  }
+
+  patch(patches: Patch[]): MachineConfigState {
+    return applyPatches(this.node.machineConfig, patches);
+  }
+
+  private scheduleCriRestart(): void {
+    if (this.restartPending) return;
+    this.restartPending = true;
+    this.later(this.opts.criRestartMs, () => {
+      this.restartPending = false;
+      this.restartCri();
+    });
+  }
+
+  /** Stopping…Finished…Starting…Waiting…Preparing…Running, as TestApplyNoOpCRIPatch observes. */
+  private restartCri(): void {
+    const c = this.node.containerd;
+    c.health = { ...NOT_RUNNING };
+    this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
+    this.later(40, () => {
+      c.pid = 0;
+      c.servicePid = undefined;
+      this.push('Finished', 'Service finished successfully', this.now());
+    });
+    this.later(60, () => {
+      c.health = { ...UNKNOWN };
+      this.push('Starting', 'Starting service', this.now());
+    });
+    this.later(70, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
+    this.later(120, () => this.push('Preparing', 'Running pre state', this.now()));
+    this.later(130, () => this.push('Preparing', 'Creating service runner', this.now()));
+    this.later(150, () => this.launch(this.now(), effectiveAuth(this.node.machineConfig)));
+    this.later(1150, () => this.healthy(this.now()));
+  }
+
+  // --- reboot ------------------------------------------------------------------------------------
+
+  /** The machine goes down now and is back (Ready to answer) after rebootMs. */
+  reboot(): Promise<void> {
+    const n = this.node;
+    this.generation++;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.restartPending = false;
+    n.up = false;
+    const c = n.containerd;
+    c.pid = 0;
+    c.servicePid = undefined;
+    c.serviceResource = undefined;
+    try {
+      this.opts.kube.nodeDown(n.name);
+    } catch {
+      // a failing hook must not wedge the machine
+    }
+    this.rebooting = new Promise((resolve) => {
+      this.later(this.opts.rebootMs, () => {
+        this.comeBack();
+        this.rebooting = undefined;
+        resolve();
+      });
+    });
+    return this.rebooting;
+  }
+
+  private comeBack(): void {
+    const n = this.node;
+    if (this.stagedConfig) {
+      n.machineConfig = { ...this.stagedConfig, version: n.machineConfig.version + 1 };
+      this.stagedConfig = undefined;
+    }
+    n.bootID = randomUUID();
+    n.clock.epoch = 0;
+    // The boot is laid out so that the node is up with every stamp in the past: cri.toml written at
+    // boot, containerd launched 5.7 s later (≤1.13 races; ≥5 s is typical), healthy 1 s after that.
+    const up = this.now();
+    const startAt = up - 1200;
+    const bootAt = startAt - 5800;
+    this.boot(bootAt, bootAt + 100, startAt, effectiveAuth(n.machineConfig));
+    n.up = true;
+    try {
+      this.opts.kube.nodeUp(n.name, n.bootID);
+    } catch {
+      // see nodeDown
+    }
+  }
+
+  // --- simulator controls ------------------------------------------------------------------------
+
+  stampMarker(revision: string): void {
+    const mc = this.node.machineConfig;
+    const docs = mc.otherDocs.filter((d) => d.kind !== 'KsailDesiredRevision');
+    docs.push({ apiVersion: 'v1alpha1', kind: 'KsailDesiredRevision', name: 'registry-auth', revision });
+    this.node.machineConfig = { ...mc, otherDocs: docs, version: mc.version + 1 };
+  }
+
+  /** Directory tree view for ls: the conf.d files plus their directories. */
+  listing(): Map<string, { dir: boolean; file?: SimFile; mtimeMs: number; mode: string; label: string }> {
+    const n = this.node;
+    const out = new Map<string, { dir: boolean; file?: SimFile; mtimeMs: number; mode: string; label: string }>();
+    const bootWrite = n.bootedAtMs + 100;
+    for (const d of ['/', '/etc', '/etc/cri', CONF_D, `${CONF_D}/hosts`]) {
+      out.set(d, { dir: true, mtimeMs: d === '/' ? IMAGE_BUILD_MS : bootWrite, mode: d === `${CONF_D}/hosts` ? 'drwx------' : 'drwxr-xr-x', label: d === '/' ? 'system_u:object_r:root_t:s0' : ETC_LABEL });
+    }
+    for (const [p, f] of n.files) out.set(p, { dir: false, file: f, mtimeMs: f.mtimeMs, mode: f.mode, label: f.label });
+    return out;
+  }
+
+  /** Virtual procfs reads. */
+  procFile(path: string): string | undefined {
+    const n = this.node;
+    if (path === '/proc/sys/kernel/random/boot_id') return `${n.bootID}\n`;
+    if (path === '/proc/uptime') {
+      const up = (this.now() - n.bootedAtMs) / 1000;
+      return `${up.toFixed(2)} ${(up * 1.7).toFixed(2)}\n`;
+    }
+    const m = /^\/proc\/(\d+)\/stat$/.exec(path);
+    if (m && Number(m[1]) === n.containerd.pid && n.containerd.pid > 0) {
+      const ticks = Math.round((n.containerd.startedAtMs - n.bootedAtMs) / 10);
+      const f = [m[1], '(containerd)', 'S', '1', m[1], m[1], '0', '-1', '4194560', '41234', '0', '12', '0', '1204', '388', '0', '0', '20', '0', '31', '0',
+        String(ticks), '2354233344', '15360', '18446744073709551615', '1', '1', '0', '0', '0', '0', '0', '0', '2143420159', '0', '0', '0', '17', '1', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'];
+      return `${f.join(' ')}\n`;
+    }
+    return undefined;
+  }
+}
+

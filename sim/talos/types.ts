@@ -1,0 +1,146 @@
+// Public types of the simulated Talos half of the twin.
+
+/** Registry credential fields as Talos machine config carries them (RegistryAuthConfig / legacy auth). */
+export interface AuthFields {
+  username?: string;
+  password?: string;
+  auth?: string;
+  identityToken?: string;
+}
+
+export type TalosVersion = '1.13' | '1.14';
+export type NodeRole = 'control-plane' | 'worker';
+
+export interface ClockState {
+  /** node wall clock minus the real clock, in ms (positive: node ahead) */
+  offsetMs: number;
+  synced: boolean;
+  epoch: number;
+}
+
+export interface ServiceEvent {
+  state: string;
+  msg: string;
+  /** node wall clock, ms since the Unix epoch */
+  ts: number;
+}
+
+export interface ServiceHealth {
+  unknown: boolean;
+  healthy: boolean;
+  lastMessage: string;
+}
+
+/** A COSI resource's metadata timestamps and version, on the node clock. */
+export interface CosiMeta {
+  version: number;
+  created: number;
+  updated: number;
+}
+
+export interface SimFile {
+  content: string;
+  /** node wall clock, ms */
+  mtimeMs: number;
+  mode: string;
+  label: string;
+}
+
+export interface ContainerdState {
+  /** 0 while not running */
+  pid: number;
+  /** node clock instant of the latest launch */
+  startedAtMs: number;
+  /** the credential per registry host that the running containerd read at its start */
+  loadedCredential: Record<string, AuthFields>;
+  state: string;
+  health: ServiceHealth;
+  /** oldest first, at most 64 */
+  events: ServiceEvent[];
+  mountNamespace: string;
+  /** COSI Services.v1alpha1.talos.dev `cri`; absent while not Running */
+  serviceResource?: CosiMeta & { running: boolean; healthy: boolean; unknown: boolean };
+  /** COSI ServicePIDs.runtime.talos.dev `cri`; absent while no process runs */
+  servicePid?: CosiMeta & { pid: number; mountNamespace: string };
+}
+
+export interface EtcdState {
+  /** 16 lower-case hex digits, as `etcd status` prints it */
+  memberId: string;
+  healthy: boolean;
+  learner: boolean;
+  alarms: Array<'NOSPACE' | 'CORRUPT'>;
+  errors: string;
+}
+
+export interface MachineConfigState {
+  /** the v1alpha1 document as a plain tree (strategic merge and JSON patches apply to it) */
+  v1alpha1: Record<string, unknown>;
+  /** RegistryAuthConfig documents by name */
+  registryAuth: Record<string, AuthFields>;
+  /** other multi-doc documents, kept to tell whether a patch changed anything */
+  otherDocs: Array<Record<string, unknown>>;
+  /** COSI version of MachineConfigs.config.talos.dev/v1alpha1 */
+  version: number;
+}
+
+export interface SimTalosNode {
+  name: string;
+  ip: string;
+  role: NodeRole;
+  version: TalosVersion;
+  bootID: string;
+  /** node clock instant of the current boot */
+  bootedAtMs: number;
+  /** false while the machine is rebooting (unreachable) */
+  up: boolean;
+  clock: ClockState;
+  machineConfig: MachineConfigState;
+  /** the effective machine-config registry auth per host (what the CRI files render); read-only view */
+  readonly auth: Record<string, AuthFields>;
+  /** path → file, for the paths the sim renders (the CRI conf.d files) */
+  files: Map<string, SimFile>;
+  /** EtcFileStatuses.files.talos.dev by id (`cri/conf.d/cri.toml`) */
+  etcFileStatus: Map<string, CosiMeta & { specVersion: string }>;
+  containerd: ContainerdState;
+  /** undefined on workers */
+  etcd?: EtcdState;
+  /** normalized image refs present in the CRI containerd namespace */
+  images: Set<string>;
+}
+
+export interface CommandRecord {
+  argv: string[];
+  nodes: string[];
+  /** top-level command name: service, ls, read, get, patch, reboot, etcd, image, version ('' if unparsed) */
+  command: string;
+  /** full command path below talosctl, e.g. `etcd status`, `image pull` */
+  path: string;
+  mutating: boolean;
+  exitCode: number;
+  /** real clock, ms, when the sim received the call */
+  at: number;
+}
+
+export type FailAction = { unavailable: true } | { stderr: string; exitCode: number };
+
+export interface FailMatch {
+  /** top-level name (`service`, `ls`, `reboot`…) or full path (`etcd status`) */
+  command: string;
+  node?: string;
+  count?: number;
+}
+
+export interface AddNodeSpec {
+  name: string;
+  ip: string;
+  role: NodeRole;
+  version?: TalosVersion;
+  credential: Record<string, AuthFields>;
+  loadedCredential?: Record<string, AuthFields>;
+  bootedAgoMs?: number;
+  configWrittenAgoMs?: number;
+  criStartedAgoMs?: number;
+  clock?: { offsetMs?: number; synced?: boolean; epoch?: number };
+  eventsWithoutStart?: boolean;
+}
