@@ -1,0 +1,121 @@
+// The cluster twin: the simulated kube-apiserver and the simulated Talos nodes, wired together so
+// a reboot on the Talos side shows on the Kubernetes side and the kubelet pulls images with the
+// credential the node's containerd loaded.
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AuthFields } from '../src/model.js';
+import { KubeSim } from './kube/index.js';
+import { TalosSim } from './talos/index.js';
+import type { KubeNodeHooks } from './types.js';
+
+export const REGISTRY = 'ghcr.io';
+export const OLD_CREDENTIAL: AuthFields = { username: 'acme-bot', password: 'old-token-2026-10', auth: '', identitytoken: '' };
+export const NEW_CREDENTIAL: AuthFields = { username: 'acme-bot', password: 'new-token-2026-11', auth: '', identitytoken: '' };
+const DAY = 86_400_000;
+
+export interface SimNodeSpec {
+  name: string;
+  role: 'control-plane' | 'worker';
+  version?: '1.13' | '1.14';
+  /** the node booted with the new credential already (e.g. a fresh autoscaler node) */
+  current?: boolean;
+  /** the files carry the new credential but containerd loaded the old one (a twin-level lie for probe tests) */
+  staleContainerd?: boolean;
+  cordoned?: boolean;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  bootedAgoMs?: number;
+}
+
+export interface SimClusterOptions {
+  heartbeatMs?: number;
+  rebootMs?: number;
+  criRestartMs?: number;
+}
+
+export class SimCluster {
+  private ipSeq = 10;
+  readonly dir: string;
+
+  private constructor(
+    readonly kube: KubeSim,
+    readonly talos: TalosSim,
+    dir: string,
+  ) {
+    this.dir = dir;
+  }
+
+  static async start(opts: SimClusterOptions = {}): Promise<SimCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'rar-sim-'));
+    // The two halves reference each other; the hooks forward to the kube side once it exists.
+    let kube: KubeSim | undefined;
+    const hooks: KubeNodeHooks = {
+      nodeDown: (name) => kube?.nodeDown(name),
+      nodeUp: (name, bootID) => kube?.nodeUp(name, bootID),
+    };
+    const talos = await TalosSim.start({ kube: hooks, rebootMs: opts.rebootMs ?? 1500, criRestartMs: opts.criRestartMs ?? 5000, dir: join(dir, 'talos') });
+    kube = await KubeSim.start({ heartbeatMs: opts.heartbeatMs ?? 1000, imagePull: talos.imagePull, dir: join(dir, 'kube') });
+    talos.setRegistryCredential(REGISTRY, NEW_CREDENTIAL);
+    return new SimCluster(kube, talos, dir);
+  }
+
+  addNode(spec: SimNodeSpec): { name: string; ip: string } {
+    const ip = `10.5.0.${this.ipSeq++}`;
+    const cred = spec.current ? NEW_CREDENTIAL : OLD_CREDENTIAL;
+    const bootedAgoMs = spec.bootedAgoMs ?? (spec.current ? 2 * 60_000 : 10 * DAY);
+    this.talos.addNode({
+      name: spec.name,
+      ip,
+      role: spec.role,
+      version: spec.version ?? '1.13',
+      credential: { [REGISTRY]: spec.staleContainerd ? NEW_CREDENTIAL : cred },
+      loadedCredential: { [REGISTRY]: cred },
+      bootedAgoMs,
+    });
+    const bootID = this.talos.node(spec.name).bootID;
+    this.kube.addNode({ name: spec.name, ip, role: spec.role, labels: spec.labels, annotations: spec.annotations, unschedulable: spec.cordoned, bootID });
+    return { name: spec.name, ip };
+  }
+
+  /** The environment under which kubectl and talosctl reach this twin. */
+  env(): Record<string, string> {
+    const t = this.talos.env();
+    return { ...this.kube.env(), ...t };
+  }
+
+  /** Write the auth patch carrying `cred` (mode 0600, as a workflow step should). */
+  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml'): string {
+    const path = join(this.dir, name);
+    writeFileSync(
+      path,
+      ['apiVersion: v1alpha1', 'kind: RegistryAuthConfig', `name: ${REGISTRY}`, `username: ${cred.username}`, `password: ${cred.password}`, ''].join('\n'),
+      { mode: 0o600 },
+    );
+    chmodSync(path, 0o600);
+    return path;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([this.kube.stop(), this.talos.stop()]);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The demo's default cluster: three control planes and three workers; one worker was just created by
+ * the autoscaler with the current credential (its reboot must be skipped), one carries an operator's
+ * cordon (it must stay cordoned). Kubelets write heartbeats throughout.
+ */
+export function addDefaultNodes(c: SimCluster): void {
+  for (const n of ['cp-1', 'cp-2', 'cp-3']) c.addNode({ name: n, role: 'control-plane' });
+  c.addNode({ name: 'worker-1', role: 'worker' });
+  c.addNode({ name: 'worker-2', role: 'worker', cordoned: true, annotations: { 'ops.acme.io/cordon-reason': 'disk replacement scheduled' } });
+  c.addNode({ name: 'worker-3', role: 'worker', current: true, labels: { 'node.kubernetes.io/instance-type': 'cx32' } });
+  c.kube.addPod({ namespace: 'default', name: 'web-1', nodeName: 'worker-1', owner: { kind: 'ReplicaSet', name: 'web-7d4b9' }, labels: { app: 'web' } });
+  c.kube.addPod({ namespace: 'default', name: 'web-2', nodeName: 'worker-3', owner: { kind: 'ReplicaSet', name: 'web-7d4b9' }, labels: { app: 'web' } });
+  c.kube.addPdb({ namespace: 'default', name: 'web', selector: { app: 'web' }, disruptionsAllowed: 1 });
+  for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
+    c.kube.addPod({ namespace: 'kube-system', name: `cilium-${n}`, nodeName: n, owner: { kind: 'DaemonSet', name: 'cilium' } });
+  }
+}

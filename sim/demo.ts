@@ -1,0 +1,96 @@
+// `npm run demo`: start the cluster twin, run the BUNDLED action on it exactly as a GitHub runner
+// would (INPUT_* variables, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_STATE, RUNNER_TEMP; the
+// real kubectl; the fake talosctl first on PATH), and print what a user would see.
+//
+//   npm run demo                       the default 6-node cluster, mode apply
+//   npm run demo -- --mode plan        read-only
+//   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
+//   npm run demo -- --scenario NAME    one of: default, churn, pdb, etcd-alarm, talos-1.14
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { addDefaultNodes, SimCluster } from './cluster.js';
+import { repoRoot, runAction } from './runAction.js';
+import { SCENARIOS } from './scenarios.js';
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      mode: { type: 'string', default: 'apply' },
+      nodes: { type: 'string' },
+      scenario: { type: 'string', default: 'default' },
+      quiet: { type: 'boolean', default: false },
+    },
+  });
+  const scenario = SCENARIOS[values.scenario!];
+  if (!scenario) {
+    console.error(`unknown scenario "${values.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+    return 2;
+  }
+  if (!['apply', 'plan', 'fences'].includes(values.mode!)) {
+    console.error(`--mode must be apply, plan or fences (got "${values.mode}")`);
+    return 2;
+  }
+  const total = values.nodes === undefined ? undefined : Number(values.nodes);
+  if (total !== undefined && (!Number.isInteger(total) || total < 4 || total > 500)) {
+    console.error(`--nodes must be a whole number from 4 to 500 (got "${values.nodes}")`);
+    return 2;
+  }
+  const bundle = join(repoRoot, 'dist', 'index.js');
+  if (!existsSync(bundle)) {
+    console.error('dist/index.js is missing: run `npm run build` first');
+    return 2;
+  }
+
+  const cluster = await SimCluster.start();
+  const stopChurn: Array<() => void> = [];
+  try {
+    addDefaultNodes(cluster);
+    for (let i = 4; total !== undefined && i <= total - 3; i++) cluster.addNode({ name: `worker-${i}`, role: 'worker' });
+    stopChurn.push(...scenario.setup(cluster));
+
+    console.log(`cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), fake talosctl in ${cluster.talos.binDir}`);
+    console.log(`scenario "${values.scenario}": ${scenario.description}`);
+    console.log(`running node dist/index.js (mode ${values.mode}) …\n`);
+    const started = Date.now();
+    const run = await runAction({
+      inputs: {
+        mode: values.mode!,
+        'auth-patch': cluster.writeAuthPatch(),
+        revision: '2026-11-30.1',
+        'drain-timeout': '60s',
+        'ready-timeout': '90s',
+        'cri-restart-wait': '20s',
+        ...scenario.inputs,
+      },
+      env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500' },
+      onStdout: values.quiet ? undefined : (s) => process.stdout.write(indent(s)),
+    });
+    // The post step runs in a fresh process with the state the main step saved, as on a runner.
+    await runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: cluster.env(), state: run.state });
+
+    console.log(`\n── finished in ${((Date.now() - started) / 1000).toFixed(1)} s, exit code ${run.exitCode}`);
+    console.log('\n── annotations');
+    for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title}: ${a.message.split('\n')[0]}`);
+    console.log('\n── outputs');
+    for (const [k, v] of Object.entries(run.outputs)) {
+      if (k === 'decisions') {
+        const d = JSON.parse(v) as Array<{ name: string; outcome: string }>;
+        console.log(`  decisions: ${d.map((x) => `${x.name}=${x.outcome}`).join(', ') || '[]'}`);
+      } else console.log(`  ${k}: ${v}`);
+    }
+    console.log('\n── cluster afterwards');
+    for (const n of cluster.kube.nodes ? cluster.kube.nodes() : []) console.log(`  ${n}`);
+    console.log(`\n── job summary (HTML, ${run.summary.length} bytes): ${run.summaryPath}`);
+    return run.exitCode ?? 1;
+  } finally {
+    for (const s of stopChurn) s();
+    await cluster.stop();
+  }
+}
+
+function indent(s: string): string {
+  return s.replace(/^(?=.)/gm, '  │ ');
+}
+
+process.exitCode = await main();

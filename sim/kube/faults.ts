@@ -1,0 +1,83 @@
+// Scripted faults: answer the next matching requests with an error or a dropped connection, and run a
+// test's mutation exactly before a matching write is applied.
+
+export type FaultAction = { status: number; reason?: string; message?: string } | { drop: true };
+
+export interface FaultMatch {
+  method?: string;
+  /** tested against the request path without the query string */
+  path: RegExp;
+  count?: number;
+}
+
+export interface WriteHookMatch {
+  method?: string;
+  path: RegExp;
+  once?: boolean;
+}
+
+interface PendingFault {
+  method?: string;
+  path: RegExp;
+  left: number;
+  action: FaultAction;
+}
+
+interface WriteHook {
+  method?: string;
+  path: RegExp;
+  once: boolean;
+  fn: () => void;
+}
+
+const mutating = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function isMutating(method: string): boolean {
+  return mutating.has(method.toUpperCase());
+}
+
+function methodMatches(want: string | undefined, got: string): boolean {
+  return !want || want.toUpperCase() === got.toUpperCase();
+}
+
+function test(re: RegExp, path: string): boolean {
+  re.lastIndex = 0;
+  return re.test(path);
+}
+
+export class Faults {
+  private readonly pending: PendingFault[] = [];
+  private readonly hooks: WriteHook[] = [];
+
+  failNext(match: FaultMatch, action: FaultAction): void {
+    this.pending.push({ method: match.method, path: match.path, left: match.count ?? 1, action });
+  }
+
+  beforeWrite(match: WriteHookMatch, fn: () => void): void {
+    this.hooks.push({ method: match.method, path: match.path, once: match.once ?? false, fn });
+  }
+
+  /** Consumes one use of the first matching fault. */
+  take(method: string, path: string): FaultAction | undefined {
+    const i = this.pending.findIndex((f) => methodMatches(f.method, method) && test(f.path, path));
+    if (i < 0) return undefined;
+    const f = this.pending[i]!;
+    if (--f.left <= 0) this.pending.splice(i, 1);
+    return f.action;
+  }
+
+  /** Runs the hooks for a write about to be applied; a `once` hook is removed before it runs. */
+  runWriteHooks(method: string, path: string): void {
+    if (!isMutating(method)) return;
+    for (const h of [...this.hooks]) {
+      if (!methodMatches(h.method, method) || !test(h.path, path)) continue;
+      if (h.once) this.hooks.splice(this.hooks.indexOf(h), 1);
+      h.fn();
+    }
+  }
+
+  clear(): void {
+    this.pending.length = 0;
+    this.hooks.length = 0;
+  }
+}

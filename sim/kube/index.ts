@@ -1,0 +1,392 @@
+// KubeSim: an in-process kube-apiserver twin that the unmodified `kubectl` binary drives over plain HTTP.
+//
+// Checked against the real kubectl on this machine (the Google Cloud SDK dispatcher → built-in v1.32.4),
+// by __tests__/sim-kube: the dispatcher's `/version` probe (answered at once, minor "32"); legacy
+// discovery with short names and pods/eviction (policy/v1 Eviction); `get` / `get -l` / `get -o json`;
+// `patch --type=json|merge` and the plain strategic patch, with "patched (no change)" on no-op writes and
+// the generic 422 text for a failed `test`; `cordon`/`uncordon` (SMP `unschedulable:true|null`);
+// `drain --ignore-daemonsets --delete-emptydir-data` (DaemonSet GET, mirror pods skipped, eviction POSTs,
+// 429 PDB retries every 5 s, deletion polling, `--timeout` failure leaving the node cordoned);
+// `wait --for=condition=Ready` (list + streaming watch with fieldSelector); `get --raw /readyz`;
+// `create -f` of a Lease through the minimal OpenAPI v3 and with --validate=false, 409 AlreadyExists,
+// `patch`/`delete` of a Lease; a dropped connection and an injected 500 as kubectl reports them.
+// Semantics follow /work/shared/reference/kubernetes-api.md; deviations are listed in README.md here.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ImagePullHooks, KubeNodeHooks } from '../types.js';
+import { Api } from './api.js';
+import type { SimContext, SimTiming } from './context.js';
+import { Faults, isMutating, type FaultAction, type FaultMatch, type WriteHookMatch } from './faults.js';
+import { HttpFront, type RequestRecord } from './http.js';
+import { clone } from './json.js';
+import { NodeControllers, lifecycleDiff } from './nodes.js';
+import {
+  buildNamespace,
+  buildNode,
+  buildServiceAccount,
+  daemonSetTolerations,
+  mirrorHash,
+  pauseImage,
+  type NodeSpecInput,
+} from './objects.js';
+import { R, type ResourceDef } from './resources.js';
+import { nowTime } from './schema.js';
+import { Store } from './store.js';
+import { Timers } from './timers.js';
+import { Watches } from './watch.js';
+import { Workloads } from './workloads.js';
+
+export type { RequestRecord } from './http.js';
+export type { Taint, NodeSpecInput } from './objects.js';
+export type { FaultAction, FaultMatch, WriteHookMatch } from './faults.js';
+
+export interface KubeSimOptions extends Partial<SimTiming> {
+  imagePull?: ImagePullHooks;
+  /** where the kubeconfig and the kubectl cache dir go; a fresh temp dir (removed by stop()) by default */
+  dir?: string;
+}
+
+export interface PodSpecInput {
+  namespace?: string;
+  name: string;
+  nodeName: string;
+  owner?: { kind: 'ReplicaSet' | 'DaemonSet' | 'StatefulSet'; name: string };
+  labels?: Record<string, string>;
+  emptyDir?: boolean;
+  mirror?: boolean;
+}
+
+export interface PdbSpecInput {
+  namespace?: string;
+  name: string;
+  selector: Record<string, string>;
+  disruptionsAllowed: number;
+}
+
+export interface ChurnOptions {
+  nodes?: string[];
+  perSecond: number;
+  kind?: 'status' | 'label' | 'annotation';
+}
+
+const ownerDefs = { ReplicaSet: R.replicasets, DaemonSet: R.daemonsets, StatefulSet: R.statefulsets } as const;
+
+export class KubeSim implements KubeNodeHooks {
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  private readonly cacheDir: string;
+  private nodeCount = 0;
+
+  private constructor(
+    private readonly ctx: SimContext,
+    private readonly http: HttpFront,
+    private readonly faults: Faults,
+    private readonly nodesCtl: NodeControllers,
+    private readonly workloads: Workloads,
+    private readonly dir: string,
+    private readonly ownDir: boolean,
+    port: number,
+    readonly requests: RequestRecord[],
+  ) {
+    this.url = `http://127.0.0.1:${port}`;
+    this.kubeconfigPath = join(dir, 'kubeconfig');
+    this.cacheDir = join(dir, 'cache');
+  }
+
+  static async start(opts: KubeSimOptions = {}): Promise<KubeSim> {
+    const timing: SimTiming = {
+      heartbeatMs: opts.heartbeatMs ?? 1000,
+      taintDelayMs: opts.taintDelayMs ?? 100,
+      bootDelayMs: opts.bootDelayMs ?? 100,
+      ciliumDelayMs: opts.ciliumDelayMs ?? 300,
+      pullDelayMs: opts.pullDelayMs ?? 200,
+      terminationMs: opts.terminationMs ?? 100,
+    };
+    const store = new Store();
+    const api = new Api(store);
+    const timers = new Timers();
+    const ctx: SimContext = { api, store, timers, timing };
+    const faults = new Faults();
+    const watches = new Watches(store);
+    const nodesCtl = new NodeControllers(ctx);
+    const workloads = new Workloads(ctx, nodesCtl);
+    workloads.pullHooks = opts.imagePull;
+    const log: RequestRecord[] = [];
+    const http = new HttpFront(api, watches, faults, log);
+    const port = await http.listen();
+    const ownDir = !opts.dir;
+    const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kube-sim-'));
+    mkdirSync(join(dir, 'cache'), { recursive: true });
+    const sim = new KubeSim(ctx, http, faults, nodesCtl, workloads, dir, ownDir, port, log);
+    for (const ns of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) sim.addNamespace(ns);
+    writeFileSync(
+      sim.kubeconfigPath,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: sim',
+        '  cluster:',
+        `    server: ${sim.url}`,
+        'contexts:',
+        '- name: sim',
+        '  context:',
+        '    cluster: sim',
+        '    user: sim',
+        'current-context: sim',
+        'users:',
+        '- name: sim',
+        '  user: {}',
+        '',
+      ].join('\n'),
+    );
+    return sim;
+  }
+
+  /** KUBECONFIG plus a per-instance KUBECACHEDIR, so discovery caches never leak between instances. */
+  env(): Record<string, string> {
+    return { KUBECONFIG: this.kubeconfigPath, KUBECACHEDIR: this.cacheDir };
+  }
+
+  async stop(): Promise<void> {
+    this.ctx.timers.clearAll();
+    this.faults.clear();
+    await this.http.close();
+    if (this.ownDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  setImagePullHooks(h: ImagePullHooks): void {
+    this.workloads.pullHooks = h;
+  }
+
+  // --- namespaces and service accounts -------------------------------------------------------------
+
+  addNamespace(name: string): void {
+    if (this.ctx.store.peek(R.namespaces, '', name)) return;
+    this.ctx.api.create(R.namespaces, '', buildNamespace(name));
+    this.ctx.api.create(R.serviceaccounts, name, buildServiceAccount(name));
+  }
+
+  /** Configures the namespace's default ServiceAccount with pull secrets; pod admission then injects them. */
+  setServiceAccountPullSecrets(namespace: string, names: string[]): void {
+    this.addNamespace(namespace);
+    const sa = this.ctx.store.get(R.serviceaccounts, namespace, 'default')!;
+    sa.imagePullSecrets = names.map((name) => ({ name }));
+    this.ctx.api.update(R.serviceaccounts, namespace, 'default', undefined, sa);
+  }
+
+  // --- nodes -----------------------------------------------------------------------------------------
+
+  /**
+   * Registers a node with its kubelet running. Control planes get the control-plane NoSchedule taint unless
+   * `taints` is given; default annotations unless `annotations` is given ({} means none). The lifecycle
+   * taints the node already deserves (a cordon, NotReady) are present from the start, as in a settled cluster.
+   */
+  addNode(spec: NodeSpecInput): void {
+    if (this.ctx.store.peek(R.nodes, '', spec.name)) throw new Error(`node ${spec.name} already exists`);
+    const obj = buildNode(spec, ++this.nodeCount);
+    const { add } = lifecycleDiff(obj);
+    obj.spec.taints = [...obj.spec.taints, ...add.map((t) => ({ ...t, timeAdded: nowTime() }))];
+    this.ctx.api.create(R.nodes, '', obj);
+    this.nodesCtl.register(spec.name);
+  }
+
+  node(name: string): any | undefined {
+    return this.ctx.store.get(R.nodes, '', name);
+  }
+
+  nodes(): any[] {
+    return this.ctx.store.list(R.nodes).map(clone);
+  }
+
+  /** A write by another actor: fn edits a copy, which is normalized and stored (RV bump and MODIFIED if it changed). */
+  mutateNode(name: string, fn: (obj: any) => void): void {
+    this.mutate(R.nodes, '', name, fn);
+  }
+
+  private mutate(def: ResourceDef, ns: string, name: string, fn: (obj: any) => void): void {
+    const cur = this.ctx.store.get(def, ns, name);
+    if (!cur) throw new Error(`${def.plural} ${ns ? ns + '/' : ''}${name} not found`);
+    fn(cur);
+    const { obj } = this.ctx.api.decode(def, cur, 'body', 'Ignore');
+    if (obj.metadata.name !== name) throw new Error('mutateNode: the name cannot change');
+    if (def.namespaced) obj.metadata.namespace = ns;
+    this.ctx.store.update(def, obj);
+  }
+
+  /** Same name, new uid: the node object was deleted and the kubelet registered it again. */
+  replaceNode(name: string): void {
+    const cur = this.ctx.store.get(R.nodes, '', name);
+    if (!cur) throw new Error(`node ${name} not found`);
+    this.nodesCtl.unregister(name);
+    this.ctx.store.delete(R.nodes, '', name);
+    delete cur.metadata.uid;
+    delete cur.metadata.resourceVersion;
+    delete cur.metadata.creationTimestamp;
+    this.ctx.api.create(R.nodes, '', cur);
+    this.nodesCtl.register(name);
+  }
+
+  deleteNode(name: string): void {
+    if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
+    this.nodesCtl.unregister(name);
+    this.ctx.store.delete(R.nodes, '', name);
+    this.ctx.timers.after(this.ctx.timing.terminationMs, () => this.workloads.collectOrphans());
+  }
+
+  /** One kubelet-style status heartbeat PATCH on `name` right now (an RV bump with no meaningful change). */
+  heartbeat(name: string): void {
+    if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
+    this.nodesCtl.heartbeat(name, true);
+  }
+
+  nodeDown(name: string): void {
+    this.nodesCtl.down(name);
+  }
+
+  nodeUp(name: string, bootID: string): void {
+    this.nodesCtl.up(name, bootID);
+  }
+
+  // --- workloads -------------------------------------------------------------------------------------
+
+  /**
+   * A pod already running on `nodeName` (no image pull). Owned pods get their owner object created on
+   * first use; labels default to `app: <owner or pod name>`. The container image is the pause image,
+   * which every node holds.
+   */
+  addPod(spec: PodSpecInput): void {
+    const ns = spec.namespace ?? 'default';
+    this.addNamespace(ns);
+    const node = this.ctx.store.peek(R.nodes, '', spec.nodeName);
+    if (!node) throw new Error(`node ${spec.nodeName} not found`);
+    const labels = spec.labels ?? { app: spec.owner?.name ?? spec.name };
+    const container = { name: 'main', image: pauseImage, imagePullPolicy: 'IfNotPresent' };
+    const ownerReferences: any[] = [];
+    if (spec.owner) {
+      const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container);
+      ownerReferences.push({ apiVersion: 'apps/v1', kind: spec.owner.kind, name: spec.owner.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true });
+    }
+    const annotations: Record<string, string> = {};
+    let tolerations: any[] | undefined;
+    if (spec.mirror) {
+      const h = mirrorHash(ns, spec.name);
+      Object.assign(annotations, {
+        'kubernetes.io/config.hash': h,
+        'kubernetes.io/config.mirror': h,
+        'kubernetes.io/config.seen': nowTime(),
+        'kubernetes.io/config.source': 'file',
+      });
+      ownerReferences.push({ apiVersion: 'v1', kind: 'Node', name: spec.nodeName, uid: node.metadata.uid, controller: true });
+      tolerations = [{ operator: 'Exists', effect: 'NoExecute' }];
+    } else if (spec.owner?.kind === 'DaemonSet') {
+      tolerations = clone(daemonSetTolerations);
+    }
+    const body = {
+      metadata: {
+        name: spec.name,
+        namespace: ns,
+        labels,
+        ...(Object.keys(annotations).length ? { annotations } : {}),
+        ...(ownerReferences.length ? { ownerReferences } : {}),
+      },
+      spec: {
+        containers: [container],
+        nodeName: spec.nodeName,
+        ...(tolerations ? { tolerations } : {}),
+        ...(spec.emptyDir ? { volumes: [{ name: 'cache', emptyDir: {} }] } : {}),
+      },
+    };
+    const created = this.ctx.api.create(R.pods, ns, body).body;
+    this.workloads.seedRunning(created);
+  }
+
+  private ensureOwner(ns: string, kind: keyof typeof ownerDefs, name: string, labels: Record<string, string>, container: any): any {
+    const def = ownerDefs[kind];
+    const cur = this.ctx.store.peek(def, ns, name);
+    if (cur) return cur;
+    const body = {
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        ...(kind === 'DaemonSet' ? {} : { replicas: 1 }),
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [container] } },
+      },
+      status: kind === 'DaemonSet' ? { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 } : { replicas: 1, readyReplicas: 1, observedGeneration: 1 },
+    };
+    return this.ctx.api.create(def, ns, body).body;
+  }
+
+  pods(): any[] {
+    return this.ctx.store.list(R.pods).map(clone);
+  }
+
+  /** A PDB whose budget the test sets: `disruptionsAllowed` while its pods are healthy, minus evictions in flight. */
+  addPdb(spec: PdbSpecInput): void {
+    const ns = spec.namespace ?? 'default';
+    this.addNamespace(ns);
+    this.ctx.api.create(R.poddisruptionbudgets, ns, {
+      metadata: { name: spec.name, namespace: ns },
+      spec: { selector: { matchLabels: spec.selector }, maxUnavailable: spec.disruptionsAllowed },
+    });
+    this.workloads.pdbBudget.set(`${ns}/${spec.name}`, spec.disruptionsAllowed);
+    this.workloads.recomputePdbs(ns);
+  }
+
+  setPdbAllowed(namespace: string, name: string, disruptionsAllowed: number): void {
+    if (!this.ctx.store.peek(R.poddisruptionbudgets, namespace, name)) throw new Error(`poddisruptionbudget ${namespace}/${name} not found`);
+    this.workloads.pdbBudget.set(`${namespace}/${name}`, disruptionsAllowed);
+    this.workloads.recomputePdbs(namespace);
+  }
+
+  pdb(namespace: string, name: string): any | undefined {
+    return this.ctx.store.get(R.poddisruptionbudgets, namespace, name);
+  }
+
+  lease(namespace: string, name: string): any | undefined {
+    return this.ctx.store.get(R.leases, namespace, name);
+  }
+
+  /** Current global resourceVersion (what a list would report). */
+  get resourceVersion(): string {
+    return String(this.ctx.store.revision);
+  }
+
+  // --- churn and faults ------------------------------------------------------------------------------
+
+  /**
+   * Unrelated writers: kubelet-style status PATCHes (kind 'status', the default), or label / annotation
+   * writes by "another controller", at `perSecond` across the given nodes (all by default), round robin.
+   */
+  startChurn(opts: ChurnOptions): () => void {
+    const kind = opts.kind ?? 'status';
+    let i = 0;
+    const stop = this.ctx.timers.every(Math.max(1, Math.round(1000 / opts.perSecond)), () => {
+      const names = opts.nodes ?? this.ctx.store.list(R.nodes).map((n) => n.metadata.name);
+      if (!names.length) return;
+      const name = names[i++ % names.length]!;
+      if (!this.ctx.store.peek(R.nodes, '', name)) return;
+      if (kind === 'status') {
+        this.nodesCtl.heartbeat(name, true);
+        return;
+      }
+      const field = kind === 'label' ? 'labels' : 'annotations';
+      this.ctx.api.patch(R.nodes, '', name, undefined, 'strategic', JSON.stringify({ metadata: { [field]: { 'sim.kube/churn': String(i) } } }));
+    });
+    return stop;
+  }
+
+  failNext(match: FaultMatch, action: FaultAction): void {
+    this.faults.failNext(match, action);
+  }
+
+  beforeWrite(match: WriteHookMatch, fn: () => void): void {
+    this.faults.beforeWrite(match, fn);
+  }
+
+  mutatingRequests(): RequestRecord[] {
+    return this.requests.filter((r) => isMutating(r.method));
+  }
+}
+

@@ -1,0 +1,258 @@
+// Node-side actors: each node's kubelet (status heartbeats, node Lease renewals, reboot behaviour) and the
+// node lifecycle controller that derives the NoSchedule/NoExecute taints from spec.unschedulable and the
+// conditions, always as a separate, later, RV-locked write (reference §4.9, §4.10).
+import { ApiError } from './status.js';
+import type { SimContext } from './context.js';
+import { buildNodeLease, conditionTypes, taintKeys, type Taint } from './objects.js';
+import { R } from './resources.js';
+import { nowMicro, nowTime } from './schema.js';
+
+const conditionTaints: Record<string, Record<string, string>> = {
+  Ready: { False: taintKeys.notReady, Unknown: taintKeys.unreachable },
+  MemoryPressure: { True: 'node.kubernetes.io/memory-pressure' },
+  DiskPressure: { True: 'node.kubernetes.io/disk-pressure' },
+  PIDPressure: { True: 'node.kubernetes.io/pid-pressure' },
+  NetworkUnavailable: { True: 'node.kubernetes.io/network-unavailable' },
+};
+const conditionTaintKeys = new Set(Object.values(conditionTaints).flatMap((m) => Object.values(m)));
+
+const id = (t: Taint) => `${t.key}:${t.effect}`;
+
+function isControlled(t: Taint): boolean {
+  if (t.effect === 'NoSchedule') return t.key === taintKeys.unschedulable || conditionTaintKeys.has(t.key);
+  if (t.effect === 'NoExecute') return t.key === taintKeys.notReady || t.key === taintKeys.unreachable;
+  return false;
+}
+
+/** The taints the lifecycle controller wants on a node, by key:effect. */
+export function desiredLifecycleTaints(node: any): Taint[] {
+  const out: Taint[] = [];
+  for (const c of node.status?.conditions ?? []) {
+    const key = conditionTaints[c.type]?.[c.status];
+    if (key) out.push({ key, effect: 'NoSchedule' });
+    if (c.type === 'Ready' && key) out.push({ key, effect: 'NoExecute' });
+  }
+  if (node.spec?.unschedulable) out.push({ key: taintKeys.unschedulable, effect: 'NoSchedule' });
+  return out;
+}
+
+export function lifecycleDiff(node: any): { add: Taint[]; del: Taint[] } {
+  const want = desiredLifecycleTaints(node);
+  const have = ((node.spec?.taints ?? []) as Taint[]).filter(isControlled);
+  return {
+    add: want.filter((w) => !have.some((h) => id(h) === id(w))),
+    del: have.filter((h) => !want.some((w) => id(w) === id(h))),
+  };
+}
+
+export function isReady(node: any): boolean {
+  return (node?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+}
+
+interface Kubelet {
+  up: boolean;
+  /** bumps on every boot; pods started under an older generation are restarted */
+  boot: number;
+  lastBeatSec: number;
+  stopBeat: () => void;
+  cancel: Array<() => void>;
+}
+
+export class NodeControllers {
+  private readonly kubelets = new Map<string, Kubelet>();
+  private readonly pending = new Map<string, () => void>();
+  /** called when a node's kubelet is up and the node is Ready again (pods may start) */
+  onNodeRunning: (name: string) => void = () => {};
+  /** called when the lifecycle controller has marked a silent node Unknown */
+  onNodeLost: (name: string) => void = () => {};
+
+  constructor(private readonly ctx: SimContext) {
+    ctx.store.onChange((e) => {
+      if (e.def !== R.nodes || e.type === 'DELETED') return;
+      this.scheduleReconcile(e.obj.metadata.name);
+      if (isReady(e.obj) && !isReady(e.prev) && this.isUp(e.obj.metadata.name)) {
+        const name = e.obj.metadata.name;
+        ctx.timers.after(0, () => this.onNodeRunning(name));
+      }
+    });
+  }
+
+  isUp(name: string): boolean {
+    return this.kubelets.get(name)?.up ?? false;
+  }
+
+  bootGeneration(name: string): number {
+    return this.kubelets.get(name)?.boot ?? 0;
+  }
+
+  /** A registered node: its kubelet starts heartbeating and owns a Lease in kube-node-lease. */
+  register(name: string): void {
+    this.unregister(name, false);
+    const k: Kubelet = { up: true, boot: 1, lastBeatSec: Math.floor(Date.now() / 1000), stopBeat: () => {}, cancel: [] };
+    this.kubelets.set(name, k);
+    this.ensureLease(name);
+    this.startHeartbeat(name, k);
+  }
+
+  unregister(name: string, deleteLease = true): void {
+    const k = this.kubelets.get(name);
+    if (k) {
+      k.stopBeat();
+      for (const c of k.cancel) c();
+      this.kubelets.delete(name);
+    }
+    this.pending.get(name)?.();
+    this.pending.delete(name);
+    if (deleteLease && this.ctx.store.peek(R.leases, 'kube-node-lease', name)) this.ctx.store.delete(R.leases, 'kube-node-lease', name);
+  }
+
+  private ensureLease(name: string): void {
+    const { store, api } = this.ctx;
+    const node = store.peek(R.nodes, '', name);
+    if (!node) return;
+    const cur = store.peek(R.leases, 'kube-node-lease', name);
+    if (cur) store.delete(R.leases, 'kube-node-lease', name);
+    api.create(R.leases, 'kube-node-lease', buildNodeLease(node));
+  }
+
+  private startHeartbeat(name: string, k: Kubelet): void {
+    k.stopBeat();
+    k.stopBeat = this.ctx.timers.every(this.ctx.timing.heartbeatMs, () => this.heartbeat(name));
+  }
+
+  /** Kubelet status PATCH as sent by kubelet_node_status.go: $setElementOrder plus fresh heartbeat times. */
+  heartbeat(name: string, evenIfDown = false): void {
+    const k = this.kubelets.get(name);
+    const node = this.ctx.store.peek(R.nodes, '', name);
+    if (!k || !node || (!k.up && !evenIfDown)) return;
+    // metav1.Time has whole seconds; never reuse one so every heartbeat really is a write (RV bump).
+    k.lastBeatSec = Math.max(Math.floor(Date.now() / 1000), k.lastBeatSec + 1);
+    const at = nowTime(k.lastBeatSec * 1000);
+    const types = (node.status?.conditions ?? []).map((c: any) => c.type) as string[];
+    const patch = {
+      status: {
+        [`$setElementOrder/conditions`]: types.map((type) => ({ type })),
+        conditions: types.map((type) => ({ lastHeartbeatTime: at, type })),
+      },
+    };
+    this.ctx.api.patch(R.nodes, '', name, 'status', 'strategic', JSON.stringify(patch));
+    this.renewLease(name);
+  }
+
+  private renewLease(name: string): void {
+    const lease = this.ctx.store.get(R.leases, 'kube-node-lease', name);
+    if (!lease) return;
+    lease.spec.renewTime = nowMicro();
+    this.ctx.api.update(R.leases, 'kube-node-lease', name, undefined, lease);
+  }
+
+  scheduleReconcile(name: string): void {
+    if (this.pending.has(name)) return;
+    const cancel = this.ctx.timers.after(this.ctx.timing.taintDelayMs, () => {
+      this.pending.delete(name);
+      this.reconcile(name);
+    });
+    this.pending.set(name, cancel);
+  }
+
+  /** SwapNodeControllerTaint: add the missing taints, then remove the stale ones, each an RV-locked SMP. */
+  reconcile(name: string): void {
+    const { add, del } = lifecycleDiff(this.ctx.store.peek(R.nodes, '', name) ?? {});
+    try {
+      if (add.length) this.writeTaints(name, (ts) => [...ts, ...add.map((t) => ({ ...t, timeAdded: nowTime() }))]);
+      if (del.length) this.writeTaints(name, (ts) => ts.filter((t) => !del.some((d) => id(d) === id(t))));
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 409) this.scheduleReconcile(name);
+      else if (!(e instanceof ApiError && e.code === 404)) throw e;
+    }
+  }
+
+  /** PatchNodeTaints: the complete new list plus metadata.resourceVersion, so a concurrent write makes it retry. */
+  writeTaints(name: string, fn: (taints: Taint[]) => Taint[]): void {
+    const node = this.ctx.store.peek(R.nodes, '', name);
+    if (!node) return;
+    const next = fn([...(node.spec?.taints ?? [])]);
+    const patch = { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints: next.length ? next : null } };
+    this.ctx.api.patch(R.nodes, '', name, undefined, 'strategic', JSON.stringify(patch));
+  }
+
+  /** The machine went down: heartbeats stop; after the controller's delay the node turns Unknown. */
+  down(name: string): void {
+    const k = this.kubelets.get(name);
+    if (!k) return;
+    k.up = false;
+    k.stopBeat();
+    for (const c of k.cancel.splice(0)) c();
+    const boot = k.boot;
+    k.cancel.push(
+      this.ctx.timers.after(this.ctx.timing.taintDelayMs, () => {
+        if (k.up || k.boot !== boot) return;
+        const node = this.ctx.store.get(R.nodes, '', name);
+        if (!node) return;
+        const at = nowTime();
+        for (const c of node.status?.conditions ?? []) {
+          if (c.status !== 'Unknown') c.lastTransitionTime = at;
+          c.status = 'Unknown';
+          c.reason = 'NodeStatusUnknown';
+          c.message = 'Kubelet stopped posting node status.';
+        }
+        this.ctx.api.update(R.nodes, '', name, 'status', node);
+        this.onNodeLost(name);
+      }),
+    );
+  }
+
+  /**
+   * The machine booted with a new boot id: after bootDelayMs Cilium's agent-not-ready taint appears and the
+   * kubelet reports the new bootID with Ready=True; ciliumDelayMs later the taint goes; the lifecycle
+   * controller clears not-ready/unreachable on its own schedule.
+   */
+  up(name: string, bootID: string): void {
+    const k = this.kubelets.get(name);
+    if (!k) return;
+    k.up = false;
+    k.stopBeat();
+    for (const c of k.cancel.splice(0)) c();
+    k.boot += 1;
+    const boot = k.boot;
+    const { timers, timing, store, api } = this.ctx;
+    k.cancel.push(
+      timers.after(timing.bootDelayMs, () => {
+        if (k.boot !== boot || !store.peek(R.nodes, '', name)) return;
+        this.writeTaints(name, (ts) =>
+          ts.some((t) => t.key === taintKeys.ciliumAgentNotReady) ? ts : [...ts, { key: taintKeys.ciliumAgentNotReady, effect: 'NoSchedule', timeAdded: nowTime() }],
+        );
+        const node = store.get(R.nodes, '', name)!;
+        const at = nowTime();
+        k.lastBeatSec = Math.max(Math.floor(Date.now() / 1000), k.lastBeatSec + 1);
+        node.status.nodeInfo.bootID = bootID;
+        const fresh = new Map(conditionTypes.map((t) => [t, t === 'Ready' ? 'True' : 'False']));
+        const reasons: Record<string, [string, string]> = {
+          MemoryPressure: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
+          DiskPressure: ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
+          PIDPressure: ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
+          Ready: ['KubeletReady', 'kubelet is posting ready status'],
+        };
+        for (const c of node.status.conditions ?? []) {
+          const want = fresh.get(c.type);
+          if (!want) continue;
+          if (c.status !== want) c.lastTransitionTime = at;
+          c.status = want;
+          c.lastHeartbeatTime = nowTime(k.lastBeatSec * 1000);
+          [c.reason, c.message] = reasons[c.type]!;
+        }
+        k.up = true;
+        api.update(R.nodes, '', name, 'status', node);
+        this.renewLease(name);
+        this.startHeartbeat(name, k);
+        this.onNodeRunning(name);
+      }),
+    );
+    k.cancel.push(
+      timers.after(timing.bootDelayMs + timing.ciliumDelayMs, () => {
+        if (k.boot !== boot) return;
+        this.writeTaints(name, (ts) => ts.filter((t) => t.key !== taintKeys.ciliumAgentNotReady));
+      }),
+    );
+  }
+}

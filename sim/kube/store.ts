@@ -1,0 +1,118 @@
+// The object store: one global, monotonic resourceVersion (like an etcd revision), a bounded event
+// history for watch replay, and synchronous change listeners for the controllers.
+import { randomUUID } from 'node:crypto';
+import { canonical, clone } from './json.js';
+import type { ResourceDef } from './resources.js';
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent {
+  rv: number;
+  def: ResourceDef;
+  type: EventType;
+  /** the object after the change (for DELETED: its last state, carrying the deletion's RV) */
+  obj: any;
+  /** the object before the change (MODIFIED and DELETED) */
+  prev?: any;
+}
+
+export type Listener = (e: StoreEvent) => void;
+
+const historyLimit = 2000;
+
+function key(def: ResourceDef, ns: string, name: string): string {
+  return `${def.group}/${def.plural}/${def.namespaced ? ns : ''}/${name}`;
+}
+
+/** The object with its RV blanked, for the "byte-identical write is a no-op" rule. */
+function contentOf(obj: any): string {
+  const c = { ...obj, metadata: { ...obj.metadata } };
+  delete c.metadata.resourceVersion;
+  return canonical(c);
+}
+
+export class Store {
+  private rev = 1;
+  private readonly objects = new Map<string, any>();
+  readonly history: StoreEvent[] = [];
+  private readonly listeners = new Set<Listener>();
+
+  get revision(): number {
+    return this.rev;
+  }
+
+  /** RV of the oldest event still in the history; watches from before it answer 410. */
+  get oldestReplayable(): number {
+    return this.history.length > 0 ? this.history[0]!.rv - 1 : this.rev;
+  }
+
+  onChange(l: Listener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
+  /** The stored object itself; callers must not mutate it (use clone). */
+  peek(def: ResourceDef, ns: string, name: string): any | undefined {
+    return this.objects.get(key(def, ns, name));
+  }
+
+  get(def: ResourceDef, ns: string, name: string): any | undefined {
+    return clone(this.peek(def, ns, name));
+  }
+
+  /** Stored objects of a type, sorted by namespace then name (the order etcd keys list in). */
+  list(def: ResourceDef, ns?: string): any[] {
+    const prefix = `${def.group}/${def.plural}/`;
+    const out: any[] = [];
+    for (const [k, v] of this.objects) {
+      if (!k.startsWith(prefix)) continue;
+      if (def.namespaced && ns && v.metadata.namespace !== ns) continue;
+      out.push(v);
+    }
+    return out.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  newUid(): string {
+    return randomUUID();
+  }
+
+  create(def: ResourceDef, obj: any): any {
+    const k = key(def, obj.metadata.namespace ?? '', obj.metadata.name);
+    if (this.objects.has(k)) throw new Error(`store: ${k} exists`);
+    const stored = clone(obj);
+    stored.metadata.resourceVersion = String(++this.rev);
+    this.objects.set(k, stored);
+    this.emit({ rv: this.rev, def, type: 'ADDED', obj: stored });
+    return clone(stored);
+  }
+
+  /** Writes `obj` over the stored one unless it is identical apart from its RV; returns the stored result. */
+  update(def: ResourceDef, obj: any): { obj: any; changed: boolean } {
+    const k = key(def, obj.metadata.namespace ?? '', obj.metadata.name);
+    const prev = this.objects.get(k);
+    if (!prev) throw new Error(`store: ${k} missing`);
+    if (contentOf(prev) === contentOf(obj)) return { obj: clone(prev), changed: false };
+    const stored = clone(obj);
+    stored.metadata.resourceVersion = String(++this.rev);
+    this.objects.set(k, stored);
+    this.emit({ rv: this.rev, def, type: 'MODIFIED', obj: stored, prev });
+    return { obj: clone(stored), changed: true };
+  }
+
+  delete(def: ResourceDef, ns: string, name: string): any | undefined {
+    const k = key(def, ns, name);
+    const prev = this.objects.get(k);
+    if (!prev) return undefined;
+    this.objects.delete(k);
+    const last = clone(prev);
+    last.metadata.resourceVersion = String(++this.rev);
+    this.emit({ rv: this.rev, def, type: 'DELETED', obj: last, prev });
+    return clone(last);
+  }
+
+  private emit(e: StoreEvent): void {
+    this.history.push(e);
+    if (this.history.length > historyLimit) this.history.splice(0, this.history.length - historyLimit);
+    for (const l of [...this.listeners]) l(e);
+  }
+}

@@ -1,0 +1,144 @@
+// Run the bundled action exactly as a GitHub runner would: `node dist/index.js` with INPUT_*
+// variables and the runner's file commands, then read back what it wrote.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface Annotation {
+  kind: 'notice' | 'warning' | 'error';
+  title: string;
+  message: string;
+}
+
+export interface ActionRun {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  outputs: Record<string, string>;
+  summary: string;
+  annotations: Annotation[];
+  state: Record<string, string>;
+  summaryPath: string;
+}
+
+/** Parse the runner's `name<<delimiter` file-command format (GITHUB_OUTPUT, GITHUB_STATE). */
+export function parseFileCommands(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<=]+)<<(.+)$/.exec(lines[i]);
+    if (m) {
+      const value: string[] = [];
+      for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i]);
+      out[m[1]] = value.join('\n');
+    } else if (lines[i].includes('=')) {
+      const [k, ...v] = lines[i].split('=');
+      out[k] = v.join('=');
+    }
+  }
+  return out;
+}
+
+function unescapeData(s: string): string {
+  return s.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%');
+}
+
+function unescapeProperty(s: string): string {
+  return unescapeData(s).replace(/%3A/g, ':').replace(/%2C/g, ',');
+}
+
+/** Workflow commands (`::notice title=…::message`) from the action's stdout. */
+export function parseAnnotations(stdout: string): Annotation[] {
+  const out: Annotation[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^::(notice|warning|error)( [^:]*)?::(.*)$/.exec(line);
+    if (!m) continue;
+    const props = Object.fromEntries(
+      (m[2] ?? '')
+        .trim()
+        .split(',')
+        .filter(Boolean)
+        .map((p) => {
+          const i = p.indexOf('=');
+          return [p.slice(0, i), unescapeProperty(p.slice(i + 1))];
+        }),
+    );
+    out.push({ kind: m[1] as Annotation['kind'], title: props.title ?? '', message: unescapeData(m[3]) });
+  }
+  return out;
+}
+
+export interface RunActionOptions {
+  inputs: Record<string, string>;
+  env?: Record<string, string>;
+  /** the post step reads the state the main step saved */
+  entry?: string;
+  state?: Record<string, string>;
+  /** stream the action's stdout (the demo prints it live) */
+  onStdout?: (chunk: string) => void;
+  /** send SIGTERM after this many ms (cancellation tests) */
+  killAfterMs?: number;
+  killWhen?: (stdoutSoFar: string) => boolean;
+}
+
+export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'rar-run-'));
+  const outputPath = join(dir, 'output');
+  const summaryPath = join(dir, 'summary.md');
+  const statePath = join(dir, 'state');
+  for (const p of [outputPath, summaryPath, statePath]) writeFileSync(p, '');
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    GITHUB_OUTPUT: outputPath,
+    GITHUB_STEP_SUMMARY: summaryPath,
+    GITHUB_STATE: statePath,
+    RUNNER_TEMP: dir,
+    GITHUB_ACTIONS: 'true',
+    GITHUB_REPOSITORY: 'acme/platform',
+    GITHUB_RUN_ID: String(1000 + Math.floor(Math.random() * 9000)),
+    GITHUB_RUN_ATTEMPT: '1',
+    GITHUB_SERVER_URL: 'https://github.com',
+    ...opts.env,
+  };
+  for (const [k, v] of Object.entries(opts.state ?? {})) env[`STATE_${k}`] = v;
+  for (const [k, v] of Object.entries(opts.inputs)) env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v;
+  const entry = opts.entry ?? join(repoRoot, 'dist', 'index.js');
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [entry], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    const kill = () => {
+      if (!killed) {
+        killed = true;
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout.on('data', (b: Buffer) => {
+      const s = b.toString('utf8');
+      stdout += s;
+      opts.onStdout?.(s);
+      if (opts.killWhen?.(stdout)) kill();
+    });
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    const timer = opts.killAfterMs ? setTimeout(kill, opts.killAfterMs) : undefined;
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (timer) clearTimeout(timer);
+      resolvePromise({
+        exitCode: code,
+        stdout,
+        stderr,
+        outputs: parseFileCommands(readFileSync(outputPath, 'utf8')),
+        summary: readFileSync(summaryPath, 'utf8'),
+        annotations: parseAnnotations(stdout),
+        state: parseFileCommands(readFileSync(statePath, 'utf8')),
+        summaryPath,
+      });
+    });
+  });
+}

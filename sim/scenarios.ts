@@ -1,0 +1,43 @@
+// Named situations for the demo (and the benchmarks): each adds something to the default cluster.
+import type { SimCluster } from './cluster.js';
+
+export interface Scenario {
+  description: string;
+  /** extra action inputs */
+  inputs?: Record<string, string>;
+  /** returns functions that stop what it started */
+  setup(c: SimCluster): Array<() => void>;
+}
+
+export const SCENARIOS: Record<string, Scenario> = {
+  default: {
+    description: '3 control planes, 3 workers: worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential; kubelets write heartbeats',
+    setup: () => [],
+  },
+  churn: {
+    description: 'the default cluster with 20 unrelated status writes per second on every node while it is claimed',
+    setup: (c) => [c.kube.startChurn({ perSecond: 20, kind: 'status' })],
+  },
+  pdb: {
+    description: 'a PodDisruptionBudget blocks the eviction of web-1 for 8 s, then allows it',
+    setup: (c) => {
+      c.kube.setPdbAllowed('default', 'web', 0);
+      const t = setTimeout(() => c.kube.setPdbAllowed('default', 'web', 1), 8000);
+      return [() => clearTimeout(t)];
+    },
+  },
+  'etcd-alarm': {
+    description: 'cp-2 reports an etcd NOSPACE alarm: the control-plane reboots are refused',
+    setup: (c) => {
+      c.talos.setEtcd('cp-2', { alarm: 'NOSPACE' });
+      return [];
+    },
+  },
+  'talos-1.14': {
+    description: 'an extra worker runs Talos 1.14, which restarts cri by itself after the patch',
+    setup: (c) => {
+      c.addNode({ name: 'worker-114', role: 'worker', version: '1.14' });
+      return [];
+    },
+  },
+};
