@@ -1,7 +1,7 @@
 // The cluster twin: the simulated kube-apiserver and the simulated Talos nodes, wired together so
 // a reboot on the Talos side shows on the Kubernetes side and the kubelet pulls images with the
 // credential the node's containerd loaded.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuthFields } from '../src/model.js';
@@ -48,6 +48,8 @@ export class SimCluster {
 
   static async start(opts: SimClusterOptions = {}): Promise<SimCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'rar-sim-'));
+    mkdirSync(join(dir, 'talos'));
+    mkdirSync(join(dir, 'kube'));
     // The two halves reference each other; the hooks forward to the kube side once it exists.
     let kube: KubeSim | undefined;
     const hooks: KubeNodeHooks = {
@@ -118,4 +120,15 @@ export function addDefaultNodes(c: SimCluster): void {
   for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
     c.kube.addPod({ namespace: 'kube-system', name: `cilium-${n}`, nodeName: n, owner: { kind: 'DaemonSet', name: 'cilium' } });
   }
+}
+
+/** One line per node: what a user checks after a roll (schedulable, verified revision, claims, boot). */
+export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): string[] {
+  return c.kube.nodes().map((n: any) => {
+    const a = n.metadata.annotations ?? {};
+    const ready = (n.status?.conditions ?? []).find((x: any) => x.type === 'Ready')?.status;
+    const claim = a[`${prefix}/owner`] ? ` CLAIMED phase=${a[`${prefix}/phase`]}` : '';
+    const t = c.talos.node(n.metadata.name);
+    return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified-revision=${a[`${prefix}/verified-revision`] ?? '-'}${claim} containerd PID ${t.containerd.pid}`;
+  });
 }

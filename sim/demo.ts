@@ -6,10 +6,11 @@
 //   npm run demo -- --mode plan        read-only
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
 //   npm run demo -- --scenario NAME    one of: default, churn, pdb, etcd-alarm, talos-1.14
+//   npm run demo -- --verbose          every command the action runs, with its duration
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addDefaultNodes, SimCluster } from './cluster.js';
+import { addDefaultNodes, describeNodes, SimCluster } from './cluster.js';
 import { repoRoot, runAction } from './runAction.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -19,7 +20,7 @@ async function main(): Promise<number> {
       mode: { type: 'string', default: 'apply' },
       nodes: { type: 'string' },
       scenario: { type: 'string', default: 'default' },
-      quiet: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
     },
   });
   const scenario = SCENARIOS[values.scenario!];
@@ -64,7 +65,11 @@ async function main(): Promise<number> {
         ...scenario.inputs,
       },
       env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500' },
-      onStdout: values.quiet ? undefined : (s) => process.stdout.write(indent(s)),
+      onStdout: lineByLine((line) => {
+        if (values.verbose) console.log(`  │ ${line}`);
+        else if (line.startsWith('::group::')) console.log(`  ${line.slice(9)}`);
+        else if (line.startsWith('▶')) console.log(`    ${line}`);
+      }),
     });
     // The post step runs in a fresh process with the state the main step saved, as on a runner.
     await runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: cluster.env(), state: run.state });
@@ -80,7 +85,7 @@ async function main(): Promise<number> {
       } else console.log(`  ${k}: ${v}`);
     }
     console.log('\n── cluster afterwards');
-    for (const n of cluster.kube.nodes ? cluster.kube.nodes() : []) console.log(`  ${n}`);
+    for (const line of describeNodes(cluster)) console.log(`  ${line}`);
     console.log(`\n── job summary (HTML, ${run.summary.length} bytes): ${run.summaryPath}`);
     return run.exitCode ?? 1;
   } finally {
@@ -89,8 +94,15 @@ async function main(): Promise<number> {
   }
 }
 
-function indent(s: string): string {
-  return s.replace(/^(?=.)/gm, '  │ ');
+/** Chunks of a stream → whole lines. */
+function lineByLine(f: (line: string) => void): (chunk: string) => void {
+  let buf = '';
+  return (chunk) => {
+    buf += chunk;
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const l of lines) f(l);
+  };
 }
 
 process.exitCode = await main();

@@ -390,7 +390,7 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   } else {
     await rebootNode(deps, run, capture, inventory, clock);
     run.record.outcome = 'rebooted';
-    run.record.reason = `rebooted: ${verdict ? verdict.reason : 'reboot: always'}; after the reboot ${run.record.proof?.reason ?? ''}`.trim();
+    run.record.reason = `${verdict ? verdict.reason : 'reboot: always was requested'}; after the reboot, ${run.record.proof?.reason ?? 'no proof was read'}`;
   }
 
   // 3.8 Prove the credential through containerd itself.
