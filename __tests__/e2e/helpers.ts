@@ -1,0 +1,102 @@
+// Shared setup of the end-to-end tests: the bundled action, the real kubectl, the cluster twin.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
+import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../sim/runAction.js';
+
+export const PREFIX = 'registry-auth-rollout';
+export const A = {
+  owner: `${PREFIX}/owner`,
+  phase: `${PREFIX}/phase`,
+  wasCordoned: `${PREFIX}/was-cordoned`,
+  verified: `${PREFIX}/verified-revision`,
+};
+export const REVISION = '2026-11-30.1';
+
+/** The e2e tests need the real kubectl; say how to get it instead of skipping. */
+export function requireKubectl(): void {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'pipe' });
+  } catch {
+    throw new Error(
+      'kubectl is not on PATH: the end-to-end tests drive the real kubectl against the simulated cluster. ' +
+        "Install it (Debian: `apt-get install kubernetes-client`; or the Google Cloud SDK's kubectl) and run again.",
+    );
+  }
+  if (!existsSync(join(repoRoot, 'dist', 'index.js'))) throw new Error('dist/index.js is missing: run `npm run build`');
+}
+
+export async function startCluster(opts: SimClusterOptions & { defaultNodes?: boolean } = {}): Promise<SimCluster> {
+  const c = await SimCluster.start({ heartbeatMs: 500, rebootMs: 1000, ...opts });
+  if (opts.defaultNodes !== false) addDefaultNodes(c);
+  return c;
+}
+
+export interface Decision {
+  name: string;
+  outcome: string;
+  reason: string;
+  claim: { attempts: number; conflicts: string[] } | null;
+  evidence: { verdict: string; reason: string } | null;
+  proof: { verdict: string; reason: string } | null;
+  nextStep: string | null;
+}
+
+export function decisions(run: ActionRun): Decision[] {
+  return JSON.parse(run.outputs.decisions ?? '[]') as Decision[];
+}
+
+export function byName(run: ActionRun): Record<string, Decision> {
+  return Object.fromEntries(decisions(run).map((d) => [d.name, d]));
+}
+
+/** Run the bundle against the twin with fast polls; `inputs` override the defaults. */
+export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: Partial<RunActionOptions> = {}): Promise<ActionRun> {
+  return runAction({
+    inputs: {
+      'auth-patch': c.writeAuthPatch(),
+      revision: REVISION,
+      'drain-timeout': '30s',
+      'ready-timeout': '60s',
+      'cri-restart-wait': '20s',
+      ...inputs,
+    },
+    env: { ...c.env(), RAR_POLL_INTERVAL_MS: '300' },
+    ...extra,
+  });
+}
+
+export function postStep(c: SimCluster, run: ActionRun): Promise<ActionRun> {
+  return runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: c.env(), state: run.state });
+}
+
+export function node(c: SimCluster, name: string): any {
+  return c.kube.node(name);
+}
+
+export function ann(c: SimCluster, name: string): Record<string, string> {
+  return node(c, name)?.metadata?.annotations ?? {};
+}
+
+/** The secret must never reach the logs, the summary or the outputs. */
+export function assertNoSecret(run: ActionRun, secret: string): void {
+  // `::add-mask::` is how core.setSecret hands the value to the runner, which swallows the line.
+  const stdout = run.stdout
+    .split('\n')
+    .filter((l) => !l.startsWith('::add-mask::'))
+    .join('\n');
+  if (!run.stdout.includes(`::add-mask::${secret}`)) throw new Error('the credential was never masked with core.setSecret');
+  for (const [what, text] of [
+    ['stdout', stdout],
+    ['stderr', run.stderr],
+    ['summary', run.summary],
+    ['outputs', JSON.stringify(run.outputs)],
+  ] as const) {
+    if (text.includes(secret)) throw new Error(`the credential leaked into ${what}`);
+  }
+}
+
+export function drainRequests(c: SimCluster, nodeName: string) {
+  return c.kube.requests.filter((r) => r.command === 'kubectl drain' && `${r.path}?${r.query}`.includes(nodeName));
+}
