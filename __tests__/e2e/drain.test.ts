@@ -1,0 +1,60 @@
+// End to end: drain, PodDisruptionBudgets and the control-plane quorum gate.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimCluster } from '../../sim/cluster.js';
+import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
+
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+describe('e2e: drain and PodDisruptionBudgets', () => {
+  it('a PDB that blocks for a while then allows: the drain waits and the roll succeeds', async () => {
+    c = await startCluster();
+    c.kube.setPdbAllowed('default', 'web', 0);
+    const t = setTimeout(() => c!.kube.setPdbAllowed('default', 'web', 1), 4000);
+    const started = Date.now();
+    const run = await act(c, { nodes: 'worker-1' });
+    clearTimeout(t);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(byName(run)['worker-1'].outcome).toBe('rebooted');
+    expect(Date.now() - started).toBeGreaterThan(4000);
+    expect(c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods/web-1/eviction')).map((r) => r.status)).toContain(429);
+    expect(c.kube.pods().some((p: any) => p.metadata.name === 'web-1')).toBe(false);
+  });
+
+  it('a PDB that never allows: the drain times out, schedulability is restored and the step fails', async () => {
+    c = await startCluster();
+    c.kube.setPdbAllowed('default', 'web', 0);
+    const run = await act(c, { nodes: 'worker-1', 'drain-timeout': '6s' });
+    expect(run.exitCode).toBe(1);
+    expect(run.outputs.result).toBe('failed');
+    const d = byName(run)['worker-1'];
+    expect(d.outcome).toBe('failed');
+    expect(d.reason).toMatch(/drain failed/);
+    const n = node(c, 'worker-1');
+    expect(n.spec.unschedulable).toBeFalsy();
+    expect(n.metadata.annotations?.[A.owner]).toBeUndefined();
+    expect(n.metadata.annotations?.[A.verified]).toBeUndefined();
+    expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
+    expect(c.kube.pods().some((p: any) => p.metadata.name === 'web-1')).toBe(true);
+  });
+});
+
+describe('e2e: the control-plane quorum gate', () => {
+  it('refuses a control-plane reboot when a peer’s etcd reports an alarm, and gives the node back', async () => {
+    c = await startCluster();
+    c.talos.setEtcd('cp-2', { alarm: 'NOSPACE' });
+    const run = await act(c, { nodes: 'cp-1' });
+    expect(run.exitCode).toBe(1);
+    const d = byName(run)['cp-1'];
+    expect(d.outcome).toBe('refused');
+    expect(d.reason).toMatch(/NOSPACE/);
+    expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
+    expect(c.kube.requests.filter((r) => r.command === 'kubectl drain')).toEqual([]);
+    expect(node(c, 'cp-1').spec.unschedulable).toBeFalsy();
+    expect(node(c, 'cp-1').metadata.annotations?.[A.owner]).toBeUndefined();
+  });
+});
