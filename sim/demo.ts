@@ -64,7 +64,7 @@ async function main(): Promise<number> {
         'cri-restart-wait': '20s',
         ...scenario.inputs,
       },
-      env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500' },
+      env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500', RAR_RELIST_PAUSE_MS: '1000' },
       onStdout: lineByLine((line) => {
         if (values.verbose) console.log(`  │ ${line}`);
         else if (line.startsWith('::group::')) console.log(`  ${line.slice(9)}`);

@@ -84,7 +84,9 @@ export async function run(): Promise<void> {
       desired: parsed.desired,
       owner,
       keys: annotationKeys(config.annotationPrefix),
+      // Test and demo knobs (the twin is faster than a cluster); production uses the defaults.
       pollIntervalMs: Number(process.env.RAR_POLL_INTERVAL_MS) || undefined,
+      relistPauseMs: process.env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(process.env.RAR_RELIST_PAUSE_MS),
       log: {
         info: (m) => core.info(m),
         group: (title) => {

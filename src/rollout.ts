@@ -10,6 +10,7 @@ import type {
   DesiredCredential,
   EvidenceReadings,
   EvidenceVerdict,
+  JsonPatchOp,
   NodeState,
   StepRecord,
 } from './model.js';
@@ -74,6 +75,8 @@ export interface RolloutDeps {
   cancelled?: () => boolean;
   /** the run-wide Lease (apply mode); acquired before the first mutation */
   lock?: RunLockLike;
+  /** pause between the two empty listings that end a run (an autoscaler node may still register) */
+  relistPauseMs?: number;
 }
 
 /** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
@@ -109,22 +112,16 @@ class NodeStop extends Error {
   }
 }
 
-export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
-  const clock = deps.clock ?? realClock;
-  const log = deps.log ?? silentLog;
+/** List, validate and select: the inventory and the nodes a pass rolls, in roll order. */
+async function listAndSelect(deps: RolloutDeps): Promise<{ inventory: NodeState[]; selected: NodeState[]; upToDate: string[] }> {
   const { kube, config, keys } = deps;
-
-  // 1. Inventory: every node must be identifiable and none may carry a leftover claim.
+  // Every node must be identifiable and none may carry a leftover claim.
   const inventory = await kube.listNodes();
   const problems = validateInventory(inventory, keys);
   if (problems.length > 0) {
     throw new InputError('nodes', `the cluster's node inventory is not safe to roll, nothing was changed:\n- ${problems.join('\n- ')}`);
   }
-
-  // 2. Selection.
-  const selectorMatches = config.nodeSelector
-    ? new Set((await kube.listNodes(config.nodeSelector)).map((n) => n.name))
-    : undefined;
+  const selectorMatches = config.nodeSelector ? new Set((await kube.listNodes(config.nodeSelector)).map((n) => n.name)) : undefined;
   const selection = selectNodes(inventory, {
     names: config.nodes.length ? config.nodes : undefined,
     selectorMatches,
@@ -134,13 +131,25 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
   }
-  const selected = selection.selected;
-  if (selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: selection.upToDate };
-  log.info(`${selected.length} node(s) to roll: ${selected.map((n) => n.name).join(', ')}`);
+  return { inventory, selected: selection.selected, upToDate: selection.upToDate };
+}
+
+/** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
+const MAX_EXTRA_PASSES = 5;
+
+export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
+  const clock = deps.clock ?? realClock;
+  const log = deps.log ?? silentLog;
+  const { config } = deps;
+
+  // 1–2. Inventory and selection.
+  const first = await listAndSelect(deps);
+  if (first.selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate };
+  log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
 
   if (config.mode === 'plan') {
-    const records = await planNodes(deps, selected, clock);
-    return { result: 'planned', records, notReached: [], upToDate: selection.upToDate };
+    const records = await planNodes(deps, first.selected, clock);
+    return { result: 'planned', records, notReached: [], upToDate: first.upToDate };
   }
 
   // One run at a time: the Lease is taken before the first mutation and refused when held by
@@ -149,9 +158,13 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     await deps.lock.acquire();
     deps.lock.startRenewing();
   }
-  const result = await rollNodes(deps, selected, inventory, clock, log, selection.upToDate);
+  let result: RolloutResult;
+  try {
+    result = await rollPasses(deps, first, clock, log);
+  } finally {
+    deps.lock?.stop();
+  }
   if (deps.lock) {
-    deps.lock.stop();
     // A node left fenced (phase=mutating) keeps the Lease held: nobody should start another roll
     // until a person has looked at it (recover-fences releases it once this run is completed).
     const fenced = result.error instanceof RolloutError && result.error.leftFenced;
@@ -165,27 +178,61 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   return result;
 }
 
+/**
+ * 3. Roll the selected nodes, then list again: nodes that became stale or appeared meanwhile (an
+ * autoscaler scale-out) are rolled in a further pass. The run ends when two consecutive listings
+ * select nothing new, or after MAX_EXTRA_PASSES listings. A node processed in this run (by uid) is
+ * never rolled twice, whatever its annotations say.
+ */
+async function rollPasses(
+  deps: RolloutDeps,
+  first: { inventory: NodeState[]; selected: NodeState[]; upToDate: string[] },
+  clock: Clock,
+  log: RolloutLog,
+): Promise<RolloutResult> {
+  const records: DecisionRecord[] = [];
+  const done = new Set<string>();
+  let pass = first;
+  let emptyListings = 0;
+  for (let extra = 0; ; ) {
+    const todo = pass.selected.filter((n) => !done.has(n.uid));
+    if (todo.length > 0) {
+      emptyListings = 0;
+      if (extra > 0) log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
+      const stopped = await rollNodes(deps, todo, pass.inventory, clock, log, records, done);
+      if (stopped) return { ...stopped, upToDate: first.upToDate };
+    } else {
+      emptyListings++;
+    }
+    if (emptyListings >= 2 || extra >= MAX_EXTRA_PASSES || deps.cancelled?.()) break;
+    if (emptyListings === 1 && deps.relistPauseMs) await clock.sleep(deps.relistPauseMs);
+    extra++;
+    pass = await listAndSelect(deps);
+  }
+  return { result: 'processed', records, notReached: [], upToDate: first.upToDate };
+}
+
+/** Roll `selected` one at a time; returns the failed result when a node stops the roll. */
 async function rollNodes(
   deps: RolloutDeps,
   selected: NodeState[],
   inventory: NodeState[],
   clock: Clock,
   log: RolloutLog,
-  upToDate: string[],
-): Promise<RolloutResult> {
-  const selection = { upToDate };
-  // 3. One node at a time; the first failure stops the roll.
-  const records: DecisionRecord[] = [];
+  records: DecisionRecord[],
+  done: Set<string>,
+): Promise<RolloutResult | undefined> {
   for (const [i, node] of selected.entries()) {
     if (deps.cancelled?.()) {
       return {
         result: 'failed',
         records,
         notReached: selected.slice(i).map((n) => n.name),
-        upToDate: selection.upToDate,
+        upToDate: [],
         error: new Error('the run was cancelled; no further node was started'),
       };
     }
+    done.add(node.uid);
     const endGroup = log.group(`${node.name} (${node.role})`);
     const run = new NodeRun(node, clock, log);
     try {
@@ -202,13 +249,13 @@ async function rollNodes(
         result: 'failed',
         records,
         notReached: selected.slice(i + 1).map((n) => n.name),
-        upToDate: selection.upToDate,
+        upToDate: [],
         error: new RolloutError(node.name, stop.message, stop.nextStep, stop.leftFenced),
       };
     }
     endGroup();
   }
-  return { result: 'processed', records, notReached: [], upToDate: selection.upToDate };
+  return undefined;
 }
 
 function asStop(e: unknown, run: NodeRun): NodeStop {
@@ -343,11 +390,12 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
     // 3.4 From here on Talos is touched: mark it, so a crash leaves a fence that says so.
     await run.step('phase=mutating', () => {
       beforeMutation(deps);
-      return kube.patchNode(name, buildPhasePatch(capture, keys, 'mutating'));
+      return patchNodeSurvivingTransport(deps, name, buildPhasePatch(capture, keys, 'mutating'), (n) => n.annotations[keys.owner] === owner && n.annotations[keys.phase] === 'mutating');
     });
     deps.holding?.({ node: name, phase: 'mutating', capture });
 
     // 3.5 Apply the credential.
+    await rebind(deps, run, 'before the credential patch');
     try {
       await run.step('talosctl patch machineconfig', () => {
         beforeMutation(deps);
@@ -402,8 +450,57 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   }
 
   // 3.9 Release.
-  await run.step('release', () => kube.patchNode(name, buildReleasePatch(capture, keys, { verifiedRevision: config.revision })));
+  await rebind(deps, run, 'before the release');
+  await run.step('release', () =>
+    patchNodeSurvivingTransport(deps, name, buildReleasePatch(capture, keys, { verifiedRevision: config.revision }), (n) => n.annotations[keys.owner] === undefined && n.annotations[keys.verifiedRevision] === config.revision),
+  );
   deps.holding?.(undefined);
+}
+
+/** How long to wait for the apiserver to answer /readyz again after a transport failure. */
+const READYZ_WAIT_MS = 120_000;
+
+function isTransport(e: unknown): boolean {
+  return e instanceof ToolError && e.cause === 'transport';
+}
+
+/** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again. */
+async function waitForApiserver(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<void> {
+  await run.step('wait for the apiserver (/readyz)', async () => {
+    const deadline = clock.now() + READYZ_WAIT_MS;
+    for (;;) {
+      try {
+        await deps.kube.readyz();
+        return;
+      } catch (e) {
+        if (clock.now() + 1000 > deadline || deps.cancelled?.()) throw e;
+        await clock.sleep(1000);
+      }
+    }
+  });
+}
+
+/**
+ * A node patch whose response may be lost in transit: on a transport failure, re-read the node and
+ * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
+ * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
+ */
+async function patchNodeSurvivingTransport(
+  deps: RolloutDeps,
+  name: string,
+  ops: JsonPatchOp[],
+  landed: (n: NodeState) => boolean,
+  attempts = 3,
+): Promise<NodeState> {
+  for (let i = 1; ; i++) {
+    try {
+      return await deps.kube.patchNode(name, ops);
+    } catch (e) {
+      if (!isTransport(e) || i >= attempts) throw e;
+      const reread = await deps.kube.getNode(name).catch(() => undefined);
+      if (reread && landed(reread)) return reread;
+    }
+  }
 }
 
 /**
@@ -501,6 +598,21 @@ async function guard(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture, lab
   return node;
 }
 
+/** Re-bind identity before a Talos mutation or the release: the node must still be the one we claimed. */
+async function rebind(deps: RolloutDeps, run: NodeRun, label: string): Promise<NodeState> {
+  const node = await run.step(`re-read node (${label})`, () => deps.kube.getNode(run.node.name));
+  const changed = identityChanges(run.node, node);
+  if (changed.length > 0) {
+    throw new NodeStop(
+      'failed',
+      `node changed ${label}: ${changed.join('; ')}`,
+      `The machine behind ${run.node.name} is not the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
+      true,
+    );
+  }
+  return node;
+}
+
 async function checkQuorum(deps: RolloutDeps, run: NodeRun, label: string): Promise<void> {
   const problems = await run.step(`quorum gate (${label})`, async () => {
     const nodes = await deps.kube.listNodes();
@@ -552,10 +664,23 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
 
   deps.holding?.({ node: name, phase: 'draining', capture });
   try {
-    await run.step('drain', () => {
-      beforeMutation(deps);
-      return kube.drain(name, config.drainTimeoutMs);
-    });
+    try {
+      await run.step('drain', () => {
+        beforeMutation(deps);
+        return kube.drain(name, config.drainTimeoutMs);
+      });
+    } catch (e) {
+      // A drain cut off by the network is retried once under the same claim, after the apiserver
+      // answers again and the guard and the Lease still hold. A PDB timeout is never retried: it
+      // is the cluster saying no.
+      if (!isTransport(e) || deps.cancelled?.()) throw e;
+      await waitForApiserver(deps, run, clock);
+      await guard(deps, run, capture, 'after the drain was cut off');
+      await run.step('drain (retry after a transport failure)', () => {
+        beforeMutation(deps);
+        return kube.drain(name, config.drainTimeoutMs);
+      });
+    }
   } catch (e) {
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
     await releaseNoVerify();
@@ -587,8 +712,19 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
   const deadline = clock.now() + config.readyTimeoutMs;
   const poll = deps.pollIntervalMs ?? 2000;
   const back = await run.step('wait for Ready', async () => {
+    let transportRetried = false;
     for (;;) {
-      const node = await kube.getNode(name);
+      let node: NodeState;
+      try {
+        node = await kube.getNode(name);
+      } catch (e) {
+        // The apiserver may itself be restarting (a control plane just rebooted): wait for it once.
+        if (!isTransport(e) || transportRetried) throw e;
+        transportRetried = true;
+        await waitForApiserver(deps, run, clock);
+        deps.lock?.assertHeld();
+        continue;
+      }
       const problems = [...identityChanges(run.node, node), ...checkGuard(capture, node, keys, { allowLifecycleTaints: true })];
       if (problems.length > 0) {
         throw new NodeStop('failed', `while waiting for ${name} to come back: ${problems.join('; ')}`, run.fencedNextStep(), true);

@@ -62,7 +62,7 @@ export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: P
       'cri-restart-wait': '20s',
       ...inputs,
     },
-    env: { ...c.env(), RAR_POLL_INTERVAL_MS: '300' },
+    env: { ...c.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300' },
     ...extra,
   });
 }

@@ -299,3 +299,86 @@ describe('rollout: the run Lease', () => {
     expect(res.notReached).toEqual(['w2']);
   });
 });
+
+describe('rollout: transport failures and a cluster that changes', () => {
+  const transport = (what: string) => new ToolError({ tool: 'kubectl', command: what, cause: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
+
+  it('a drain cut off by the network is retried once after /readyz answers, under the same claim', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    let drains = 0;
+    c.kube.drain = async (name) => {
+      c.kube.calls.push({ method: 'drain', name });
+      if (++drains === 1) throw transport('kubectl drain w1');
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('processed');
+    expect(drains).toBe(2);
+    expect(c.kube.calls.some((x) => x.method === 'readyz')).toBe(true);
+    expect(res.records[0].steps.map((s) => s.name)).toContain('drain (retry after a transport failure)');
+  });
+
+  it('a drain cut off twice fails and restores the node', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.drain = async (name) => {
+      c.kube.calls.push({ method: 'drain', name });
+      throw transport('kubectl drain w1');
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(c.kube.calls.filter((x) => x.method === 'drain')).toHaveLength(2);
+    expect(c.kube.state('w1').unschedulable).toBe(false);
+  });
+
+  it('a PDB timeout is never retried', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.drainError = new ToolError({ tool: 'kubectl', command: 'kubectl drain w1', cause: 'timeout', exitCode: 1, stderr: 'global timeout reached: 60s' });
+    await roll(c);
+    expect(c.kube.calls.filter((x) => x.method === 'drain')).toHaveLength(1);
+  });
+
+  it('a release whose response is lost in transit is confirmed by a re-read and not sent again', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    const orig = c.kube.patchNode.bind(c.kube);
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (ops.some((o) => o.op === 'remove' && o.path.endsWith('owner'))) throw transport('kubectl patch node w1');
+      return r;
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('processed');
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('a node the autoscaler adds mid-roll is rolled before the run ends; none is rolled twice', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2', current: true }]);
+    let added = false;
+    c.kube.drain = async (name) => {
+      c.kube.calls.push({ method: 'drain', name });
+      if (!added) {
+        added = true;
+        c.kube.addNode({ name: 'w3', ip: '10.0.0.99' });
+        c.talos.add({ ...structuredClone(c.talos.nodes.get('10.0.0.11')!), name: 'w3', address: '10.0.0.99' });
+      }
+    };
+    const res = await roll(c, {}, { relistPauseMs: 1000 });
+    expect(res.result).toBe('processed');
+    expect(res.records.map((r) => r.node)).toEqual(['w1', 'w2', 'w3']);
+    expect(c.kube.state('w3').annotations[keys.verifiedRevision]).toBe('rev-2');
+  });
+
+  it('a node replaced after the claim (before the credential patch) stops the roll without touching Talos', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const orig = c.kube.patchNode.bind(c.kube);
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (ops.some((o) => o.op === 'add' && o.path.endsWith('phase') && o.value === 'mutating')) c.kube.replace(name);
+      return r;
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.records[0].reason, JSON.stringify(res.records[0].steps)).toMatch(/uid/);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+  });
+});
