@@ -51,12 +51,18 @@ export class SimCluster {
     mkdirSync(join(dir, 'talos'));
     mkdirSync(join(dir, 'kube'));
     // The two halves reference each other; the hooks forward to the kube side once it exists.
+    // eslint-disable-next-line prefer-const -- assigned once the hooks that read it exist
     let kube: KubeSim | undefined;
     const hooks: KubeNodeHooks = {
       nodeDown: (name) => kube?.nodeDown(name),
       nodeUp: (name, bootID) => kube?.nodeUp(name, bootID),
     };
-    const talos = await TalosSim.start({ kube: hooks, rebootMs: opts.rebootMs ?? 1500, criRestartMs: opts.criRestartMs ?? 5000, dir: join(dir, 'talos') });
+    const talos = await TalosSim.start({
+      kube: hooks,
+      rebootMs: opts.rebootMs ?? 1500,
+      criRestartMs: opts.criRestartMs ?? 5000,
+      dir: join(dir, 'talos'),
+    });
     kube = await KubeSim.start({ heartbeatMs: opts.heartbeatMs ?? 1000, imagePull: talos.imagePull, dir: join(dir, 'kube') });
     talos.setRegistryCredential(REGISTRY, NEW_CREDENTIAL);
     return new SimCluster(kube, talos, dir);
@@ -76,7 +82,15 @@ export class SimCluster {
       bootedAgoMs,
     });
     const bootID = this.talos.node(spec.name).bootID;
-    this.kube.addNode({ name: spec.name, ip, role: spec.role, labels: spec.labels, annotations: spec.annotations, unschedulable: spec.cordoned, bootID });
+    this.kube.addNode({
+      name: spec.name,
+      ip,
+      role: spec.role,
+      labels: spec.labels,
+      annotations: spec.annotations,
+      unschedulable: spec.cordoned,
+      bootID,
+    });
     return { name: spec.name, ip };
   }
 
@@ -91,7 +105,14 @@ export class SimCluster {
     const path = join(this.dir, name);
     writeFileSync(
       path,
-      ['apiVersion: v1alpha1', 'kind: RegistryAuthConfig', `name: ${REGISTRY}`, `username: ${cred.username}`, `password: ${cred.password}`, ''].join('\n'),
+      [
+        'apiVersion: v1alpha1',
+        'kind: RegistryAuthConfig',
+        `name: ${REGISTRY}`,
+        `username: ${cred.username}`,
+        `password: ${cred.password}`,
+        '',
+      ].join('\n'),
       { mode: 0o600 },
     );
     chmodSync(path, 0o600);
@@ -112,10 +133,27 @@ export class SimCluster {
 export function addDefaultNodes(c: SimCluster): void {
   for (const n of ['cp-1', 'cp-2', 'cp-3']) c.addNode({ name: n, role: 'control-plane' });
   c.addNode({ name: 'worker-1', role: 'worker' });
-  c.addNode({ name: 'worker-2', role: 'worker', cordoned: true, annotations: { 'ops.acme.io/cordon-reason': 'disk replacement scheduled' } });
+  c.addNode({
+    name: 'worker-2',
+    role: 'worker',
+    cordoned: true,
+    annotations: { 'ops.acme.io/cordon-reason': 'disk replacement scheduled' },
+  });
   c.addNode({ name: 'worker-3', role: 'worker', current: true, labels: { 'node.kubernetes.io/instance-type': 'cx32' } });
-  c.kube.addPod({ namespace: 'default', name: 'web-1', nodeName: 'worker-1', owner: { kind: 'ReplicaSet', name: 'web-7d4b9' }, labels: { app: 'web' } });
-  c.kube.addPod({ namespace: 'default', name: 'web-2', nodeName: 'worker-3', owner: { kind: 'ReplicaSet', name: 'web-7d4b9' }, labels: { app: 'web' } });
+  c.kube.addPod({
+    namespace: 'default',
+    name: 'web-1',
+    nodeName: 'worker-1',
+    owner: { kind: 'ReplicaSet', name: 'web-7d4b9' },
+    labels: { app: 'web' },
+  });
+  c.kube.addPod({
+    namespace: 'default',
+    name: 'web-2',
+    nodeName: 'worker-3',
+    owner: { kind: 'ReplicaSet', name: 'web-7d4b9' },
+    labels: { app: 'web' },
+  });
   c.kube.addPdb({ namespace: 'default', name: 'web', selector: { app: 'web' }, disruptionsAllowed: 1 });
   for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
     c.kube.addPod({ namespace: 'kube-system', name: `cilium-${n}`, nodeName: n, owner: { kind: 'DaemonSet', name: 'cilium' } });

@@ -50,7 +50,9 @@ async function main(): Promise<number> {
     for (let i = 4; total !== undefined && i <= total - 3; i++) cluster.addNode({ name: `worker-${i}`, role: 'worker' });
     stopChurn.push(...scenario.setup(cluster));
 
-    console.log(`cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), fake talosctl in ${cluster.talos.binDir}`);
+    console.log(
+      `cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), fake talosctl in ${cluster.talos.binDir}`,
+    );
     console.log(`scenario "${values.scenario}": ${scenario.description}`);
     console.log(`running node dist/index.js (mode ${values.mode}) …\n`);
     const started = Date.now();

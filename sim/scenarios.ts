@@ -11,7 +11,8 @@ export interface Scenario {
 
 export const SCENARIOS: Record<string, Scenario> = {
   default: {
-    description: '3 control planes, 3 workers: worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential; kubelets write heartbeats',
+    description:
+      '3 control planes, 3 workers: worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential; kubelets write heartbeats',
     setup: () => [],
   },
   churn: {

@@ -60,7 +60,9 @@ export async function cleanup(): Promise<void> {
     const { node, phase, capture } = holding;
     const current = await kube.getNode(node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     if (current instanceof Error) {
-      core.error(`could not read node ${node} to clean up after this run: ${current.message}`, { title: `${node}: post step could not check the node` });
+      core.error(`could not read node ${node} to clean up after this run: ${current.message}`, {
+        title: `${node}: post step could not check the node`,
+      });
       leftFenced = true;
     } else if (current.annotations[keys.owner] !== holding.owner) {
       core.info(`post step: ${node} is no longer claimed by this run; nothing to do`);
@@ -69,14 +71,22 @@ export async function cleanup(): Promise<void> {
       // The extra test on the phase annotation keeps us from releasing a node another step of ours
       // (or a person) moved on since the state was saved.
       const expectedPhase = phase === 'claimed' ? 'claimed' : 'mutating';
-      const ops: JsonPatchOp[] = [{ op: 'test', path: annotationPath(keys.phase), value: expectedPhase }, ...buildReleasePatch(capture, keys, {})];
+      const ops: JsonPatchOp[] = [
+        { op: 'test', path: annotationPath(keys.phase), value: expectedPhase },
+        ...buildReleasePatch(capture, keys, {}),
+      ];
       try {
         await kube.patchNode(node, ops);
-        core.notice(`released ${node} (it was ${phase === 'claimed' ? 'claimed' : 'being drained'}; no reboot had started) and restored its cordon state (was-cordoned=${capture.wasCordoned})`, { title: `${node}: released by the post step` });
+        core.notice(
+          `released ${node} (it was ${phase === 'claimed' ? 'claimed' : 'being drained'}; no reboot had started) and restored its cordon state (was-cordoned=${capture.wasCordoned})`,
+          { title: `${node}: released by the post step` },
+        );
       } catch (e) {
         leftFenced = true;
         const msg = e instanceof ToolError ? `${e.cause}: ${e.message}` : String(e);
-        core.error(`could not release ${node}: ${msg}. Release it by hand: ${releaseCommand(capture, keys, { kubeconfig, kubeContext })}`, { title: `${node}: left claimed` });
+        core.error(`could not release ${node}: ${msg}. Release it by hand: ${releaseCommand(capture, keys, { kubeconfig, kubeContext })}`, {
+          title: `${node}: left claimed`,
+        });
       }
     } else {
       leftFenced = true;
@@ -91,13 +101,21 @@ export async function cleanup(): Promise<void> {
 
   if (lease) {
     if (leftFenced) {
-      core.warning(`kept the run Lease ${lease.namespace}/${lease.name}: a node of this run is left fenced; recover-fences releases it once this run is completed`, { title: 'run Lease kept' });
+      core.warning(
+        `kept the run Lease ${lease.namespace}/${lease.name}: a node of this run is left fenced; recover-fences releases it once this run is completed`,
+        { title: 'run Lease kept' },
+      );
     } else {
       try {
         await kube.patchLease(lease.namespace, lease.name, releaseLeasePatch(lease.owner));
         core.info(`post step: released the run Lease ${lease.namespace}/${lease.name}`);
       } catch (e) {
-        const why = e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found') ? 'it is no longer held by this run' : e instanceof Error ? e.message : String(e);
+        const why =
+          e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found')
+            ? 'it is no longer held by this run'
+            : e instanceof Error
+              ? e.message
+              : String(e);
         core.info(`post step: did not release the run Lease ${lease.namespace}/${lease.name}: ${why}`);
       }
     }

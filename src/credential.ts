@@ -19,7 +19,8 @@ export function tomlHostFor(host: string): string {
 }
 
 function str(v: unknown): string {
-  return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+  // YAML may type a value as a number or boolean (`password: 1234`); Talos reads it as a string.
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
 }
 
 function fieldsOf(o: Record<string, unknown>): AuthFields {
@@ -53,7 +54,10 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) {
-      throw new InputError('auth-patch', `document ${i + 1} is not a mapping (a JSON6902 patch list cannot carry a registry credential this action can read)`);
+      throw new InputError(
+        'auth-patch',
+        `document ${i + 1} is not a mapping (a JSON6902 patch list cannot carry a registry credential this action can read)`,
+      );
     }
     const o = value as Record<string, unknown>;
     if (o.kind === 'RegistryAuthConfig') {
@@ -85,7 +89,10 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
   let host = registry.trim();
   if (!host) {
     if (hosts.length > 1) {
-      throw new InputError('registry', `is empty but the auth patch carries credentials for several hosts (${hosts.join(', ')}): name the one to roll`);
+      throw new InputError(
+        'registry',
+        `is empty but the auth patch carries credentials for several hosts (${hosts.join(', ')}): name the one to roll`,
+      );
     }
     host = hosts[0];
   } else if (!merged.has(host)) {

@@ -95,7 +95,8 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
         leaseReleased = true;
         actions.push(`Lease ${ns}/${leaseName}: released from ${holder} (${first.lease.reason})`);
       } catch (e) {
-        if (lostCas(e)) actions.push(`Lease ${ns}/${leaseName}: not released, it changed since it was read (no longer held by ${holder}); left as it is`);
+        if (lostCas(e))
+          actions.push(`Lease ${ns}/${leaseName}: not released, it changed since it was read (no longer held by ${holder}); left as it is`);
         else failures.push(`Lease ${ns}/${leaseName}: release from ${holder} failed: ${message(e)}`);
       }
       // Fences are judged against the Lease as it is now: freed by us, or taken by a run that just started.
@@ -106,8 +107,15 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
         failures.push(`Lease ${ns}/${leaseName}: reading it again failed: ${leaseReadError}`);
       }
     }
-    const decisions = leaseReadError ? undefined : leaseNow === lease ? first.fences : judgeFences({ nodes, keys, lease: leaseNow, runs, kubectl: config }).fences;
-    const unjudged = (f: FenceDecision): FenceDecision => (f.action === 'refuse' ? f : { node: f.node, action: 'refuse', reason: `the Lease could not be read again to confirm it is free (${leaseReadError})` });
+    const decisions = leaseReadError
+      ? undefined
+      : leaseNow === lease
+        ? first.fences
+        : judgeFences({ nodes, keys, lease: leaseNow, runs, kubectl: config }).fences;
+    const unjudged = (f: FenceDecision): FenceDecision =>
+      f.action === 'refuse'
+        ? f
+        : { node: f.node, action: 'refuse', reason: `the Lease could not be read again to confirm it is free (${leaseReadError})` };
     for (const d of decisions ?? first.fences.map(unjudged)) {
       if (d.action === 'refuse') {
         refused.push({ node: d.node, reason: d.reason });
@@ -115,7 +123,10 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
       }
       // buildReleasePatch tests uid and owner; the extra `test` of phase=claimed makes the decision
       // itself part of the CAS: a fence that moved to `mutating` since the read is not released.
-      const ops: JsonPatchOp[] = [{ op: 'test', path: annotationPath(keys.phase), value: 'claimed' }, ...buildReleasePatch(d.capture, keys, {})];
+      const ops: JsonPatchOp[] = [
+        { op: 'test', path: annotationPath(keys.phase), value: 'claimed' },
+        ...buildReleasePatch(d.capture, keys, {}),
+      ];
       try {
         await kube.patchNode(d.node, ops);
         releasedNodes.push(d.node);
@@ -173,7 +184,9 @@ function renderFencesSummary(
   ctx: { namespace: string; name: string; asOf: number; config: FencesArgs['config'] },
 ): string {
   const out: string[] = [];
-  out.push(`<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${r.rows.length} node${r.rows.length === 1 ? '' : 's'} carrying a claim</h2>`);
+  out.push(
+    `<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${r.rows.length} node${r.rows.length === 1 ? '' : 's'} carrying a claim</h2>`,
+  );
   out.push(`<p>Read at ${e(new Date(ctx.asOf).toISOString())}; annotation prefix <code>${e(ctx.config.annotationPrefix)}</code>.</p>`);
 
   // The Lease and its holder.
@@ -183,16 +196,23 @@ function renderFencesSummary(
   else {
     const holder = r.lease.holderIdentity;
     const run = r.runs.get(holder);
-    const verdict = mode === 'fences' ? `recover-fences would ${r.leaseDecision.action === 'release' ? 'release it' : 'keep it'}: ${r.leaseDecision.reason}` : r.leaseReleased ? `released: ${r.leaseDecision.reason}` : `kept: ${r.leaseDecision.reason}`;
+    const verdict =
+      mode === 'fences'
+        ? `recover-fences would ${r.leaseDecision.action === 'release' ? 'release it' : 'keep it'}: ${r.leaseDecision.reason}`
+        : r.leaseReleased
+          ? `released: ${r.leaseDecision.reason}`
+          : `kept: ${r.leaseDecision.reason}`;
     out.push(
       [
         '<table>',
-        '<tr><th>Lease</th><th>Holder</th><th>Holder\'s run</th><th>Renewed</th><th>Duration</th><th>Recovery</th></tr>',
+        "<tr><th>Lease</th><th>Holder</th><th>Holder's run</th><th>Renewed</th><th>Duration</th><th>Recovery</th></tr>",
         `<tr><td><code>${e(leaseId)}</code></td><td><code>${e(holder)}</code></td><td>${runCell(run, holder)}</td><td>${e(r.lease.renewTime)}</td><td>${e(r.lease.leaseDurationSeconds === undefined ? undefined : `${r.lease.leaseDurationSeconds}s`)}</td><td>${e(verdict, MAX_REASON)}</td></tr>`,
         '</table>',
       ].join('\n'),
     );
-    out.push(`<details><summary>Release the Lease by hand (only once its holder's run has ended)</summary><pre><code>${e(unquote(leaseReleaseCommand(ctx.namespace, ctx.name, holder, ctx.config)), 4000)}</code></pre></details>`);
+    out.push(
+      `<details><summary>Release the Lease by hand (only once its holder's run has ended)</summary><pre><code>${e(unquote(leaseReleaseCommand(ctx.namespace, ctx.name, holder, ctx.config)), 4000)}</code></pre></details>`,
+    );
   }
 
   if (r.rows.length === 0) {
@@ -212,7 +232,7 @@ function renderFencesSummary(
     }
     const table = [
       '<table>',
-      '<tr><th>Node</th><th>Owner</th><th>Phase</th><th>was-cordoned</th><th>Schedulable now</th><th>Owner\'s run</th><th>recover-fences</th></tr>',
+      "<tr><th>Node</th><th>Owner</th><th>Phase</th><th>was-cordoned</th><th>Schedulable now</th><th>Owner's run</th><th>recover-fences</th></tr>",
       ...r.rows.map(
         (row) =>
           `<tr><td>${e(row.node)}</td><td><code>${e(row.owner)}</code></td><td>${e(row.phase)}</td><td>${e(row.wasCordoned)}</td><td>${row.schedulableNow ? 'yes' : 'no'}</td><td>${runCell(row.run, row.owner)}</td><td>${e(outcome.get(row.node), MAX_REASON)}</td></tr>`,
@@ -231,7 +251,11 @@ function renderFencesSummary(
 
   if (mode === 'recover-fences') {
     const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${f}`)];
-    out.push(lines.length ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>` : '<p>Nothing was released.</p>');
+    out.push(
+      lines.length
+        ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>`
+        : '<p>Nothing was released.</p>',
+    );
   }
   return `${out.join('\n\n')}\n`;
 }

@@ -4,14 +4,7 @@
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import { ToolError, type FailureCause } from './errors.js';
 import type { Clock } from './rollout.js';
-import {
-  acquireSpec,
-  judgeLease,
-  LEASE_DURATION_SECONDS,
-  releaseLeasePatch,
-  renewPatch,
-  takeFreeLeasePatch,
-} from './rules/lease.js';
+import { acquireSpec, judgeLease, LEASE_DURATION_SECONDS, releaseLeasePatch, renewPatch, takeFreeLeasePatch } from './rules/lease.js';
 
 /** Another run holds the Lease. Never overridden by time: see judgeLease. */
 export class LeaseHeldError extends Error {
@@ -19,7 +12,9 @@ export class LeaseHeldError extends Error {
   readonly runUrl?: string;
   readonly expired: boolean;
   constructor(lease: string, holder: string, expired: boolean, runUrl?: string, renewTime?: string) {
-    const who = runUrl ? `${holder} (workflow run ${runUrl})` : `${holder} (not an owner token of this action, so no workflow run can be named)`;
+    const who = runUrl
+      ? `${holder} (workflow run ${runUrl})`
+      : `${holder} (not an owner token of this action, so no workflow run can be named)`;
     const age = expired
       ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration, but a holder that looks dead may still be writing to a node, so the Lease is never taken over by time`
       : `it was renewed recently${renewTime ? ` (${renewTime})` : ''}`;
@@ -134,7 +129,14 @@ export class RunLock {
     for (;;) {
       const lease = await this.kube.getLease(this.namespace, this.name);
       const now = this.clock.now();
-      if (triedTake && lease && !holderStoredEmpty && lease.uid === triedTake.uid && lease.resourceVersion === triedTake.resourceVersion && !lease.holderIdentity) {
+      if (
+        triedTake &&
+        lease &&
+        !holderStoredEmpty &&
+        lease.uid === triedTake.uid &&
+        lease.resourceVersion === triedTake.resourceVersion &&
+        !lease.holderIdentity
+      ) {
         // Our take failed yet nothing was written since the read: the only `test` that can have failed
         // is `holderIdentity == null` against a stored "" (see takeFreeLeasePatch). Not a race.
         holderStoredEmpty = true;
@@ -161,7 +163,9 @@ export class RunLock {
         if (!raced) throw e;
         races++;
         if (races > 1) throw new LeaseContendedError(this.lease, message(e));
-        this.log(`Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`);
+        this.log(
+          `Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`,
+        );
       }
     }
   }
@@ -224,7 +228,9 @@ export class RunLock {
   private checkBudget(now: number, lastError: string): void {
     const since = now - this.lastRenewOkMs;
     if (since >= this.durationMs) {
-      this.markLost(`no successful renewal for ${Math.round(since / 1000)}s (lease duration ${this.durationMs / 1000}s); last error: ${lastError}`);
+      this.markLost(
+        `no successful renewal for ${Math.round(since / 1000)}s (lease duration ${this.durationMs / 1000}s); last error: ${lastError}`,
+      );
     }
   }
 
@@ -259,7 +265,8 @@ export class RunLock {
   /** Called by the rollout before every mutation. */
   assertHeld(): void {
     if (this.state === 'held') return;
-    const reason = this.state === 'lost' ? this.lostReason! : this.state === 'released' ? 'it was already released' : 'it was never acquired';
+    const reason =
+      this.state === 'lost' ? this.lostReason! : this.state === 'released' ? 'it was already released' : 'it was never acquired';
     throw new LeaseLostError(this.lease, reason);
   }
 

@@ -54,7 +54,13 @@ export async function run(): Promise<void> {
     if (config.githubToken) core.setSecret(config.githubToken);
     const kubeForFences = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
     try {
-      const res = await runFences({ mode: config.mode, kube: kubeForFences, runs: new GitHubRuns(config.githubToken), config, clock: realClock });
+      const res = await runFences({
+        mode: config.mode,
+        kube: kubeForFences,
+        runs: new GitHubRuns(config.githubToken),
+        config,
+        clock: realClock,
+      });
       for (const a of res.actions) core.info(a);
       for (const r of res.refused) core.warning(`${r.reason}`, { title: `${r.node}: fence left in place` });
       core.setOutput('result', res.ok ? (res.releasedNodes.length || res.leaseReleased ? 'processed' : 'clean') : 'failed');
@@ -98,7 +104,22 @@ export async function run(): Promise<void> {
         core.saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
       },
       cancelled: () => cancelled,
-      lock: config.mode === 'apply' ? trackedLock(new RunLock({ kube, namespace: config.leaseNamespace, name: config.leaseName, owner, clock: realClock, log: (m) => core.info(m) }), config.leaseNamespace, config.leaseName, owner) : undefined,
+      lock:
+        config.mode === 'apply'
+          ? trackedLock(
+              new RunLock({
+                kube,
+                namespace: config.leaseNamespace,
+                name: config.leaseName,
+                owner,
+                clock: realClock,
+                log: (m) => core.info(m),
+              }),
+              config.leaseNamespace,
+              config.leaseName,
+              owner,
+            )
+          : undefined,
     });
   } catch (e) {
     outcome = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };

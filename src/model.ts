@@ -223,13 +223,7 @@ export interface EvidenceVerdict {
 // Decision records: built as a node goes through its steps; the only input of the report.
 // ---------------------------------------------------------------------------------------------
 
-export type Outcome =
-  | 'rebooted'
-  | 'reboot-skipped'
-  | 'planned-reboot'
-  | 'planned-skip'
-  | 'refused'
-  | 'failed';
+export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed';
 
 export interface StepRecord {
   name: string;

@@ -13,11 +13,7 @@ function missing<T>(what: string): Reading<T> {
   return { ok: false, error: `no ${what} reading was returned for this node` };
 }
 
-export async function readEvidence(
-  talos: TalosClient,
-  targets: EvidenceTarget[],
-  paths: string[],
-): Promise<Map<string, EvidenceReadings>> {
+export async function readEvidence(talos: TalosClient, targets: EvidenceTarget[], paths: string[]): Promise<Map<string, EvidenceReadings>> {
   const addresses = targets.map((t) => t.address);
   const [versions, services, pids, listings, statuses, times] = await Promise.all([
     talos.version(addresses),

@@ -13,7 +13,10 @@ function shellQuote(s: string): string {
  */
 export function releaseCommand(capture: ClaimCapture, keys: AnnotationKeys, config: Pick<Config, 'kubeconfig' | 'kubeContext'>): string {
   const ops = buildReleasePatch(capture, keys, {});
-  const globals = [config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '', config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '']
+  const globals = [
+    config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '',
+    config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return `\`kubectl ${globals ? `${globals} ` : ''}patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}\``;

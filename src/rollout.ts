@@ -169,7 +169,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     // until a person has looked at it (recover-fences releases it once this run is completed).
     const fenced = result.error instanceof RolloutError && result.error.leftFenced;
     if (!fenced) {
-      const released = await deps.lock.release().catch((e: unknown) => ({ released: false, message: e instanceof Error ? e.message : String(e) }));
+      const released = await deps.lock
+        .release()
+        .catch((e: unknown) => ({ released: false, message: e instanceof Error ? e.message : String(e) }));
       log.info(`run Lease: ${released.message}`);
     } else {
       log.info('run Lease: kept, because a node of this run is left fenced (phase=mutating)');
@@ -194,7 +196,7 @@ async function rollPasses(
   const done = new Set<string>();
   let pass = first;
   let emptyListings = 0;
-  for (let extra = 0; ; ) {
+  for (let extra = 0; ;) {
     const todo = pass.selected.filter((n) => !done.has(n.uid));
     if (todo.length > 0) {
       emptyListings = 0;
@@ -324,7 +326,9 @@ async function planNodes(deps: RolloutDeps, selected: NodeState[], clock: Clock)
   const t0 = clock.now();
   const targets = selected.map((n) => ({ name: n.name, address: n.internalIPs[0] }));
   const readings =
-    deps.config.reboot === 'always' ? new Map<string, EvidenceReadings>() : await readEvidence(deps.talos, targets, deps.config.criConfigPaths);
+    deps.config.reboot === 'always'
+      ? new Map<string, EvidenceReadings>()
+      : await readEvidence(deps.talos, targets, deps.config.criConfigPaths);
   const elapsed = clock.now() - t0;
   return selected.map((n) => {
     const r = readings.get(n.name);
@@ -351,7 +355,7 @@ async function planNodes(deps: RolloutDeps, selected: NodeState[], clock: Clock)
 }
 
 async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[], clock: Clock): Promise<void> {
-  const { kube, talos, config, keys, owner, desired } = deps;
+  const { kube, talos, config, keys, owner } = deps;
   const name = run.node.name;
   const address = run.address;
 
@@ -359,11 +363,20 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   const fresh = await run.step('read node', () => kube.getNode(name));
   const changed = identityChanges(run.node, fresh);
   if (changed.length > 0) {
-    throw new NodeStop('refused', `node changed since the inventory: ${changed.join('; ')}`, 'Nothing was changed. Rerun the action: it lists the nodes again.', false);
+    throw new NodeStop(
+      'refused',
+      `node changed since the inventory: ${changed.join('; ')}`,
+      'Nothing was changed. Rerun the action: it lists the nodes again.',
+      false,
+    );
   }
 
   // 3.2 Claim.
-  const claim = await run.step('claim', () => claimNode(deps, fresh, clock), (c) => `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}`);
+  const claim = await run.step(
+    'claim',
+    () => claimNode(deps, fresh, clock),
+    (c) => `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}`,
+  );
   run.record.claim = { attempts: claim.attempts, conflicts: claim.conflicts };
   const capture = claim.capture;
   run.capture = capture;
@@ -384,13 +397,22 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
     const before =
       config.reboot === 'always'
         ? undefined
-        : await run.step('read reboot evidence', () => readOne(deps, name, address), (v) => `${v.verdict}: ${v.reason}`);
+        : await run.step(
+            'read reboot evidence',
+            () => readOne(deps, name, address),
+            (v) => `${v.verdict}: ${v.reason}`,
+          );
     if (before) run.record.evidence = before;
 
     // 3.4 From here on Talos is touched: mark it, so a crash leaves a fence that says so.
     await run.step('phase=mutating', () => {
       beforeMutation(deps);
-      return patchNodeSurvivingTransport(deps, name, buildPhasePatch(capture, keys, 'mutating'), (n) => n.annotations[keys.owner] === owner && n.annotations[keys.phase] === 'mutating');
+      return patchNodeSurvivingTransport(
+        deps,
+        name,
+        buildPhasePatch(capture, keys, 'mutating'),
+        (n) => n.annotations[keys.owner] === owner && n.annotations[keys.phase] === 'mutating',
+      );
     });
     deps.holding?.({ node: name, phase: 'mutating', capture });
 
@@ -405,7 +427,12 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
       // Nothing was drained and containerd still runs as before: uncordoning is safe.
       const msg = e instanceof Error ? e.message : String(e);
       await restore(msg);
-      throw new NodeStop('failed', `applying the credential patch failed: ${msg}`, `The node was released and is schedulable as before; its machine config may or may not carry the new credential. Check \`talosctl -n ${address} get registryauthconfigs\` (or the machine config) and rerun.`, false);
+      throw new NodeStop(
+        'failed',
+        `applying the credential patch failed: ${msg}`,
+        `The node was released and is schedulable as before; its machine config may or may not carry the new credential. Check \`talosctl -n ${address} get registryauthconfigs\` (or the machine config) and rerun.`,
+        false,
+      );
     }
   } catch (e) {
     if (e instanceof NodeStop) throw e;
@@ -420,13 +447,17 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   run.fenced = true;
 
   // 3.6 Decide.
-  let verdict: EvidenceVerdict | undefined = run.record.evidence;
+  const verdict: EvidenceVerdict | undefined = run.record.evidence;
   let skipReason: string | undefined;
   if (config.reboot === 'evidence' && verdict) {
     if (verdict.verdict === 'skip') {
       skipReason = verdict.reason;
     } else if (verdict.values.talosVersion && isTalosAtLeast(verdict.values.talosVersion, 1, 14)) {
-      const proof = await run.step(`wait for Talos to restart cri (up to ${Math.round(config.criRestartWaitMs / 1000)}s)`, () => waitForCriRestart(deps, name, address, clock), (v) => `${v.verdict}: ${v.reason}`);
+      const proof = await run.step(
+        `wait for Talos to restart cri (up to ${Math.round(config.criRestartWaitMs / 1000)}s)`,
+        () => waitForCriRestart(deps, name, address, clock),
+        (v) => `${v.verdict}: ${v.reason}`,
+      );
       run.record.proof = proof;
       if (proof.verdict === 'skip') skipReason = `Talos restarted cri after the patch: ${proof.reason}`;
     }
@@ -445,14 +476,28 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
   if (config.verifyImage) {
     const image = config.verifyImage;
     await run.step(`verify ${image} through containerd`, () =>
-      verifyImage({ kube, node: name, image, namespace: config.verifyNamespace, timeoutMs: config.readyTimeoutMs, pollMs: deps.pollIntervalMs ?? 2000, clock, nonce: owner }),
+      verifyImage({
+        kube,
+        node: name,
+        image,
+        namespace: config.verifyNamespace,
+        timeoutMs: config.readyTimeoutMs,
+        pollMs: deps.pollIntervalMs ?? 2000,
+        clock,
+        nonce: owner,
+      }),
     );
   }
 
   // 3.9 Release.
   await rebind(deps, run, 'before the release');
   await run.step('release', () =>
-    patchNodeSurvivingTransport(deps, name, buildReleasePatch(capture, keys, { verifiedRevision: config.revision }), (n) => n.annotations[keys.owner] === undefined && n.annotations[keys.verifiedRevision] === config.revision),
+    patchNodeSurvivingTransport(
+      deps,
+      name,
+      buildReleasePatch(capture, keys, { verifiedRevision: config.revision }),
+      (n) => n.annotations[keys.owner] === undefined && n.annotations[keys.verifiedRevision] === config.revision,
+    ),
   );
   deps.holding?.(undefined);
 }
@@ -571,7 +616,11 @@ async function claimNode(deps: RolloutDeps, fresh: NodeState, clock: Clock): Pro
           false,
         );
       }
-      conflicts.push(e.cause === 'transport' ? 'the claim request failed in transit and had not landed' : judged.changed.join(', ') || 'a change the re-read could not show');
+      conflicts.push(
+        e.cause === 'transport'
+          ? 'the claim request failed in transit and had not landed'
+          : judged.changed.join(', ') || 'a change the re-read could not show',
+      );
       current = reread;
       if (attempt < config.claimAttempts) await clock.sleep(claimBackoffMs(attempt, clock.random()));
     }
@@ -617,7 +666,10 @@ async function checkQuorum(deps: RolloutDeps, run: NodeRun, label: string): Prom
   const problems = await run.step(`quorum gate (${label})`, async () => {
     const nodes = await deps.kube.listNodes();
     const controlPlanes = nodes.filter((n) => n.role === 'control-plane');
-    const etcd = new Map<string, { status: Awaited<ReturnType<typeof etcdReading>>['status']; alarms: Awaited<ReturnType<typeof etcdReading>>['alarms'] }>();
+    const etcd = new Map<
+      string,
+      { status: Awaited<ReturnType<typeof etcdReading>>['status']; alarms: Awaited<ReturnType<typeof etcdReading>>['alarms'] }
+    >();
     for (const peer of controlPlanes) {
       if (peer.name === run.node.name || !peer.internalIPs[0]) continue;
       etcd.set(peer.internalIPs[0], await etcdReading(deps.talos, peer.internalIPs[0]));
@@ -658,7 +710,12 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
       if (!(e instanceof QuorumRefusal)) throw e;
       await releaseNoVerify();
       deps.holding?.(undefined);
-      throw new NodeStop('refused', e.message, 'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.', false);
+      throw new NodeStop(
+        'refused',
+        e.message,
+        'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.',
+        false,
+      );
     }
   }
 
@@ -686,7 +743,12 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
     await releaseNoVerify();
     deps.holding?.(undefined);
     const msg = e instanceof Error ? e.message : String(e);
-    throw new NodeStop('failed', `drain failed: ${msg}`, 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.', false);
+    throw new NodeStop(
+      'failed',
+      `drain failed: ${msg}`,
+      'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
+      false,
+    );
   }
 
   const drained = await guard(deps, run, capture, 'after drain');
@@ -697,7 +759,12 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
       if (!(e instanceof QuorumRefusal)) throw e;
       await releaseNoVerify();
       deps.holding?.(undefined);
-      throw new NodeStop('refused', e.message, 'The node was drained but not rebooted, and released again. Fix etcd on the peers, then rerun.', false);
+      throw new NodeStop(
+        'refused',
+        e.message,
+        'The node was drained but not rebooted, and released again. Fix etcd on the peers, then rerun.',
+        false,
+      );
     }
   }
   const bootBefore = drained.bootID;
@@ -731,16 +798,30 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
       }
       if (node.ready === 'True' && lifecycleTaints(node).length === 0 && node.bootID !== bootBefore) return node;
       if (clock.now() + poll > deadline) {
-        throw new NodeStop('failed', `${name} did not come back Ready with a new boot id and without lifecycle taints within ${Math.round(config.readyTimeoutMs / 1000)}s (Ready=${node.ready}, taints: ${lifecycleTaints(node).join(', ') || 'none'}, boot id ${node.bootID === bootBefore ? 'unchanged' : 'changed'})`, run.fencedNextStep(), true);
+        throw new NodeStop(
+          'failed',
+          `${name} did not come back Ready with a new boot id and without lifecycle taints within ${Math.round(config.readyTimeoutMs / 1000)}s (Ready=${node.ready}, taints: ${lifecycleTaints(node).join(', ') || 'none'}, boot id ${node.bootID === bootBefore ? 'unchanged' : 'changed'})`,
+          run.fencedNextStep(),
+          true,
+        );
       }
       await clock.sleep(poll);
     }
   });
 
   // Prove it: a new boot, and the evidence rule now holds.
-  const proof = await run.step('prove the new credential is loaded', () => readOne(deps, name, address), (v) => `${v.verdict}: ${v.reason}`);
+  const proof = await run.step(
+    'prove the new credential is loaded',
+    () => readOne(deps, name, address),
+    (v) => `${v.verdict}: ${v.reason}`,
+  );
   run.record.proof = proof;
   if (proof.verdict !== 'skip') {
-    throw new NodeStop('failed', `after the reboot (boot id ${bootBefore} → ${back.bootID}) the evidence still does not prove containerd loaded the desired credential for ${desired.host}: ${proof.reason}`, run.fencedNextStep(), true);
+    throw new NodeStop(
+      'failed',
+      `after the reboot (boot id ${bootBefore} → ${back.bootID}) the evidence still does not prove containerd loaded the desired credential for ${desired.host}: ${proof.reason}`,
+      run.fencedNextStep(),
+      true,
+    );
   }
 }

@@ -19,7 +19,10 @@ export interface VerifyImageArgs {
 
 export function verifyPodManifest(args: Pick<VerifyImageArgs, 'node' | 'image' | 'namespace' | 'nonce'>): Record<string, unknown> {
   const suffix = hash(args.nonce + args.node).slice(0, 8);
-  const base = `registry-auth-verify-${args.node}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 52);
+  const base = `registry-auth-verify-${args.node}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 52);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -55,7 +58,9 @@ export async function verifyImage(args: VerifyImageArgs): Promise<string> {
     if (pod.imagePullSecrets.length > 0) {
       // An admission step (a service account's imagePullSecrets) added credentials: a successful
       // pull would prove those, not the node's containerd config.
-      throw new VerifyFailed(`the admitted probe pod carries imagePullSecrets (${pod.imagePullSecrets.join(', ')}), injected by the namespace's service account; use a verify-namespace without them`);
+      throw new VerifyFailed(
+        `the admitted probe pod carries imagePullSecrets (${pod.imagePullSecrets.join(', ')}), injected by the namespace's service account; use a verify-namespace without them`,
+      );
     }
     const deadline = args.clock.now() + args.timeoutMs;
     for (;;) {
@@ -64,10 +69,14 @@ export async function verifyImage(args: VerifyImageArgs): Promise<string> {
       const c = current.containerStatuses[0];
       if (c?.imageID || c?.running || c?.terminated) return c.imageID || '(container ran)';
       if (c?.waitingReason === 'ErrImagePull' || c?.waitingReason === 'ImagePullBackOff' || c?.waitingReason === 'InvalidImageName') {
-        throw new VerifyFailed(`containerd on ${args.node} could not pull ${args.image}: ${c.waitingReason}${c.waitingMessage ? `: ${c.waitingMessage}` : ''}`);
+        throw new VerifyFailed(
+          `containerd on ${args.node} could not pull ${args.image}: ${c.waitingReason}${c.waitingMessage ? `: ${c.waitingMessage}` : ''}`,
+        );
       }
       if (args.clock.now() + args.pollMs > deadline) {
-        throw new VerifyFailed(`the probe pod did not pull ${args.image} within ${Math.round(args.timeoutMs / 1000)}s (phase ${current.phase || 'unknown'}${c?.waitingReason ? `, ${c.waitingReason}` : ''})`);
+        throw new VerifyFailed(
+          `the probe pod did not pull ${args.image} within ${Math.round(args.timeoutMs / 1000)}s (phase ${current.phase || 'unknown'}${c?.waitingReason ? `, ${c.waitingReason}` : ''})`,
+        );
       }
       await args.clock.sleep(args.pollMs);
     }

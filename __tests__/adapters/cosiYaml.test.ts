@@ -4,7 +4,15 @@ import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { cosiDoc, cosiStream } from './talosOutput.js';
 
 const pidDoc = (node: string, pid: number, created: string): string =>
-  cosiDoc({ node, namespace: 'runtime', type: 'ServicePIDs.runtime.talos.dev', id: 'cri', created, updated: created, spec: [`pid: ${pid}`, 'mountNamespace: mnt:[4026531841]'] });
+  cosiDoc({
+    node,
+    namespace: 'runtime',
+    type: 'ServicePIDs.runtime.talos.dev',
+    id: 'cri',
+    created,
+    updated: created,
+    spec: [`pid: ${pid}`, 'mountNamespace: mnt:[4026531841]'],
+  });
 
 describe('parseCosiYaml', () => {
   it('reads a servicepids document', () => {
@@ -15,7 +23,14 @@ describe('parseCosiYaml', () => {
     );
     const [r] = parseCosiYaml(text);
     expect(r.node).toBe('10.0.0.11');
-    expect(r.metadata).toMatchObject({ namespace: 'runtime', id: 'cri', version: '1', owner: '', phase: 'running', createdMs: Date.parse('2026-08-20T10:11:12Z') });
+    expect(r.metadata).toMatchObject({
+      namespace: 'runtime',
+      id: 'cri',
+      version: '1',
+      owner: '',
+      phase: 'running',
+      createdMs: Date.parse('2026-08-20T10:11:12Z'),
+    });
     expect(servicePidFrom(r)).toEqual({ pid: 1893, createdMs: Date.parse('2026-08-20T10:11:12Z') });
   });
 
@@ -40,7 +55,11 @@ describe('parseCosiYaml', () => {
       updated: '2026-08-20T10:11:12Z',
       spec: ['specVersion: "3"'],
     });
-    expect(etcFileStatusFrom(parseCosiYaml(text)[0])).toEqual({ id: 'cri/conf.d/cri.toml', updatedMs: Date.parse('2026-08-20T10:11:12Z'), specVersion: '3' });
+    expect(etcFileStatusFrom(parseCosiYaml(text)[0])).toEqual({
+      id: 'cri/conf.d/cri.toml',
+      updatedMs: Date.parse('2026-08-20T10:11:12Z'),
+      specVersion: '3',
+    });
   });
 
   it('reads a timestatus, including a pre-sync timestamp near the epoch', () => {

@@ -57,7 +57,9 @@ version = 3
 
 describe('parseCriRegistryAuth', () => {
   it('reads the registry part', () => {
-    expect(parseCriRegistryAuth(PART)).toEqual({ 'ghcr.io': { username: 'ci-bot', password: 'example-token', auth: '', identitytoken: '' } });
+    expect(parseCriRegistryAuth(PART)).toEqual({
+      'ghcr.io': { username: 'ci-bot', password: 'example-token', auth: '', identitytoken: '' },
+    });
   });
 
   it('reads the merged ≤1.13 cri.toml (comment header, sorted keys, several hosts, a host without auth)', () => {

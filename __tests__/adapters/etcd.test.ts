@@ -34,7 +34,9 @@ describe('parseEtcdStatus', () => {
   });
 
   it('a learner with member errors', () => {
-    const text = goTabwriter(HEADER + row('10.0.0.12', '00000000000000ff', true, 'etcdserver: mvcc: database space exceeded, etcdserver: no leader'));
+    const text = goTabwriter(
+      HEADER + row('10.0.0.12', '00000000000000ff', true, 'etcdserver: mvcc: database space exceeded, etcdserver: no leader'),
+    );
     expect(parseEtcdStatus(text)[0]).toMatchObject({
       memberId: '00000000000000ff',
       learner: true,

@@ -4,7 +4,9 @@ import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { lsOutput, renderLastMod } from './talosOutput.js';
 
 // talos.md §4, byte for byte: a public user log of a v1.1x client
-const SAMPLE = 'NODE            MODE         UID   GID   SIZE(B)   LASTMOD           LABEL                              NAME\n' + '192.168.77.73   -rw-r--r--   0     0     341930    Jun 14 04:54:05   system_u:object_r:unlabeled_t:s0   hailo_pci.ko\n';
+const SAMPLE =
+  'NODE            MODE         UID   GID   SIZE(B)   LASTMOD           LABEL                              NAME\n' +
+  '192.168.77.73   -rw-r--r--   0     0     341930    Jun 14 04:54:05   system_u:object_r:unlabeled_t:s0   hailo_pci.ko\n';
 // talos.md §4: what a ≤1.13 client prints on stdout when the path is missing
 const HEADER_ONLY = 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n';
 
@@ -30,7 +32,16 @@ describe('parseLsLong', () => {
 
   it('the builder reproduces the reference row', () => {
     expect(
-      lsOutput([{ node: '192.168.77.73', mode: '-rw-r--r--', size: 341930, lastMod: 'Jun 14 04:54:05', label: 'system_u:object_r:unlabeled_t:s0', name: 'hailo_pci.ko' }]),
+      lsOutput([
+        {
+          node: '192.168.77.73',
+          mode: '-rw-r--r--',
+          size: 341930,
+          lastMod: 'Jun 14 04:54:05',
+          label: 'system_u:object_r:unlabeled_t:s0',
+          name: 'hailo_pci.ko',
+        },
+      ]),
     ).toBe(SAMPLE);
   });
 
@@ -44,13 +55,22 @@ describe('parseLsLong', () => {
   it('cuts cells at the header offsets: a LASTMOD with two spaces, an empty LABEL, a symlink, a name with spaces', () => {
     const text = lsOutput([
       { node: '10.0.0.11', mode: 'drwxr-xr-x', size: 160, lastMod: 'Aug  4 09:03:27', label: 'system_u:object_r:etc_t:s0', name: '.' },
-      { node: '10.0.0.11', mode: '-rw-------', size: 2514, lastMod: 'Aug  4 09:03:27', label: 'system_u:object_r:etc_t:s0', name: 'cri.toml' },
+      {
+        node: '10.0.0.11',
+        mode: '-rw-------',
+        size: 2514,
+        lastMod: 'Aug  4 09:03:27',
+        label: 'system_u:object_r:etc_t:s0',
+        name: 'cri.toml',
+      },
       { node: '10.0.0.11', mode: '-rw-------', size: 0, lastMod: 'Jan  1 1970 00:00', name: '20-customization.part' },
       { node: '10.0.0.11', mode: 'Lrwxrwxrwx', size: 12, lastMod: 'Aug 14 10:00:00', name: 'link -> /etc/cri/x y' },
       { node: '10.0.0.11', mode: '-rw-r--r--', size: 7, lastMod: 'Aug 14 10:00:00', name: 'a  file' },
     ]);
     // the empty LABEL cell is padded like any other
-    expect(text.split('\n')[3]).toBe('10.0.0.11   -rw-------   0     0     0         Jan  1 1970 00:00                                20-customization.part');
+    expect(text.split('\n')[3]).toBe(
+      '10.0.0.11   -rw-------   0     0     0         Jan  1 1970 00:00                                20-customization.part',
+    );
     const rows = parseLsLong(text);
     expect(rows.map((r) => [r.name, r.lastMod, r.label, r.size])).toEqual([
       ['.', 'Aug  4 09:03:27', 'system_u:object_r:etc_t:s0', 160],
@@ -77,7 +97,10 @@ describe('parseLsLong', () => {
     ['a different header', 'NODE   NAME\n10.0.0.11   cri.toml\n'],
     ['a header split on single spaces', 'NODE MODE UID GID SIZE(B) LASTMOD LABEL NAME\n'],
     ['a row not aligned with the header', HEADER_ONLY + '10.0.0.11 -rw------- 0 0 1 Aug  4 09:03:27  x\n'],
-    ['a humanized size', lsOutput([{ node: 'n', mode: '-rw-------', size: 1, lastMod: 'Aug  4 09:03:27', name: 'x' }]).replace('   1   ', '   1k  ')],
+    [
+      'a humanized size',
+      lsOutput([{ node: 'n', mode: '-rw-------', size: 1, lastMod: 'Aug  4 09:03:27', name: 'x' }]).replace('   1   ', '   1k  '),
+    ],
     ['a humanized time', lsOutput([{ node: 'n', mode: '-rw-------', size: 1, lastMod: '3 days ago', name: 'x' }])],
     ['a GNU-style mode', lsOutput([{ node: 'n', mode: 'lrwxrwxrwx.', size: 1, lastMod: 'Aug  4 09:03:27', name: 'x' }])],
     ['a short row', HEADER_ONLY + '10.0.0.11\n'],
@@ -133,10 +156,17 @@ describe('interpretLastMod (TZ=UTC)', () => {
     expect(() => interpretLastMod('Feb 29 2025 23:59', at('2026-08-21T00:00:00Z'))).toThrow(ParseError);
   });
 
-  it.each(['Aug 4 09:03:27', 'Aug  4 9:03:27', 'Aug 04 09:03:27', 'Sept  4 09:03:27', 'Aug  4 24:00:00', 'Apr 31 10:00:00', 'Aug  4 2026 09:03:27', '', '2026-08-04T09:03:27Z'])(
-    'rejects %j',
-    (text) => {
-      expect(() => interpretLastMod(text, at('2026-08-21T12:00:00Z'))).toThrow(ParseError);
-    },
-  );
+  it.each([
+    'Aug 4 09:03:27',
+    'Aug  4 9:03:27',
+    'Aug 04 09:03:27',
+    'Sept  4 09:03:27',
+    'Aug  4 24:00:00',
+    'Apr 31 10:00:00',
+    'Aug  4 2026 09:03:27',
+    '',
+    '2026-08-04T09:03:27Z',
+  ])('rejects %j', (text) => {
+    expect(() => interpretLastMod(text, at('2026-08-21T12:00:00Z'))).toThrow(ParseError);
+  });
 });

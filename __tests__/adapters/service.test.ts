@@ -70,13 +70,17 @@ describe('parseServiceView', () => {
       'LAST HEALTH MESSAGE   dial unix /run/containerd/containerd.sock: connect: connection refused\n' +
       'EVENTS                [Running]: Health check failed: dial unix /run/containerd/containerd.sock: connect: connection refused (12s ago)\n' +
       '                      [Running]: Health check successful (3m25s ago)\n' +
-      '                      [Running]: ' + PID_MSG + ' (3m31s ago)\n' +
+      '                      [Running]: ' +
+      PID_MSG +
+      ' (3m31s ago)\n' +
       'NODE                  10.0.0.12\n' +
       'ID                    cri\n' +
       'STATE                 Running\n' +
       'HEALTH                OK\n' +
       'EVENTS                [Running]: Health check successful (1h0m0s ago)\n' +
-      '                      [Running]: ' + PID_MSG.replace('1893', '1901') + ' (1h0m1s ago)\n';
+      '                      [Running]: ' +
+      PID_MSG.replace('1893', '1901') +
+      ' (1h0m1s ago)\n';
     expect(
       serviceOutput([
         {
@@ -152,7 +156,9 @@ describe('parseServiceView', () => {
   });
 
   it('reads service id and state verbatim', () => {
-    const text = serviceOutput([{ node: 'n', id: 'kubelet', state: 'Finished', health: '?', events: [['Finished', 'Service finished successfully', 59_000]] }]);
+    const text = serviceOutput([
+      { node: 'n', id: 'kubelet', state: 'Finished', health: '?', events: [['Finished', 'Service finished successfully', 59_000]] },
+    ]);
     expect(parseServiceView(text)[0]).toMatchObject({ id: 'kubelet', state: 'Finished', events: [{ agoMs: 59_000 }] });
   });
 
@@ -162,7 +168,10 @@ describe('parseServiceView', () => {
     ['a block cut short', 'NODE     n\nID       cri\n'],
     ['fields out of order', 'NODE     n\nSTATE    Running\nID       cri\nHEALTH   OK\n'],
     ['an event without an age', 'NODE     n\nID       cri\nSTATE    Running\nHEALTH   OK\nEVENTS   [Running]: Health check successful\n'],
-    ['an age that is no Go duration', 'NODE     n\nID       cri\nSTATE    Running\nHEALTH   OK\nEVENTS   [Running]: Health check successful (2 days ago)\n'],
+    [
+      'an age that is no Go duration',
+      'NODE     n\nID       cri\nSTATE    Running\nHEALTH   OK\nEVENTS   [Running]: Health check successful (2 days ago)\n',
+    ],
     ['an error text instead of a table', 'service "cri" is not registered on any nodes\n'],
   ])('rejects %s', (_what, text) => {
     expect(() => parseServiceView(text)).toThrow(ParseError);

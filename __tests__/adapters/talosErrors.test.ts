@@ -7,7 +7,8 @@ import {
   splitTalosErrors,
 } from '../../src/adapters/parse/talosErrors.js';
 
-const REFUSED = 'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.12:50000: connect: connection refused"';
+const REFUSED =
+  'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.12:50000: connect: connection refused"';
 const USAGE = '\nUsage:\n  talosctl read <path> [flags]\n\nAliases:\n  read, cat\n\nFlags:\n  -h, --help   help for read\n';
 
 describe('splitTalosErrors', () => {
@@ -18,7 +19,11 @@ describe('splitTalosErrors', () => {
     expect(r.form).toBe('multi');
     expect(r.prefix).toBe('error starting service: ');
     expect(r.items).toEqual([
-      { node: '10.0.0.11', message: 'rpc error: code = Unknown desc = service "cri" doesn\'t support restart operation via API', cause: 'server' },
+      {
+        node: '10.0.0.11',
+        message: 'rpc error: code = Unknown desc = service "cri" doesn\'t support restart operation via API',
+        cause: 'server',
+      },
     ]);
   });
 
@@ -37,7 +42,8 @@ describe('splitTalosErrors', () => {
 
   it('partial success: the list behind WARNING (exit 0), next to a version-skew warning', () => {
     const stderr =
-      'WARNING: 10.0.0.11: server version 1.13.8 is older than client version 1.13.9\n' + `WARNING: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED}\n\n\n`;
+      'WARNING: 10.0.0.11: server version 1.13.8 is older than client version 1.13.9\n' +
+      `WARNING: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED}\n\n\n`;
     const r = splitTalosErrors(stderr, ['10.0.0.11', '10.0.0.12']);
     expect(r.warnings).toEqual(['10.0.0.11: server version 1.13.8 is older than client version 1.13.9']);
     expect(r.prefix).toBe('WARNING: ');
@@ -47,7 +53,7 @@ describe('splitTalosErrors', () => {
   it('`get` lists bare COSI errors without node names', () => {
     const stderr =
       '2 errors occurred:\n' +
-      '\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/cri@undefined) doesn\'t exist\n' +
+      "\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/cri@undefined) doesn't exist\n" +
       `\t* ${REFUSED}\n\n\n`;
     const r = splitTalosErrors(stderr, ['a', 'b', 'c']);
     expect(r.items.map((i) => [i.node, i.cause])).toEqual([
@@ -69,7 +75,13 @@ describe('splitTalosErrors', () => {
     const stderr = '1 error occurred:\n rpc error: code = Unknown desc = lstat /etc/cri/conf.d/x: no such file or directory\n';
     const r = splitTalosErrors(stderr, ['10.0.0.11']);
     expect(r.form).toBe('stream');
-    expect(r.items).toEqual([{ node: undefined, message: 'rpc error: code = Unknown desc = lstat /etc/cri/conf.d/x: no such file or directory', cause: 'not-found' }]);
+    expect(r.items).toEqual([
+      {
+        node: undefined,
+        message: 'rpc error: code = Unknown desc = lstat /etc/cri/conf.d/x: no such file or directory',
+        cause: 'not-found',
+      },
+    ]);
     expect(isMissingFile(r.items[0].message)).toBe(true);
   });
 
@@ -120,8 +132,14 @@ describe('splitTalosErrors', () => {
 describe('classifyTalosError', () => {
   it.each([
     [REFUSED, 'transport'],
-    ['rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: x509: certificate signed by unknown authority"', 'transport'],
-    ['rpc error: code = Unavailable desc = last connection error: connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.9:50000: i/o timeout"', 'transport'],
+    [
+      'rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: x509: certificate signed by unknown authority"',
+      'transport',
+    ],
+    [
+      'rpc error: code = Unavailable desc = last connection error: connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.9:50000: i/o timeout"',
+      'transport',
+    ],
     ['rpc error: code = Unavailable desc = error reading from server: EOF', 'transport'],
     ['error streaming results: unexpected EOF', 'transport'],
     ['dial tcp 10.0.0.9:50000: connect: no route to host', 'transport'],
@@ -148,13 +166,21 @@ describe('classifyTalosError', () => {
 
 describe('classifyTalosFailure', () => {
   it('our deadline wins', () => {
-    expect(classifyTalosFailure({ exitCode: null, stderr: 'Signal received, aborting, press Ctrl+C once again to abort immediately...\n', timedOut: true })).toBe('timeout');
+    expect(
+      classifyTalosFailure({
+        exitCode: null,
+        stderr: 'Signal received, aborting, press Ctrl+C once again to abort immediately...\n',
+        timedOut: true,
+      }),
+    ).toBe('timeout');
   });
   it('a missing binary', () => {
     expect(classifyTalosFailure({ exitCode: 127, stderr: 'spawn talosctl ENOENT' })).toBe('usage');
   });
   it('the first reported error otherwise', () => {
-    expect(classifyTalosFailure({ exitCode: 1, stderr: `error getting version: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED}\n\n\n` })).toBe('transport');
+    expect(classifyTalosFailure({ exitCode: 1, stderr: `error getting version: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED}\n\n\n` })).toBe(
+      'transport',
+    );
     expect(classifyTalosFailure({ exitCode: 1, stderr: `unknown flag: --frobnicate\n${USAGE}` })).toBe('usage');
     expect(classifyTalosFailure({ exitCode: 1, stderr: '' })).toBe('unknown');
   });
@@ -163,7 +189,13 @@ describe('classifyTalosFailure', () => {
 describe('resource availability', () => {
   it('recognises a node that does not know the resource type', () => {
     expect(isUnregisteredResource('rpc error: code = NotFound desc = resource "servicepids" is not registered')).toBe(true);
-    expect(isUnregisteredResource('rpc error: code = PermissionDenied desc = resource type "ServicePIDs.runtime.talos.dev" is not supported')).toBe(true);
-    expect(isUnregisteredResource("rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/cri@undefined) doesn't exist")).toBe(false);
+    expect(
+      isUnregisteredResource('rpc error: code = PermissionDenied desc = resource type "ServicePIDs.runtime.talos.dev" is not supported'),
+    ).toBe(true);
+    expect(
+      isUnregisteredResource(
+        "rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/cri@undefined) doesn't exist",
+      ),
+    ).toBe(false);
   });
 });

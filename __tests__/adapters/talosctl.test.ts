@@ -73,14 +73,18 @@ afterEach(() => {
   delete process.env.FAKE_TALOSCTL_DIR;
 });
 
-const VERSION_CLIENT = 'Client:\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\nServer:\n';
+const VERSION_CLIENT =
+  'Client:\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\nServer:\n';
 const versionBlock = (node: string, tag: string): string =>
   `\tNODE:        ${node}\n\tTag:         ${tag}\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`;
 
 describe('Talosctl: invocation', () => {
   it('passes --talosconfig and the joined --nodes, runs with TZ=UTC, asks all addresses in one call', async () => {
     const { talos, calls } = setup([
-      { match: on('10.0.0.11,10.0.0.12', 'version'), stdout: VERSION_CLIENT + versionBlock('10.0.0.11', 'v1.13.8') + versionBlock('10.0.0.12', 'v1.14.0-rc.1') },
+      {
+        match: on('10.0.0.11,10.0.0.12', 'version'),
+        stdout: VERSION_CLIENT + versionBlock('10.0.0.11', 'v1.13.8') + versionBlock('10.0.0.12', 'v1.14.0-rc.1'),
+      },
     ]);
     const res = await talos.version(['10.0.0.11', '10.0.0.12', '10.0.0.11']);
     expect([...res]).toEqual([
@@ -93,7 +97,10 @@ describe('Talosctl: invocation', () => {
   });
 
   it('leaves --talosconfig out when none is given', async () => {
-    const { talos, calls } = setup([{ match: '^--nodes 10.0.0.11 version$', stdout: VERSION_CLIENT + versionBlock('10.0.0.11', 'v1.13.8') }], { talosconfig: null });
+    const { talos, calls } = setup(
+      [{ match: '^--nodes 10.0.0.11 version$', stdout: VERSION_CLIENT + versionBlock('10.0.0.11', 'v1.13.8') }],
+      { talosconfig: null },
+    );
     await talos.version(['10.0.0.11']);
     expect(calls()[0].argv).toEqual(['--nodes', '10.0.0.11', 'version']);
   });
@@ -205,14 +212,22 @@ describe('Talosctl: batch reads', () => {
     const { talos, calls } = setup([
       { match: on('10.0.0.11,10.0.0.12', 'service cri'), stderr: `error listing services: ${REFUSED('192.168.1.1')}\n`, exit: 1 },
       { match: on('10.0.0.11', 'service cri'), stdout: stdout11 },
-      { match: on('10.0.0.12', 'service cri'), stderr: `error listing services: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED('10.0.0.12')}\n\n\n`, exit: 1 },
+      {
+        match: on('10.0.0.12', 'service cri'),
+        stderr: `error listing services: 1 error occurred:\n\t* 10.0.0.12: ${REFUSED('10.0.0.12')}\n\n\n`,
+        exit: 1,
+      },
     ]);
     const res = await talos.criService(['10.0.0.11', '10.0.0.12']);
     expect(res.get('10.0.0.11')).toMatchObject({ ok: true, value: { state: 'Running' } });
     expect(res.get('10.0.0.12')).toMatchObject({ ok: false });
     expect([...res.keys()]).toEqual(['10.0.0.11', '10.0.0.12']);
     // the single-address retries run concurrently
-    expect(calls().map((c) => c.argv[3]).sort()).toEqual(['10.0.0.11', '10.0.0.11,10.0.0.12', '10.0.0.12']);
+    expect(
+      calls()
+        .map((c) => c.argv[3])
+        .sort(),
+    ).toEqual(['10.0.0.11', '10.0.0.11,10.0.0.12', '10.0.0.12']);
   });
 
   it('criService: unparseable output is an unparseable reading, not a guess', async () => {
@@ -224,7 +239,15 @@ describe('Talosctl: batch reads', () => {
 
   it('servicePids: errors listed without names in --nodes order (get) are matched to the silent nodes', async () => {
     const doc = (node: string, pid: number): string =>
-      cosiDoc({ node, namespace: 'runtime', type: 'ServicePIDs.runtime.talos.dev', id: 'cri', created: '2026-11-20T10:11:12Z', updated: '2026-11-20T10:11:12Z', spec: [`pid: ${pid}`, 'mountNamespace: x'] });
+      cosiDoc({
+        node,
+        namespace: 'runtime',
+        type: 'ServicePIDs.runtime.talos.dev',
+        id: 'cri',
+        created: '2026-11-20T10:11:12Z',
+        updated: '2026-11-20T10:11:12Z',
+        spec: [`pid: ${pid}`, 'mountNamespace: x'],
+      });
     const { talos, calls } = setup([
       {
         match: on('a,b,c,d', 'get servicepids cri -o yaml'),
@@ -255,7 +278,15 @@ describe('Talosctl: batch reads', () => {
       { match: on('old', 'get servicepids cri -o yaml'), stderr: notRegistered, exit: 1 },
       {
         match: on('new', 'get servicepids cri -o yaml'),
-        stdout: cosiDoc({ node: 'new', namespace: 'runtime', type: 'ServicePIDs.runtime.talos.dev', id: 'cri', created: '2026-11-20T10:11:12Z', updated: '2026-11-20T10:11:12Z', spec: ['pid: 5', 'mountNamespace: x'] }),
+        stdout: cosiDoc({
+          node: 'new',
+          namespace: 'runtime',
+          type: 'ServicePIDs.runtime.talos.dev',
+          id: 'cri',
+          created: '2026-11-20T10:11:12Z',
+          updated: '2026-11-20T10:11:12Z',
+          spec: ['pid: 5', 'mountNamespace: x'],
+        }),
       },
     ]);
     const res = await talos.servicePids(['old', 'new']);
@@ -266,16 +297,39 @@ describe('Talosctl: batch reads', () => {
 
   it('timeStatus and etcFileStatus read COSI YAML; /etc paths map to EtcFileStatus ids', async () => {
     const ts = (node: string, synced: boolean, epoch: number): string =>
-      cosiDoc({ node, namespace: 'runtime', type: 'TimeStatuses.v1alpha1.talos.dev', id: 'node', created: '2026-11-01T00:00:00Z', updated: '2026-11-01T00:00:05Z', spec: [`synced: ${synced}`, `epoch: ${epoch}`, 'syncDisabled: false'] });
+      cosiDoc({
+        node,
+        namespace: 'runtime',
+        type: 'TimeStatuses.v1alpha1.talos.dev',
+        id: 'node',
+        created: '2026-11-01T00:00:00Z',
+        updated: '2026-11-01T00:00:05Z',
+        spec: [`synced: ${synced}`, `epoch: ${epoch}`, 'syncDisabled: false'],
+      });
     const efs = (node: string, id: string, updated: string): string =>
-      cosiDoc({ node, namespace: 'files', type: 'EtcFileStatuses.files.talos.dev', id, created: '2026-11-01T00:00:00Z', updated, spec: ['specVersion: "2"'] });
+      cosiDoc({
+        node,
+        namespace: 'files',
+        type: 'EtcFileStatuses.files.talos.dev',
+        id,
+        created: '2026-11-01T00:00:00Z',
+        updated,
+        spec: ['specVersion: "2"'],
+      });
     const { talos, calls } = setup([
       { match: on('a,b', 'get timestatuses node -o yaml'), stdout: cosiStream([ts('a', true, 0), ts('b', false, 2)]) },
-      { match: on('a,b', 'get etcfilestatuses cri/conf.d/cri.toml -o yaml'), stdout: cosiStream([efs('a', 'cri/conf.d/cri.toml', '2026-11-20T10:00:00Z'), efs('b', 'cri/conf.d/cri.toml', '2026-11-21T10:00:00Z')]) },
+      {
+        match: on('a,b', 'get etcfilestatuses cri/conf.d/cri.toml -o yaml'),
+        stdout: cosiStream([
+          efs('a', 'cri/conf.d/cri.toml', '2026-11-20T10:00:00Z'),
+          efs('b', 'cri/conf.d/cri.toml', '2026-11-21T10:00:00Z'),
+        ]),
+      },
       {
         match: on('a,b', 'get etcfilestatuses cri/conf.d/01-registries.part -o yaml'),
         stdout: efs('a', 'cri/conf.d/01-registries.part', '2026-11-20T09:59:59Z'),
-        stderr: "1 error occurred:\n\t* rpc error: code = NotFound desc = resource EtcFileStatuses.files.talos.dev(files/cri/conf.d/01-registries.part@undefined) doesn't exist\n\n\n",
+        stderr:
+          "1 error occurred:\n\t* rpc error: code = NotFound desc = resource EtcFileStatuses.files.talos.dev(files/cri/conf.d/01-registries.part@undefined) doesn't exist\n\n\n",
         exit: 1,
       },
     ]);
@@ -286,13 +340,23 @@ describe('Talosctl: batch reads', () => {
     const paths = ['/etc/cri/conf.d/cri.toml', '/etc/cri/conf.d/01-registries.part', '/var/lib/x'];
     const files = await talos.etcFileStatus(['a', 'b'], paths);
     expect([...files.get('a')!.keys()]).toEqual(paths);
-    expect(files.get('a')!.get('/etc/cri/conf.d/cri.toml')).toEqual({ ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: Date.parse('2026-11-20T10:00:00Z'), specVersion: '2' } });
-    expect(files.get('b')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({ ok: true, value: { updatedMs: Date.parse('2026-11-21T10:00:00Z') } });
+    expect(files.get('a')!.get('/etc/cri/conf.d/cri.toml')).toEqual({
+      ok: true,
+      value: { id: 'cri/conf.d/cri.toml', updatedMs: Date.parse('2026-11-20T10:00:00Z'), specVersion: '2' },
+    });
+    expect(files.get('b')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({
+      ok: true,
+      value: { updatedMs: Date.parse('2026-11-21T10:00:00Z') },
+    });
     expect(files.get('a')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: true });
     expect(files.get('b')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: false });
     expect(files.get('b')!.get('/var/lib/x')).toMatchObject({ ok: false });
     // one call per /etc path, all nodes in each
-    expect(calls().map((c) => c.argv.slice(4).join(' ')).sort()).toEqual([
+    expect(
+      calls()
+        .map((c) => c.argv.slice(4).join(' '))
+        .sort(),
+    ).toEqual([
       'get etcfilestatuses cri/conf.d/01-registries.part -o yaml',
       'get etcfilestatuses cri/conf.d/cri.toml -o yaml',
       'get timestatuses node -o yaml',
@@ -319,8 +383,22 @@ describe('Talosctl: listFiles', () => {
       {
         match: on('10.0.0.11,10.0.0.12,10.0.0.13', `ls -l ${path}`),
         stdout: lsOutput([
-          { node: '10.0.0.11', mode: '-rw-------', size: 2514, lastMod: renderLastMod(t11, now), label: 'system_u:object_r:etc_t:s0', name: 'cri.toml' },
-          { node: '10.0.0.12', mode: '-rw-------', size: 2514, lastMod: renderLastMod(t12, now), label: 'system_u:object_r:etc_t:s0', name: 'cri.toml' },
+          {
+            node: '10.0.0.11',
+            mode: '-rw-------',
+            size: 2514,
+            lastMod: renderLastMod(t11, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: 'cri.toml',
+          },
+          {
+            node: '10.0.0.12',
+            mode: '-rw-------',
+            size: 2514,
+            lastMod: renderLastMod(t12, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: 'cri.toml',
+          },
         ]),
         stderr: `1 error occurred:\n rpc error: code = Unknown desc = lstat ${path}: no such file or directory\n`,
         exit: 1,
@@ -350,7 +428,10 @@ describe('Talosctl: listFiles', () => {
         exit: 1,
       },
     ]);
-    expect((await talos.listFiles(['10.0.0.11'], [path])).get('10.0.0.11')!.get(path)).toEqual({ ok: true, value: { path, exists: false } });
+    expect((await talos.listFiles(['10.0.0.11'], [path])).get('10.0.0.11')!.get(path)).toEqual({
+      ok: true,
+      value: { path, exists: false },
+    });
   });
 
   it('several paths in one directory: one ls of the directory; absent entries are exists:false', async () => {
@@ -364,12 +445,40 @@ describe('Talosctl: listFiles', () => {
         match: on('a,b', 'ls -l /etc/cri/conf.d'),
         stdout: lsOutput([
           { node: 'a', mode: 'drwxr-xr-x', size: 140, lastMod: renderLastMod(tA, now), name: '.' },
-          { node: 'a', mode: '-rw-------', size: 300, lastMod: renderLastMod(tA - 1000, now), label: 'system_u:object_r:etc_t:s0', name: '00-base.part' },
-          { node: 'a', mode: '-rw-------', size: 420, lastMod: renderLastMod(tA, now), label: 'system_u:object_r:etc_t:s0', name: '01-registries.part' },
-          { node: 'a', mode: '-rw-------', size: 2514, lastMod: renderLastMod(tA + 1000, now), label: 'system_u:object_r:etc_t:s0', name: 'cri.toml' },
+          {
+            node: 'a',
+            mode: '-rw-------',
+            size: 300,
+            lastMod: renderLastMod(tA - 1000, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: '00-base.part',
+          },
+          {
+            node: 'a',
+            mode: '-rw-------',
+            size: 420,
+            lastMod: renderLastMod(tA, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: '01-registries.part',
+          },
+          {
+            node: 'a',
+            mode: '-rw-------',
+            size: 2514,
+            lastMod: renderLastMod(tA + 1000, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: 'cri.toml',
+          },
           { node: 'a', mode: 'drwxr-xr-x', size: 60, lastMod: renderLastMod(tA, now), name: 'hosts' },
           { node: 'b', mode: 'drwxr-xr-x', size: 100, lastMod: renderLastMod(tB, now), name: '.' },
-          { node: 'b', mode: '-rw-------', size: 2514, lastMod: renderLastMod(tB, now), label: 'system_u:object_r:etc_t:s0', name: 'cri.toml' },
+          {
+            node: 'b',
+            mode: '-rw-------',
+            size: 2514,
+            lastMod: renderLastMod(tB, now),
+            label: 'system_u:object_r:etc_t:s0',
+            name: 'cri.toml',
+          },
         ]),
       },
     ]);
@@ -387,8 +496,16 @@ describe('Talosctl: listFiles', () => {
     const now = Date.now();
     const { talos, calls } = setup(
       [
-        { match: on('a', 'ls -l /etc/cri/conf.d/cri.toml'), stdout: lsOutput([{ node: 'a', mode: '-rw-------', size: 1, lastMod: renderLastMod(now - 1000, now), name: 'cri.toml' }]) },
-        { match: on('a', 'ls -l /etc/cri/conf.d/01-registries.part'), stdout: lsOutput([{ node: 'a', mode: '-rw-------', size: 1, lastMod: renderLastMod(now - 1000, now), name: '01-registries.part' }]) },
+        {
+          match: on('a', 'ls -l /etc/cri/conf.d/cri.toml'),
+          stdout: lsOutput([{ node: 'a', mode: '-rw-------', size: 1, lastMod: renderLastMod(now - 1000, now), name: 'cri.toml' }]),
+        },
+        {
+          match: on('a', 'ls -l /etc/cri/conf.d/01-registries.part'),
+          stdout: lsOutput([
+            { node: 'a', mode: '-rw-------', size: 1, lastMod: renderLastMod(now - 1000, now), name: '01-registries.part' },
+          ]),
+        },
       ],
       { listDirectories: false },
     );
@@ -407,8 +524,18 @@ describe('Talosctl: listFiles', () => {
         stderr: `2 errors occurred:\n rpc error: code = Unknown desc = lstat ${path}: no such file or directory\n ${REFUSED('c')}\n`,
         exit: 1,
       },
-      { match: on('b', `ls -l ${path}`), stdout: 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n', stderr: `1 error occurred:\n rpc error: code = Unknown desc = lstat ${path}: no such file or directory\n`, exit: 1 },
-      { match: on('c', `ls -l ${path}`), stdout: 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n', stderr: `1 error occurred:\n ${REFUSED('c')}\n`, exit: 1 },
+      {
+        match: on('b', `ls -l ${path}`),
+        stdout: 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n',
+        stderr: `1 error occurred:\n rpc error: code = Unknown desc = lstat ${path}: no such file or directory\n`,
+        exit: 1,
+      },
+      {
+        match: on('c', `ls -l ${path}`),
+        stdout: 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n',
+        stderr: `1 error occurred:\n ${REFUSED('c')}\n`,
+        exit: 1,
+      },
     ]);
     const res = await talos.listFiles(['a', 'b', 'c'], [path]);
     expect(res.get('a')!.get(path)).toMatchObject({ ok: true, value: { exists: true } });
@@ -416,7 +543,11 @@ describe('Talosctl: listFiles', () => {
     const c = res.get('c')!.get(path)!;
     expect(c.ok).toBe(false);
     expect(!c.ok && c.error).toContain('transport');
-    expect(calls().map((x) => x.argv[3]).sort()).toEqual(['a,b,c', 'b', 'c']);
+    expect(
+      calls()
+        .map((x) => x.argv[3])
+        .sort(),
+    ).toEqual(['a,b,c', 'b', 'c']);
   });
 
   it('a symlinked entry in a directory listing is listed again by its path', async () => {
@@ -429,10 +560,16 @@ describe('Talosctl: listFiles', () => {
           { node: 'a', mode: 'Lrwxrwxrwx', size: 20, lastMod: renderLastMod(now - 9_000_000, now), name: 'cri.toml -> /run/cri/cri.toml' },
         ]),
       },
-      { match: on('a', 'ls -l /etc/cri/conf.d/cri.toml'), stdout: lsOutput([{ node: 'a', mode: '-rw-------', size: 5, lastMod: renderLastMod(now - 7000, now), name: 'cri.toml' }]) },
+      {
+        match: on('a', 'ls -l /etc/cri/conf.d/cri.toml'),
+        stdout: lsOutput([{ node: 'a', mode: '-rw-------', size: 5, lastMod: renderLastMod(now - 7000, now), name: 'cri.toml' }]),
+      },
     ]);
     const res = await talos.listFiles(['a'], ['/etc/cri/conf.d/cri.toml', '/etc/cri/conf.d/01-registries.part']);
-    expect(res.get('a')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({ ok: true, value: { exists: true, mtimeMs: Math.floor((now - 7000) / 1000) * 1000 } });
+    expect(res.get('a')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({
+      ok: true,
+      value: { exists: true, mtimeMs: Math.floor((now - 7000) / 1000) * 1000 },
+    });
     expect(res.get('a')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: true, value: { exists: false } });
     expect(calls()).toHaveLength(2);
   });
@@ -451,7 +588,11 @@ describe('Talosctl: single-node calls', () => {
     const ok = await talos.readAuth('10.0.0.11', '/etc/cri/conf.d/cri.toml');
     expect(ok).toEqual({
       ok: true,
-      value: { path: '/etc/cri/conf.d/cri.toml', exists: true, auth: { 'ghcr.io': { username: 'ci-bot', password: SECRET, auth: '', identitytoken: '' } } },
+      value: {
+        path: '/etc/cri/conf.d/cri.toml',
+        exists: true,
+        auth: { 'ghcr.io': { username: 'ci-bot', password: SECRET, auth: '', identitytoken: '' } },
+      },
     });
     expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['read', '/etc/cri/conf.d/cri.toml']);
     const bad = await talos.readAuth('10.0.0.12', '/etc/cri/conf.d/cri.toml');
@@ -469,7 +610,11 @@ describe('Talosctl: single-node calls', () => {
         stderr: 'error reading: rpc error: code = NotFound desc = stat /etc/cri/conf.d/01-registries.part: no such file or directory\n',
         exit: 1,
       },
-      { match: on('10.0.0.12', 'read /etc/cri/conf.d/cri.toml'), stderr: 'error reading file: rpc error: code = PermissionDenied desc = not authorized\n', exit: 1 },
+      {
+        match: on('10.0.0.12', 'read /etc/cri/conf.d/cri.toml'),
+        stderr: 'error reading file: rpc error: code = PermissionDenied desc = not authorized\n',
+        exit: 1,
+      },
     ]);
     expect(await talos.readAuth('10.0.0.11', '/etc/cri/conf.d/01-registries.part')).toEqual({
       ok: true,
@@ -488,7 +633,8 @@ describe('Talosctl: single-node calls', () => {
       },
       {
         match: on('10.0.0.12', 'patch machineconfig --mode=no-reboot --patch-file /tmp/auth.yaml'),
-        stderr: 'error applying new configuration: 1 error occurred:\n\t* 10.0.0.12: rpc error: code = FailedPrecondition desc = another apply configuration is already in progress\n\n\n',
+        stderr:
+          'error applying new configuration: 1 error occurred:\n\t* 10.0.0.12: rpc error: code = FailedPrecondition desc = another apply configuration is already in progress\n\n\n',
         exit: 1,
       },
     ]);
@@ -497,16 +643,22 @@ describe('Talosctl: single-node calls', () => {
     const err = await talos.patchMachineConfig('10.0.0.12', '/tmp/auth.yaml').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ tool: 'talosctl', cause: 'conflict', node: '10.0.0.12', exitCode: 1 });
-    expect((err as ToolError).command).toBe(`${FAKE} --talosconfig ${TALOSCONFIG} --nodes 10.0.0.12 patch machineconfig --mode=no-reboot --patch-file /tmp/auth.yaml`);
+    expect((err as ToolError).command).toBe(
+      `${FAKE} --talosconfig ${TALOSCONFIG} --nodes 10.0.0.12 patch machineconfig --mode=no-reboot --patch-file /tmp/auth.yaml`,
+    );
     expect((err as ToolError).message).toContain('another apply configuration is already in progress');
   });
 
   it('reboot: --wait --timeout as a Go duration; exit 0 is success, the last line says why it failed', async () => {
     const { talos, calls } = setup([
-      { match: on('10.0.0.11', 'reboot --wait --timeout 10m0s'), stderr: '"10.0.0.11": waiting for actor ID\n"10.0.0.11": post check passed\n' },
+      {
+        match: on('10.0.0.11', 'reboot --wait --timeout 10m0s'),
+        stderr: '"10.0.0.11": waiting for actor ID\n"10.0.0.11": post check passed\n',
+      },
       {
         match: on('10.0.0.12', 'reboot --wait --timeout 1m30s'),
-        stderr: '"10.0.0.12": unavailable, retrying...\n"10.0.0.12": error: reboot sequence completed\n"10.0.0.12": context deadline exceeded\n',
+        stderr:
+          '"10.0.0.12": unavailable, retrying...\n"10.0.0.12": error: reboot sequence completed\n"10.0.0.12": context deadline exceeded\n',
         exit: 1,
       },
     ]);
@@ -538,7 +690,8 @@ describe('Talosctl: single-node calls', () => {
       { match: on('10.0.0.11', 'etcd status'), stdout: 'MEMBER   HEALTHY\nabc      yes\n' },
       {
         match: on('10.0.0.21', 'etcd status'),
-        stderr: 'error getting status: 1 error occurred:\n\t* 10.0.0.21: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n',
+        stderr:
+          'error getting status: 1 error occurred:\n\t* 10.0.0.21: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n',
         exit: 1,
       },
     ]);

@@ -21,7 +21,9 @@ describe('e2e: drain and PodDisruptionBudgets', () => {
     expect(run.exitCode, run.stdout).toBe(0);
     expect(byName(run)['worker-1'].outcome).toBe('rebooted');
     expect(Date.now() - started).toBeGreaterThan(4000);
-    expect(c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods/web-1/eviction')).map((r) => r.status)).toContain(429);
+    expect(c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods/web-1/eviction')).map((r) => r.status)).toContain(
+      429,
+    );
     expect(c.kube.pods().some((p: any) => p.metadata.name === 'web-1')).toBe(false);
   });
 

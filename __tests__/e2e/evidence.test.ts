@@ -10,7 +10,8 @@ afterEach(async () => {
   c = undefined;
 });
 
-const reboots = (c: SimCluster, name: string) => c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
+const reboots = (c: SimCluster, name: string) =>
+  c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
 
 describe('e2e: evidence decides the reboot', () => {
   it('a desired-revision marker stamped by `ksail cluster update` is not evidence: the node is rebooted', async () => {

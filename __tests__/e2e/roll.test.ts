@@ -39,9 +39,13 @@ describe('e2e: a roll of the default cluster', () => {
     expect(node(c, 'worker-2').metadata.annotations['ops.acme.io/cordon-reason']).toBe('disk replacement scheduled');
     // The skipped node was never drained or rebooted; its containerd kept running.
     expect(drainRequests(c, 'worker-3')).toEqual([]);
-    expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot').map((x) => x.nodes[0]).sort()).toEqual(
-      ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2'].map((n) => c!.talos.node(n).ip).sort(),
-    );
+    expect(
+      c.talos
+        .mutatingCommands()
+        .filter((x) => x.command === 'reboot')
+        .map((x) => x.nodes[0])
+        .sort(),
+    ).toEqual(['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2'].map((n) => c!.talos.node(n).ip).sort());
     // Every node's containerd now holds the new credential: the kubelet can pull.
     for (const n of ['worker-1', 'worker-2', 'worker-3', 'cp-1', 'cp-2', 'cp-3']) {
       expect(c.talos.imagePull.pull(n, 'ghcr.io/acme/private:1').ok).toBe(true);
@@ -137,7 +141,11 @@ describe('e2e: the claim under concurrent writes (the first bug)', () => {
 
   it('another run’s owner annotation already on a node refuses the whole run before any mutation', async () => {
     c = await startCluster({ defaultNodes: false });
-    c.addNode({ name: 'worker-1', role: 'worker', annotations: { [A.owner]: 'acme/platform/runs/77/attempts/1/0a0b', [A.phase]: 'claimed' } });
+    c.addNode({
+      name: 'worker-1',
+      role: 'worker',
+      annotations: { [A.owner]: 'acme/platform/runs/77/attempts/1/0a0b', [A.phase]: 'claimed' },
+    });
     c.addNode({ name: 'worker-2', role: 'worker' });
     const run = await act(c);
     expect(run.exitCode).toBe(1);

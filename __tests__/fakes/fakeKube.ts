@@ -41,10 +41,19 @@ export class FakeKube implements KubeClient {
       normalize({
         kind: 'Node',
         apiVersion: 'v1',
-        metadata: { name: spec.name, uid: `uid-${spec.name}-${++this.uidSeq}`, resourceVersion: String(++this.rv), labels, annotations: spec.annotations ?? {} },
+        metadata: {
+          name: spec.name,
+          uid: `uid-${spec.name}-${++this.uidSeq}`,
+          resourceVersion: String(++this.rv),
+          labels,
+          annotations: spec.annotations ?? {},
+        },
         spec: { unschedulable: spec.unschedulable ?? false, taints: spec.taints ?? [] },
         status: {
-          addresses: [{ type: 'InternalIP', address: spec.ip }, { type: 'Hostname', address: spec.name }],
+          addresses: [
+            { type: 'InternalIP', address: spec.ip },
+            { type: 'Hostname', address: spec.name },
+          ],
           conditions: [{ type: 'Ready', status: 'True' }],
           nodeInfo: { bootID: spec.bootID ?? `boot-${spec.name}-1` },
         },
@@ -87,7 +96,14 @@ export class FakeKube implements KubeClient {
   async getNode(name: string): Promise<NodeState> {
     this.calls.push({ method: 'getNode', name });
     const o = this.nodes.get(name);
-    if (!o) throw new ToolError({ tool: 'kubectl', command: `kubectl get node ${name}`, cause: 'not-found', exitCode: 1, stderr: `Error from server (NotFound): nodes "${name}" not found` });
+    if (!o)
+      throw new ToolError({
+        tool: 'kubectl',
+        command: `kubectl get node ${name}`,
+        cause: 'not-found',
+        exitCode: 1,
+        stderr: `Error from server (NotFound): nodes "${name}" not found`,
+      });
     return nodeFromJson(structuredClone(o));
   }
 
@@ -146,7 +162,11 @@ export class FakeKube implements KubeClient {
     const pod = this.pods.get(`${namespace}/${name}`);
     if (!pod) return undefined;
     const r = this.pull(pod.nodeName);
-    pod.containerStatuses = [r.ok ? { name: 'verify', imageID: 'registry.example/app@sha256:abc', running: true } : { name: 'verify', imageID: '', waitingReason: 'ErrImagePull', waitingMessage: r.reason }];
+    pod.containerStatuses = [
+      r.ok
+        ? { name: 'verify', imageID: 'registry.example/app@sha256:abc', running: true }
+        : { name: 'verify', imageID: '', waitingReason: 'ErrImagePull', waitingMessage: r.reason },
+    ];
     return structuredClone(pod);
   }
 
@@ -180,7 +200,13 @@ export class FakeKube implements KubeClient {
   async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {
     this.calls.push({ method: 'createLease', name });
     if (this.leases.has(`${namespace}/${name}`)) {
-      throw new ToolError({ tool: 'kubectl', command: 'kubectl create lease', cause: 'conflict', exitCode: 1, stderr: `Error from server (AlreadyExists): leases.coordination.k8s.io "${name}" already exists` });
+      throw new ToolError({
+        tool: 'kubectl',
+        command: 'kubectl create lease',
+        cause: 'conflict',
+        exitCode: 1,
+        stderr: `Error from server (AlreadyExists): leases.coordination.k8s.io "${name}" already exists`,
+      });
     }
     const o = normalize({ metadata: { namespace, name, uid: `lease-${++this.uidSeq}`, resourceVersion: String(++this.rv) }, spec });
     this.leases.set(`${namespace}/${name}`, o);
@@ -190,12 +216,25 @@ export class FakeKube implements KubeClient {
   async patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
     this.calls.push({ method: 'patchLease', name, ops });
     const o = this.leases.get(`${namespace}/${name}`);
-    if (!o) throw new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause: 'not-found', exitCode: 1, stderr: 'Error from server (NotFound)' });
+    if (!o)
+      throw new ToolError({
+        tool: 'kubectl',
+        command: 'kubectl patch lease',
+        cause: 'not-found',
+        exitCode: 1,
+        stderr: 'Error from server (NotFound)',
+      });
     let next: Json;
     try {
       next = applyJsonPatch(o, ops) as Json;
     } catch {
-      throw new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause: 'invalid', exitCode: 1, stderr: 'The request is invalid: the server rejected our request due to an error in our request' });
+      throw new ToolError({
+        tool: 'kubectl',
+        command: 'kubectl patch lease',
+        cause: 'invalid',
+        exitCode: 1,
+        stderr: 'The request is invalid: the server rejected our request due to an error in our request',
+      });
     }
     next.metadata.resourceVersion = String(++this.rv);
     this.leases.set(`${namespace}/${name}`, next);
@@ -203,7 +242,9 @@ export class FakeKube implements KubeClient {
   }
 
   mutatingCalls(): string[] {
-    return this.calls.filter((c) => ['patchNode', 'drain', 'createPod', 'deletePod', 'createLease', 'patchLease'].includes(c.method)).map((c) => `${c.method} ${c.name ?? ''}`.trim());
+    return this.calls
+      .filter((c) => ['patchNode', 'drain', 'createPod', 'deletePod', 'createLease', 'patchLease'].includes(c.method))
+      .map((c) => `${c.method} ${c.name ?? ''}`.trim());
   }
 
   podCount(): number {

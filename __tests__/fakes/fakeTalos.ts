@@ -62,7 +62,11 @@ export class FakeTalos implements TalosClient {
       health: 'OK',
       events: [
         { state: 'Running', message: 'Health check successful', agoMs: Math.round((now - n.criStartedAtMs - 1000) / 1000) * 1000 },
-        { state: 'Running', message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`, agoMs: Math.round((now - n.criStartedAtMs) / 1000) * 1000 },
+        {
+          state: 'Running',
+          message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`,
+          agoMs: Math.round((now - n.criStartedAtMs) / 1000) * 1000,
+        },
       ],
       clientBeforeMs: now,
       clientAfterMs: now,
@@ -70,7 +74,10 @@ export class FakeTalos implements TalosClient {
   }
 
   async servicePids(addresses: string[]) {
-    const m = this.each('servicePids', addresses, (n): ServicePidReading => ({ pid: n.criPid, createdMs: Math.floor(n.criStartedAtMs / 1000) * 1000 }));
+    const m = this.each('servicePids', addresses, (n): ServicePidReading => ({
+      pid: n.criPid,
+      createdMs: Math.floor(n.criStartedAtMs / 1000) * 1000,
+    }));
     return m as Map<string, Reading<ServicePidReading> | undefined>;
   }
 
@@ -84,7 +91,15 @@ export class FakeTalos implements TalosClient {
         const f = n.files[p];
         per.set(p, {
           ok: true,
-          value: f ? { path: p, exists: true, lastModText: new Date(f.mtimeMs).toISOString(), mtimeMs: Math.floor(f.mtimeMs / 1000) * 1000, precisionMs: 1000 } : { path: p, exists: false },
+          value: f
+            ? {
+                path: p,
+                exists: true,
+                lastModText: new Date(f.mtimeMs).toISOString(),
+                mtimeMs: Math.floor(f.mtimeMs / 1000) * 1000,
+                precisionMs: 1000,
+              }
+            : { path: p, exists: false },
         });
       }
       out.set(a, per);
@@ -120,7 +135,14 @@ export class FakeTalos implements TalosClient {
   async patchMachineConfig(address: string, _file: string): Promise<void> {
     this.calls.push({ method: 'patchMachineConfig', addresses: [address] });
     if (this.patchFails) {
-      throw new ToolError({ tool: 'talosctl', command: 'talosctl patch machineconfig', cause: 'transport', exitCode: 1, stderr: this.patchFails, node: address });
+      throw new ToolError({
+        tool: 'talosctl',
+        command: 'talosctl patch machineconfig',
+        cause: 'transport',
+        exitCode: 1,
+        stderr: this.patchFails,
+        node: address,
+      });
     }
     const n = this.nodes.get(address)!;
     const now = this.clock.now();
@@ -153,7 +175,15 @@ export class FakeTalos implements TalosClient {
   async etcdStatus(address: string): Promise<EtcdMemberStatus[]> {
     this.calls.push({ method: 'etcdStatus', addresses: [address] });
     const e = this.nodes.get(address)?.etcd ?? {};
-    if (e.unreachable) throw new ToolError({ tool: 'talosctl', command: 'talosctl etcd status', cause: 'transport', exitCode: 1, stderr: 'Unavailable', node: address });
+    if (e.unreachable)
+      throw new ToolError({
+        tool: 'talosctl',
+        command: 'talosctl etcd status',
+        cause: 'transport',
+        exitCode: 1,
+        stderr: 'Unavailable',
+        node: address,
+      });
     return [{ node: address, memberId: 'abc', learner: !!e.learner, errors: e.errors ?? '' }];
   }
 
@@ -164,6 +194,8 @@ export class FakeTalos implements TalosClient {
   }
 
   mutatingCalls(): string[] {
-    return this.calls.filter((c) => c.method === 'patchMachineConfig' || c.method === 'reboot').map((c) => `${c.method} ${c.addresses.join(',')}`);
+    return this.calls
+      .filter((c) => c.method === 'patchMachineConfig' || c.method === 'reboot')
+      .map((c) => `${c.method} ${c.addresses.join(',')}`);
   }
 }

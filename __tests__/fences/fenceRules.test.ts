@@ -19,7 +19,13 @@ const RUNS = new Map<string, RunAttemptInfo>([
   [ALSO_DONE, { state: 'completed', conclusion: 'success', url: url('103', '2') }],
 ]);
 
-function fence(name: string, owner: string | undefined, phase: string | undefined, wasCordoned: string | undefined, over: Partial<NodeState> = {}): NodeState {
+function fence(
+  name: string,
+  owner: string | undefined,
+  phase: string | undefined,
+  wasCordoned: string | undefined,
+  over: Partial<NodeState> = {},
+): NodeState {
   const annotations: Record<string, string> = { other: 'x' };
   if (owner !== undefined) annotations[keys.owner] = owner;
   if (phase !== undefined) annotations[keys.phase] = phase;
@@ -28,7 +34,14 @@ function fence(name: string, owner: string | undefined, phase: string | undefine
 }
 
 function lease(holder: string): LeaseState {
-  return { namespace: 'kube-system', name: 'registry-auth-rollout', uid: 'l1', resourceVersion: '1', holderIdentity: holder, leaseDurationSeconds: 120 };
+  return {
+    namespace: 'kube-system',
+    name: 'registry-auth-rollout',
+    uid: 'l1',
+    resourceVersion: '1',
+    holderIdentity: holder,
+    leaseDurationSeconds: 120,
+  };
 }
 
 function judge(nodes: NodeState[], over: Partial<FenceInput> = {}) {
@@ -49,8 +62,22 @@ describe('fence rows', () => {
     ];
     const { rows } = judge(nodes);
     expect(rows.map((r) => r.node)).toEqual(['w1', 'w2', 'w3']);
-    expect(rows[0]).toMatchObject({ node: 'w1', uid: 'uid-w1', owner: DONE, phase: 'claimed', wasCordoned: 'false', schedulableNow: true, run: RUNS.get(DONE) });
-    expect(rows[2]).toMatchObject({ owner: RUNNING, phase: 'mutating', wasCordoned: 'true', schedulableNow: false, run: RUNS.get(RUNNING) });
+    expect(rows[0]).toMatchObject({
+      node: 'w1',
+      uid: 'uid-w1',
+      owner: DONE,
+      phase: 'claimed',
+      wasCordoned: 'false',
+      schedulableNow: true,
+      run: RUNS.get(DONE),
+    });
+    expect(rows[2]).toMatchObject({
+      owner: RUNNING,
+      phase: 'mutating',
+      wasCordoned: 'true',
+      schedulableNow: false,
+      run: RUNS.get(RUNNING),
+    });
     expect(rows[1].releaseCommand).toBeUndefined();
     expect(rows[1].note).toMatch(/no owner annotation/);
   });
@@ -67,7 +94,9 @@ describe('fence rows', () => {
     }
     expect(uncordon.releaseCommand).toContain('{"op":"add","path":"/spec/unschedulable","value":false}');
     expect(keep.releaseCommand).not.toContain('/spec/unschedulable');
-    expect(judge([fence('a', DONE, 'claimed', 'false')], { kubectl: { kubeContext: 'admin@prod' } }).rows[0].releaseCommand).toMatch(/^`kubectl --context='admin@prod' patch node a /);
+    expect(judge([fence('a', DONE, 'claimed', 'false')], { kubectl: { kubeContext: 'admin@prod' } }).rows[0].releaseCommand).toMatch(
+      /^`kubectl --context='admin@prod' patch node a /,
+    );
   });
 
   it('a missing or garbled was-cordoned leaves the node cordoned in the command, and says so', () => {
@@ -122,9 +151,19 @@ describe('recover-fences decisions', () => {
     ['unparseable owner', fence('a', 'by hand', 'claimed', 'false'), {}, /"by hand" is not an owner token/],
     ['no owner', fence('a', undefined, 'claimed', 'false'), {}, /no owner annotation/],
     ['was-cordoned garbled', fence('a', DONE, 'claimed', 'maybe'), {}, /was-cordoned is missing or not true\/false/],
-    ['Lease held by another (completed) run', fence('a', DONE, 'claimed', 'false'), { lease: lease(ALSO_DONE) }, /Lease is held by another run \(acme\/infra\/runs\/103/],
+    [
+      'Lease held by another (completed) run',
+      fence('a', DONE, 'claimed', 'false'),
+      { lease: lease(ALSO_DONE) },
+      /Lease is held by another run \(acme\/infra\/runs\/103/,
+    ],
     ['Lease held by another run', fence('a', DONE, 'claimed', 'false'), { lease: lease(RUNNING) }, /Lease is held by another run/],
-    ['Lease held by a stranger', fence('a', DONE, 'claimed', 'false'), { lease: lease('kube-controller') }, /Lease is held by another run \(kube-controller\)/],
+    [
+      'Lease held by a stranger',
+      fence('a', DONE, 'claimed', 'false'),
+      { lease: lease('kube-controller') },
+      /Lease is held by another run \(kube-controller\)/,
+    ],
   ];
   for (const [what, n, over, reason] of refusals) {
     it(`refuses: ${what}`, () => {
@@ -145,9 +184,19 @@ describe('Lease decision', () => {
     expect(judge([]).lease).toMatchObject({ action: 'none', reason: 'the Lease does not exist' });
     expect(judge([], { lease: lease('') }).lease).toMatchObject({ action: 'none', reason: 'the Lease is free' });
     expect(judge([], { lease: lease(ALSO_DONE) }).lease).toMatchObject({ action: 'release', holder: ALSO_DONE });
-    expect(judge([], { lease: lease(RUNNING) }).lease).toMatchObject({ action: 'keep', holder: RUNNING, reason: expect.stringMatching(/in progress/) });
-    expect(judge([], { lease: lease('kube-controller') }).lease).toMatchObject({ action: 'keep', reason: expect.stringMatching(/not an owner token/) });
-    expect(judge([], { lease: lease(ALSO_DONE), runs: new Map() }).lease).toMatchObject({ action: 'keep', reason: expect.stringMatching(/not looked up/) });
+    expect(judge([], { lease: lease(RUNNING) }).lease).toMatchObject({
+      action: 'keep',
+      holder: RUNNING,
+      reason: expect.stringMatching(/in progress/),
+    });
+    expect(judge([], { lease: lease('kube-controller') }).lease).toMatchObject({
+      action: 'keep',
+      reason: expect.stringMatching(/not an owner token/),
+    });
+    expect(judge([], { lease: lease(ALSO_DONE), runs: new Map() }).lease).toMatchObject({
+      action: 'keep',
+      reason: expect.stringMatching(/not looked up/),
+    });
   });
 
   it('leaseReleaseCommand carries the holder CAS', () => {
@@ -159,7 +208,12 @@ describe('Lease decision', () => {
 
 describe('ownersToLookUp', () => {
   it('each distinct owner once, the Lease holder included', () => {
-    const nodes = [fence('a', DONE, 'claimed', 'false'), fence('b', DONE, 'mutating', 'false'), fence('c', RUNNING, 'claimed', 'false'), fence('d', undefined, 'claimed', 'false')];
+    const nodes = [
+      fence('a', DONE, 'claimed', 'false'),
+      fence('b', DONE, 'mutating', 'false'),
+      fence('c', RUNNING, 'claimed', 'false'),
+      fence('d', undefined, 'claimed', 'false'),
+    ];
     expect(ownersToLookUp(nodes, keys, lease(ALSO_DONE)).sort()).toEqual([DONE, RUNNING, ALSO_DONE].sort());
     expect(ownersToLookUp(nodes, keys, lease(DONE)).sort()).toEqual([DONE, RUNNING].sort());
   });

@@ -45,13 +45,20 @@ afterAll(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-const token = (runId: string, attempt = '1', repository = 'acme/infra'): OwnerToken => parseOwnerToken(`${repository}/runs/${runId}/attempts/${attempt}/n0nce`)!;
+const token = (runId: string, attempt = '1', repository = 'acme/infra'): OwnerToken =>
+  parseOwnerToken(`${repository}/runs/${runId}/attempts/${attempt}/n0nce`)!;
 const runs = () => new GitHubRuns('ghs_test', { baseUrl, serverUrl: 'https://github.example', timeoutMs: 1_000 });
 
 describe('GitHubRuns', () => {
   it('maps queued, in_progress and completed, with the run URL and the conclusion', async () => {
-    expect(await runs().runAttempt(token('101'))).toEqual({ state: 'queued', url: 'https://github.example/acme/infra/actions/runs/101/attempts/1' });
-    expect(await runs().runAttempt(token('102'))).toEqual({ state: 'in_progress', url: 'https://github.example/acme/infra/actions/runs/102/attempts/1' });
+    expect(await runs().runAttempt(token('101'))).toEqual({
+      state: 'queued',
+      url: 'https://github.example/acme/infra/actions/runs/101/attempts/1',
+    });
+    expect(await runs().runAttempt(token('102'))).toEqual({
+      state: 'in_progress',
+      url: 'https://github.example/acme/infra/actions/runs/102/attempts/1',
+    });
     expect(await runs().runAttempt(token('103'))).toEqual({
       state: 'completed',
       conclusion: 'cancelled',

@@ -76,7 +76,9 @@ describe('runFences: fences (read-only)', () => {
     expect(html).toContain('<h2>Fences: 4 nodes carrying a claim</h2>');
     expect(html).toContain(`<code>${B}</code>`);
     expect(html).toContain('<a href="https://github.com/acme/infra/actions/runs/102/attempts/1">in progress</a>');
-    expect(html).toContain(`kubectl --context=&#39;admin@prod&#39; patch node w1 --type=json -p &#39;[{&quot;op&quot;:&quot;test&quot;,&quot;path&quot;:&quot;/metadata/uid&quot;,&quot;value&quot;:&quot;${kube.state('w1').uid}&quot;}`);
+    expect(html).toContain(
+      `kubectl --context=&#39;admin@prod&#39; patch node w1 --type=json -p &#39;[{&quot;op&quot;:&quot;test&quot;,&quot;path&quot;:&quot;/metadata/uid&quot;,&quot;value&quot;:&quot;${kube.state('w1').uid}&quot;}`,
+    );
     expect(html).toContain('patch lease -n &#39;kube-system&#39;');
     expect(html).not.toContain('clean');
     expect(html).not.toMatch(/<h3>Actions/);
@@ -92,7 +94,12 @@ describe('runFences: fences (read-only)', () => {
 
   it('escapes everything taken from the cluster', async () => {
     const kube = new FakeKube();
-    kube.addNode({ name: 'w9', ip: '10.0.0.9', unschedulable: true, annotations: claimAnnotations('<script>alert(1)</script>', 'claimed', false) });
+    kube.addNode({
+      name: 'w9',
+      ip: '10.0.0.9',
+      unschedulable: true,
+      annotations: claimAnnotations('<script>alert(1)</script>', 'claimed', false),
+    });
     await holdLease(kube, '<img src=x onerror=alert(2)>', Date.now());
     const r = await runFences({ mode: 'fences', kube, runs: new StubRuns({}), config, clock: new TestClock() });
     expect(r.summaryHtml).not.toMatch(/<script|<img/);
@@ -111,7 +118,7 @@ describe('runFences: fences (read-only)', () => {
 });
 
 describe('runFences: recover-fences', () => {
-  it('releases the completed run\'s claimed fences, restoring schedulability from was-cordoned; refuses mutating and in-progress ones', async () => {
+  it("releases the completed run's claimed fences, restoring schedulability from was-cordoned; refuses mutating and in-progress ones", async () => {
     const { kube, runs, clock } = cluster();
     const w2 = kube.raw('w2');
     const w3 = kube.raw('w3');
@@ -210,7 +217,14 @@ describe('runFences: recover-fences', () => {
     const { kube, runs, clock } = cluster();
     const patchNode = kube.patchNode.bind(kube);
     kube.patchNode = async (name: string, ops: JsonPatchOp[]): Promise<NodeState> => {
-      if (name === 'w1') throw new ToolError({ tool: 'kubectl', command: 'kubectl patch node w1', cause: 'transport', exitCode: 1, stderr: 'connection reset by peer' });
+      if (name === 'w1')
+        throw new ToolError({
+          tool: 'kubectl',
+          command: 'kubectl patch node w1',
+          cause: 'transport',
+          exitCode: 1,
+          stderr: 'connection reset by peer',
+        });
       return patchNode(name, ops);
     };
     const r = await runFences({ mode: 'recover-fences', kube, runs, config, clock });

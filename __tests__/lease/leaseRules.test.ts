@@ -22,7 +22,10 @@ function lease(over: Partial<LeaseState> = {}): LeaseState {
 
 /** The Lease object the server stores, normalized like the apiserver (omitempty). */
 function stored(spec: Record<string, unknown>): Record<string, any> {
-  return normalize({ metadata: { name: 'registry-auth-rollout', namespace: 'kube-system', uid: 'lease-uid-1', resourceVersion: '7' }, spec });
+  return normalize({
+    metadata: { name: 'registry-auth-rollout', namespace: 'kube-system', uid: 'lease-uid-1', resourceVersion: '7' },
+    spec,
+  });
 }
 
 describe('microTime', () => {
@@ -120,7 +123,12 @@ describe('judgeLease', () => {
   });
 
   it('held and fresh: refused, names the run URL', () => {
-    const j = judgeLease(lease({ holderIdentity: OTHER, leaseDurationSeconds: 120, renewTime: renewed(10_000) }), OWNER, NOW, 'https://ghe.example');
+    const j = judgeLease(
+      lease({ holderIdentity: OTHER, leaseDurationSeconds: 120, renewTime: renewed(10_000) }),
+      OWNER,
+      NOW,
+      'https://ghe.example',
+    );
     expect(j).toEqual({
       kind: 'held',
       holder: OTHER,

@@ -20,7 +20,15 @@ function kubeError(cause: FailureCause): ToolError {
 function setup(kube: KubeClient = new FakeKube()) {
   const clock = new TestClock();
   const log: string[] = [];
-  const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock, serverUrl: 'https://ghe.example', log: (m) => log.push(m) });
+  const lock = new RunLock({
+    kube,
+    namespace: NS,
+    name: NAME,
+    owner: OWNER,
+    clock,
+    serverUrl: 'https://ghe.example',
+    log: (m) => log.push(m),
+  });
   return { kube, clock, lock, log };
 }
 

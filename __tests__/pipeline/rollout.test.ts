@@ -2,9 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/errors.js';
 import { keys, makeCluster, NEW, OWNER, roll } from './harness.js';
 
-const claimPatches = (c: ReturnType<typeof makeCluster>, name: string) =>
-  c.kube.calls.filter((x) => x.method === 'patchNode' && x.name === name && x.ops?.some((o) => o.path.includes('owner') && o.op === 'add' || (o.op === 'add' && o.path === '/metadata/annotations')));
-
 describe('rollout: the whole pipeline on fakes', () => {
   it('reboots a node whose containerd holds the old credential and skips one that booted with the new one', async () => {
     const c = makeCluster([{ name: 'w-old' }, { name: 'w-new', current: true }]);
@@ -27,7 +24,13 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('orders workers by name, then control planes by name', async () => {
-    const c = makeCluster([{ name: 'cp-b', role: 'control-plane', current: true }, { name: 'w-b', current: true }, { name: 'cp-a', role: 'control-plane', current: true }, { name: 'w-a', current: true }, { name: 'cp-c', role: 'control-plane', current: true }]);
+    const c = makeCluster([
+      { name: 'cp-b', role: 'control-plane', current: true },
+      { name: 'w-b', current: true },
+      { name: 'cp-a', role: 'control-plane', current: true },
+      { name: 'w-a', current: true },
+      { name: 'cp-c', role: 'control-plane', current: true },
+    ]);
     const res = await roll(c);
     expect(res.records.map((r) => r.node)).toEqual(['w-a', 'w-b', 'cp-a', 'cp-b', 'cp-c']);
   });
@@ -40,9 +43,24 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it.each([
-    ['a status heartbeat', (o: any) => { o.status.conditions[0].lastHeartbeatTime = '2026-11-30T10:00:05Z'; }],
-    ['a label', (o: any) => { o.metadata.labels['team'] = 'x'; }],
-    ['someone else’s annotation', (o: any) => { o.metadata.annotations = { ...o.metadata.annotations, 'other/thing': 'y' }; }],
+    [
+      'a status heartbeat',
+      (o: any) => {
+        o.status.conditions[0].lastHeartbeatTime = '2026-11-30T10:00:05Z';
+      },
+    ],
+    [
+      'a label',
+      (o: any) => {
+        o.metadata.labels['team'] = 'x';
+      },
+    ],
+    [
+      'someone else’s annotation',
+      (o: any) => {
+        o.metadata.annotations = { ...o.metadata.annotations, 'other/thing': 'y' };
+      },
+    ],
   ])('an unrelated write between the read and the claim (%s) does not even cause a retry', async (_what, write) => {
     const c = makeCluster([{ name: 'w1', current: true, annotations: { 'x/y': 'z' } }]);
     let injected = false;
@@ -62,7 +80,14 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('a first-attempt 422 on a benign change (the cordon mirror taint moved) is retried and the roll proceeds', async () => {
-    const c = makeCluster([{ name: 'w1', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }], current: true }]);
+    const c = makeCluster([
+      {
+        name: 'w1',
+        unschedulable: true,
+        taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }],
+        current: true,
+      },
+    ]);
     let n = 0;
     c.kube.beforePatch = (name, ops) => {
       if (n++ === 0 && ops.some((o) => o.path === '/spec/taints')) {
@@ -81,12 +106,24 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('a persistent benign change exhausts claim-attempts, refuses and never drains', async () => {
-    const c = makeCluster([{ name: 'w1', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }] }]);
+    const c = makeCluster([
+      {
+        name: 'w1',
+        unschedulable: true,
+        taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-11-30T09:00:00Z' }],
+      },
+    ]);
     let t = 0;
     c.kube.beforePatch = (name, ops) => {
       if (ops.some((o) => o.path.includes('owner') || o.path === '/metadata/annotations')) {
         c.kube.mutate(name, (o) => {
-          o.spec.taints = [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: `2026-11-30T10:00:${String(++t).padStart(2, '0')}Z` }];
+          o.spec.taints = [
+            {
+              key: 'node.kubernetes.io/unschedulable',
+              effect: 'NoSchedule',
+              timeAdded: `2026-11-30T10:00:${String(++t).padStart(2, '0')}Z`,
+            },
+          ];
         });
       }
     };
@@ -102,7 +139,10 @@ describe('rollout: the whole pipeline on fakes', () => {
   it('a concurrent cordon refuses, never drains and leaves the node as the other actor set it', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     c.kube.beforePatch = (name) => {
-      if (name === 'w1' && !c.kube.raw('w1').spec.unschedulable) c.kube.mutate(name, (o) => { o.spec.unschedulable = true; });
+      if (name === 'w1' && !c.kube.raw('w1').spec.unschedulable)
+        c.kube.mutate(name, (o) => {
+          o.spec.unschedulable = true;
+        });
     };
     const res = await roll(c);
     expect(res.result).toBe('failed');
@@ -120,7 +160,9 @@ describe('rollout: the whole pipeline on fakes', () => {
     const c = makeCluster([{ name: 'w1' }]);
     c.kube.beforePatch = (name) => {
       if (!c.kube.raw(name).metadata.annotations?.[keys.owner]) {
-        c.kube.mutate(name, (o) => { o.metadata.annotations = { ...o.metadata.annotations, [keys.owner]: 'other/repo/runs/9/attempts/1/ffff' }; });
+        c.kube.mutate(name, (o) => {
+          o.metadata.annotations = { ...o.metadata.annotations, [keys.owner]: 'other/repo/runs/9/attempts/1/ffff' };
+        });
       }
     };
     const res = await roll(c);
@@ -166,7 +208,14 @@ describe('rollout: the whole pipeline on fakes', () => {
 
   it('a drain failure restores schedulability, releases without verified-revision and fails', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
-    c.kube.drainError = new ToolError({ tool: 'kubectl', command: 'kubectl drain w1', cause: 'timeout', exitCode: 1, stderr: 'global timeout reached: 60s', node: 'w1' });
+    c.kube.drainError = new ToolError({
+      tool: 'kubectl',
+      command: 'kubectl drain w1',
+      cause: 'timeout',
+      exitCode: 1,
+      stderr: 'global timeout reached: 60s',
+      node: 'w1',
+    });
     const res = await roll(c);
     expect(res.result).toBe('failed');
     expect(res.records[0].outcome).toBe('failed');
@@ -180,7 +229,11 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('refuses a control-plane reboot when a peer’s etcd reports an alarm, and releases the node', async () => {
-    const c = makeCluster([{ name: 'cp1', role: 'control-plane' }, { name: 'cp2', role: 'control-plane', current: true }, { name: 'cp3', role: 'control-plane', current: true }]);
+    const c = makeCluster([
+      { name: 'cp1', role: 'control-plane' },
+      { name: 'cp2', role: 'control-plane', current: true },
+      { name: 'cp3', role: 'control-plane', current: true },
+    ]);
     c.talos.nodes.get('10.0.0.12')!.etcd = { alarm: 'NOSPACE' };
     const res = await roll(c, { nodes: ['cp1'] });
     expect(res.records[0]).toMatchObject({ node: 'cp1', outcome: 'refused' });
@@ -191,7 +244,11 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('reboots a control plane when every peer is healthy', async () => {
-    const c = makeCluster([{ name: 'cp1', role: 'control-plane' }, { name: 'cp2', role: 'control-plane', current: true }, { name: 'cp3', role: 'control-plane', current: true }]);
+    const c = makeCluster([
+      { name: 'cp1', role: 'control-plane' },
+      { name: 'cp2', role: 'control-plane', current: true },
+      { name: 'cp3', role: 'control-plane', current: true },
+    ]);
     const res = await roll(c, { nodes: ['cp1'] });
     expect(res.records[0].outcome).toBe('rebooted');
   });
@@ -202,9 +259,15 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(res.result).toBe('planned');
     expect(c.kube.mutatingCalls()).toEqual([]);
     expect(c.talos.mutatingCalls()).toEqual([]);
-    expect(Object.fromEntries(res.records.map((r) => [r.node, r.outcome]))).toEqual({ 'w-old': 'planned-reboot', 'w-new': 'planned-skip', cp1: 'planned-reboot' });
+    expect(Object.fromEntries(res.records.map((r) => [r.node, r.outcome]))).toEqual({
+      'w-old': 'planned-reboot',
+      'w-new': 'planned-skip',
+      cp1: 'planned-reboot',
+    });
     // the reads are batched: one service call for every node
-    expect(c.talos.calls.filter((x) => x.method === 'criService')).toEqual([{ method: 'criService', addresses: ['10.0.0.11', '10.0.0.10', '10.0.0.12'] }]);
+    expect(c.talos.calls.filter((x) => x.method === 'criService')).toEqual([
+      { method: 'criService', addresses: ['10.0.0.11', '10.0.0.10', '10.0.0.12'] },
+    ]);
   });
 
   it('reboot: always reboots even a node with proof', async () => {
@@ -275,7 +338,11 @@ describe('rollout: the run Lease', () => {
 
   it('refuses before any mutation while another run holds it, naming the holder', async () => {
     const c = makeCluster([{ name: 'w1' }]);
-    await c.kube.createLease('kube-system', 'registry-auth-rollout', { holderIdentity: 'acme/infra/runs/7/attempts/1/beef', leaseDurationSeconds: 120, renewTime: '2020-01-01T00:00:00.000000Z' });
+    await c.kube.createLease('kube-system', 'registry-auth-rollout', {
+      holderIdentity: 'acme/infra/runs/7/attempts/1/beef',
+      leaseDurationSeconds: 120,
+      renewTime: '2020-01-01T00:00:00.000000Z',
+    });
     await expect(roll(c)).rejects.toThrow(/acme\/infra\/runs\/7\/attempts\/1\/beef[\s\S]*github.com\/acme\/infra\/actions\/runs\/7/);
     expect(c.kube.calls.filter((x) => x.method === 'patchNode')).toEqual([]);
     expect(c.talos.mutatingCalls()).toEqual([]);
@@ -284,10 +351,13 @@ describe('rollout: the run Lease', () => {
   it('a Lease stolen mid-run stops the run before its next mutation', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     // Another run takes the Lease while w1 is being drained; the next renewal notices.
+    // eslint-disable-next-line prefer-const -- the drain stub reads it; it is built after the stub
     let lockRef: any;
     c.kube.drain = async (name) => {
       c.kube.calls.push({ method: 'drain', name });
-      await c.kube.patchLease('kube-system', 'registry-auth-rollout', [{ op: 'replace', path: '/spec/holderIdentity', value: 'thief/repo/runs/1/attempts/1/0000' }]);
+      await c.kube.patchLease('kube-system', 'registry-auth-rollout', [
+        { op: 'replace', path: '/spec/holderIdentity', value: 'thief/repo/runs/1/attempts/1/0000' },
+      ]);
       await lockRef.tick();
     };
     const { RunLock } = await import('../../src/lease.js');
@@ -301,7 +371,8 @@ describe('rollout: the run Lease', () => {
 });
 
 describe('rollout: transport failures and a cluster that changes', () => {
-  const transport = (what: string) => new ToolError({ tool: 'kubectl', command: what, cause: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
+  const transport = (what: string) =>
+    new ToolError({ tool: 'kubectl', command: what, cause: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
 
   it('a drain cut off by the network is retried once after /readyz answers, under the same claim', async () => {
     const c = makeCluster([{ name: 'w1' }]);
@@ -331,7 +402,13 @@ describe('rollout: transport failures and a cluster that changes', () => {
 
   it('a PDB timeout is never retried', async () => {
     const c = makeCluster([{ name: 'w1' }]);
-    c.kube.drainError = new ToolError({ tool: 'kubectl', command: 'kubectl drain w1', cause: 'timeout', exitCode: 1, stderr: 'global timeout reached: 60s' });
+    c.kube.drainError = new ToolError({
+      tool: 'kubectl',
+      command: 'kubectl drain w1',
+      cause: 'timeout',
+      exitCode: 1,
+      stderr: 'global timeout reached: 60s',
+    });
     await roll(c);
     expect(c.kube.calls.filter((x) => x.method === 'drain')).toHaveLength(1);
   });

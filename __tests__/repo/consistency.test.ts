@@ -96,7 +96,8 @@ function steps(wf: Json): Step[] {
   return out;
 }
 
-const stepName = (s: Step): string => `jobs.${s.job}.steps[${s.index}]${typeof s.step.id === 'string' ? ` (id ${s.step.id})` : typeof s.step.name === 'string' ? ` (${s.step.name})` : ''}`;
+const stepName = (s: Step): string =>
+  `jobs.${s.job}.steps[${s.index}]${typeof s.step.id === 'string' ? ` (id ${s.step.id})` : typeof s.step.name === 'string' ? ` (${s.step.name})` : ''}`;
 const usesAction = (s: Step): boolean => {
   const uses = str(s.step.uses).trim();
   return ACTION_REF.test(uses) || uses === './' || uses === '.';
@@ -326,7 +327,10 @@ describe('workflows and examples', () => {
     const problems: string[] = [];
     for (const wf of workflowFiles(problems)) {
       const on = asRecord(wf.data.on);
-      const declared = new Set([...Object.keys(asRecord(asRecord(on.workflow_dispatch).inputs)), ...Object.keys(asRecord(asRecord(on.workflow_call).inputs))]);
+      const declared = new Set([
+        ...Object.keys(asRecord(asRecord(on.workflow_dispatch).inputs)),
+        ...Object.keys(asRecord(asRecord(on.workflow_call).inputs)),
+      ]);
       for (const m of wf.text.matchAll(/\binputs\.([A-Za-z0-9_-]+)/g)) {
         if (!declared.has(m[1])) problems.push(`${rel(wf.file)}: reads \`inputs.${m[1]}\`, which the workflow does not declare`);
       }
@@ -352,9 +356,11 @@ describe('workflows and examples', () => {
         if (!ours) continue;
         const run = str(s.step.run);
         for (const m of run.matchAll(/\bnpm run ([A-Za-z0-9:_-]+)/g)) {
-          if (!(m[1] in scripts)) problems.push(`${rel(wf.file)} ${stepName(s)}: runs \`npm run ${m[1]}\`, but package.json has no such script`);
+          if (!(m[1] in scripts))
+            problems.push(`${rel(wf.file)} ${stepName(s)}: runs \`npm run ${m[1]}\`, but package.json has no such script`);
         }
-        if (/\bnpm (test|t)\b/.test(run) && !('test' in scripts)) problems.push(`${rel(wf.file)} ${stepName(s)}: runs \`npm test\`, but package.json has no test script`);
+        if (/\bnpm (test|t)\b/.test(run) && !('test' in scripts))
+          problems.push(`${rel(wf.file)} ${stepName(s)}: runs \`npm test\`, but package.json has no test script`);
         for (const m of run.matchAll(/\bbash ((?:scripts|\.ci)\/[A-Za-z0-9_./-]+)/g)) {
           if (!existsSync(join(ROOT, m[1]))) problems.push(`${rel(wf.file)} ${stepName(s)}: runs \`bash ${m[1]}\`, which does not exist`);
         }
@@ -379,11 +385,14 @@ describe('workflows and examples', () => {
           const values = ref
             ? [...asArray(matrix[ref[1]]), ...asArray(matrix.include).map((i) => asRecord(i)[ref[1]])].map(str).filter(Boolean)
             : [v];
-          if (ref && values.length === 0) problems.push(`ci.yml: jobs.${jobId} sets node-version from matrix.${ref[1]}, which has no values`);
+          if (ref && values.length === 0)
+            problems.push(`ci.yml: jobs.${jobId} sets node-version from matrix.${ref[1]}, which has no values`);
           for (const x of values) versions.add(x.replace(/\.x$/, ''));
         }
       }
-      for (const want of ['20', '24']) if (!versions.has(want)) problems.push(`ci.yml: no actions/setup-node step on Node ${want} (found: ${[...versions].join(', ') || 'none'})`);
+      for (const want of ['20', '24'])
+        if (!versions.has(want))
+          problems.push(`ci.yml: no actions/setup-node step on Node ${want} (found: ${[...versions].join(', ') || 'none'})`);
       const runs = steps(ci.data)
         .map((s) => str(s.step.run))
         .join('\n');
@@ -399,9 +408,11 @@ describe('workflows and examples', () => {
     const dist = parseYamlFile(join(ROOT, '.github/workflows/check-dist.yml'), problems);
     if (dist) {
       const on = triggers(dist.data);
-      for (const t of ['merge_group', 'pull_request', 'push']) if (!on.includes(t)) problems.push(`check-dist.yml: does not trigger on ${t}`);
+      for (const t of ['merge_group', 'pull_request', 'push'])
+        if (!on.includes(t)) problems.push(`check-dist.yml: does not trigger on ${t}`);
       const all = steps(dist.data);
-      if (!all.some((s) => str(s.step.run).includes('bash scripts/check-dist.sh'))) problems.push('check-dist.yml: no step runs `bash scripts/check-dist.sh`');
+      if (!all.some((s) => str(s.step.run).includes('bash scripts/check-dist.sh')))
+        problems.push('check-dist.yml: no step runs `bash scripts/check-dist.sh`');
       const upload = all.find((s) => /^actions\/upload-artifact@/.test(str(s.step.uses)));
       if (!upload) problems.push('check-dist.yml: does not upload the rebuilt dist/');
       else if (!str(upload.step.if).includes('failure()')) problems.push('check-dist.yml: the dist/ upload should run only on failure');
@@ -417,20 +428,26 @@ describe('workflows and examples', () => {
       if (!wf) continue;
       const perms = asRecord(wf.data.permissions);
       if (perms.contents !== 'read' || perms.actions !== 'read' || Object.keys(perms).length !== 2) {
-        problems.push(`${rel(wf.file)}: permissions should be exactly { contents: read, actions: read }, found ${JSON.stringify(wf.data.permissions ?? null)}`);
+        problems.push(
+          `${rel(wf.file)}: permissions should be exactly { contents: read, actions: read }, found ${JSON.stringify(wf.data.permissions ?? null)}`,
+        );
       }
       if (!wf.data.concurrency) problems.push(`${rel(wf.file)}: no concurrency group (two rolls must not overlap)`);
     }
-    if (deploy && !triggers(deploy.data).includes('merge_group')) problems.push('examples/merge-queue-deploy.yml: does not trigger on merge_group');
+    if (deploy && !triggers(deploy.data).includes('merge_group'))
+      problems.push('examples/merge-queue-deploy.yml: does not trigger on merge_group');
     if (rerun) {
       const dispatch = asRecord(asRecord(rerun.data.on).workflow_dispatch);
-      if (!triggers(rerun.data).includes('workflow_dispatch')) problems.push('examples/manual-rerun.yml: does not trigger on workflow_dispatch');
+      if (!triggers(rerun.data).includes('workflow_dispatch'))
+        problems.push('examples/manual-rerun.yml: does not trigger on workflow_dispatch');
       const inputs = asRecord(dispatch.inputs);
       const choice = (name: string, options: string[]): void => {
         const spec = asRecord(inputs[name]);
         const got = asArray(spec.options).map(str);
         if (spec.type !== 'choice' || JSON.stringify([...got].sort()) !== JSON.stringify([...options].sort())) {
-          problems.push(`examples/manual-rerun.yml: input \`${name}\` should be a choice of ${options.join(', ')}, found ${JSON.stringify(spec)}`);
+          problems.push(
+            `examples/manual-rerun.yml: input \`${name}\` should be a choice of ${options.join(', ')}, found ${JSON.stringify(spec)}`,
+          );
         }
       };
       choice('mode', ['plan', 'apply', 'fences', 'recover-fences']);
@@ -440,7 +457,9 @@ describe('workflows and examples', () => {
       const passed = asRecord(step?.step.with);
       for (const name of ['mode', 'nodes', 'reboot']) {
         if (!new RegExp(`\\$\\{\\{\\s*(github\\.event\\.)?inputs\\.${name}\\s*\\}\\}`).test(str(passed[name]))) {
-          problems.push(`examples/manual-rerun.yml: the action step should pass \`${name}: \${{ inputs.${name} }}\`, found ${JSON.stringify(passed[name] ?? null)}`);
+          problems.push(
+            `examples/manual-rerun.yml: the action step should pass \`${name}: \${{ inputs.${name} }}\`, found ${JSON.stringify(passed[name] ?? null)}`,
+          );
         }
       }
     }
@@ -498,9 +517,13 @@ describe('deploy/rbac.yaml', () => {
     const cluster = rules.filter((r) => r.kind === 'ClusterRole');
     if (!grants(cluster, '', 'pods/eviction', 'create')) problems.push('deploy/rbac.yaml: no ClusterRole grants create on pods/eviction');
     if (!grants(cluster, '', 'nodes', 'patch')) problems.push('deploy/rbac.yaml: no ClusterRole grants patch on nodes');
-    for (const verb of ['get', 'list']) if (!grants(cluster, '', 'nodes', verb)) problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on nodes`);
-    for (const verb of ['get', 'list']) if (!grants(cluster, '', 'pods', verb)) problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on pods (kubectl drain lists the node's pods)`);
-    if (!grants(cluster, 'apps', 'daemonsets', 'get')) problems.push('deploy/rbac.yaml: no ClusterRole grants get on daemonsets (kubectl drain --ignore-daemonsets)');
+    for (const verb of ['get', 'list'])
+      if (!grants(cluster, '', 'nodes', verb)) problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on nodes`);
+    for (const verb of ['get', 'list'])
+      if (!grants(cluster, '', 'pods', verb))
+        problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on pods (kubectl drain lists the node's pods)`);
+    if (!grants(cluster, 'apps', 'daemonsets', 'get'))
+      problems.push('deploy/rbac.yaml: no ClusterRole grants get on daemonsets (kubectl drain --ignore-daemonsets)');
     if (rules.some(({ rule }) => rule.verbs.includes('*') || rule.resources.includes('*') || rule.apiGroups.includes('*'))) {
       problems.push('deploy/rbac.yaml: a rule uses a wildcard; least privilege names every verb and resource');
     }
@@ -511,9 +534,16 @@ describe('deploy/rbac.yaml', () => {
       const inputs = actionInputs(action);
       const ns = inputs.get('lease-namespace')?.default ?? '';
       const name = inputs.get('lease-name')?.default ?? '';
-      const leaseRules = rules.filter((r) => r.kind === 'Role' && r.namespace === ns && r.rule.apiGroups.includes('coordination.k8s.io') && r.rule.resources.includes('leases'));
+      const leaseRules = rules.filter(
+        (r) =>
+          r.kind === 'Role' &&
+          r.namespace === ns &&
+          r.rule.apiGroups.includes('coordination.k8s.io') &&
+          r.rule.resources.includes('leases'),
+      );
       for (const verb of ['get', 'create', 'patch']) {
-        if (!grants(leaseRules, 'coordination.k8s.io', 'leases', verb)) problems.push(`deploy/rbac.yaml: no Role in ${ns || '(lease-namespace)'} grants ${verb} on leases`);
+        if (!grants(leaseRules, 'coordination.k8s.io', 'leases', verb))
+          problems.push(`deploy/rbac.yaml: no Role in ${ns || '(lease-namespace)'} grants ${verb} on leases`);
       }
       for (const r of leaseRules) {
         const named = r.rule.verbs.filter((v) => v !== 'create');
@@ -524,17 +554,24 @@ describe('deploy/rbac.yaml', () => {
     }
 
     // Every binding refers to a role defined in the file and binds someone.
-    const defined = new Set(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').map((o) => `${str(o.kind)}/${str(asRecord(o.metadata).name)}`));
+    const defined = new Set(
+      objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').map((o) => `${str(o.kind)}/${str(asRecord(o.metadata).name)}`),
+    );
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
     for (const kind of ['ClusterRole', 'Role']) {
       for (const role of [...defined].filter((d) => d.startsWith(`${kind}/`))) {
-        if (!bindings.some((b) => `${str(asRecord(b.roleRef).kind)}/${str(asRecord(b.roleRef).name)}` === role)) problems.push(`deploy/rbac.yaml: ${role} is not bound`);
+        if (!bindings.some((b) => `${str(asRecord(b.roleRef).kind)}/${str(asRecord(b.roleRef).name)}` === role))
+          problems.push(`deploy/rbac.yaml: ${role} is not bound`);
       }
     }
     for (const b of bindings) {
       const ref = `${str(asRecord(b.roleRef).kind)}/${str(asRecord(b.roleRef).name)}`;
-      if (!defined.has(ref)) problems.push(`deploy/rbac.yaml: ${str(b.kind)} ${str(asRecord(b.metadata).name)} refers to ${ref}, which the file does not define`);
-      if (asArray(b.subjects).length === 0) problems.push(`deploy/rbac.yaml: ${str(b.kind)} ${str(asRecord(b.metadata).name)} has no subjects`);
+      if (!defined.has(ref))
+        problems.push(
+          `deploy/rbac.yaml: ${str(b.kind)} ${str(asRecord(b.metadata).name)} refers to ${ref}, which the file does not define`,
+        );
+      if (asArray(b.subjects).length === 0)
+        problems.push(`deploy/rbac.yaml: ${str(b.kind)} ${str(asRecord(b.metadata).name)} has no subjects`);
     }
     expect(problems).toEqual([]);
   });

@@ -31,7 +31,9 @@ describe('buildAnnotations', () => {
   });
 
   it('warns when the claim needed retries, naming the conflicts', () => {
-    const r = record('w2', 'reboot-skipped', { claim: { attempts: 2, conflicts: ['taint DeletionCandidateOfClusterAutoscaler:PreferNoSchedule appeared'] } });
+    const r = record('w2', 'reboot-skipped', {
+      claim: { attempts: 2, conflicts: ['taint DeletionCandidateOfClusterAutoscaler:PreferNoSchedule appeared'] },
+    });
     const a = buildAnnotations([r, record('w3', 'rebooted')]);
     const warnings = ofKind(a, 'warning');
     expect(warnings).toHaveLength(1);

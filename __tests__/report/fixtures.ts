@@ -19,7 +19,13 @@ export function verdict(kind: 'skip' | 'reboot', reason: string, overrides: Part
       timeEpoch: 0,
       talosVersion: 'v1.13.8',
       files: [
-        { path: '/etc/cri/conf.d/cri.toml', exists: true, lastMod: 'Mar  1 09:59:00', updated: '2026-03-01T09:59:00Z', credential: 'desired' },
+        {
+          path: '/etc/cri/conf.d/cri.toml',
+          exists: true,
+          lastMod: 'Mar  1 09:59:00',
+          updated: '2026-03-01T09:59:00Z',
+          credential: 'desired',
+        },
         { path: '/etc/cri/conf.d/01-registries.part', exists: false, credential: 'absent' },
       ],
       ...overrides,
@@ -27,7 +33,21 @@ export function verdict(kind: 'skip' | 'reboot', reason: string, overrides: Part
   };
 }
 
-const STEP_NAMES = ['fresh read', 'claim', 'read evidence', 'phase mutating', 'patch machineconfig', 'decide', 'guard', 'drain', 'guard', 'reboot', 'wait ready', 'prove', 'release'];
+const STEP_NAMES = [
+  'fresh read',
+  'claim',
+  'read evidence',
+  'phase mutating',
+  'patch machineconfig',
+  'decide',
+  'guard',
+  'drain',
+  'guard',
+  'reboot',
+  'wait ready',
+  'prove',
+  'release',
+];
 
 export function steps(n = STEP_NAMES.length, failLast = false): StepRecord[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -9,11 +9,13 @@ describe('formatCommandLine', () => {
   });
 
   it('says killed when there is no exit code', () => {
-    expect(formatCommandLine({ command: 'talosctl reboot', durationMs: 600_000, exitCode: null })).toBe(' 600.00s  killed   talosctl reboot');
+    expect(formatCommandLine({ command: 'talosctl reboot', durationMs: 600_000, exitCode: null })).toBe(
+      ' 600.00s  killed   talosctl reboot',
+    );
   });
 
   it('keeps a command with newlines on one line', () => {
-    const line = formatCommandLine({ command: "kubectl patch -p '[\n{\"op\":\"test\"}]'", durationMs: 5, exitCode: 1 });
+    const line = formatCommandLine({ command: 'kubectl patch -p \'[\n{"op":"test"}]\'', durationMs: 5, exitCode: 1 });
     expect(line).not.toContain('\n');
     expect(line).toContain('[\\n{');
     expect(line).toContain('exit 1');
@@ -43,7 +45,9 @@ describe('formatDuration', () => {
 
 describe('formatGroupTitle', () => {
   it('names the node, role, outcome and duration on one line', () => {
-    expect(formatGroupTitle({ node: 'w1\nx', role: 'worker', outcome: 'reboot-skipped', durationMs: 4200 })).toBe('w1 x (worker): reboot skipped in 4.2s');
+    expect(formatGroupTitle({ node: 'w1\nx', role: 'worker', outcome: 'reboot-skipped', durationMs: 4200 })).toBe(
+      'w1 x (worker): reboot skipped in 4.2s',
+    );
     expect(outcomeLabel('planned-reboot')).toBe('planned reboot');
   });
 });

@@ -3,7 +3,17 @@ import type { DecisionRecord, Outcome } from '../../src/model.js';
 import { buildOutputs, type DecisionOutput } from '../../src/report/outputs.js';
 import { record } from './fixtures.js';
 
-const OUTCOMES: Outcome[] = ['rebooted', 'rebooted', 'reboot-skipped', 'reboot-skipped', 'reboot-skipped', 'refused', 'failed', 'planned-skip', 'refused'];
+const OUTCOMES: Outcome[] = [
+  'rebooted',
+  'rebooted',
+  'reboot-skipped',
+  'reboot-skipped',
+  'reboot-skipped',
+  'refused',
+  'failed',
+  'planned-skip',
+  'refused',
+];
 
 describe('buildOutputs', () => {
   const records = OUTCOMES.map((o, i) => record(`w${i}`, o));

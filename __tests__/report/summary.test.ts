@@ -93,13 +93,17 @@ describe('renderSummary', () => {
     const html = renderSummary(
       base(
         [
-          record('w1', 'reboot-skipped', { claim: { attempts: 3, conflicts: ['taint a:NoSchedule appeared', 'annotations map appeared'] } }),
+          record('w1', 'reboot-skipped', {
+            claim: { attempts: 3, conflicts: ['taint a:NoSchedule appeared', 'annotations map appeared'] },
+          }),
           record('w2', 'failed'),
         ],
         { result: 'failed', notReached: ['cp-1'], error: 'w2: drain timed out' },
       ),
     );
-    expect(detailsOf(html, 'w1')).toContain('<b>Claim:</b> 3 attempts; conflicts:</p>\n<ul><li>taint a:NoSchedule appeared</li><li>annotations map appeared</li></ul>');
+    expect(detailsOf(html, 'w1')).toContain(
+      '<b>Claim:</b> 3 attempts; conflicts:</p>\n<ul><li>taint a:NoSchedule appeared</li><li>annotations map appeared</li></ul>',
+    );
     expect(rowOf(html, 'w1')).toContain('<td>3</td>');
     expect(rowOf(html, 'cp-1')).toContain('not reached');
     expect(detailsOf(html, 'cp-1')).toBeUndefined();
@@ -126,7 +130,9 @@ describe('renderSummary', () => {
       }),
       steps: [{ name: 'drain', startedAt: '2026-03-01T10:00:00Z', durationMs: 5, ok: false, detail: 'error: <pod> x|y\n\nz' }],
     });
-    const html = renderSummary(base([r], { registry: 'reg<1>.io', revision: "r'1", error: '</table><script>x</script>', notReached: ['n|<2>'] }));
+    const html = renderSummary(
+      base([r], { registry: 'reg<1>.io', revision: "r'1", error: '</table><script>x</script>', notReached: ['n|<2>'] }),
+    );
 
     it('leaves no tag from the data', () => {
       expect(html).not.toContain('<script');
@@ -219,8 +225,13 @@ describe('renderSummary', () => {
       expect(html).toContain('<td>0-n-');
     });
 
-    it('keeps one node\'s many steps from crowding out the others', () => {
-      const many = Array.from({ length: 5000 }, (_, i) => ({ name: `retry ${i}`, startedAt: '2026-03-01T10:00:00Z', durationMs: 1, ok: true }));
+    it("keeps one node's many steps from crowding out the others", () => {
+      const many = Array.from({ length: 5000 }, (_, i) => ({
+        name: `retry ${i}`,
+        startedAt: '2026-03-01T10:00:00Z',
+        durationMs: 1,
+        ok: true,
+      }));
       const html = renderSummary(base([record('w1', 'failed', { steps: many }), ...big(10)]));
       expect(detailsOf(html, 'w1')).toMatch(/… \d+ more steps in this node's log group/);
       expect(bytes(detailsOf(html, 'w1')!)).toBeLessThan(40_000);

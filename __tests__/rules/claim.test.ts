@@ -41,8 +41,16 @@ describe('constants and helpers', () => {
     { name: 'mirror and advisory are not scheduling taints', taints: [mirror, advisory], want: [] },
     { name: 'sorted key:effect, value ignored', taints: [gpu, dedicated], want: ['dedicated:NoExecute', 'nvidia.com/gpu:NoSchedule'] },
     { name: 'de-duplicated', taints: [gpu, { ...gpu, value: 'other' }], want: ['nvidia.com/gpu:NoSchedule'] },
-    { name: 'same key with another effect is kept', taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoExecute' }], want: ['node.kubernetes.io/unschedulable:NoExecute'] },
-    { name: 'advisory key with a hard effect is kept', taints: [{ key: 'DeletionCandidateOfClusterAutoscaler', effect: 'NoSchedule' }], want: ['DeletionCandidateOfClusterAutoscaler:NoSchedule'] },
+    {
+      name: 'same key with another effect is kept',
+      taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoExecute' }],
+      want: ['node.kubernetes.io/unschedulable:NoExecute'],
+    },
+    {
+      name: 'advisory key with a hard effect is kept',
+      taints: [{ key: 'DeletionCandidateOfClusterAutoscaler', effect: 'NoSchedule' }],
+      want: ['DeletionCandidateOfClusterAutoscaler:NoSchedule'],
+    },
   ];
   it.each(rows)('schedulingTaints: $name', ({ taints, want }) => {
     expect(schedulingTaints(taints)).toEqual(want);
@@ -131,17 +139,77 @@ describe('judgeClaimRejection', () => {
   type Row = { name: string; from: NodeState; reread: (n: NodeState) => NodeState; kind: 'ours' | 'retry' | 'conflict'; want: string[] };
   const rows: Row[] = [
     // retry: the claim's test failed (or the 422 had another cause) but nothing drain safety depends on moved
-    { name: 'status-only change', from: base, reread: (n) => ({ ...n, resourceVersion: '11', ready: 'False' }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
-    { name: 'label change', from: base, reread: (n) => ({ ...n, resourceVersion: '11', labels: { ...n.labels, team: 'b' } }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
-    { name: 'other annotation', from: base, reread: (n) => ({ ...n, annotations: { ...n.annotations, 'example.com/b': '2' } }), kind: 'retry', want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'] },
-    { name: 'annotations map appeared', from: bare, reread: (n) => ({ ...n, annotations: { 'example.com/b': '2' }, hasAnnotationsMap: true }), kind: 'retry', want: ['metadata.annotations map appeared'] },
-    { name: 'mirror taint appeared', from: base, reread: (n) => ({ ...n, taints: [...n.taints, mirror] }), kind: 'retry', want: [`cordon-mirror taint ${MIRROR_TAINT} appeared`] },
-    { name: 'mirror taint disappeared on a cordoned node', from: cordoned, reread: (n) => ({ ...n, taints: [] }), kind: 'retry', want: [`cordon-mirror taint ${MIRROR_TAINT} disappeared`] },
-    { name: 'advisory taint appeared', from: base, reread: (n) => ({ ...n, taints: [advisory, ...n.taints] }), kind: 'retry', want: [`autoscaler advisory taint ${ADVISORY_TAINT} appeared`] },
-    { name: 'taint value rewritten', from: base, reread: (n) => ({ ...n, taints: [{ ...gpu, value: 'absent' }] }), kind: 'retry', want: ['spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)'] },
+    {
+      name: 'status-only change',
+      from: base,
+      reread: (n) => ({ ...n, resourceVersion: '11', ready: 'False' }),
+      kind: 'retry',
+      want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'],
+    },
+    {
+      name: 'label change',
+      from: base,
+      reread: (n) => ({ ...n, resourceVersion: '11', labels: { ...n.labels, team: 'b' } }),
+      kind: 'retry',
+      want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'],
+    },
+    {
+      name: 'other annotation',
+      from: base,
+      reread: (n) => ({ ...n, annotations: { ...n.annotations, 'example.com/b': '2' } }),
+      kind: 'retry',
+      want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'],
+    },
+    {
+      name: 'annotations map appeared',
+      from: bare,
+      reread: (n) => ({ ...n, annotations: { 'example.com/b': '2' }, hasAnnotationsMap: true }),
+      kind: 'retry',
+      want: ['metadata.annotations map appeared'],
+    },
+    {
+      name: 'mirror taint appeared',
+      from: base,
+      reread: (n) => ({ ...n, taints: [...n.taints, mirror] }),
+      kind: 'retry',
+      want: [`cordon-mirror taint ${MIRROR_TAINT} appeared`],
+    },
+    {
+      name: 'mirror taint disappeared on a cordoned node',
+      from: cordoned,
+      reread: (n) => ({ ...n, taints: [] }),
+      kind: 'retry',
+      want: [`cordon-mirror taint ${MIRROR_TAINT} disappeared`],
+    },
+    {
+      name: 'advisory taint appeared',
+      from: base,
+      reread: (n) => ({ ...n, taints: [advisory, ...n.taints] }),
+      kind: 'retry',
+      want: [`autoscaler advisory taint ${ADVISORY_TAINT} appeared`],
+    },
+    {
+      name: 'taint value rewritten',
+      from: base,
+      reread: (n) => ({ ...n, taints: [{ ...gpu, value: 'absent' }] }),
+      kind: 'retry',
+      want: ['spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)'],
+    },
     // conflict: someone else is acting on the node
-    { name: 'concurrent cordon', from: base, reread: (n) => ({ ...n, unschedulable: true, taints: [...n.taints, mirror] }), kind: 'conflict', want: ['spec.unschedulable flipped from false to true (someone else cordoned the node)'] },
-    { name: 'concurrent uncordon', from: cordoned, reread: (n) => ({ ...n, unschedulable: false, taints: [] }), kind: 'conflict', want: ['spec.unschedulable flipped from true to false (someone else uncordoned the node)'] },
+    {
+      name: 'concurrent cordon',
+      from: base,
+      reread: (n) => ({ ...n, unschedulable: true, taints: [...n.taints, mirror] }),
+      kind: 'conflict',
+      want: ['spec.unschedulable flipped from false to true (someone else cordoned the node)'],
+    },
+    {
+      name: 'concurrent uncordon',
+      from: cordoned,
+      reread: (n) => ({ ...n, unschedulable: false, taints: [] }),
+      kind: 'conflict',
+      want: ['spec.unschedulable flipped from true to false (someone else uncordoned the node)'],
+    },
     {
       name: 'other owner',
       from: base,
@@ -153,11 +221,41 @@ describe('judgeClaimRejection', () => {
         'spec.unschedulable flipped from false to true (someone else cordoned the node)',
       ],
     },
-    { name: 'phase without owner', from: base, reread: (n) => ({ ...n, annotations: { ...n.annotations, [keys.phase]: 'mutating' } }), kind: 'conflict', want: [`${keys.phase} is set to "mutating" without an owner`] },
-    { name: 'new taint', from: base, reread: (n) => ({ ...n, taints: [...n.taints, dedicated] }), kind: 'conflict', want: ['taint dedicated:NoExecute appeared'] },
-    { name: 'taint removed', from: base, reread: (n) => ({ ...n, taints: [] }), kind: 'conflict', want: ['taint nvidia.com/gpu:NoSchedule disappeared'] },
-    { name: 'uid replaced', from: base, reread: (n) => ({ ...n, uid: 'uid-new' }), kind: 'conflict', want: [`uid replaced (was ${base.uid}, now uid-new): the node was re-created`] },
-    { name: 'deletion started', from: base, reread: (n) => ({ ...n, deletionTimestamp: '2026-08-20T10:00:00Z' }), kind: 'conflict', want: ['deletion started at 2026-08-20T10:00:00Z'] },
+    {
+      name: 'phase without owner',
+      from: base,
+      reread: (n) => ({ ...n, annotations: { ...n.annotations, [keys.phase]: 'mutating' } }),
+      kind: 'conflict',
+      want: [`${keys.phase} is set to "mutating" without an owner`],
+    },
+    {
+      name: 'new taint',
+      from: base,
+      reread: (n) => ({ ...n, taints: [...n.taints, dedicated] }),
+      kind: 'conflict',
+      want: ['taint dedicated:NoExecute appeared'],
+    },
+    {
+      name: 'taint removed',
+      from: base,
+      reread: (n) => ({ ...n, taints: [] }),
+      kind: 'conflict',
+      want: ['taint nvidia.com/gpu:NoSchedule disappeared'],
+    },
+    {
+      name: 'uid replaced',
+      from: base,
+      reread: (n) => ({ ...n, uid: 'uid-new' }),
+      kind: 'conflict',
+      want: [`uid replaced (was ${base.uid}, now uid-new): the node was re-created`],
+    },
+    {
+      name: 'deletion started',
+      from: base,
+      reread: (n) => ({ ...n, deletionTimestamp: '2026-08-20T10:00:00Z' }),
+      kind: 'conflict',
+      want: ['deletion started at 2026-08-20T10:00:00Z'],
+    },
     {
       name: 'our owner on a replaced node is not ours',
       from: base,
@@ -169,7 +267,12 @@ describe('judgeClaimRejection', () => {
     {
       name: 'our own token already applied',
       from: base,
-      reread: (n) => ({ ...n, unschedulable: true, taints: [...n.taints, mirror], annotations: { ...n.annotations, [keys.owner]: OWNER, [keys.phase]: 'claimed', [keys.wasCordoned]: 'false' } }),
+      reread: (n) => ({
+        ...n,
+        unschedulable: true,
+        taints: [...n.taints, mirror],
+        annotations: { ...n.annotations, [keys.owner]: OWNER, [keys.phase]: 'claimed', [keys.wasCordoned]: 'false' },
+      }),
       kind: 'ours',
       want: [],
     },
@@ -226,21 +329,51 @@ describe('checkGuard', () => {
     { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
   ];
   const rows: Array<{ name: string; n: NodeState; allow?: boolean; want: string[] }> = [
-    { name: 'held as claimed (mirror taint and status changes are fine)', n: { ...claimed, ready: 'False', resourceVersion: '9' }, want: [] },
+    {
+      name: 'held as claimed (mirror taint and status changes are fine)',
+      n: { ...claimed, ready: 'False', resourceVersion: '9' },
+      want: [],
+    },
     { name: 'uid changed', n: { ...claimed, uid: 'uid-x' }, want: [`uid changed from ${before.uid} to uid-x (the node was re-created)`] },
-    { name: 'owner taken', n: { ...claimed, annotations: { [keys.owner]: OTHER_OWNER } }, want: [`${keys.owner} is held by ${JSON.stringify(OTHER_OWNER)}, not by this run`] },
+    {
+      name: 'owner taken',
+      n: { ...claimed, annotations: { [keys.owner]: OTHER_OWNER } },
+      want: [`${keys.owner} is held by ${JSON.stringify(OTHER_OWNER)}, not by this run`],
+    },
     { name: 'owner removed', n: { ...claimed, annotations: {} }, want: [`${keys.owner} was removed`] },
-    { name: 'uncordoned', n: { ...claimed, unschedulable: false, taints: [gpu] }, want: ['spec.unschedulable is no longer true (someone uncordoned the node)'] },
+    {
+      name: 'uncordoned',
+      n: { ...claimed, unschedulable: false, taints: [gpu] },
+      want: ['spec.unschedulable is no longer true (someone uncordoned the node)'],
+    },
     { name: 'taint added', n: { ...claimed, taints: [...claimed.taints, dedicated] }, want: ['taint dedicated:NoExecute appeared'] },
     { name: 'taint removed', n: { ...claimed, taints: [mirror] }, want: ['taint nvidia.com/gpu:NoSchedule disappeared'] },
-    { name: 'deletion started', n: { ...claimed, deletionTimestamp: '2026-08-20T10:00:00Z' }, want: ['deletion started at 2026-08-20T10:00:00Z'] },
+    {
+      name: 'deletion started',
+      n: { ...claimed, deletionTimestamp: '2026-08-20T10:00:00Z' },
+      want: ['deletion started at 2026-08-20T10:00:00Z'],
+    },
     {
       name: 'lifecycle taints count without allowLifecycleTaints',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
-      want: ['taint node.cilium.io/agent-not-ready:NoSchedule appeared', 'taint node.kubernetes.io/not-ready:NoSchedule appeared', 'taint node.kubernetes.io/unreachable:NoExecute appeared'],
+      want: [
+        'taint node.cilium.io/agent-not-ready:NoSchedule appeared',
+        'taint node.kubernetes.io/not-ready:NoSchedule appeared',
+        'taint node.kubernetes.io/unreachable:NoExecute appeared',
+      ],
     },
-    { name: 'lifecycle taints ignored with allowLifecycleTaints', n: { ...claimed, taints: [...claimed.taints, ...notReady] }, allow: true, want: [] },
-    { name: 'other taints still count with allowLifecycleTaints', n: { ...claimed, taints: [...notReady, dedicated, gpu] }, allow: true, want: ['taint dedicated:NoExecute appeared'] },
+    {
+      name: 'lifecycle taints ignored with allowLifecycleTaints',
+      n: { ...claimed, taints: [...claimed.taints, ...notReady] },
+      allow: true,
+      want: [],
+    },
+    {
+      name: 'other taints still count with allowLifecycleTaints',
+      n: { ...claimed, taints: [...notReady, dedicated, gpu] },
+      allow: true,
+      want: ['taint dedicated:NoExecute appeared'],
+    },
   ];
   it.each(rows)('$name', ({ n, allow, want }) => {
     expect(checkGuard(capture, n, keys, { allowLifecycleTaints: allow })).toEqual(want);

@@ -25,7 +25,14 @@ const variants: Array<{ name: string; n: NodeState }> = [
   },
   {
     name: 'pre-existing cordon with mirror taint',
-    n: node({ name: 'w3', resourceVersion: '100', unschedulable: true, taints: [mirror, gpu], annotations: { 'example.com/a': '1' }, hasAnnotationsMap: true }),
+    n: node({
+      name: 'w3',
+      resourceVersion: '100',
+      unschedulable: true,
+      taints: [mirror, gpu],
+      annotations: { 'example.com/a': '1' },
+      hasAnnotationsMap: true,
+    }),
   },
 ];
 
@@ -144,7 +151,10 @@ describe('benign writes that DO fail the claim test are retried, and the rebuilt
     {
       name: 'autoscaler advisory taint appeared',
       write: (j) => {
-        j.spec.taints = [...(j.spec.taints ?? []), { key: 'DeletionCandidateOfClusterAutoscaler', value: '1755684000', effect: 'PreferNoSchedule' }];
+        j.spec.taints = [
+          ...(j.spec.taints ?? []),
+          { key: 'DeletionCandidateOfClusterAutoscaler', value: '1755684000', effect: 'PreferNoSchedule' },
+        ];
         bump(j);
       },
     },
@@ -171,7 +181,13 @@ describe('a lost response: re-applying our own claim fails, and the re-read is o
 
 describe('claim → phase → release round trip', () => {
   const rows = [
-    { name: 'schedulable node, no annotations map: back to schedulable, only verified-revision left', n: node({ name: 'w1', taints: [gpu] }), rev: 'r2' as string | undefined, unschedulable: false, annotations: { [keys.verifiedRevision]: 'r2' } as Record<string, string> },
+    {
+      name: 'schedulable node, no annotations map: back to schedulable, only verified-revision left',
+      n: node({ name: 'w1', taints: [gpu] }),
+      rev: 'r2' as string | undefined,
+      unschedulable: false,
+      annotations: { [keys.verifiedRevision]: 'r2' } as Record<string, string>,
+    },
     {
       name: 'pre-existing cordon survives the release',
       n: node({ name: 'w2', unschedulable: true, taints: [mirror], annotations: { 'example.com/a': '1' }, hasAnnotationsMap: true }),
@@ -179,7 +195,13 @@ describe('claim → phase → release round trip', () => {
       unschedulable: true,
       annotations: { 'example.com/a': '1', [keys.verifiedRevision]: 'r2' },
     },
-    { name: 'release after a drain failure: no verified-revision', n: node({ name: 'w3' }), rev: undefined, unschedulable: false, annotations: {} },
+    {
+      name: 'release after a drain failure: no verified-revision',
+      n: node({ name: 'w3' }),
+      rev: undefined,
+      unschedulable: false,
+      annotations: {},
+    },
   ];
   it.each(rows)('$name', ({ n, rev, unschedulable, annotations }) => {
     const capture = captureClaim(n, OWNER);

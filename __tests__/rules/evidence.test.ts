@@ -60,7 +60,14 @@ function base(): EvidenceReadings {
   };
 }
 
-type Row = { name: string; mutate: (r: EvidenceReadings) => void; desired?: DesiredCredential; marginMs?: number; verdict: 'skip' | 'reboot'; reason: string | RegExp };
+type Row = {
+  name: string;
+  mutate: (r: EvidenceReadings) => void;
+  desired?: DesiredCredential;
+  marginMs?: number;
+  verdict: 'skip' | 'reboot';
+  reason: string | RegExp;
+};
 
 const cri = (r: EvidenceReadings) => {
   if (!r.criService.ok) throw new Error('fixture');
@@ -85,18 +92,44 @@ const rows: Row[] = [
     reason: `containerd PID 1893 started 8.0 s after the last config write (${CRI}) and the config carries the desired credential for ghcr.io`,
   },
   // --- rule 1: the cri service
-  { name: 'cri reading failed', mutate: (r) => (r.criService = { ok: false, error: 'rpc error: code = Unavailable' }), verdict: 'reboot', reason: 'the cri service status could not be read: rpc error: code = Unavailable' },
-  { name: 'cri not Running', mutate: (r) => (cri(r).state = 'Waiting'), verdict: 'reboot', reason: 'the cri service is Waiting, not Running' },
-  { name: 'cri health not OK', mutate: (r) => (cri(r).health = 'Fail'), verdict: 'reboot', reason: 'the cri service is Running but its health is Fail, not OK' },
-  { name: 'cri health unknown (?)', mutate: (r) => (cri(r).health = '?'), verdict: 'reboot', reason: 'the cri service is Running but its health is ?, not OK' },
+  {
+    name: 'cri reading failed',
+    mutate: (r) => (r.criService = { ok: false, error: 'rpc error: code = Unavailable' }),
+    verdict: 'reboot',
+    reason: 'the cri service status could not be read: rpc error: code = Unavailable',
+  },
+  {
+    name: 'cri not Running',
+    mutate: (r) => (cri(r).state = 'Waiting'),
+    verdict: 'reboot',
+    reason: 'the cri service is Waiting, not Running',
+  },
+  {
+    name: 'cri health not OK',
+    mutate: (r) => (cri(r).health = 'Fail'),
+    verdict: 'reboot',
+    reason: 'the cri service is Running but its health is Fail, not OK',
+  },
+  {
+    name: 'cri health unknown (?)',
+    mutate: (r) => (cri(r).health = '?'),
+    verdict: 'reboot',
+    reason: 'the cri service is Running but its health is ?, not OK',
+  },
   // --- rule 2: the start
   {
     name: 'negative ago: the start lies in the future',
     mutate: (r) => (startEvent(r).agoMs = -4 * S),
     verdict: 'reboot',
-    reason: "the containerd start event (PID 1893) lies 4.0 s in the runner's future: the node clock is ahead or stepped, so its timestamps cannot be ordered",
+    reason:
+      "the containerd start event (PID 1893) lies 4.0 s in the runner's future: the node clock is ahead or stepped, so its timestamps cannot be ordered",
   },
-  { name: 'unparseable ago', mutate: (r) => (startEvent(r).agoMs = Number.NaN), verdict: 'reboot', reason: 'the age of the containerd start event (PID 1893) could not be parsed' },
+  {
+    name: 'unparseable ago',
+    mutate: (r) => (startEvent(r).agoMs = Number.NaN),
+    verdict: 'reboot',
+    reason: 'the age of the containerd start event (PID 1893) could not be parsed',
+  },
   {
     name: 'no start event in the history and no ServicePID (Talos < 1.13)',
     mutate: (r) => {
@@ -128,7 +161,12 @@ const rows: Row[] = [
     // earliest = T0 − ago − 500 ms = START − 500 ms; latest write W + 999 ms → gap 8501 ms
     reason: `containerd PID 1893 started 8.5 s after the last config write (${CRI}) and the config carries the desired credential for ghcr.io`,
   },
-  { name: 'ServicePID reading failed while the event exists', mutate: (r) => (r.servicePid = { ok: false, error: 'permission denied' }), verdict: 'reboot', reason: 'the cri ServicePID could not be read: permission denied' },
+  {
+    name: 'ServicePID reading failed while the event exists',
+    mutate: (r) => (r.servicePid = { ok: false, error: 'permission denied' }),
+    verdict: 'reboot',
+    reason: 'the cri ServicePID could not be read: permission denied',
+  },
   {
     name: 'PID mismatch between event and ServicePID',
     mutate: (r) => (r.servicePid = { ok: true, value: { pid: 2001, createdMs: START } }),
@@ -163,7 +201,12 @@ const rows: Row[] = [
     reason: 'the runner clock went backwards around `talosctl service cri`, so the start age cannot be placed',
   },
   // --- rule 3: the last write
-  { name: 'a listing failed', mutate: (r) => (r.files[1].listing = { ok: false, error: 'permission denied' }), verdict: 'reboot', reason: `listing ${PART} failed: permission denied` },
+  {
+    name: 'a listing failed',
+    mutate: (r) => (r.files[1].listing = { ok: false, error: 'permission denied' }),
+    verdict: 'reboot',
+    reason: `listing ${PART} failed: permission denied`,
+  },
   {
     name: 'an unparseable LASTMOD',
     mutate: (r) => {
@@ -174,7 +217,12 @@ const rows: Row[] = [
     verdict: 'reboot',
     reason: `the modification time of ${CRI} could not be parsed (garbage)`,
   },
-  { name: 'etcfilestatus failed', mutate: (r) => (r.files[0].status = { ok: false, error: 'unexpected output' }), verdict: 'reboot', reason: `the etcfilestatus of ${CRI} could not be read: unexpected output` },
+  {
+    name: 'etcfilestatus failed',
+    mutate: (r) => (r.files[0].status = { ok: false, error: 'unexpected output' }),
+    verdict: 'reboot',
+    reason: `the etcfilestatus of ${CRI} could not be read: unexpected output`,
+  },
   {
     name: 'etcfilestatus updated later than the mtime raises the latest write (same second as the start → reboot)',
     mutate: (r) => (r.files[0].status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: START } }),
@@ -224,9 +272,24 @@ const rows: Row[] = [
     reason: /^containerd PID 1893 started 59\.0 s after the last config write/,
   },
   // --- rule 4: the credential
-  { name: 'an existing file was not read', mutate: (r) => (r.files[0].content = undefined), verdict: 'reboot', reason: `${CRI} exists but was not read, so its credential is unknown` },
-  { name: 'reading a file failed', mutate: (r) => (r.files[0].content = { ok: false, error: 'permission denied (needs os:admin)' }), verdict: 'reboot', reason: `reading ${CRI} failed: permission denied (needs os:admin)` },
-  { name: 'unparseable TOML', mutate: (r) => (r.files[1].content = { ok: false, error: 'TOML parse error at line 3' }), verdict: 'reboot', reason: `reading ${PART} failed: TOML parse error at line 3` },
+  {
+    name: 'an existing file was not read',
+    mutate: (r) => (r.files[0].content = undefined),
+    verdict: 'reboot',
+    reason: `${CRI} exists but was not read, so its credential is unknown`,
+  },
+  {
+    name: 'reading a file failed',
+    mutate: (r) => (r.files[0].content = { ok: false, error: 'permission denied (needs os:admin)' }),
+    verdict: 'reboot',
+    reason: `reading ${CRI} failed: permission denied (needs os:admin)`,
+  },
+  {
+    name: 'unparseable TOML',
+    mutate: (r) => (r.files[1].content = { ok: false, error: 'TOML parse error at line 3' }),
+    verdict: 'reboot',
+    reason: `reading ${PART} failed: TOML parse error at line 3`,
+  },
   {
     name: 'old credential in a recently written file (rebooted after the OLD credential was written)',
     mutate: (r) => {
@@ -282,9 +345,24 @@ const rows: Row[] = [
     reason: `${CRI} has no auth entry for registry-1.docker.io`,
   },
   // --- rule 5: the clock
-  { name: 'time status failed', mutate: (r) => (r.timeStatus = { ok: false, error: 'unparseable' }), verdict: 'reboot', reason: 'the node time status could not be read: unparseable' },
-  { name: 'clock not synced', mutate: (r) => (r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } }), verdict: 'reboot', reason: 'the node clock is not synced' },
-  { name: 'epoch 1', mutate: (r) => (r.timeStatus = { ok: true, value: { synced: true, epoch: 1 } }), verdict: 'reboot', reason: 'the node clock jumped by more than 15 minutes since boot (time epoch 1)' },
+  {
+    name: 'time status failed',
+    mutate: (r) => (r.timeStatus = { ok: false, error: 'unparseable' }),
+    verdict: 'reboot',
+    reason: 'the node time status could not be read: unparseable',
+  },
+  {
+    name: 'clock not synced',
+    mutate: (r) => (r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } }),
+    verdict: 'reboot',
+    reason: 'the node clock is not synced',
+  },
+  {
+    name: 'epoch 1',
+    mutate: (r) => (r.timeStatus = { ok: true, value: { synced: true, epoch: 1 } }),
+    verdict: 'reboot',
+    reason: 'the node clock jumped by more than 15 minutes since boot (time epoch 1)',
+  },
   {
     name: "a file written in the runner's future",
     mutate: (r) => {
@@ -321,10 +399,33 @@ const rows: Row[] = [
     verdict: 'reboot',
     reason: /^containerd \(PID 1893\) may have started before the last write of/,
   },
-  { name: 'gap exactly the margin → reboot', marginMs: 8001, mutate: () => {}, verdict: 'reboot', reason: `containerd (PID 1893) started only 8.0 s after the last write of ${CRI}, not more than the 8.0 s margin, so the order cannot be proven` },
-  { name: 'gap one ms above the margin → skip', marginMs: 8000, mutate: () => {}, verdict: 'skip', reason: /^containerd PID 1893 started 8\.0 s after/ },
-  { name: 'a negative margin is refused', marginMs: -1, mutate: () => {}, verdict: 'reboot', reason: 'the evidence margin (-1 ms) is not a non-negative duration' },
-  { name: 'talos version unreadable does not matter to the invariant', mutate: (r) => (r.talosVersion = { ok: false, error: 'timeout' }), verdict: 'skip', reason: /^containerd PID 1893 started/ },
+  {
+    name: 'gap exactly the margin → reboot',
+    marginMs: 8001,
+    mutate: () => {},
+    verdict: 'reboot',
+    reason: `containerd (PID 1893) started only 8.0 s after the last write of ${CRI}, not more than the 8.0 s margin, so the order cannot be proven`,
+  },
+  {
+    name: 'gap one ms above the margin → skip',
+    marginMs: 8000,
+    mutate: () => {},
+    verdict: 'skip',
+    reason: /^containerd PID 1893 started 8\.0 s after/,
+  },
+  {
+    name: 'a negative margin is refused',
+    marginMs: -1,
+    mutate: () => {},
+    verdict: 'reboot',
+    reason: 'the evidence margin (-1 ms) is not a non-negative duration',
+  },
+  {
+    name: 'talos version unreadable does not matter to the invariant',
+    mutate: (r) => (r.talosVersion = { ok: false, error: 'timeout' }),
+    verdict: 'skip',
+    reason: /^containerd PID 1893 started/,
+  },
 ];
 
 /** Boot in January (> 180 days before the runner's August): LASTMOD has minute precision. */
@@ -376,7 +477,14 @@ describe('rebootEvidence: values', () => {
       timeSynced: true,
       timeEpoch: 0,
       files: [
-        { path: CRI, exists: true, lastMod: 'Aug 20 09:00:00', updated: '2026-08-20T09:00:00.000Z', latestWrite: '2026-08-20T09:00:00.999Z', credential: 'desired' },
+        {
+          path: CRI,
+          exists: true,
+          lastMod: 'Aug 20 09:00:00',
+          updated: '2026-08-20T09:00:00.000Z',
+          latestWrite: '2026-08-20T09:00:00.999Z',
+          credential: 'desired',
+        },
         { path: PART, exists: true, lastMod: 'Aug 20 09:00:00', latestWrite: '2026-08-20T09:00:00.999Z', credential: 'desired' },
       ],
     });

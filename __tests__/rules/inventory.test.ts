@@ -11,13 +11,21 @@ describe('validateInventory', () => {
     { name: 'a healthy inventory has no problems', nodes: [w1, w2, cp1], want: [] as string[] },
     { name: 'empty uid', nodes: [w1, { ...w2, uid: '' }], want: ['node w2 has an empty uid'] },
     { name: 'duplicate uid names both nodes', nodes: [w1, { ...w2, uid: w1.uid }], want: [`nodes w1, w2 share the uid ${w1.uid}`] },
-    { name: 'no InternalIP', nodes: [{ ...w1, internalIPs: [] }], want: ['node w1 must have exactly one InternalIP address, found 0 (none)'] },
+    {
+      name: 'no InternalIP',
+      nodes: [{ ...w1, internalIPs: [] }],
+      want: ['node w1 must have exactly one InternalIP address, found 0 (none)'],
+    },
     {
       name: 'two InternalIPs',
       nodes: [{ ...w1, internalIPs: ['10.0.0.11', '10.0.0.99'] }],
       want: ['node w1 must have exactly one InternalIP address, found 2 (10.0.0.11, 10.0.0.99)'],
     },
-    { name: 'InternalIP shared', nodes: [w1, { ...w2, internalIPs: ['10.0.0.11'] }], want: ['InternalIP 10.0.0.11 is shared by nodes w1, w2'] },
+    {
+      name: 'InternalIP shared',
+      nodes: [w1, { ...w2, internalIPs: ['10.0.0.11'] }],
+      want: ['InternalIP 10.0.0.11 is shared by nodes w1, w2'],
+    },
     {
       name: 'residual owner',
       nodes: [{ ...w1, annotations: { [keys.owner]: OTHER_OWNER }, hasAnnotationsMap: true }],
@@ -50,11 +58,35 @@ describe('selectNodes', () => {
     { ...node({ name: 'w1' }), annotations: { [keys.verifiedRevision]: 'r1' }, hasAnnotationsMap: true },
   ];
   const rows = [
-    { name: 'workers by name, then control planes by name; stale revision is selected', opts: {}, selected: ['w1', 'w10', 'w2', 'cp1', 'cp2'], upToDate: ['w3'], unknown: [] as string[] },
+    {
+      name: 'workers by name, then control planes by name; stale revision is selected',
+      opts: {},
+      selected: ['w1', 'w10', 'w2', 'cp1', 'cp2'],
+      upToDate: ['w3'],
+      unknown: [] as string[],
+    },
     { name: 'names restrict', opts: { names: ['cp1', 'w3', 'w2'] }, selected: ['w2', 'cp1'], upToDate: ['w3'], unknown: [] },
-    { name: 'unknown names are reported', opts: { names: ['w2', 'ghost', 'alpha'] }, selected: ['w2'], upToDate: [], unknown: ['alpha', 'ghost'] },
-    { name: 'selector restricts', opts: { selectorMatches: new Set(['cp2', 'w10', 'w3']) }, selected: ['w10', 'cp2'], upToDate: ['w3'], unknown: [] },
-    { name: 'names and selector intersect', opts: { names: ['w10', 'w2'], selectorMatches: new Set(['w2', 'cp1']) }, selected: ['w2'], upToDate: [], unknown: [] },
+    {
+      name: 'unknown names are reported',
+      opts: { names: ['w2', 'ghost', 'alpha'] },
+      selected: ['w2'],
+      upToDate: [],
+      unknown: ['alpha', 'ghost'],
+    },
+    {
+      name: 'selector restricts',
+      opts: { selectorMatches: new Set(['cp2', 'w10', 'w3']) },
+      selected: ['w10', 'cp2'],
+      upToDate: ['w3'],
+      unknown: [],
+    },
+    {
+      name: 'names and selector intersect',
+      opts: { names: ['w10', 'w2'], selectorMatches: new Set(['w2', 'cp1']) },
+      selected: ['w2'],
+      upToDate: [],
+      unknown: [],
+    },
     { name: 'an empty names list restricts to nothing', opts: { names: [] as string[] }, selected: [], upToDate: [], unknown: [] },
   ];
   it.each(rows)('$name', ({ opts, selected, upToDate, unknown }) => {
@@ -67,12 +99,20 @@ describe('selectNodes', () => {
 
 describe('identityChanges', () => {
   const rows = [
-    { name: 'same node (status, labels, RV moved)', fresh: { ...w1, resourceVersion: '2000', ready: 'False' as const, labels: { a: 'b' } }, want: [] as string[] },
+    {
+      name: 'same node (status, labels, RV moved)',
+      fresh: { ...w1, resourceVersion: '2000', ready: 'False' as const, labels: { a: 'b' } },
+      want: [] as string[],
+    },
     { name: 'uid replaced', fresh: { ...w1, uid: 'uid-new' }, want: [`uid changed from ${w1.uid} to uid-new (the node was re-created)`] },
     { name: 'InternalIP changed', fresh: { ...w1, internalIPs: ['10.0.0.99'] }, want: ['InternalIP changed from 10.0.0.11 to 10.0.0.99'] },
     { name: 'InternalIP lost', fresh: { ...w1, internalIPs: [] }, want: ['InternalIP changed from 10.0.0.11 to none'] },
     { name: 'role changed', fresh: { ...w1, role: 'control-plane' as const }, want: ['role changed from worker to control-plane'] },
-    { name: 'deletion started', fresh: { ...w1, deletionTimestamp: '2026-08-20T10:00:00Z' }, want: ['deletion started at 2026-08-20T10:00:00Z'] },
+    {
+      name: 'deletion started',
+      fresh: { ...w1, deletionTimestamp: '2026-08-20T10:00:00Z' },
+      want: ['deletion started at 2026-08-20T10:00:00Z'],
+    },
   ];
   it.each(rows)('$name', ({ fresh, want }) => {
     expect(identityChanges(w1, fresh)).toEqual(want);

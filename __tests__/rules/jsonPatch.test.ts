@@ -18,17 +18,34 @@ describe('applyJsonPatch follows the apiserver (§4.3)', () => {
     { name: 'replace of a missing key acts like add (v4)', ops: [{ op: 'replace', path: '/metadata/labels/new', value: 'v' }], ok: true },
     { name: 'test of a missing key with null passes', ops: [{ op: 'test', path: '/metadata/labels/nope', value: null }], ok: true },
     { name: 'test of a missing key with a value fails', ops: [{ op: 'test', path: '/metadata/labels/nope', value: '' }], ok: false },
-    { name: 'test whose parent is missing fails even with null', ops: [{ op: 'test', path: '/metadata/annotations/k', value: null }], ok: false },
+    {
+      name: 'test whose parent is missing fails even with null',
+      ops: [{ op: 'test', path: '/metadata/annotations/k', value: null }],
+      ok: false,
+    },
     { name: 'test false on an absent bool fails (omitempty)', ops: [{ op: 'test', path: '/spec/unschedulable', value: false }], ok: false },
     { name: 'test null on an absent bool passes', ops: [{ op: 'test', path: '/spec/unschedulable', value: null }], ok: true },
     { name: 'test of an existing value with null fails', ops: [{ op: 'test', path: '/metadata/name', value: null }], ok: false },
     { name: 'arrays compare in order', ops: [{ op: 'test', path: '/spec/taints', value: [{ effect: 'NoSchedule', key: 'k' }] }], ok: true },
     {
       name: 'arrays with an extra element differ',
-      ops: [{ op: 'test', path: '/spec/taints', value: [{ key: 'k', effect: 'NoSchedule' }, { key: 'j', effect: 'NoSchedule' }] }],
+      ops: [
+        {
+          op: 'test',
+          path: '/spec/taints',
+          value: [
+            { key: 'k', effect: 'NoSchedule' },
+            { key: 'j', effect: 'NoSchedule' },
+          ],
+        },
+      ],
       ok: false,
     },
-    { name: 'objects with an extra key differ', ops: [{ op: 'test', path: '/spec/taints/0', value: { key: 'k', effect: 'NoSchedule', value: 'v' } }], ok: false },
+    {
+      name: 'objects with an extra key differ',
+      ops: [{ op: 'test', path: '/spec/taints/0', value: { key: 'k', effect: 'NoSchedule', value: 'v' } }],
+      ok: false,
+    },
     { name: 'add into an array past its end fails', ops: [{ op: 'add', path: '/spec/taints/2', value: {} }], ok: false },
   ];
   it.each(rows)('$name', ({ ops, ok }) => {

@@ -158,7 +158,14 @@ export function applyJsonPatch<T>(stored: T, ops: JsonPatchOp[]): T {
 // ---------------------------------------------------------------------------------------------
 
 export type NodeJson = {
-  metadata: { name: string; uid: string; resourceVersion: string; deletionTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { unschedulable?: boolean; taints?: Taint[]; podCIDR?: string };
   status: {
     addresses?: Array<{ type: string; address: string }>;

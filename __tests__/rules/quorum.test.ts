@@ -13,7 +13,9 @@ const healthy = (ip: string, id: string): EtcdReadings => ({
   alarms: { ok: true, value: [] },
 });
 const etcd = (over: Record<string, EtcdReadings> = {}) =>
-  new Map<string, EtcdReadings>(Object.entries({ '10.0.0.2': healthy('10.0.0.2', 'aa02'), '10.0.0.3': healthy('10.0.0.3', 'aa03'), ...over }));
+  new Map<string, EtcdReadings>(
+    Object.entries({ '10.0.0.2': healthy('10.0.0.2', 'aa02'), '10.0.0.3': healthy('10.0.0.3', 'aa03'), ...over }),
+  );
 
 describe('quorumGate (target cp1)', () => {
   const rows: Array<{ name: string; controlPlanes: NodeState[]; etcd: Map<string, EtcdReadings>; want: string[] }> = [
@@ -21,11 +23,26 @@ describe('quorumGate (target cp1)', () => {
     {
       name: 'a NONE alarm row counts as no alarm',
       controlPlanes: [cp1, cp2, cp3],
-      etcd: etcd({ '10.0.0.2': { ...healthy('10.0.0.2', 'aa02'), alarms: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', alarm: 'NONE' }] } } }),
+      etcd: etcd({
+        '10.0.0.2': {
+          ...healthy('10.0.0.2', 'aa02'),
+          alarms: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', alarm: 'NONE' }] },
+        },
+      }),
       want: [],
     },
-    { name: 'a peer NotReady', controlPlanes: [cp1, cp2, cp('cp3', '10.0.0.3', { ready: 'False' })], etcd: etcd(), want: ['control plane cp3 is not Ready (Ready=False)'] },
-    { name: 'a peer Ready=Unknown', controlPlanes: [cp1, cp('cp2', '10.0.0.2', { ready: 'Unknown' }), cp3], etcd: etcd(), want: ['control plane cp2 is not Ready (Ready=Unknown)'] },
+    {
+      name: 'a peer NotReady',
+      controlPlanes: [cp1, cp2, cp('cp3', '10.0.0.3', { ready: 'False' })],
+      etcd: etcd(),
+      want: ['control plane cp3 is not Ready (Ready=False)'],
+    },
+    {
+      name: 'a peer Ready=Unknown',
+      controlPlanes: [cp1, cp('cp2', '10.0.0.2', { ready: 'Unknown' }), cp3],
+      etcd: etcd(),
+      want: ['control plane cp2 is not Ready (Ready=Unknown)'],
+    },
     {
       name: 'only one peer',
       controlPlanes: [cp1, cp2],
@@ -41,19 +58,34 @@ describe('quorumGate (target cp1)', () => {
     {
       name: 'a learner',
       controlPlanes: [cp1, cp2, cp3],
-      etcd: etcd({ '10.0.0.3': { ...healthy('10.0.0.3', 'aa03'), status: { ok: true, value: [{ node: '10.0.0.3', memberId: 'aa03', learner: true, errors: '' }] } } }),
+      etcd: etcd({
+        '10.0.0.3': {
+          ...healthy('10.0.0.3', 'aa03'),
+          status: { ok: true, value: [{ node: '10.0.0.3', memberId: 'aa03', learner: true, errors: '' }] },
+        },
+      }),
       want: ['etcd member aa03 on cp3 (10.0.0.3) is a learner (not a voting member)'],
     },
     {
       name: 'an alarm',
       controlPlanes: [cp1, cp2, cp3],
-      etcd: etcd({ '10.0.0.2': { ...healthy('10.0.0.2', 'aa02'), alarms: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa01', alarm: 'NOSPACE' }] } } }),
+      etcd: etcd({
+        '10.0.0.2': {
+          ...healthy('10.0.0.2', 'aa02'),
+          alarms: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa01', alarm: 'NOSPACE' }] },
+        },
+      }),
       want: ['etcd alarm NOSPACE on member aa01 (reported by cp2 (10.0.0.2))'],
     },
     {
       name: 'an errors cell',
       controlPlanes: [cp1, cp2, cp3],
-      etcd: etcd({ '10.0.0.2': { ...healthy('10.0.0.2', 'aa02'), status: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', learner: false, errors: 'etcdserver: no leader ' }] } } }),
+      etcd: etcd({
+        '10.0.0.2': {
+          ...healthy('10.0.0.2', 'aa02'),
+          status: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', learner: false, errors: 'etcdserver: no leader ' }] },
+        },
+      }),
       want: ['etcd member aa02 on cp2 (10.0.0.2) reports errors: etcdserver: no leader'],
     },
     {
@@ -77,7 +109,12 @@ describe('quorumGate (target cp1)', () => {
     {
       name: 'a row for another address does not count',
       controlPlanes: [cp1, cp2, cp3],
-      etcd: etcd({ '10.0.0.3': { ...healthy('10.0.0.3', 'aa03'), status: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', learner: false, errors: '' }] } } }),
+      etcd: etcd({
+        '10.0.0.3': {
+          ...healthy('10.0.0.3', 'aa03'),
+          status: { ok: true, value: [{ node: '10.0.0.2', memberId: 'aa02', learner: false, errors: '' }] },
+        },
+      }),
       want: ['etcd status of cp3 (10.0.0.3) has 0 member rows for 10.0.0.3, expected exactly one'],
     },
     {

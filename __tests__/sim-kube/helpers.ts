@@ -34,10 +34,15 @@ export function kubectl(sim: KubeSim, args: string[], opts: { timeoutMs?: number
   const bin = findKubectl();
   const t = Date.now();
   return new Promise((resolve) => {
-    execFile(bin, args, { env: { ...process.env, ...sim.env() }, encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr, ms: Date.now() - t });
-    });
+    execFile(
+      bin,
+      args,
+      { env: { ...process.env, ...sim.env() }, encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr, ms: Date.now() - t });
+      },
+    );
   });
 }
 

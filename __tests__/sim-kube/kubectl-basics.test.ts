@@ -30,7 +30,6 @@ afterEach(async () => {
   await sim.stop();
 });
 
-
 describe('reads', () => {
   it('gets a node and lists with label selectors', async () => {
     const n = await kubectlJson(sim, ['get', 'node', 'w-1']);
@@ -246,7 +245,9 @@ describe('leases', () => {
 
     const dup = await kubectl(sim, ['create', '-f', f]);
     expect(dup.code).toBe(1);
-    expect(dup.stderr.trim()).toBe(`Error from server (AlreadyExists): error when creating "${f}": leases.coordination.k8s.io "lock" already exists`);
+    expect(dup.stderr.trim()).toBe(
+      `Error from server (AlreadyExists): error when creating "${f}": leases.coordination.k8s.io "lock" already exists`,
+    );
 
     const f2 = file('lease2.json', lease('lock2'));
     const c2 = await kubectl(sim, ['create', '--validate=false', '-f', f2]);
@@ -268,7 +269,16 @@ describe('leases', () => {
     const stale = await kubectl(sim, ['patch', 'lease', '-n', 'kube-system', 'lock', '--type=json', '--patch-file', p]);
     expect(stale.stderr.trim()).toBe('The request is invalid: the server rejected our request due to an error in our request');
 
-    const bad = await kubectl(sim, ['patch', 'lease', '-n', 'kube-system', 'lock', '--type=merge', '-p', '{"spec":{"leaseDurationSeconds":0}}']);
+    const bad = await kubectl(sim, [
+      'patch',
+      'lease',
+      '-n',
+      'kube-system',
+      'lock',
+      '--type=merge',
+      '-p',
+      '{"spec":{"leaseDurationSeconds":0}}',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe('The Lease "lock" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0');
 
@@ -288,14 +298,22 @@ describe('leases', () => {
 describe('pods', () => {
   it('creates a pinned probe pod, pulls through the hooks, injects SA pull secrets, deletes it', async () => {
     sim.setImagePullHooks({
-      pull: (node, image) => (node === 'w-2' ? { ok: false, error: `pull access denied for ${image}: 401 Unauthorized` } : { ok: true, imageID: 'reg.example/app@sha256:abc' }),
+      pull: (node, image) =>
+        node === 'w-2'
+          ? { ok: false, error: `pull access denied for ${image}: 401 Unauthorized` }
+          : { ok: true, imageID: 'reg.example/app@sha256:abc' },
     });
     const pod = (name: string, node: string, ns = 'kube-system') =>
       file(`${name}.json`, {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name, namespace: ns },
-        spec: { nodeName: node, restartPolicy: 'Never', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'probe', image: 'reg.example/app:v1', imagePullPolicy: 'Always' }] },
+        spec: {
+          nodeName: node,
+          restartPolicy: 'Never',
+          tolerations: [{ operator: 'Exists' }],
+          containers: [{ name: 'probe', image: 'reg.example/app:v1', imagePullPolicy: 'Always' }],
+        },
       });
     const created = await kubectlJson(sim, ['create', '-f', pod('probe-1', 'w-1')]);
     expect(created.spec.imagePullSecrets).toBeUndefined();
@@ -306,7 +324,10 @@ describe('pods', () => {
 
     await kubectl(sim, ['create', '-f', pod('probe-2', 'w-2')]);
     const failed = await until(() => sim.pods().find((p) => p.metadata.name === 'probe-2')?.status.containerStatuses?.[0]?.state.waiting);
-    expect(failed).toEqual({ reason: 'ErrImagePull', message: 'Failed to pull image "reg.example/app:v1": pull access denied for reg.example/app:v1: 401 Unauthorized' });
+    expect(failed).toEqual({
+      reason: 'ErrImagePull',
+      message: 'Failed to pull image "reg.example/app:v1": pull access denied for reg.example/app:v1: 401 Unauthorized',
+    });
 
     sim.setServiceAccountPullSecrets('kube-system', ['regcred']);
     const injected = await kubectlJson(sim, ['create', '-f', pod('probe-3', 'w-1')]);

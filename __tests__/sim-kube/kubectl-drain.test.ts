@@ -20,7 +20,13 @@ async function cluster(): Promise<KubeSim> {
   return sim;
 }
 
-const drainArgs = (node: string, timeout: string) => ['drain', node, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${timeout}`];
+const drainArgs = (node: string, timeout: string) => [
+  'drain',
+  node,
+  '--ignore-daemonsets',
+  '--delete-emptydir-data',
+  `--timeout=${timeout}`,
+];
 
 describe.concurrent('drain', () => {
   it('evicts ReplicaSet and emptyDir pods (re-created elsewhere), leaves DaemonSet and mirror pods', async () => {
@@ -40,15 +46,25 @@ describe.concurrent('drain', () => {
       expect(r.stderr).toContain('Warning: ignoring DaemonSet-managed Pods: kube-system/cilium-x7k2p');
 
       const drainReqs = sim.requests.filter((q) => q.command === 'kubectl drain');
-      expect(drainReqs.some((q) => q.method === 'GET' && q.path === '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium' && q.status === 200)).toBe(true);
-      expect(drainReqs.filter((q) => q.method === 'POST').map((q) => q.path).sort()).toEqual([
-        '/api/v1/namespaces/default/pods/cache-7d4-xk2p9/eviction',
-        '/api/v1/namespaces/default/pods/web-5f6-abcde/eviction',
-      ]);
+      expect(
+        drainReqs.some(
+          (q) => q.method === 'GET' && q.path === '/apis/apps/v1/namespaces/kube-system/daemonsets/cilium' && q.status === 200,
+        ),
+      ).toBe(true);
+      expect(
+        drainReqs
+          .filter((q) => q.method === 'POST')
+          .map((q) => q.path)
+          .sort(),
+      ).toEqual(['/api/v1/namespaces/default/pods/cache-7d4-xk2p9/eviction', '/api/v1/namespaces/default/pods/web-5f6-abcde/eviction']);
       expect(drainReqs.some((q) => q.method === 'DELETE')).toBe(false);
 
       const pods = await kubectlJson(sim, ['get', 'pods', '-A']);
-      const byNode = (n: string) => pods.items.filter((p: any) => p.spec.nodeName === n).map((p: any) => p.metadata.name).sort();
+      const byNode = (n: string) =>
+        pods.items
+          .filter((p: any) => p.spec.nodeName === n)
+          .map((p: any) => p.metadata.name)
+          .sort();
       expect(byNode('w-1')).toEqual(['cilium-x7k2p', 'static-w-1']);
       const moved = pods.items.filter((p: any) => p.spec.nodeName === 'w-2');
       expect(moved.map((p: any) => p.metadata.name.replace(/-[a-z0-9]{5}$/, '')).sort()).toEqual(['cache-7d4', 'web-5f6']);

@@ -9,7 +9,11 @@ import { normalize } from '../../sim/kube/schema.js';
 import { parseLabelSelector } from '../../sim/kube/selectors.js';
 import { until } from './helpers.js';
 
-const doc = () => ({ metadata: { name: 'n', labels: { a: '1' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] }, list: [1, 2, 3] });
+const doc = () => ({
+  metadata: { name: 'n', labels: { a: '1' } },
+  spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
+  list: [1, 2, 3],
+});
 const apply = (ops: unknown[]) => applyJsonPatch(doc(), ops as any) as any;
 const fails = (ops: unknown[]) => expect(() => apply(ops)).toThrow(JsonPatchApplyError);
 
@@ -48,7 +52,12 @@ describe('JSON patch (evanphx v4.12.0)', () => {
     expect(apply([{ op: 'copy', from: '/metadata/labels/zz', path: '/metadata/labels/c' }]).metadata.labels.c).toBeNull();
     expect(apply([{ op: 'add', path: '/metadata/labels/x~1y~0z', value: 'v' }]).metadata.labels['x/y~z']).toBe('v');
     const d = doc();
-    expect(() => applyJsonPatch(d, [{ op: 'add', path: '/metadata/labels/q', value: 'v' }, { op: 'test', path: '/list', value: [] }])).toThrow();
+    expect(() =>
+      applyJsonPatch(d, [
+        { op: 'add', path: '/metadata/labels/q', value: 'v' },
+        { op: 'test', path: '/list', value: [] },
+      ]),
+    ).toThrow();
     expect(d).toEqual(doc());
     fails([{ op: 'frobnicate', path: '/x' }]);
   });
@@ -56,7 +65,10 @@ describe('JSON patch (evanphx v4.12.0)', () => {
 
 describe('merge patches', () => {
   it('RFC 7386 merge: null deletes, arrays replace', () => {
-    expect(applyMergePatch(doc(), '{"metadata":{"labels":{"a":null,"b":"2"}},"list":[9]}')).toMatchObject({ metadata: { labels: { b: '2' } }, list: [9] });
+    expect(applyMergePatch(doc(), '{"metadata":{"labels":{"a":null,"b":"2"}},"list":[9]}')).toMatchObject({
+      metadata: { labels: { b: '2' } },
+      list: [9],
+    });
   });
 
   it('strategic: taints replaced, conditions merged by type with $setElementOrder, unschedulable:null deletes', () => {
@@ -73,7 +85,10 @@ describe('merge patches', () => {
       node,
       JSON.stringify({
         spec: { unschedulable: null, taints: [{ key: 'b', effect: 'NoExecute' }] },
-        status: { '$setElementOrder/conditions': [{ type: 'MemoryPressure' }, { type: 'Ready' }], conditions: [{ type: 'Ready', lastHeartbeatTime: 't1' }] },
+        status: {
+          '$setElementOrder/conditions': [{ type: 'MemoryPressure' }, { type: 'Ready' }],
+          conditions: [{ type: 'Ready', lastHeartbeatTime: 't1' }],
+        },
       }),
       R.nodes.smp,
     ) as any;
@@ -82,7 +97,11 @@ describe('merge patches', () => {
       { type: 'MemoryPressure', status: 'False', lastHeartbeatTime: 't0' },
       { type: 'Ready', status: 'True', lastHeartbeatTime: 't1' },
     ]);
-    const del = applyStrategicMergePatch(node, JSON.stringify({ status: { conditions: [{ type: 'Ready', $patch: 'delete' }] } }), R.nodes.smp) as any;
+    const del = applyStrategicMergePatch(
+      node,
+      JSON.stringify({ status: { conditions: [{ type: 'Ready', $patch: 'delete' }] } }),
+      R.nodes.smp,
+    ) as any;
     expect(del.status.conditions.map((c: any) => c.type)).toEqual(['MemoryPressure']);
   });
 });
@@ -126,10 +145,19 @@ describe('HTTP', () => {
   afterEach(() => sim.stop());
 
   const req = (method: string, path: string, body?: unknown, contentType = 'application/json') =>
-    fetch(sim.url + path, { method, headers: { 'Content-Type': contentType }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(sim.url + path, {
+      method,
+      headers: { 'Content-Type': contentType },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('answers the exact generic 422, NotFound and 415 bodies with application/json', async () => {
-    const r = await req('PATCH', '/api/v1/nodes/w-1', [{ op: 'test', path: '/spec/unschedulable', value: false }], 'application/json-patch+json');
+    const r = await req(
+      'PATCH',
+      '/api/v1/nodes/w-1',
+      [{ op: 'test', path: '/spec/unschedulable', value: false }],
+      'application/json-patch+json',
+    );
     expect(r.status).toBe(422);
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(await r.text()).toBe(
@@ -155,7 +183,9 @@ describe('HTTP', () => {
     const rv = sim.resourceVersion;
     sim.mutateNode('w-1', (n) => (n.metadata.labels.pool = 'a'));
     const ctl = new AbortController();
-    const res = await fetch(`${sim.url}/api/v1/nodes?watch=true&labelSelector=pool%3Da&resourceVersion=${rv}&timeoutSeconds=1`, { signal: ctl.signal });
+    const res = await fetch(`${sim.url}/api/v1/nodes?watch=true&labelSelector=pool%3Da&resourceVersion=${rv}&timeoutSeconds=1`, {
+      signal: ctl.signal,
+    });
     expect(res.headers.get('content-type')).toBe('application/json');
     const reader = res.body!.getReader();
     let buf = '';
@@ -180,7 +210,12 @@ describe('HTTP', () => {
       ['DELETED', 'Node', 'w-1'],
     ]);
     const initial = await (await fetch(`${sim.url}/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=1`)).text();
-    expect(initial.trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'ADDED']);
+    expect(
+      initial
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['ADDED', 'ADDED']);
     for (let i = 0; i < 2100; i++) sim.mutateNode('w-2', (n) => (n.metadata.labels.i = String(i)));
     const expired = JSON.parse(await (await fetch(`${sim.url}/api/v1/nodes?watch=true&resourceVersion=${rv}`)).text());
     expect(expired).toMatchObject({ type: 'ERROR', object: { kind: 'Status', reason: 'Expired', code: 410 } });
@@ -200,15 +235,22 @@ describe('HTTP', () => {
       status: 'Failure',
       message: "Cannot evict pod as it would violate the pod's disruption budget.",
       reason: 'TooManyRequests',
-      details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 1 healthy pods and has 1 currently' }] },
+      details: {
+        causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 1 healthy pods and has 1 currently' }],
+      },
       code: 429,
     });
     expect((await req('POST', '/api/v1/namespaces/default/pods/web-1/eviction', { ...ev, metadata: { name: 'other' } })).status).toBe(400);
     // A Pending pod (its image never pulls) is evicted without consulting the budget.
     sim.setImagePullHooks({ pull: () => ({ ok: false, error: 'denied' }) });
-    await req('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'web-pending', labels: { app: 'web' } }, spec: { nodeName: 'w-1', containers: [{ name: 'c', image: 'reg/x:1' }] } });
+    await req('POST', '/api/v1/namespaces/default/pods', {
+      metadata: { name: 'web-pending', labels: { app: 'web' } },
+      spec: { nodeName: 'w-1', containers: [{ name: 'c', image: 'reg/x:1' }] },
+    });
     await until(() => sim.pods().find((p) => p.metadata.name === 'web-pending')?.status.containerStatuses);
-    expect((await req('POST', '/api/v1/namespaces/default/pods/web-pending/eviction', { ...ev, metadata: { name: 'web-pending' } })).status).toBe(201);
+    expect(
+      (await req('POST', '/api/v1/namespaces/default/pods/web-pending/eviction', { ...ev, metadata: { name: 'web-pending' } })).status,
+    ).toBe(201);
     sim.setPdbAllowed('default', 'web-pdb', 1);
     const ok = await req('POST', '/api/v1/namespaces/default/pods/web-1/eviction', ev);
     expect(ok.status).toBe(201);
@@ -217,7 +259,12 @@ describe('HTTP', () => {
     await until(() => !sim.pods().some((p) => p.metadata.name === 'web-1'));
     const replacement = await until(() => sim.pods().find((p) => p.metadata.name.startsWith('web-') && p.status.phase === 'Running'));
     expect(replacement.spec.nodeName).toMatch(/^w-/);
-    const del = await req('DELETE', `/api/v1/namespaces/default/pods/${replacement.metadata.name}`, 'k8s\u0000\n\u0010binary', 'application/vnd.kubernetes.protobuf');
+    const del = await req(
+      'DELETE',
+      `/api/v1/namespaces/default/pods/${replacement.metadata.name}`,
+      'k8s\u0000\n\u0010binary',
+      'application/vnd.kubernetes.protobuf',
+    );
     expect(del.status).toBe(200);
     expect((await del.json()).metadata.deletionTimestamp).toBeTruthy();
   });
@@ -244,8 +291,13 @@ describe('HTTP', () => {
     const pa = await until(() => sim.pods().find((p) => p.metadata.name === 'a' && p.status.phase === 'Running'));
     expect(pa.status.containerStatuses[0]).toMatchObject({ imageID: 'reg/app@sha256:aa', ready: true, state: { running: {} } });
     const pb = await until(() => sim.pods().find((p) => p.metadata.name === 'b' && p.status.containerStatuses?.[0]?.state?.waiting));
-    expect(pb.status.containerStatuses[0].state.waiting).toEqual({ reason: 'ErrImagePull', message: 'Failed to pull image "reg/app:1": 401 Unauthorized' });
-    await until(() => sim.pods().find((p) => p.metadata.name === 'b').status.containerStatuses[0].state.waiting.reason === 'ImagePullBackOff');
+    expect(pb.status.containerStatuses[0].state.waiting).toEqual({
+      reason: 'ErrImagePull',
+      message: 'Failed to pull image "reg/app:1": 401 Unauthorized',
+    });
+    await until(
+      () => sim.pods().find((p) => p.metadata.name === 'b').status.containerStatuses[0].state.waiting.reason === 'ImagePullBackOff',
+    );
     expect(pulls).toEqual(['w-1 reg/app:1', 'w-2 reg/app:1']);
   });
 });

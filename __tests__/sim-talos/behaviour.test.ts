@@ -20,7 +20,12 @@ let work: string;
 beforeAll(async () => {
   hooks = recordingHooks();
   sim = await TalosSim.start({ kube: hooks, rebootMs: 1200, criRestartMs: 400 });
-  for (const [name, ip, version] of [['w-1', '10.0.1.1', '1.13'], ['w-2', '10.0.1.2', '1.13'], ['w-3', '10.0.1.3', '1.14'], ['w-4', '10.0.1.4', '1.13']] as const) {
+  for (const [name, ip, version] of [
+    ['w-1', '10.0.1.1', '1.13'],
+    ['w-2', '10.0.1.2', '1.13'],
+    ['w-3', '10.0.1.3', '1.14'],
+    ['w-4', '10.0.1.4', '1.13'],
+  ] as const) {
     sim.addNode({ name, ip, role: 'worker', version, credential: { 'ghcr.io': OLD } });
   }
   sim.addNode({ name: 'cp-1', ip: '10.0.1.10', role: 'control-plane', credential: { 'ghcr.io': OLD } });
@@ -29,7 +34,10 @@ beforeAll(async () => {
   newPatch = join(work, 'registry-auth.yaml');
   writeFileSync(newPatch, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: ci-bot\npassword: token-2\n');
   legacyPatch = join(work, 'legacy.yaml');
-  writeFileSync(legacyPatch, 'machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: ci-bot\n          password: token-2\n');
+  writeFileSync(
+    legacyPatch,
+    'machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: ci-bot\n          password: token-2\n',
+  );
 });
 
 afterAll(async () => {
@@ -47,7 +55,10 @@ describe('clocks', () => {
     const b = await talosctl(sim, ['-n', '10.0.1.1', 'service', 'cri']);
     const da = startedAgo(a.stdout);
     const db = startedAgo(b.stdout);
-    for (const [d, r] of [[da, a], [db, b]] as const) {
+    for (const [d, r] of [
+      [da, a],
+      [db, b],
+    ] as const) {
       expect(d).toBeGreaterThanOrEqual(roundSec(r.t0 - start));
       expect(d).toBeLessThanOrEqual(roundSec(r.t1 - start));
     }
@@ -55,7 +66,15 @@ describe('clocks', () => {
   });
 
   it('stamps node events on the node clock: a node ahead shows negative ages', async () => {
-    sim.addNode({ name: 'w-ahead', ip: '10.0.1.20', role: 'worker', credential: {}, bootedAgoMs: 10_000, criStartedAgoMs: 4000, clock: { offsetMs: 60_000 } });
+    sim.addNode({
+      name: 'w-ahead',
+      ip: '10.0.1.20',
+      role: 'worker',
+      credential: {},
+      bootedAgoMs: 10_000,
+      criStartedAgoMs: 4000,
+      clock: { offsetMs: 60_000 },
+    });
     const r = await talosctl(sim, ['-n', '10.0.1.20', 'service', 'cri']);
     // started 4 s ago by the node clock, which runs 60 s ahead of the client
     const start = sim.node('w-ahead').containerd.startedAtMs;
@@ -75,7 +94,12 @@ describe('clocks', () => {
     sim.addNode({ name: 'w-flap', ip: '10.0.1.21', role: 'worker', credential: {}, eventsWithoutStart: true });
     const r = await talosctl(sim, ['-n', '10.0.1.21', 'service', 'cri']);
     expect(r.stdout).not.toContain('started with PID');
-    expect(r.stdout.trimEnd().split('\n').filter((l) => /^(EVENTS {3}| {9})\[/.test(l))).toHaveLength(64);
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .filter((l) => /^(EVENTS {3}| {9})\[/.test(l)),
+    ).toHaveLength(64);
     expect(sim.node('w-flap').containerd.events).toHaveLength(64);
     const pids = await talosctl(sim, ['-n', '10.0.1.21', 'get', 'servicepids', 'cri', '-o', 'yaml']);
     expect(pids.stdout).toContain(`pid: ${sim.node('w-flap').containerd.pid}`);
@@ -91,7 +115,9 @@ describe('patch machineconfig on Talos 1.13', () => {
 
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', newPatch]);
     expect(r).toMatchObject({ code: 0, stdout: '' });
-    expect(r.stderr).toBe('patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.1\nApplied configuration without a reboot\n');
+    expect(r.stderr).toBe(
+      'patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.1\nApplied configuration without a reboot\n',
+    );
     const partAfter = n.files.get('/etc/cri/conf.d/01-registries.part')?.mtimeMs ?? 0;
     const tomlAfter = n.files.get('/etc/cri/conf.d/cri.toml')?.mtimeMs ?? 0;
     expect(partAfter).toBeGreaterThan(partBefore ?? Infinity);
@@ -129,8 +155,10 @@ describe('patch machineconfig on Talos 1.13', () => {
     writeFileSync(bad, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: x\nidentityToken: y\n');
     const r = await talosctl(sim, ['-n', '10.0.1.4', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', bad]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.4\n'
-      + '1 error occurred:\n\t* 10.0.1.4: rpc error: code = InvalidArgument desc = 1 error occurred:\n\t* RegistryAuthConfig/ghcr.io: only one of username/password or identityToken authentication can be specified\n\n\n\n\n');
+    expect(r.stderr).toBe(
+      'patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.4\n' +
+        '1 error occurred:\n\t* 10.0.1.4: rpc error: code = InvalidArgument desc = 1 error occurred:\n\t* RegistryAuthConfig/ghcr.io: only one of username/password or identityToken authentication can be specified\n\n\n\n\n',
+    );
     expect(sim.node('w-4').files.get('/etc/cri/conf.d/cri.toml')?.content).toContain("password = 'token-1'");
   });
 
@@ -147,15 +175,22 @@ describe('Talos 1.14 restarts cri when cri.toml changes', () => {
     const oldPid = n.containerd.pid;
     const r = await talosctl(sim, ['-n', '10.0.1.3', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', newPatch]);
     expect(r.code).toBe(0);
-    expect(n.files.get('/etc/cri/conf.d/cri.toml')?.content).toMatch(/^## file \/etc\/cri\/conf\.d\/00-base\.part \(sha256:[0-9a-f]{64}\)\n## in-memory registries \(sha256:[0-9a-f]{64}\)\n\n/);
+    expect(n.files.get('/etc/cri/conf.d/cri.toml')?.content).toMatch(
+      /^## file \/etc\/cri\/conf\.d\/00-base\.part \(sha256:[0-9a-f]{64}\)\n## in-memory registries \(sha256:[0-9a-f]{64}\)\n\n/,
+    );
     // criRestartMs (400 ms) after the write, then ~1.2 s until the new process is healthy
     const out = await until(async () => {
       const s = await talosctl(sim, ['-n', '10.0.1.3', 'service', 'cri']);
-      return s.stdout.includes('Sending SIGTERM') && /^EVENTS {3}\[Running\]: Health check successful/m.test(s.stdout) ? s.stdout : undefined;
+      return s.stdout.includes('Sending SIGTERM') && /^EVENTS {3}\[Running\]: Health check successful/m.test(s.stdout)
+        ? s.stdout
+        : undefined;
     }, 10_000);
     const newPid = n.containerd.pid;
     expect(newPid).not.toBe(oldPid);
-    const msgs = out.split('\n').filter((l) => l.includes('[')).map((l) => l.replace(/^(EVENTS {3}| {9})/, '').replace(/ \(-?[0-9hms]+ ago\)$/, ''));
+    const msgs = out
+      .split('\n')
+      .filter((l) => l.includes('['))
+      .map((l) => l.replace(/^(EVENTS {3}| {9})/, '').replace(/ \(-?[0-9hms]+ ago\)$/, ''));
     expect(msgs.slice(0, 9)).toEqual([
       '[Running]: Health check successful',
       `[Running]: Process Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"]) started with PID ${newPid}`,
@@ -251,7 +286,10 @@ describe('image pulls after a credential rotation', () => {
 
   it('image remove deletes the exact name and answers NotFound otherwise', async () => {
     const miss = await talosctl(sim, ['-n', '10.0.1.1', 'image', 'remove', 'acme/app']);
-    expect(miss).toMatchObject({ code: 1, stderr: 'error from node 10.0.1.1: rpc error: code = NotFound desc = image acme/app not found\n' });
+    expect(miss).toMatchObject({
+      code: 1,
+      stderr: 'error from node 10.0.1.1: rpc error: code = NotFound desc = image acme/app not found\n',
+    });
     const hit = await talosctl(sim, ['-n', '10.0.1.1', 'image', 'remove', IMAGE]);
     expect(hit).toMatchObject({ code: 0, stdout: '', stderr: '' });
   });
@@ -295,9 +333,13 @@ describe('fault injection and the call record', () => {
       await other.stop();
       const r = await talosctl(sim, ['-n', '10.0.1.1', 'service', 'cri'], { TALOSCONFIG: env.TALOSCONFIG });
       expect(r).toMatchObject({ code: 1, stdout: '' });
-      expect(r.stderr).toBe(`error listing services: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:${port}: connect: connection refused"\n`);
+      expect(r.stderr).toBe(
+        `error listing services: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:${port}: connect: connection refused"\n`,
+      );
       const ls = await talosctl(sim, ['-n', '10.0.1.1', '-e', '127.0.0.1:1', 'ls', '-l', '/etc']);
-      expect(ls.stderr).toBe('error fetching logs: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"\n');
+      expect(ls.stderr).toBe(
+        'error fetching logs: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"\n',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -318,7 +360,9 @@ describe('start-up cost', () => {
     };
     const bare = await time(process.execPath, ['-e', '']);
     const call = await time('talosctl', ['-n', '10.0.1.1', 'service', 'cri']);
-    console.log(`talosctl fake: median ${call.toFixed(0)} ms per call (bare node start ${bare.toFixed(0)} ms, overhead ${(call - bare).toFixed(0)} ms)`);
+    console.log(
+      `talosctl fake: median ${call.toFixed(0)} ms per call (bare node start ${bare.toFixed(0)} ms, overhead ${(call - bare).toFixed(0)} ms)`,
+    );
     expect(call - bare).toBeLessThan(250);
   });
 });

@@ -18,8 +18,12 @@ export function talosctl(sim: TalosSim, args: string[], env: Record<string, stri
     const child = spawn('talosctl', args, { env: { ...process.env, ...sim.env(), TZ: 'UTC', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ stdout, stderr, code, t0, t1: Date.now() }));
   });
@@ -29,8 +33,12 @@ export function recordingHooks(): KubeNodeHooks & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
-    nodeDown: (name) => { calls.push(`down ${name}`); },
-    nodeUp: (name, bootID) => { calls.push(`up ${name} ${bootID}`); },
+    nodeDown: (name) => {
+      calls.push(`down ${name}`);
+    },
+    nodeUp: (name, bootID) => {
+      calls.push(`up ${name} ${bootID}`);
+    },
   };
 }
 

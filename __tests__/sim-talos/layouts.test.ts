@@ -8,7 +8,8 @@ const CP = '10.0.0.11';
 const W = '10.0.0.21';
 const DEAD = '10.0.0.99';
 const PROC = 'Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"])';
-const UNAVAILABLE = (ip: string) => `rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${ip}:50000: connect: connection refused"`;
+const UNAVAILABLE = (ip: string) =>
+  `rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${ip}:50000: connect: connection refused"`;
 
 let sim: TalosSim;
 
@@ -32,17 +33,17 @@ describe('service cri', () => {
     expect(r.stderr).toBe('');
     const pid = sim.node(CP).containerd.pid;
     expect(checkAgos(r.stdout, newestFirst(CP), r.t0, r.t1)).toBe(
-      `NODE     ${CP}\n`
-      + 'ID       cri\n'
-      + 'STATE    Running\n'
-      + 'HEALTH   OK\n'
-      + 'EVENTS   [Running]: Health check successful (D ago)\n'
-      + `         [Running]: Process ${PROC} started with PID ${pid} (D ago)\n`
-      + '         [Preparing]: Creating service runner (D ago)\n'
-      + '         [Preparing]: Running pre state (D ago)\n'
-      + '         [Waiting]: Waiting for network (D ago)\n'
-      + '         [Waiting]: Waiting for volumes /var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt to be mounted, network (D ago)\n'
-      + '         [Starting]: Starting service (D ago)\n',
+      `NODE     ${CP}\n` +
+        'ID       cri\n' +
+        'STATE    Running\n' +
+        'HEALTH   OK\n' +
+        'EVENTS   [Running]: Health check successful (D ago)\n' +
+        `         [Running]: Process ${PROC} started with PID ${pid} (D ago)\n` +
+        '         [Preparing]: Creating service runner (D ago)\n' +
+        '         [Preparing]: Running pre state (D ago)\n' +
+        '         [Waiting]: Waiting for network (D ago)\n' +
+        '         [Waiting]: Waiting for volumes /var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt to be mounted, network (D ago)\n' +
+        '         [Starting]: Starting service (D ago)\n',
     );
     // 10 days of uptime in hours, never days
     expect(r.stdout).toMatch(/started with PID \d+ \(239h59m\d\ds ago\)/);
@@ -83,11 +84,13 @@ describe('service cri', () => {
     expect(r.stderr).toBe(`error listing services: 1 error occurred:\n\t* ${DEAD}: ${UNAVAILABLE(DEAD)}\n\n\n`);
   });
 
-  it('refuses service cri restart with Talos\'s exact text', async () => {
+  it("refuses service cri restart with Talos's exact text", async () => {
     const r = await talosctl(sim, ['-n', CP, 'service', 'cri', 'restart']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`error starting service: 1 error occurred:\n\t* ${CP}: rpc error: code = Unknown desc = service "cri" doesn't support restart operation via API\n\n\n`);
+    expect(r.stderr).toBe(
+      `error starting service: 1 error occurred:\n\t* ${CP}: rpc error: code = Unknown desc = service "cri" doesn't support restart operation via API\n\n\n`,
+    );
     const rec = sim.commands.at(-1);
     expect(rec).toMatchObject({ command: 'service', mutating: true, exitCode: 1, nodes: [CP] });
   });
@@ -97,7 +100,9 @@ describe('service cri', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('NODE        SERVICE      STATE     HEALTH   LAST CHANGE      LAST EVENT');
-    expect(lines.find((l) => l.includes(' cri '))).toMatch(/^10\.0\.0\.21 {3}cri {10}Running {3}OK {7}239h59m5\ds ago {3}Health check successful$/);
+    expect(lines.find((l) => l.includes(' cri '))).toMatch(
+      /^10\.0\.0\.21 {3}cri {10}Running {3}OK {7}239h59m5\ds ago {3}Health check successful$/,
+    );
     expect(lines.some((l) => l.includes('etcd'))).toBe(false);
   });
 });
@@ -138,7 +143,11 @@ describe('ls -l', () => {
   it('lists a directory: `.` first, then the children in lexical order', async () => {
     const r = await talosctl(sim, ['-n', CP, 'ls', '-l', '/etc/cri/conf.d/']);
     expect(r.code).toBe(0);
-    const names = r.stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/).at(-1));
+    const names = r.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s+/).at(-1));
     expect(names).toEqual(['.', '00-base.part', '01-registries.part', '20-customization.part', 'base-spec.json', 'cri.toml', 'hosts']);
   });
 
@@ -167,10 +176,14 @@ describe('read', () => {
   it('returns cri.toml with the ## header lines of the merged parts', async () => {
     const r = await talosctl(sim, ['-n', CP, 'read', '/etc/cri/conf.d/cri.toml']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^## \/etc\/cri\/conf\.d\/00-base\.part \(sha256:[0-9a-f]{64}\)\n## \/etc\/cri\/conf\.d\/01-registries\.part \(sha256:[0-9a-f]{64}\)\n## \/etc\/cri\/conf\.d\/20-customization\.part \(sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\)\n\nversion = 3\n/);
-    expect(r.stdout).toContain("        [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io']\n"
-      + "          [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io'.auth]\n"
-      + "            auth = ''\n            identitytoken = ''\n            password = 'token-1'\n            username = 'ci-bot'\n");
+    expect(r.stdout).toMatch(
+      /^## \/etc\/cri\/conf\.d\/00-base\.part \(sha256:[0-9a-f]{64}\)\n## \/etc\/cri\/conf\.d\/01-registries\.part \(sha256:[0-9a-f]{64}\)\n## \/etc\/cri\/conf\.d\/20-customization\.part \(sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\)\n\nversion = 3\n/,
+    );
+    expect(r.stdout).toContain(
+      "        [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io']\n" +
+        "          [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io'.auth]\n" +
+        "            auth = ''\n            identitytoken = ''\n            password = 'token-1'\n            username = 'ci-bot'\n",
+    );
   });
 
   it('answers NotFound for a missing file', async () => {
@@ -183,8 +196,12 @@ describe('read', () => {
     const r = await talosctl(sim, ['-n', `${CP},${W}`, 'read', '/proc/sys/kernel/random/boot_id']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr.startsWith('command "read" is not supported with multiple nodes\n\nUsage:\n  talosctl read <path> [flags]\n\nAliases:\n  read, cat\n\nFlags:\n')).toBe(true);
-    expect(r.stderr.endsWith("in order.\n\n")).toBe(true);
+    expect(
+      r.stderr.startsWith(
+        'command "read" is not supported with multiple nodes\n\nUsage:\n  talosctl read <path> [flags]\n\nAliases:\n  read, cat\n\nFlags:\n',
+      ),
+    ).toBe(true);
+    expect(r.stderr.endsWith('in order.\n\n')).toBe(true);
   });
 });
 
@@ -194,15 +211,17 @@ describe('version', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(
-      'Client:\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n'
-      + `Server:\n\tNODE:        ${CP}\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`,
+      'Client:\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n' +
+        `Server:\n\tNODE:        ${CP}\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`,
     );
   });
 
   it('prints the answering nodes and a WARNING when one of several fails', async () => {
     const r = await talosctl(sim, ['-n', `${W},${DEAD}`, 'version', '--short']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`Client:\nTalos v1.13.8\nServer:\n\tNODE:        ${W}\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`);
+    expect(r.stdout).toBe(
+      `Client:\nTalos v1.13.8\nServer:\n\tNODE:        ${W}\n\tTag:         v1.13.8\n\tSHA:         3de49322\n\tBuilt:       \n\tGo version:  go1.26.5\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`,
+    );
     expect(r.stderr).toBe(`WARNING: 1 error occurred:\n\t* ${DEAD}: ${UNAVAILABLE(DEAD)}\n\n\n`);
   });
 
@@ -220,7 +239,20 @@ describe('etcd', () => {
     expect(r.code).toBe(0);
     const id = sim.node(CP).etcd?.memberId ?? '';
     const raft = /\s(\d{6,})\s/.exec(r.stdout.split('\n')[1])?.[1] ?? '';
-    const header = ['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER', 'PROTOCOL', 'STORAGE', 'ERRORS'];
+    const header = [
+      'NODE',
+      'MEMBER',
+      'DB SIZE',
+      'IN USE',
+      'LEADER',
+      'RAFT INDEX',
+      'RAFT TERM',
+      'RAFT APPLIED INDEX',
+      'LEARNER',
+      'PROTOCOL',
+      'STORAGE',
+      'ERRORS',
+    ];
     const row = [CP, id, '20 MB', '9.8 MB (48.99%)', id, raft, '3', raft, 'false', '3.6.12', '3.6.0', ''];
     const widths = header.map((h, i) => Math.max(h.length, row[i].length) + 3);
     const line = (cells: string[]) => cells.map((c, i) => (i < cells.length - 1 ? c.padEnd(widths[i]) : c)).join('');
@@ -233,13 +265,17 @@ describe('etcd', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')).toHaveLength(3);
     expect(r.stdout.split('\n')[1].startsWith(`${CP}   ${sim.node(CP).etcd?.memberId}   20 MB`)).toBe(true);
-    expect(r.stderr).toBe(`WARNING: 1 error occurred:\n\t* ${W}: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n`);
+    expect(r.stderr).toBe(
+      `WARNING: 1 error occurred:\n\t* ${W}: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n`,
+    );
   });
 
   it('answers Unimplemented on a worker', async () => {
     const r = await talosctl(sim, ['-n', W, 'etcd', 'status']);
     expect(r).toMatchObject({ code: 1, stdout: '' });
-    expect(r.stderr).toBe(`error getting status: 1 error occurred:\n\t* ${W}: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n`);
+    expect(r.stderr).toBe(
+      `error getting status: 1 error occurred:\n\t* ${W}: rpc error: code = Unimplemented desc = etcd status is only available on control plane nodes\n\n\n`,
+    );
   });
 
   it('prints nothing for an empty alarm list and the table once an alarm exists', async () => {
@@ -263,8 +299,8 @@ describe('get (COSI)', () => {
     const c = sim.node(CP).containerd;
     const at = new Date(Math.floor(c.startedAtMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     expect(r.stdout).toBe(
-      `node: ${CP}\nmetadata:\n    namespace: runtime\n    type: ServicePIDs.runtime.talos.dev\n    id: cri\n    version: 1\n    owner:\n    phase: running\n`
-      + `    created: ${at}\n    updated: ${at}\nspec:\n    pid: ${c.pid}\n    mountNamespace: ${c.mountNamespace}\n`,
+      `node: ${CP}\nmetadata:\n    namespace: runtime\n    type: ServicePIDs.runtime.talos.dev\n    id: cri\n    version: 1\n    owner:\n    phase: running\n` +
+        `    created: ${at}\n    updated: ${at}\nspec:\n    pid: ${c.pid}\n    mountNamespace: ${c.mountNamespace}\n`,
     );
   });
 
@@ -275,7 +311,11 @@ describe('get (COSI)', () => {
     expect(docs).toHaveLength(2);
     expect(docs[0].startsWith('{\n    "metadata": {\n        "created": "')).toBe(true);
     expect(Object.keys(JSON.parse(docs[0]))).toEqual(['metadata', 'node', 'spec']);
-    expect(JSON.parse(docs[1])).toMatchObject({ node: W, metadata: { id: 'cri/conf.d/cri.toml', owner: 'files.EtcFileController' }, spec: { specVersion: '1' } });
+    expect(JSON.parse(docs[1])).toMatchObject({
+      node: W,
+      metadata: { id: 'cri/conf.d/cri.toml', owner: 'files.EtcFileController' },
+      spec: { specVersion: '1' },
+    });
   });
 
   it('separates YAML documents with --- and reports timestatus', async () => {
@@ -288,8 +328,10 @@ describe('get (COSI)', () => {
   it('collects per-node errors without node names', async () => {
     const r = await talosctl(sim, ['-n', `${CP},${W}`, 'get', 'servicepids', 'nope', '-o', 'yaml']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('2 errors occurred:\n\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/nope@undefined) doesn\'t exist\n'
-      + '\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/nope@undefined) doesn\'t exist\n\n\n');
+    expect(r.stderr).toBe(
+      "2 errors occurred:\n\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/nope@undefined) doesn't exist\n" +
+        "\t* rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/nope@undefined) doesn't exist\n\n\n",
+    );
   });
 
   it('answers NotFound for an unknown resource type', async () => {
@@ -303,14 +345,20 @@ describe('command-line errors', () => {
     const r = await talosctl(sim, ['-n', CP, 'service', 'cri', '--bogus']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr.startsWith('unknown flag: --bogus\n\nUsage:\n  talosctl service [<id> [start|stop|restart|status]] [flags]\n\nAliases:\n  service, services\n\nFlags:\n  -c, --cluster string ')).toBe(true);
+    expect(
+      r.stderr.startsWith(
+        'unknown flag: --bogus\n\nUsage:\n  talosctl service [<id> [start|stop|restart|status]] [flags]\n\nAliases:\n  service, services\n\nFlags:\n  -c, --cluster string ',
+      ),
+    ).toBe(true);
     expect(sim.commands.at(-1)).toMatchObject({ command: 'service', mutating: false, exitCode: 1 });
   });
 
   it('rejects an unknown command with a suggestion and the root usage', async () => {
     const r = await talosctl(sim, ['servce', 'cri']);
     expect(r.code).toBe(1);
-    expect(r.stderr.startsWith('unknown command "servce" for "talosctl"\n\nDid you mean this?\n\tservice\n\n\nUsage:\n  talosctl [command]\n')).toBe(true);
+    expect(
+      r.stderr.startsWith('unknown command "servce" for "talosctl"\n\nDid you mean this?\n\tservice\n\n\nUsage:\n  talosctl [command]\n'),
+    ).toBe(true);
   });
 
   it('treats `--wait false` as an argument, as pflag does for booleans', async () => {
@@ -323,13 +371,19 @@ describe('command-line errors', () => {
   it('validates enum flags through pflag', async () => {
     const r = await talosctl(sim, ['-n', W, 'reboot', '--mode', 'bogus']);
     expect(r.code).toBe(1);
-    expect(r.stderr.startsWith('invalid argument "bogus" for "-m, --mode" flag: must be one of [default force powercycle]\n\nUsage:')).toBe(true);
+    expect(r.stderr.startsWith('invalid argument "bogus" for "-m, --mode" flag: must be one of [default force powercycle]\n\nUsage:')).toBe(
+      true,
+    );
   });
 
   it('requires nodes (the talosconfig has none) and prints the usage after the error', async () => {
     const r = await talosctl(sim, ['patch', 'machineconfig', '--mode=no-reboot', '--patch-file', '/dev/null']);
     expect(r.code).toBe(1);
-    expect(r.stderr.startsWith('nodes are not set for the command: please use `--nodes` flag or configuration file to set the nodes to run the command against\n\nUsage:\n  talosctl patch machineconfig [flags]\n')).toBe(true);
+    expect(
+      r.stderr.startsWith(
+        'nodes are not set for the command: please use `--nodes` flag or configuration file to set the nodes to run the command against\n\nUsage:\n  talosctl patch machineconfig [flags]\n',
+      ),
+    ).toBe(true);
   });
 
   it('fails to construct a client without any talosconfig endpoint', async () => {

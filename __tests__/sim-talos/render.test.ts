@@ -6,7 +6,9 @@ import { renderCriFiles, renderRegistriesPart } from '../../sim/talos/render.js'
 
 describe('text/tabwriter (minwidth 0, tabwidth 0, padding 3)', () => {
   it('pads tab-terminated cells to the widest cell of their column block plus 3', () => {
-    expect(tabwrite('NODE\t10.0.0.11\nEVENTS\t[Running]: x\n\t[Running]: y\n')).toBe('NODE     10.0.0.11\nEVENTS   [Running]: x\n         [Running]: y\n');
+    expect(tabwrite('NODE\t10.0.0.11\nEVENTS\t[Running]: x\n\t[Running]: y\n')).toBe(
+      'NODE     10.0.0.11\nEVENTS   [Running]: x\n         [Running]: y\n',
+    );
   });
 
   it('pads an empty last tab-terminated cell (trailing spaces after STORAGE)', () => {
@@ -24,8 +26,17 @@ describe('text/tabwriter (minwidth 0, tabwidth 0, padding 3)', () => {
 
 describe('Go durations and ls time layouts', () => {
   it('formats like Duration.Round(time.Second).String()', () => {
-    expect([0, 499, 500, 59_499, 59_500, 3_600_000, 929_551_000, -4_000, -4_500].map((ms) => agoText(0, ms)))
-      .toEqual(['0s', '0s', '1s', '59s', '1m0s', '1h0m0s', '258h12m31s', '-4s', '-5s']);
+    expect([0, 499, 500, 59_499, 59_500, 3_600_000, 929_551_000, -4_000, -4_500].map((ms) => agoText(0, ms))).toEqual([
+      '0s',
+      '0s',
+      '1s',
+      '59s',
+      '1m0s',
+      '1h0m0s',
+      '258h12m31s',
+      '-4s',
+      '-5s',
+    ]);
     expect(goDurationSeconds(205)).toBe('3m25s');
   });
 
@@ -43,19 +54,21 @@ describe('CRI files', () => {
 
   it('renders 01-registries.part exactly as GenerateCRIConfig does', () => {
     expect(renderRegistriesPart({ 'ghcr.io': auth['ghcr.io'] })).toBe(
-      "[plugins]\n  [plugins.'io.containerd.cri.v1.images']\n    [plugins.'io.containerd.cri.v1.images'.registry]\n"
-      + "      config_path = '/etc/cri/conf.d/hosts'\n\n"
-      + "      [plugins.'io.containerd.cri.v1.images'.registry.configs]\n"
-      + "        [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io']\n"
-      + "          [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io'.auth]\n"
-      + "            username = 'ci-bot'\n            password = 'example-token'\n            auth = ''\n            identitytoken = ''\n",
+      "[plugins]\n  [plugins.'io.containerd.cri.v1.images']\n    [plugins.'io.containerd.cri.v1.images'.registry]\n" +
+        "      config_path = '/etc/cri/conf.d/hosts'\n\n" +
+        "      [plugins.'io.containerd.cri.v1.images'.registry.configs]\n" +
+        "        [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io']\n" +
+        "          [plugins.'io.containerd.cri.v1.images'.registry.configs.'ghcr.io'.auth]\n" +
+        "            username = 'ci-bot'\n            password = 'example-token'\n            auth = ''\n            identitytoken = ''\n",
     );
   });
 
   it('renders TOML that parses to the auth where containerd looks (docker.io → registry-1.docker.io)', () => {
     for (const version of ['1.13', '1.14'] as const) {
       const files = renderCriFiles(version, auth);
-      expect([...files.keys()]).toEqual(version === '1.13' ? ['/etc/cri/conf.d/01-registries.part', '/etc/cri/conf.d/cri.toml'] : ['/etc/cri/conf.d/cri.toml']);
+      expect([...files.keys()]).toEqual(
+        version === '1.13' ? ['/etc/cri/conf.d/01-registries.part', '/etc/cri/conf.d/cri.toml'] : ['/etc/cri/conf.d/cri.toml'],
+      );
       const toml = parse(files.get('/etc/cri/conf.d/cri.toml') ?? '') as any;
       const configs = toml.plugins['io.containerd.cri.v1.images'].registry.configs;
       expect(Object.keys(configs)).toEqual(['ghcr.io', 'registry-1.docker.io']);

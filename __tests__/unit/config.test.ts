@@ -3,7 +3,10 @@ import { DEFAULT_CRI_CONFIG_PATHS, parseDuration, readConfig } from '../../src/c
 import { InputError } from '../../src/errors.js';
 
 const base: Record<string, string> = { 'auth-patch': '/tmp/p.yaml', revision: 'r1' };
-const reader = (extra: Record<string, string> = {}) => (name: string) => ({ ...base, ...extra })[name] ?? '';
+const reader =
+  (extra: Record<string, string> = {}) =>
+  (name: string) =>
+    ({ ...base, ...extra })[name] ?? '';
 
 describe('readConfig', () => {
   it('applies the documented defaults', () => {

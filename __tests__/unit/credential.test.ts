@@ -9,7 +9,11 @@ const doc = (name: string, extra: string) => `apiVersion: v1alpha1\nkind: Regist
 describe('parseAuthPatch', () => {
   it('reads a RegistryAuthConfig document', () => {
     const p = parseAuthPatch(doc('ghcr.io', 'username: bot\npassword: s3cret\n'), '');
-    expect(p.desired).toEqual({ host: 'ghcr.io', tomlHost: 'ghcr.io', fields: { username: 'bot', password: 's3cret', auth: '', identitytoken: '' } });
+    expect(p.desired).toEqual({
+      host: 'ghcr.io',
+      tomlHost: 'ghcr.io',
+      fields: { username: 'bot', password: 's3cret', auth: '', identitytoken: '' },
+    });
     expect(p.secrets).toEqual(['s3cret']);
   });
 
@@ -37,7 +41,9 @@ describe('parseAuthPatch', () => {
   });
 
   it('rejects a patch without a credential', () => {
-    expect(() => parseAuthPatch('machine:\n  network:\n    hostname: x\n', '')).toThrow(/input "auth-patch": carries no registry credential/);
+    expect(() => parseAuthPatch('machine:\n  network:\n    hostname: x\n', '')).toThrow(
+      /input "auth-patch": carries no registry credential/,
+    );
     expect(() => parseAuthPatch(doc('ghcr.io', 'username: ""\n'), '')).toThrow(/carries no registry credential/);
   });
 
@@ -55,7 +61,9 @@ describe('parseAuthPatch', () => {
 
 describe('readAuthPatch', () => {
   it('names the missing file', () => {
-    expect(() => readAuthPatch('/nonexistent/patch.yaml', '', () => undefined)).toThrow(/input "auth-patch": cannot read "\/nonexistent\/patch.yaml" \(ENOENT\)/);
+    expect(() => readAuthPatch('/nonexistent/patch.yaml', '', () => undefined)).toThrow(
+      /input "auth-patch": cannot read "\/nonexistent\/patch.yaml" \(ENOENT\)/,
+    );
   });
 
   it('masks every secret value', () => {

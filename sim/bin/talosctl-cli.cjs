@@ -5,14 +5,24 @@
 // Texts, usage layout and flag tables follow cmd/talosctl at v1.13.8.
 
 const GLOBAL_FLAGS = [
-  { name: 'talosconfig', type: 'string', def: '',
-    usage: "The path to the Talos configuration file. Defaults to 'TALOSCONFIG' env variable if set, otherwise '$HOME/.talos/config' and '/var/run/secrets/talos.dev/config' in order." },
+  {
+    name: 'talosconfig',
+    type: 'string',
+    def: '',
+    usage:
+      "The path to the Talos configuration file. Defaults to 'TALOSCONFIG' env variable if set, otherwise '$HOME/.talos/config' and '/var/run/secrets/talos.dev/config' in order.",
+  },
   { name: 'nodes', short: 'n', type: 'strings', def: '[]', usage: 'target the specified nodes' },
   { name: 'endpoints', short: 'e', type: 'strings', def: '[]', usage: 'override default endpoints in Talos configuration' },
   { name: 'cluster', short: 'c', type: 'string', def: '', usage: 'Cluster to connect to if a proxy endpoint is used.' },
   { name: 'context', type: 'string', def: '', usage: 'Context to be used in command' },
-  { name: 'siderov1-keys-dir', type: 'string', def: '',
-    usage: "The path to the SideroV1 auth PGP keys directory. Defaults to 'SIDEROV1_KEYS_DIR' env variable if set, otherwise '$HOME/.talos/keys'. Only valid for Contexts that use SideroV1 auth." },
+  {
+    name: 'siderov1-keys-dir',
+    type: 'string',
+    def: '',
+    usage:
+      "The path to the SideroV1 auth PGP keys directory. Defaults to 'SIDEROV1_KEYS_DIR' env variable if set, otherwise '$HOME/.talos/keys'. Only valid for Contexts that use SideroV1 auth.",
+  },
 ];
 
 const choice = (options, lower) => (v) => {
@@ -25,39 +35,89 @@ const PATCH_MODES = ['auto', 'no-reboot', 'reboot', 'staged', 'try'];
 
 // sim: which server-side command implements it; undefined = listed for help/usage, not simulated.
 const TREE = {
-  name: 'talosctl', use: 'talosctl',
+  name: 'talosctl',
+  use: 'talosctl',
   short: 'A CLI for out-of-band management of Kubernetes nodes created by Talos',
   groups: [{ id: 'talos', title: 'Manage running Talos clusters:' }],
   flags: [],
   children: [
     {
-      name: 'etcd', use: 'etcd', short: 'Manage etcd', global: true, group: 'talos', flags: [],
+      name: 'etcd',
+      use: 'etcd',
+      short: 'Manage etcd',
+      global: true,
+      group: 'talos',
+      flags: [],
       children: [
         {
-          name: 'alarm', use: 'alarm', short: 'Manage etcd alarms', flags: [],
+          name: 'alarm',
+          use: 'alarm',
+          short: 'Manage etcd alarms',
+          flags: [],
           children: [
             { name: 'disarm', use: 'disarm', short: 'Disarm the etcd alarms for the node.', args: ['none'], flags: [] },
             { name: 'list', use: 'list', short: 'List the etcd alarms for the node.', args: ['none'], flags: [], sim: 'etcd-alarm-list' },
           ],
         },
         { name: 'defrag', use: 'defrag', short: 'Defragment etcd database on the node', args: ['none'], flags: [] },
-        { name: 'downgrade', use: 'downgrade', short: 'Manage etcd storage system downgrades', flags: [], children: [
-          { name: 'cancel', use: 'cancel', short: 'Cancel etcd storage system downgrade.', args: ['none'], flags: [] },
-          { name: 'enable', use: 'enable <version>', short: 'Enable etcd storage system downgrade to the specified version.', args: ['exact', 1], flags: [] },
-          { name: 'validate', use: 'validate <version>', short: 'Validate if the etcd storage system can be downgraded to the specified version.', args: ['exact', 1], flags: [] },
-        ] },
-        { name: 'forfeit-leadership', use: 'forfeit-leadership', short: 'Tell node to forfeit etcd cluster leadership', args: ['none'], flags: [] },
+        {
+          name: 'downgrade',
+          use: 'downgrade',
+          short: 'Manage etcd storage system downgrades',
+          flags: [],
+          children: [
+            { name: 'cancel', use: 'cancel', short: 'Cancel etcd storage system downgrade.', args: ['none'], flags: [] },
+            {
+              name: 'enable',
+              use: 'enable <version>',
+              short: 'Enable etcd storage system downgrade to the specified version.',
+              args: ['exact', 1],
+              flags: [],
+            },
+            {
+              name: 'validate',
+              use: 'validate <version>',
+              short: 'Validate if the etcd storage system can be downgraded to the specified version.',
+              args: ['exact', 1],
+              flags: [],
+            },
+          ],
+        },
+        {
+          name: 'forfeit-leadership',
+          use: 'forfeit-leadership',
+          short: 'Tell node to forfeit etcd cluster leadership',
+          args: ['none'],
+          flags: [],
+        },
         { name: 'leave', use: 'leave', short: 'Tell nodes to leave etcd cluster', args: ['none'], flags: [] },
         { name: 'members', use: 'members', short: 'Get the list of etcd cluster members', args: ['none'], flags: [] },
-        { name: 'remove-member', use: 'remove-member <member ID>', short: 'Remove the node from etcd cluster', args: ['exact', 1], flags: [] },
+        {
+          name: 'remove-member',
+          use: 'remove-member <member ID>',
+          short: 'Remove the node from etcd cluster',
+          args: ['exact', 1],
+          flags: [],
+        },
         { name: 'snapshot', use: 'snapshot <path>', short: 'Stream snapshot of the etcd node to the path.', args: ['exact', 1], flags: [] },
-        { name: 'status', use: 'status', short: 'Get the status of etcd cluster member',
+        {
+          name: 'status',
+          use: 'status',
+          short: 'Get the status of etcd cluster member',
           long: 'Returns the status of etcd member on the node, use multiple nodes to get status of all members.',
-          args: ['none'], flags: [], sim: 'etcd-status' },
+          args: ['none'],
+          flags: [],
+          sim: 'etcd-status',
+        },
       ],
     },
     {
-      name: 'get', use: 'get <type> [<id>]', aliases: ['g'], global: true, group: 'talos', sim: 'get',
+      name: 'get',
+      use: 'get <type> [<id>]',
+      aliases: ['g'],
+      global: true,
+      group: 'talos',
+      sim: 'get',
       short: "Get a specific resource or list of resources (use 'talosctl get rd' to see all available resource types).",
       long: "Similar to 'kubectl get', 'talosctl get' returns a set of resources from the OS.\nTo get a list of all available resource definitions, issue 'talosctl get rd'",
       args: ['range', 1, 2],
@@ -65,77 +125,235 @@ const TREE = {
         { name: 'namespace', type: 'string', def: '', usage: 'resource namespace (default is to use default namespace per resource)' },
         { name: 'output', short: 'o', type: 'string', def: 'table', usage: 'output mode (json, table, yaml, jsonpath)' },
         { name: 'watch', short: 'w', type: 'bool', def: 'false', usage: 'watch resource changes' },
-        { name: 'insecure', short: 'i', type: 'bool', def: 'false', usage: 'get resources using the insecure (encrypted with no auth) maintenance service' },
+        {
+          name: 'insecure',
+          short: 'i',
+          type: 'bool',
+          def: 'false',
+          usage: 'get resources using the insecure (encrypted with no auth) maintenance service',
+        },
       ],
     },
     {
-      name: 'image', use: 'image', aliases: ['images'], short: 'Manage container images', global: true, group: 'talos', args: ['none'],
+      name: 'image',
+      use: 'image',
+      aliases: ['images'],
+      short: 'Manage container images',
+      global: true,
+      group: 'talos',
+      args: ['none'],
       persistent: [
-        { name: 'namespace', type: 'string', def: 'cri',
-          usage: 'namespace to use: "system" (etcd and kubelet images), "cri" for all Kubernetes workloads, "inmem" for in-memory containerd instance' },
+        {
+          name: 'namespace',
+          type: 'string',
+          def: 'cri',
+          usage:
+            'namespace to use: "system" (etcd and kubelet images), "cri" for all Kubernetes workloads, "inmem" for in-memory containerd instance',
+        },
       ],
       flags: [],
       children: [
-        { name: 'cache-cert-gen', use: 'cache-cert-gen', short: 'Generate TLS certificates and CA patch required for securing image cache to Talos communication', args: ['none'], flags: [] },
-        { name: 'cache-create', use: 'cache-create', short: 'Create a cache of images in OCI format into a directory', args: ['none'], flags: [] },
-        { name: 'cache-serve', use: 'cache-serve', short: 'Serve an OCI image cache directory over HTTP(S) as a container registry', args: ['none'], flags: [] },
-        { name: 'k8s-bundle', use: 'k8s-bundle', aliases: ['default'], short: 'List the default Kubernetes images used by Talos', flags: [] },
-        { name: 'list', use: 'list', aliases: ['l', 'ls'], short: "List images in the machine's container runtime", args: ['none'], flags: [] },
-        { name: 'pull', use: 'pull <image>', aliases: ['p'], short: "Pull an image into the machine's container runtime", args: ['exact', 1], flags: [], sim: 'image-pull' },
-        { name: 'remove', use: 'remove <image>', aliases: ['rm'], short: "Remove an image from the machine's container runtime", args: ['exact', 1], flags: [], sim: 'image-remove' },
-        { name: 'talos-bundle', use: 'talos-bundle [talos-version]', short: 'List the default system images and extensions used for Talos', flags: [] },
+        {
+          name: 'cache-cert-gen',
+          use: 'cache-cert-gen',
+          short: 'Generate TLS certificates and CA patch required for securing image cache to Talos communication',
+          args: ['none'],
+          flags: [],
+        },
+        {
+          name: 'cache-create',
+          use: 'cache-create',
+          short: 'Create a cache of images in OCI format into a directory',
+          args: ['none'],
+          flags: [],
+        },
+        {
+          name: 'cache-serve',
+          use: 'cache-serve',
+          short: 'Serve an OCI image cache directory over HTTP(S) as a container registry',
+          args: ['none'],
+          flags: [],
+        },
+        {
+          name: 'k8s-bundle',
+          use: 'k8s-bundle',
+          aliases: ['default'],
+          short: 'List the default Kubernetes images used by Talos',
+          flags: [],
+        },
+        {
+          name: 'list',
+          use: 'list',
+          aliases: ['l', 'ls'],
+          short: "List images in the machine's container runtime",
+          args: ['none'],
+          flags: [],
+        },
+        {
+          name: 'pull',
+          use: 'pull <image>',
+          aliases: ['p'],
+          short: "Pull an image into the machine's container runtime",
+          args: ['exact', 1],
+          flags: [],
+          sim: 'image-pull',
+        },
+        {
+          name: 'remove',
+          use: 'remove <image>',
+          aliases: ['rm'],
+          short: "Remove an image from the machine's container runtime",
+          args: ['exact', 1],
+          flags: [],
+          sim: 'image-remove',
+        },
+        {
+          name: 'talos-bundle',
+          use: 'talos-bundle [talos-version]',
+          short: 'List the default system images and extensions used for Talos',
+          flags: [],
+        },
       ],
     },
     {
-      name: 'list', use: 'list [path]', aliases: ['ls'], short: 'Retrieve a directory listing', global: true, group: 'talos', sim: 'ls',
+      name: 'list',
+      use: 'list [path]',
+      aliases: ['ls'],
+      short: 'Retrieve a directory listing',
+      global: true,
+      group: 'talos',
+      sim: 'ls',
       args: ['max', 1],
       flags: [
         { name: 'long', short: 'l', type: 'bool', def: 'false', usage: 'display additional file details' },
         { name: 'recurse', short: 'r', type: 'bool', def: 'false', usage: 'recurse into subdirectories' },
         { name: 'humanize', short: 'H', type: 'bool', def: 'false', usage: 'humanize size and time in the output' },
         { name: 'depth', short: 'd', type: 'int32', def: '1', usage: 'maximum recursion depth' },
-        { name: 'type', short: 't', type: 'strings', def: '[]', usage: 'filter by specified types:\nf\tregular file\nd\tdirectory\nl, L\tsymbolic link' },
+        {
+          name: 'type',
+          short: 't',
+          type: 'strings',
+          def: '[]',
+          usage: 'filter by specified types:\nf\tregular file\nd\tdirectory\nl, L\tsymbolic link',
+        },
       ],
     },
     {
-      name: 'patch', use: 'patch machineconfig', short: 'Patch machine configuration of a Talos node with a local patch.',
-      global: true, group: 'talos', sim: 'patch', args: ['range', 1, 2],
+      name: 'patch',
+      use: 'patch machineconfig',
+      short: 'Patch machine configuration of a Talos node with a local patch.',
+      global: true,
+      group: 'talos',
+      sim: 'patch',
+      args: ['range', 1, 2],
       flags: [
         { name: 'namespace', type: 'string', def: '', usage: 'resource namespace (default is to use default namespace per resource)' },
         { name: 'patch-file', type: 'string', def: '', usage: 'a file containing a patch to be applied to the resource.' },
-        { name: 'patch', short: 'p', type: 'stringArray', def: '[]', usage: 'the patch to be applied to the resource file, use @file to read a patch from file.' },
+        {
+          name: 'patch',
+          short: 'p',
+          type: 'stringArray',
+          def: '[]',
+          usage: 'the patch to be applied to the resource file, use @file to read a patch from file.',
+        },
         { name: 'dry-run', type: 'bool', def: 'false', usage: 'print the change summary and patch preview without applying the changes' },
-        { name: 'timeout', type: 'duration', def: '1m0s', usage: 'the config will be rolled back after specified timeout (if try mode is selected)' },
-        { name: 'mode', short: 'm', type: 'custom', typeName: PATCH_MODES.join(', '), def: 'auto', usage: 'apply config mode',
-          parse: (v) => { if (!PATCH_MODES.includes(v)) throw new Error(`possible options are: ${PATCH_MODES.join(', ')}`); return v; } },
+        {
+          name: 'timeout',
+          type: 'duration',
+          def: '1m0s',
+          usage: 'the config will be rolled back after specified timeout (if try mode is selected)',
+        },
+        {
+          name: 'mode',
+          short: 'm',
+          type: 'custom',
+          typeName: PATCH_MODES.join(', '),
+          def: 'auto',
+          usage: 'apply config mode',
+          parse: (v) => {
+            if (!PATCH_MODES.includes(v)) throw new Error(`possible options are: ${PATCH_MODES.join(', ')}`);
+            return v;
+          },
+        },
       ],
     },
     {
-      name: 'read', use: 'read <path>', aliases: ['cat'], short: 'Read a file on the machine', global: true, group: 'talos', sim: 'read',
-      args: ['exact', 1], flags: [],
+      name: 'read',
+      use: 'read <path>',
+      aliases: ['cat'],
+      short: 'Read a file on the machine',
+      global: true,
+      group: 'talos',
+      sim: 'read',
+      args: ['exact', 1],
+      flags: [],
     },
     {
-      name: 'reboot', use: 'reboot', short: 'Reboot a node', global: true, group: 'talos', sim: 'reboot', args: ['none'],
+      name: 'reboot',
+      use: 'reboot',
+      short: 'Reboot a node',
+      global: true,
+      group: 'talos',
+      sim: 'reboot',
+      args: ['none'],
       flags: [
-        { name: 'progress', type: 'string', def: 'auto', usage: 'output mode for upgrade progress. Values: [auto plain]', parse: choice(['auto', 'plain'], true) },
-        { name: 'mode', short: 'm', type: 'string', def: 'default',
+        {
+          name: 'progress',
+          type: 'string',
+          def: 'auto',
+          usage: 'output mode for upgrade progress. Values: [auto plain]',
+          parse: choice(['auto', 'plain'], true),
+        },
+        {
+          name: 'mode',
+          short: 'm',
+          type: 'string',
+          def: 'default',
           usage: 'select the reboot mode during upgrade. Mode "powercycle" bypasses kexec. Values: [default force powercycle]',
-          parse: choice(['default', 'force', 'powercycle'], true) },
+          parse: choice(['default', 'force', 'powercycle'], true),
+        },
         { name: 'drain', type: 'bool', def: 'false', usage: 'drain the Kubernetes node before rebooting (cordon + evict pods)' },
         { name: 'drain-timeout', type: 'duration', def: '5m0s', usage: 'timeout for draining the Kubernetes node' },
-        { name: 'wait', type: 'bool', def: 'true', usage: 'wait for the operation to complete, tracking its progress. always set to true when --debug is set' },
-        { name: 'debug', type: 'bool', def: 'false', usage: 'debug operation from kernel logs. --wait is set to true when this flag is set' },
-        { name: 'timeout', type: 'duration', def: '30m0s', usage: 'time to wait for the operation is complete if --debug or --wait is set' },
+        {
+          name: 'wait',
+          type: 'bool',
+          def: 'true',
+          usage: 'wait for the operation to complete, tracking its progress. always set to true when --debug is set',
+        },
+        {
+          name: 'debug',
+          type: 'bool',
+          def: 'false',
+          usage: 'debug operation from kernel logs. --wait is set to true when this flag is set',
+        },
+        {
+          name: 'timeout',
+          type: 'duration',
+          def: '30m0s',
+          usage: 'time to wait for the operation is complete if --debug or --wait is set',
+        },
       ],
     },
     {
-      name: 'service', use: 'service [<id> [start|stop|restart|status]]', aliases: ['services'], global: true, group: 'talos', sim: 'service',
+      name: 'service',
+      use: 'service [<id> [start|stop|restart|status]]',
+      aliases: ['services'],
+      global: true,
+      group: 'talos',
+      sim: 'service',
       short: 'Retrieve the state of a service (or all services), control service state',
       long: "Service control command. If run without arguments, lists all the services and their state.\nIf service ID is specified, default action 'status' is executed which shows status of a single list service.\nWith actions 'start', 'stop', 'restart', service state is updated respectively.",
-      args: ['max', 2], flags: [],
+      args: ['max', 2],
+      flags: [],
     },
     {
-      name: 'version', use: 'version', short: 'Prints the version', global: true, group: 'talos', sim: 'version', args: ['none'],
+      name: 'version',
+      use: 'version',
+      short: 'Prints the version',
+      global: true,
+      group: 'talos',
+      sim: 'version',
+      args: ['none'],
       flags: [
         { name: 'short', type: 'bool', def: 'false', usage: 'Print the short version' },
         { name: 'client', type: 'bool', def: 'false', usage: 'Print client version only' },
@@ -156,7 +374,7 @@ const TREE = {
 })(TREE, null);
 
 const path = (c) => (c.parent ? `${path(c.parent)} ${c.name}` : c.name);
-const runnable = (c) => Boolean(c.sim) || (c.children.length === 0);
+const runnable = (c) => Boolean(c.sim) || c.children.length === 0;
 const helpFlag = (c) => ({ name: 'help', short: 'h', type: 'bool', def: 'false', usage: `help for ${c.name}` });
 const inherited = (c) => {
   const out = [];
@@ -175,20 +393,30 @@ function goQuote(s) {
 
 function defaultIsZero(f) {
   switch (f.type) {
-    case 'bool': return f.def === 'false' || f.def === '';
-    case 'duration': return f.def === '0' || f.def === '0s';
-    case 'int32': return f.def === '0';
-    case 'string': return f.def === '';
-    case 'strings': case 'stringArray': return f.def === '[]';
-    default: return ['false', '<nil>', '', '0'].includes(f.def);
+    case 'bool':
+      return f.def === 'false' || f.def === '';
+    case 'duration':
+      return f.def === '0' || f.def === '0s';
+    case 'int32':
+      return f.def === '0';
+    case 'string':
+      return f.def === '';
+    case 'strings':
+    case 'stringArray':
+      return f.def === '[]';
+    default:
+      return ['false', '<nil>', '', '0'].includes(f.def);
   }
 }
 
 function varName(f) {
   switch (f.type) {
-    case 'bool': return '';
-    case 'custom': return f.typeName;
-    default: return f.type;
+    case 'bool':
+      return '';
+    case 'custom':
+      return f.typeName;
+    default:
+      return f.type;
   }
 }
 
@@ -210,7 +438,10 @@ function flagUsages(flags) {
   let out = '';
   for (const line of lines) {
     const sidx = line.indexOf('\u0000');
-    const rest = line.slice(sidx + 1).split('\n').join(`\n${' '.repeat(maxlen + 2)}`);
+    const rest = line
+      .slice(sidx + 1)
+      .split('\n')
+      .join(`\n${' '.repeat(maxlen + 2)}`);
     out += `${line.slice(0, sidx)} ${' '.repeat(maxlen - sidx)} ${rest}\n`;
   }
   return out;
@@ -238,10 +469,12 @@ function usageString(c) {
   if (c.aliases.length) s += `\n\nAliases:\n  ${[c.name, ...c.aliases].join(', ')}`;
   if (subs.length) {
     // The root lists cobra's own `completion` and `help` under "Additional Commands"; groupless.
-    const extra = c.parent ? [] : [
-      { name: 'completion', short: 'Generate the autocompletion script for the specified shell' },
-      { name: 'help', short: 'Help about any command' },
-    ];
+    const extra = c.parent
+      ? []
+      : [
+          { name: 'completion', short: 'Generate the autocompletion script for the specified shell' },
+          { name: 'help', short: 'Help about any command' },
+        ];
     const all = [...subs, ...extra];
     const padding = Math.max(11, ...all.map((x) => x.name.length));
     if (c.groups) {
@@ -287,7 +520,8 @@ function stripFlags(args, c) {
     const s = a.shift();
     if (s === '--') break;
     const longNoEq = s.startsWith('--') && !s.includes('=') && flagTakesValue(flags, s.slice(2), false);
-    const shortNoEq = !s.startsWith('--') && s.startsWith('-') && !s.includes('=') && s.length === 2 && flagTakesValue(flags, s.slice(1), true);
+    const shortNoEq =
+      !s.startsWith('--') && s.startsWith('-') && !s.includes('=') && s.length === 2 && flagTakesValue(flags, s.slice(1), true);
     if (longNoEq || shortNoEq) {
       if (a.length <= 1) break;
       a.shift();
@@ -304,8 +538,14 @@ function argsMinusFirstX(args, x, c) {
   for (let pos = 0; pos < args.length; pos++) {
     const s = args[pos];
     if (s === '--') break;
-    if (s.startsWith('--') && !s.includes('=') && flagTakesValue(flags, s.slice(2), false)) { pos++; continue; }
-    if (!s.startsWith('--') && s.startsWith('-') && !s.includes('=') && s.length === 2 && flagTakesValue(flags, s.slice(1), true)) { pos++; continue; }
+    if (s.startsWith('--') && !s.includes('=') && flagTakesValue(flags, s.slice(2), false)) {
+      pos++;
+      continue;
+    }
+    if (!s.startsWith('--') && s.startsWith('-') && !s.includes('=') && s.length === 2 && flagTakesValue(flags, s.slice(1), true)) {
+      pos++;
+      continue;
+    }
     if (s === x) return [...args.slice(0, pos), ...args.slice(pos + 1)];
   }
   return args;
@@ -346,9 +586,12 @@ function parseDuration(s) {
   const orig = s;
   if (s === '0') return 0;
   let neg = false;
-  if (s[0] === '-' || s[0] === '+') { neg = s[0] === '-'; s = s.slice(1); }
+  if (s[0] === '-' || s[0] === '+') {
+    neg = s[0] === '-';
+    s = s.slice(1);
+  }
   if (s === '') throw new Error(`time: invalid duration ${goQuote(orig)}`);
-  const units = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+  const units = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
   let total = 0;
   const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
   while (s.length) {
@@ -369,7 +612,20 @@ function setFlag(f, value, values) {
   try {
     switch (f.type) {
       case 'bool': {
-        const v = { '1': true, t: true, T: true, TRUE: true, true: true, True: true, '0': false, f: false, F: false, FALSE: false, false: false, False: false }[value];
+        const v = {
+          1: true,
+          t: true,
+          T: true,
+          TRUE: true,
+          true: true,
+          True: true,
+          0: false,
+          f: false,
+          F: false,
+          FALSE: false,
+          false: false,
+          False: false,
+        }[value];
         if (v === undefined) throw new Error(`strconv.ParseBool: parsing ${goQuote(value)}: invalid syntax`);
         values[f.name] = v;
         break;
@@ -402,11 +658,17 @@ function setFlag(f, value, values) {
 
 function defaultValue(f) {
   switch (f.type) {
-    case 'bool': return f.def === 'true';
-    case 'int32': return Number(f.def);
-    case 'duration': return parseDuration(f.def);
-    case 'strings': case 'stringArray': return [];
-    default: return f.def;
+    case 'bool':
+      return f.def === 'true';
+    case 'int32':
+      return Number(f.def);
+    case 'duration':
+      return parseDuration(f.def);
+    case 'strings':
+    case 'stringArray':
+      return [];
+    default:
+      return f.def;
   }
 }
 
@@ -419,14 +681,23 @@ function parseFlags(c, args) {
   const a = [...args];
   while (a.length) {
     const s = a.shift();
-    if (s.length === 0 || s[0] !== '-' || s.length === 1) { positional.push(s); continue; }
+    if (s.length === 0 || s[0] !== '-' || s.length === 1) {
+      positional.push(s);
+      continue;
+    }
     if (s[1] === '-') {
-      if (s.length === 2) { positional.push(...a); break; }
+      if (s.length === 2) {
+        positional.push(...a);
+        break;
+      }
       let name = s.slice(2);
       if (name.length === 0 || name[0] === '-' || name[0] === '=') throw new Error(`bad flag syntax: ${s}`);
       const eq = name.indexOf('=');
       let value;
-      if (eq >= 0) { value = name.slice(eq + 1); name = name.slice(0, eq); }
+      if (eq >= 0) {
+        value = name.slice(eq + 1);
+        name = name.slice(0, eq);
+      }
       const f = flags.find((x) => x.name === name);
       if (!f) throw new Error(`unknown flag: --${name}`);
       if (value === undefined) {
@@ -443,10 +714,14 @@ function parseFlags(c, args) {
         if (!f) throw new Error(`unknown shorthand flag: '${ch}' in -${shorts}`);
         let value;
         let rest = shorts.slice(1);
-        if (shorts.length > 2 && shorts[1] === '=') { value = shorts.slice(2); rest = ''; }
-        else if (f.type === 'bool') value = 'true';
-        else if (shorts.length > 1) { value = shorts.slice(1); rest = ''; }
-        else if (a.length) value = a.shift();
+        if (shorts.length > 2 && shorts[1] === '=') {
+          value = shorts.slice(2);
+          rest = '';
+        } else if (f.type === 'bool') value = 'true';
+        else if (shorts.length > 1) {
+          value = shorts.slice(1);
+          rest = '';
+        } else if (a.length) value = a.shift();
         else throw new Error(`flag needs an argument: '${ch}' in -${shorts}`);
         setFlag(f, value, values);
         shorts = rest;

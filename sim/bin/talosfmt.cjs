@@ -65,13 +65,21 @@ function localParts(unixSec, tz) {
   const d = new Date(unixSec * 1000);
   if (tz === 'UTC' || tz === '' || tz === 'Etc/UTC' || tz === ':UTC') {
     return {
-      year: d.getUTCFullYear(), month: d.getUTCMonth(), day: d.getUTCDate(),
-      hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(),
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth(),
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      second: d.getUTCSeconds(),
     };
   }
   return {
-    year: d.getFullYear(), month: d.getMonth(), day: d.getDate(),
-    hour: d.getHours(), minute: d.getMinutes(), second: d.getSeconds(),
+    year: d.getFullYear(),
+    month: d.getMonth(),
+    day: d.getDate(),
+    hour: d.getHours(),
+    minute: d.getMinutes(),
+    second: d.getSeconds(),
   };
 }
 
@@ -99,19 +107,33 @@ const MONTH = 30 * DAY;
 const YEAR = 12 * MONTH;
 // go-humanize's defaultMagnitudes: [upper bound, format, divisor]
 const MAGNITUDES = [
-  [SEC, 'now', 1], [2 * SEC, '1 second %s', 1], [60 * SEC, '%d seconds %s', SEC],
-  [120 * SEC, '1 minute %s', 1], [3600 * SEC, '%d minutes %s', 60 * SEC], [7200 * SEC, '1 hour %s', 1],
-  [DAY, '%d hours %s', 3600 * SEC], [2 * DAY, '1 day %s', 1], [7 * DAY, '%d days %s', DAY],
-  [14 * DAY, '1 week %s', 1], [MONTH, '%d weeks %s', 7 * DAY], [2 * MONTH, '1 month %s', 1],
-  [YEAR, '%d months %s', MONTH], [18 * MONTH, '1 year %s', 1], [2 * YEAR, '2 years %s', 1],
-  [37 * YEAR, '%d years %s', YEAR], [Infinity, 'a long while %s', 1],
+  [SEC, 'now', 1],
+  [2 * SEC, '1 second %s', 1],
+  [60 * SEC, '%d seconds %s', SEC],
+  [120 * SEC, '1 minute %s', 1],
+  [3600 * SEC, '%d minutes %s', 60 * SEC],
+  [7200 * SEC, '1 hour %s', 1],
+  [DAY, '%d hours %s', 3600 * SEC],
+  [2 * DAY, '1 day %s', 1],
+  [7 * DAY, '%d days %s', DAY],
+  [14 * DAY, '1 week %s', 1],
+  [MONTH, '%d weeks %s', 7 * DAY],
+  [2 * MONTH, '1 month %s', 1],
+  [YEAR, '%d months %s', MONTH],
+  [18 * MONTH, '1 year %s', 1],
+  [2 * YEAR, '2 years %s', 1],
+  [37 * YEAR, '%d years %s', YEAR],
+  [Infinity, 'a long while %s', 1],
 ];
 
 /** go-humanize Time(then): relative to nowMs, "ago" or "from now". */
 function humanizeTimeText(unixSec, nowMs) {
   let diff = nowMs - unixSec * 1000;
   let label = 'ago';
-  if (diff < 0) { diff = -diff; label = 'from now'; }
+  if (diff < 0) {
+    diff = -diff;
+    label = 'from now';
+  }
   const mag = MAGNITUDES.find((m) => m[0] > diff) || MAGNITUDES[MAGNITUDES.length - 1];
   return mag[1].replace('%d', String(Math.trunc(diff / mag[2]))).replace('%s', label);
 }

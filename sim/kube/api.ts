@@ -47,9 +47,13 @@ export type PatchType = 'json' | 'merge' | 'strategic';
 
 export function patchTypeOf(contentType: string | undefined): PatchType | undefined {
   const t = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return ({ 'application/json-patch+json': 'json', 'application/merge-patch+json': 'merge', 'application/strategic-merge-patch+json': 'strategic' } as const)[
-    t as 'application/json-patch+json'
-  ];
+  return (
+    {
+      'application/json-patch+json': 'json',
+      'application/merge-patch+json': 'merge',
+      'application/strategic-merge-patch+json': 'strategic',
+    } as const
+  )[t as 'application/json-patch+json'];
 }
 
 /** What the twin's controllers contribute to request handling. */
@@ -88,7 +92,9 @@ export class Api {
     const metadata: Record<string, unknown> = { resourceVersion: String(this.store.revision) };
     if (q.limit && q.limit > 0 && items.length > q.limit) {
       const last = items[q.limit - 1];
-      metadata.continue = Buffer.from(JSON.stringify({ rv: this.store.revision, start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64');
+      metadata.continue = Buffer.from(
+        JSON.stringify({ rv: this.store.revision, start: `${last.metadata.namespace ?? ''}/${last.metadata.name}` }),
+      ).toString('base64');
       metadata.remainingItemCount = items.length - q.limit;
       items = items.slice(0, q.limit);
     }
@@ -109,11 +115,19 @@ export class Api {
   /** Decode a full object as the typed codec would; `patched` selects the patch handler's error shape. */
   decode(def: ResourceDef, raw: unknown, mode: 'body' | 'patch', fv: FieldValidation): { obj: any; warnings: string[] } {
     if (!isObject(raw)) {
-      if (mode === 'patch') throw invalidPatch(raw, `json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw} into Go value of type ${def.kind}`);
-      throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw} into Go value of type ${def.kind}`);
+      if (mode === 'patch')
+        throw invalidPatch(raw, `json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw} into Go value of type ${def.kind}`);
+      throw badRequest(
+        `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw} into Go value of type ${def.kind}`,
+      );
     }
-    if (mode === 'body' && ((raw.kind !== undefined && raw.kind !== def.kind) || (raw.apiVersion !== undefined && raw.apiVersion !== apiVersionOf(def)))) {
-      throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the object provided is unrecognized (must be of type ${def.kind}): ${raw.apiVersion}, Kind=${raw.kind}`);
+    if (
+      mode === 'body' &&
+      ((raw.kind !== undefined && raw.kind !== def.kind) || (raw.apiVersion !== undefined && raw.apiVersion !== apiVersionOf(def)))
+    ) {
+      throw badRequest(
+        `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the object provided is unrecognized (must be of type ${def.kind}): ${raw.apiVersion}, Kind=${raw.kind}`,
+      );
     }
     let res;
     try {
@@ -140,7 +154,8 @@ export class Api {
     const { obj, warnings } = this.decode(def, raw, 'body', opts.fieldValidation ?? 'Warn');
     const m = obj.metadata;
     if (def.namespaced) {
-      if (m.namespace && m.namespace !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (m.namespace && m.namespace !== ns)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       m.namespace = ns;
       if (!this.store.peek(R.namespaces, '', ns)) throw notFound(R.namespaces, ns);
     } else {
@@ -148,7 +163,10 @@ export class Api {
     }
     if (m.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     if (!m.name && m.generateName) m.name = m.generateName + randomSuffix();
-    if (!m.name) throw invalid(def.kind, def.group, '', [{ field: 'metadata.name', reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' }]);
+    if (!m.name)
+      throw invalid(def.kind, def.group, '', [
+        { field: 'metadata.name', reason: 'FieldValueRequired', message: 'Required value: name or generateName is required' },
+      ]);
     m.uid = this.store.newUid();
     m.creationTimestamp = nowTime();
     delete m.deletionTimestamp;
@@ -185,7 +203,15 @@ export class Api {
     return { code: 200, body, warnings };
   }
 
-  patch(def: ResourceDef, ns: string, name: string, sub: string | undefined, type: PatchType, body: string, opts: WriteOptions = {}): WriteResult {
+  patch(
+    def: ResourceDef,
+    ns: string,
+    name: string,
+    sub: string | undefined,
+    type: PatchType,
+    body: string,
+    opts: WriteOptions = {},
+  ): WriteResult {
     const old = this.mustGet(def, ns, name);
     let patched: unknown;
     switch (type) {
@@ -198,7 +224,13 @@ export class Api {
           throw e;
         }
         if (ops.length > maxJsonPatchOperations) {
-          throw new ApiError(failure(413, 'RequestEntityTooLarge', `The allowed maximum operations in a JSON patch is ${maxJsonPatchOperations}, got ${ops.length}`));
+          throw new ApiError(
+            failure(
+              413,
+              'RequestEntityTooLarge',
+              `The allowed maximum operations in a JSON patch is ${maxJsonPatchOperations}, got ${ops.length}`,
+            ),
+          );
         }
         try {
           patched = applyJsonPatch(old, ops);
@@ -268,14 +300,24 @@ export class Api {
   }
 
   /** DELETE. Pods terminate gracefully (kubelet finishes them); everything else goes at once. */
-  delete(def: ResourceDef, ns: string, name: string, options: { gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string } } = {}, dryRun = false): { code: number; body: any } {
+  delete(
+    def: ResourceDef,
+    ns: string,
+    name: string,
+    options: { gracePeriodSeconds?: number; preconditions?: { uid?: string; resourceVersion?: string } } = {},
+    dryRun = false,
+  ): { code: number; body: any } {
     const cur = this.mustGet(def, ns, name);
     const pre = options.preconditions ?? {};
     if (pre.uid && pre.uid !== cur.metadata.uid) {
       throw conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
     }
     if (pre.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) {
-      throw conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`);
+      throw conflict(
+        def,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+      );
     }
     if (dryRun) return { code: 200, body: def.returnDeleted ? cur : success(200, deletedDetails(def, cur)) };
     if (def === R.pods) return { code: 200, body: this.deletePod(ns, name, options.gracePeriodSeconds) };
@@ -318,7 +360,17 @@ export class Api {
       .list(R.poddisruptionbudgets, ns)
       .filter((b) => !labelSelectorIsEmpty(b.spec?.selector) && matchLabelSelector(b.spec?.selector, pod.metadata.labels));
     if (pdbs.length > 1) {
-      return { code: 500, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.', code: 500 } as Status };
+      return {
+        code: 500,
+        body: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+          code: 500,
+        } as Status,
+      };
     }
     if (pdbs.length === 1) {
       const pdb = clone(pdbs[0]);
@@ -326,7 +378,9 @@ export class Api {
       if ((st.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0)) {
         throw new ApiError(
           failure(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
-            causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.` }],
+            causes: [
+              { reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.` },
+            ],
             retryAfterSeconds: 10,
           }),
           { 'Retry-After': '10' },
@@ -336,7 +390,12 @@ export class Api {
         // No retryAfterSeconds, hence no Retry-After header: drain prints the message and sleeps 5 s itself.
         throw new ApiError(
           failure(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
-            causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy ?? 0} healthy pods and has ${st.currentHealthy ?? 0} currently` }],
+            causes: [
+              {
+                reason: 'DisruptionBudget',
+                message: `The disruption budget ${pdb.metadata.name} needs ${st.desiredHealthy ?? 0} healthy pods and has ${st.currentHealthy ?? 0} currently`,
+              },
+            ],
           }),
         );
       }
@@ -358,14 +417,17 @@ function checkName(obj: any, name: string, ns: string): void {
   const objName = obj.metadata?.name ?? '';
   if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
   const objNs = obj.metadata?.namespace;
-  if (ns && objNs && objNs !== ns) throw badRequest(`the namespace of the object (${objNs}) does not match the namespace on the request (${ns})`);
+  if (ns && objNs && objNs !== ns)
+    throw badRequest(`the namespace of the object (${objNs}) does not match the namespace on the request (${ns})`);
   if (ns) obj.metadata.namespace = ns;
 }
 
 /** The patch handler's answer when the patched JSON no longer decodes into the type. */
 function invalidPatch(patched: unknown, why: string): ApiError {
   const msg = `Invalid value: ${JSON.stringify(goJson(patched))}: ${why}`;
-  return new ApiError(failure(422, 'Invalid', ` "" is invalid: patch: ${msg}`, { causes: [{ reason: 'FieldValueInvalid', message: msg, field: 'patch' }] }));
+  return new ApiError(
+    failure(422, 'Invalid', ` "" is invalid: patch: ${msg}`, { causes: [{ reason: 'FieldValueInvalid', message: msg, field: 'patch' }] }),
+  );
 }
 
 /** kind, apiVersion, metadata, then the rest: Go's field order, so stored JSON reads naturally. */

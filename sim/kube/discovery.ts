@@ -91,7 +91,9 @@ export function openapiGroupVersion(path: string) {
         { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
         { name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } },
       ],
-      responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } } },
+      responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } },
+      },
       'x-kubernetes-action': verb === 'patch' ? 'patch' : 'put',
       'x-kubernetes-group-version-kind': gvk,
     });

@@ -105,7 +105,14 @@ export class HttpFront {
     });
   }
 
-  private send(req: IncomingMessage, res: ServerResponse, code: number, body: unknown, at: number, headers: Record<string, string | string[]> = {}): void {
+  private send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    code: number,
+    body: unknown,
+    at: number,
+    headers: Record<string, string | string[]> = {},
+  ): void {
     const s = goJson(body);
     res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(s), ...headers });
     res.end(s);
@@ -117,7 +124,11 @@ export class HttpFront {
   }
 
   private sendText(req: IncomingMessage, res: ServerResponse, code: number, text: string, at: number): void {
-    res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(text) });
+    res.writeHead(code, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Length': Buffer.byteLength(text),
+    });
     res.end(text);
     this.record(req, code, at);
   }
@@ -226,21 +237,35 @@ export class HttpFront {
     this.resource(req, res, method, r, q, body, at);
   }
 
-  private resource(req: IncomingMessage, res: ServerResponse, method: string, r: Route, q: URLSearchParams, body: Buffer, at: number): void {
+  private resource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    r: Route,
+    q: URLSearchParams,
+    body: Buffer,
+    at: number,
+  ): void {
     const { def, ns, name, sub } = r;
     const api = this.api;
     const fv = q.get('fieldValidation');
-    if (fv && !fieldValidations.has(fv)) throw new ApiError(failure(400, 'BadRequest', `fieldValidation ${fv} is invalid: must be one of "Ignore", "Warn", or "Strict"`));
+    if (fv && !fieldValidations.has(fv))
+      throw new ApiError(failure(400, 'BadRequest', `fieldValidation ${fv} is invalid: must be one of "Ignore", "Warn", or "Strict"`));
     const opts = { dryRun: q.getAll('dryRun').includes('All'), fieldValidation: (fv ?? undefined) as FieldValidation | undefined };
     const table = wantsTable(req.headers.accept);
-    const reply = (w: WriteResult) => this.send(req, res, w.code, w.body, at, w.warnings.length ? { Warning: w.warnings.map(warningHeader) } : {});
+    const reply = (w: WriteResult) =>
+      this.send(req, res, w.code, w.body, at, w.warnings.length ? { Warning: w.warnings.map(warningHeader) } : {});
 
     if (!name) {
       if (method === 'GET') {
         const query = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector') };
         if (q.get('watch') === 'true' || q.get('watch') === '1') {
           const t = Number(q.get('timeoutSeconds') ?? 0);
-          this.watches.serve(req, res, def, ns, { ...query, resourceVersion: q.get('resourceVersion'), timeoutSeconds: Number.isFinite(t) ? t : 0 });
+          this.watches.serve(req, res, def, ns, {
+            ...query,
+            resourceVersion: q.get('resourceVersion'),
+            timeoutSeconds: Number.isFinite(t) ? t : 0,
+          });
           this.record(req, 200, at);
           return;
         }

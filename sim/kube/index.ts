@@ -266,7 +266,14 @@ export class KubeSim implements KubeNodeHooks {
     const ownerReferences: any[] = [];
     if (spec.owner) {
       const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container);
-      ownerReferences.push({ apiVersion: 'apps/v1', kind: spec.owner.kind, name: spec.owner.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true });
+      ownerReferences.push({
+        apiVersion: 'apps/v1',
+        kind: spec.owner.kind,
+        name: spec.owner.name,
+        uid: owner.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      });
     }
     const annotations: Record<string, string> = {};
     let tolerations: any[] | undefined;
@@ -313,7 +320,10 @@ export class KubeSim implements KubeNodeHooks {
         selector: { matchLabels: labels },
         template: { metadata: { labels }, spec: { containers: [container] } },
       },
-      status: kind === 'DaemonSet' ? { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 } : { replicas: 1, readyReplicas: 1, observedGeneration: 1 },
+      status:
+        kind === 'DaemonSet'
+          ? { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 }
+          : { replicas: 1, readyReplicas: 1, observedGeneration: 1 },
     };
     return this.ctx.api.create(def, ns, body).body;
   }
@@ -335,7 +345,8 @@ export class KubeSim implements KubeNodeHooks {
   }
 
   setPdbAllowed(namespace: string, name: string, disruptionsAllowed: number): void {
-    if (!this.ctx.store.peek(R.poddisruptionbudgets, namespace, name)) throw new Error(`poddisruptionbudget ${namespace}/${name} not found`);
+    if (!this.ctx.store.peek(R.poddisruptionbudgets, namespace, name))
+      throw new Error(`poddisruptionbudget ${namespace}/${name} not found`);
     this.workloads.pdbBudget.set(`${namespace}/${name}`, disruptionsAllowed);
     this.workloads.recomputePdbs(namespace);
   }
@@ -372,7 +383,14 @@ export class KubeSim implements KubeNodeHooks {
         return;
       }
       const field = kind === 'label' ? 'labels' : 'annotations';
-      this.ctx.api.patch(R.nodes, '', name, undefined, 'strategic', JSON.stringify({ metadata: { [field]: { 'sim.kube/churn': String(i) } } }));
+      this.ctx.api.patch(
+        R.nodes,
+        '',
+        name,
+        undefined,
+        'strategic',
+        JSON.stringify({ metadata: { [field]: { 'sim.kube/churn': String(i) } } }),
+      );
     });
     return stop;
   }
@@ -389,4 +407,3 @@ export class KubeSim implements KubeNodeHooks {
     return this.requests.filter((r) => isMutating(r.method));
   }
 }
-

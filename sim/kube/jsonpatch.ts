@@ -23,11 +23,15 @@ export function decodeJsonPatch(body: string): Op[] {
     throw new JsonPatchDecodeError(`invalid character in JSON patch: ${(e as Error).message}`);
   }
   if (!Array.isArray(parsed)) {
-    throw new JsonPatchDecodeError(`json: cannot unmarshal ${parsed === null ? 'null' : typeof parsed === 'object' ? 'object' : typeof parsed} into Go value of type jsonpatch.Patch`);
+    throw new JsonPatchDecodeError(
+      `json: cannot unmarshal ${parsed === null ? 'null' : typeof parsed === 'object' ? 'object' : typeof parsed} into Go value of type jsonpatch.Patch`,
+    );
   }
   for (const op of parsed) {
     if (op !== null && !isObject(op)) {
-      throw new JsonPatchDecodeError(`json: cannot unmarshal ${Array.isArray(op) ? 'array' : typeof op} into Go value of type jsonpatch.Operation`);
+      throw new JsonPatchDecodeError(
+        `json: cannot unmarshal ${Array.isArray(op) ? 'array' : typeof op} into Go value of type jsonpatch.Operation`,
+      );
     }
   }
   return parsed as Op[];

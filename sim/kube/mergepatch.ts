@@ -136,7 +136,9 @@ function mergeList(original: unknown[], patch: unknown[], path: string, meta: Sm
   const strat = meta[path];
   if (!strat) {
     // No patch strategy (e.g. spec.taints): the list is replaced as a whole.
-    return patch.filter((e) => !(isObject(e) && e[directive.patch] === 'delete')).map((e) => (isObject(e) ? mergeMap({}, e, path, meta) : e));
+    return patch
+      .filter((e) => !(isObject(e) && e[directive.patch] === 'delete'))
+      .map((e) => (isObject(e) ? mergeMap({}, e, path, meta) : e));
   }
   if (patch.some((e) => isObject(e) && e[directive.patch] === 'replace')) {
     return patch.filter((e) => !(isObject(e) && directive.patch in e)).map((e) => fresh(e, path, meta));

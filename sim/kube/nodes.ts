@@ -220,7 +220,9 @@ export class NodeControllers {
       timers.after(timing.bootDelayMs, () => {
         if (k.boot !== boot || !store.peek(R.nodes, '', name)) return;
         this.writeTaints(name, (ts) =>
-          ts.some((t) => t.key === taintKeys.ciliumAgentNotReady) ? ts : [...ts, { key: taintKeys.ciliumAgentNotReady, effect: 'NoSchedule', timeAdded: nowTime() }],
+          ts.some((t) => t.key === taintKeys.ciliumAgentNotReady)
+            ? ts
+            : [...ts, { key: taintKeys.ciliumAgentNotReady, effect: 'NoSchedule', timeAdded: nowTime() }],
         );
         const node = store.get(R.nodes, '', name)!;
         const at = nowTime();

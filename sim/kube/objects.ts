@@ -41,7 +41,8 @@ const healthy: Record<string, { reason: string; message: string }> = {
 
 export const notReadyCondition = {
   reason: 'KubeletNotReady',
-  message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
+  message:
+    'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
 };
 
 export function nodeConditions(ready: boolean, at: string): any[] {
@@ -108,7 +109,13 @@ export function buildNode(spec: NodeSpecInput, index: number): any {
 }
 
 export function buildNamespace(name: string): any {
-  return { kind: 'Namespace', apiVersion: 'v1', metadata: { name, labels: { 'kubernetes.io/metadata.name': name } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+  return {
+    kind: 'Namespace',
+    apiVersion: 'v1',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name } },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
 }
 
 export function buildServiceAccount(ns: string): any {

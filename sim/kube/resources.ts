@@ -153,7 +153,10 @@ const ServiceAccountSchema = struct('ServiceAccount', {
 });
 
 /** Pods and workloads are only partly typed: the parts the twin reads are, the rest passes through. */
-const openObject = (kind: string, typed: { spec?: Record<string, import('./schema.js').Field>; status?: Record<string, import('./schema.js').Field> } = {}) =>
+const openObject = (
+  kind: string,
+  typed: { spec?: Record<string, import('./schema.js').Field>; status?: Record<string, import('./schema.js').Field> } = {},
+) =>
   struct(kind, {
     ...head,
     spec: o(struct(`${kind}Spec`, typed.spec ?? {}, true)),
@@ -204,7 +207,9 @@ function qualifiedNameErrors(key: string): string[] {
         "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
       );
   } else if (parts.length > 2) {
-    return [`a qualified name ${qualifiedNameMsg.replace('name part ', '')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a qualified name ${qualifiedNameMsg.replace('name part ', '')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > 63) errs.push('name part must be no more than 63 characters');
@@ -237,11 +242,16 @@ function validateNode(obj: any): FieldError[] {
   const errs = metaErrors(obj);
   const seen = new Set<string>();
   (obj.spec?.taints ?? []).forEach((t: any, i: number) => {
-    for (const e of qualifiedNameErrors(t.key)) errs.push({ field: `spec.taints[${i}].key`, message: `Invalid value: ${goValue(t.key)}: ${e}` });
+    for (const e of qualifiedNameErrors(t.key))
+      errs.push({ field: `spec.taints[${i}].key`, message: `Invalid value: ${goValue(t.key)}: ${e}` });
     if (!taintEffects.includes(t.effect)) {
       errs.push(
         t.effect
-          ? { field: `spec.taints[${i}].effect`, reason: 'FieldValueNotSupported', message: `Unsupported value: ${goValue(t.effect)}: supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"` }
+          ? {
+              field: `spec.taints[${i}].effect`,
+              reason: 'FieldValueNotSupported',
+              message: `Unsupported value: ${goValue(t.effect)}: supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`,
+            }
           : { field: `spec.taints[${i}].effect`, reason: 'FieldValueRequired', message: 'Required value' },
       );
     }
@@ -267,7 +277,8 @@ function validateLease(obj: any): FieldError[] {
 function validatePod(obj: any, old: any | undefined): FieldError[] {
   const errs = metaErrors(obj);
   const containers = obj.spec?.containers;
-  if (!Array.isArray(containers) || containers.length === 0) errs.push({ field: 'spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
+  if (!Array.isArray(containers) || containers.length === 0)
+    errs.push({ field: 'spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
   else
     containers.forEach((c: any, i: number) => {
       if (!c?.name) errs.push({ field: `spec.containers[${i}].name`, reason: 'FieldValueRequired', message: 'Required value' });

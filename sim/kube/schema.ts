@@ -43,10 +43,18 @@ export interface NormalizeResult {
   unknown: string[];
 }
 
-const goType: Record<string, string> = { str: 'string', bool: 'bool', int: 'int64', num: 'float64', time: 'v1.Time', mtime: 'v1.MicroTime', qty: 'resource.Quantity' };
+const goType: Record<string, string> = {
+  str: 'string',
+  bool: 'bool',
+  int: 'int64',
+  num: 'float64',
+  time: 'v1.Time',
+  mtime: 'v1.MicroTime',
+  qty: 'resource.Quantity',
+};
 
 function typeError(v: unknown, s: Schema, path: string, structName: string): DecodeError {
-  const t = s.k === 'struct' ? s.name : s.k === 'map' ? 'map[string]' : s.k === 'list' ? '[]' : goType[s.k] ?? s.k;
+  const t = s.k === 'struct' ? s.name : s.k === 'map' ? 'map[string]' : s.k === 'list' ? '[]' : (goType[s.k] ?? s.k);
   const where = path ? `Go struct field ${structName}.${path}` : 'Go value';
   return new DecodeError(`json: cannot unmarshal ${jsonTypeName(v)} into ${where} of type ${t}`);
 }
@@ -64,11 +72,14 @@ const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz
 export function normalizeTime(v: string, micro: boolean): string {
   const m = rfc3339.exec(v);
   const layout = micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
-  if (!m) throw new DecodeError(`parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v)} as "2006"`);
+  if (!m)
+    throw new DecodeError(`parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v)} as "2006"`);
   const frac = m[7] ?? '';
   if (micro && frac.length !== 7) {
     // time.Parse with an explicit .000000 in the layout requires exactly six digits.
-    throw new DecodeError(`parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v.slice(19))} as ".000000"`);
+    throw new DecodeError(
+      `parsing time ${JSON.stringify(v)} as ${JSON.stringify(layout)}: cannot parse ${JSON.stringify(v.slice(19))} as ".000000"`,
+    );
   }
   const base = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[8]!.toUpperCase()}`);
   if (Number.isNaN(base)) throw new DecodeError(`parsing time ${JSON.stringify(v)}: month or day out of range`);
@@ -161,7 +172,9 @@ function norm(v: unknown, s: Schema, path: string, ctx: Ctx, structName: string)
     }
     case 'list': {
       if (!Array.isArray(v)) throw typeError(v, s, path, structName);
-      return v.map((x) => (x === null ? (s.v.k === 'struct' ? norm({}, s.v, path, ctx, s.v.name) : null) : norm(x, s.v, path, ctx, structName)));
+      return v.map((x) =>
+        x === null ? (s.v.k === 'struct' ? norm({}, s.v, path, ctx, s.v.name) : null) : norm(x, s.v, path, ctx, structName),
+      );
     }
     case 'struct': {
       if (!isObject(v)) throw typeError(v, s, path, structName);
@@ -176,7 +189,8 @@ function norm(v: unknown, s: Schema, path: string, ctx: Ctx, structName: string)
           continue;
         }
         const val = norm(x, fd.s, fp, ctx, s.name);
-        if (fd.o && !fd.p && fd.s.k !== 'struct' && (isZero(val) || (fd.s.k === 'map' && Object.keys(val as object).length === 0))) continue;
+        if (fd.o && !fd.p && fd.s.k !== 'struct' && (isZero(val) || (fd.s.k === 'map' && Object.keys(val as object).length === 0)))
+          continue;
         out[name] = val;
       }
       for (const [name, x] of Object.entries(v)) {

@@ -28,7 +28,16 @@ export interface Status {
 
 export function failure(code: number, reason: string | undefined, message: string, details?: StatusDetails): Status {
   // Field order as Go encodes metav1.Status, so recorded bodies read like a real server's.
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}), ...(details ? { details } : {}), code } as Status;
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    ...(reason ? { reason } : {}),
+    ...(details ? { details } : {}),
+    code,
+  } as Status;
 }
 
 export function success(code: number, details?: StatusDetails): Status {
@@ -70,7 +79,11 @@ export function alreadyExists(gr: GroupResource, name: string): ApiError {
   return new ApiError(failure(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, grDetails(gr, name)));
 }
 
-export function conflict(gr: GroupResource, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError {
+export function conflict(
+  gr: GroupResource,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): ApiError {
   return new ApiError(failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${why}`, grDetails(gr, name)));
 }
 
@@ -107,7 +120,12 @@ export function invalid(kind: string, group: string, name: string, errs: FieldEr
   const gk = group ? `${kind}.${group}` : kind;
   const parts = errs.map((e) => `${e.field}: ${e.message}`);
   const agg = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  const details: StatusDetails = { name, ...(group ? { group } : {}), kind, causes: errs.map((e) => ({ reason: e.reason ?? 'FieldValueInvalid', message: e.message, field: e.field })) };
+  const details: StatusDetails = {
+    name,
+    ...(group ? { group } : {}),
+    kind,
+    causes: errs.map((e) => ({ reason: e.reason ?? 'FieldValueInvalid', message: e.message, field: e.field })),
+  };
   return new ApiError(failure(422, 'Invalid', `${gk} "${name}" is invalid: ${agg}`, details));
 }
 

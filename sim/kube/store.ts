@@ -69,7 +69,9 @@ export class Store {
       if (def.namespaced && ns && v.metadata.namespace !== ns) continue;
       out.push(v);
     }
-    return out.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+    return out.sort(
+      (a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name),
+    );
   }
 
   newUid(): string {

@@ -39,8 +39,21 @@ interface Column {
   cell: (o: any) => unknown;
 }
 
-const nameCol: Column = { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0, cell: (o) => o.metadata.name };
-const ageCol: Column = { name: 'Age', type: 'string', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.', priority: 0, cell: age };
+const nameCol: Column = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  description: 'Name must be unique within a namespace.',
+  priority: 0,
+  cell: (o) => o.metadata.name,
+};
+const ageCol: Column = {
+  name: 'Age',
+  type: 'string',
+  description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+  priority: 0,
+  cell: age,
+};
 
 function nodeStatus(n: any): string {
   const ready = (n.status?.conditions ?? []).find((c: any) => c.type === 'Ready');
@@ -69,12 +82,48 @@ const columns: Record<string, Column[]> = {
     { name: 'Status', type: 'string', description: 'The status of the node', priority: 0, cell: nodeStatus },
     { name: 'Roles', type: 'string', description: 'The roles of the node', priority: 0, cell: nodeRoles },
     ageCol,
-    { name: 'Version', type: 'string', description: 'Kubelet Version reported by the node.', priority: 0, cell: (n) => n.status?.nodeInfo?.kubeletVersion ?? '' },
-    { name: 'Internal-IP', type: 'string', description: 'List of internal IPs.', priority: 1, cell: (n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address ?? '<none>' },
-    { name: 'External-IP', type: 'string', description: 'List of external IPs.', priority: 1, cell: (n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'ExternalIP')?.address ?? '<none>' },
-    { name: 'OS-Image', type: 'string', description: 'OS Image reported by the node.', priority: 1, cell: (n) => n.status?.nodeInfo?.osImage ?? '' },
-    { name: 'Kernel-Version', type: 'string', description: 'Kernel Version reported by the node.', priority: 1, cell: (n) => n.status?.nodeInfo?.kernelVersion ?? '' },
-    { name: 'Container-Runtime', type: 'string', description: 'Container Runtime Version reported by the node.', priority: 1, cell: (n) => n.status?.nodeInfo?.containerRuntimeVersion ?? '' },
+    {
+      name: 'Version',
+      type: 'string',
+      description: 'Kubelet Version reported by the node.',
+      priority: 0,
+      cell: (n) => n.status?.nodeInfo?.kubeletVersion ?? '',
+    },
+    {
+      name: 'Internal-IP',
+      type: 'string',
+      description: 'List of internal IPs.',
+      priority: 1,
+      cell: (n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'InternalIP')?.address ?? '<none>',
+    },
+    {
+      name: 'External-IP',
+      type: 'string',
+      description: 'List of external IPs.',
+      priority: 1,
+      cell: (n) => (n.status?.addresses ?? []).find((a: any) => a.type === 'ExternalIP')?.address ?? '<none>',
+    },
+    {
+      name: 'OS-Image',
+      type: 'string',
+      description: 'OS Image reported by the node.',
+      priority: 1,
+      cell: (n) => n.status?.nodeInfo?.osImage ?? '',
+    },
+    {
+      name: 'Kernel-Version',
+      type: 'string',
+      description: 'Kernel Version reported by the node.',
+      priority: 1,
+      cell: (n) => n.status?.nodeInfo?.kernelVersion ?? '',
+    },
+    {
+      name: 'Container-Runtime',
+      type: 'string',
+      description: 'Container Runtime Version reported by the node.',
+      priority: 1,
+      cell: (n) => n.status?.nodeInfo?.containerRuntimeVersion ?? '',
+    },
   ],
   pods: [
     nameCol,
@@ -86,14 +135,30 @@ const columns: Record<string, Column[]> = {
       cell: (p) => `${(p.status?.containerStatuses ?? []).filter((c: any) => c.ready).length}/${(p.spec?.containers ?? []).length}`,
     },
     { name: 'Status', type: 'string', description: 'The aggregate status of the containers in this pod.', priority: 0, cell: podStatus },
-    { name: 'Restarts', type: 'string', description: 'The number of times the containers in this pod have been restarted.', priority: 0, cell: (p) => String((p.status?.containerStatuses ?? []).reduce((a: number, c: any) => a + (c.restartCount ?? 0), 0)) },
+    {
+      name: 'Restarts',
+      type: 'string',
+      description: 'The number of times the containers in this pod have been restarted.',
+      priority: 0,
+      cell: (p) => String((p.status?.containerStatuses ?? []).reduce((a: number, c: any) => a + (c.restartCount ?? 0), 0)),
+    },
     ageCol,
     { name: 'IP', type: 'string', description: 'IP address allocated to the pod.', priority: 1, cell: (p) => p.status?.podIP ?? '<none>' },
-    { name: 'Node', type: 'string', description: 'Name of the Node where this pod is running.', priority: 1, cell: (p) => p.spec?.nodeName ?? '<none>' },
+    {
+      name: 'Node',
+      type: 'string',
+      description: 'Name of the Node where this pod is running.',
+      priority: 1,
+      cell: (p) => p.spec?.nodeName ?? '<none>',
+    },
     { name: 'Nominated Node', type: 'string', description: 'Name of the nominated node.', priority: 1, cell: () => '<none>' },
     { name: 'Readiness Gates', type: 'string', description: 'Pod readiness gates.', priority: 1, cell: () => '<none>' },
   ],
-  leases: [nameCol, { name: 'Holder', type: 'string', description: 'The holder of the lease.', priority: 0, cell: (l) => l.spec?.holderIdentity ?? '' }, ageCol],
+  leases: [
+    nameCol,
+    { name: 'Holder', type: 'string', description: 'The holder of the lease.', priority: 0, cell: (l) => l.spec?.holderIdentity ?? '' },
+    ageCol,
+  ],
 };
 
 export function toTable(def: ResourceDef, objs: any[], listMeta: Record<string, unknown>): any {

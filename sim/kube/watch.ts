@@ -30,7 +30,8 @@ export class Watches {
   serve(_req: IncomingMessage, res: ServerResponse, def: ResourceDef, ns: string, q: WatchQuery): void {
     const lm = parseLabelSelector(q.labelSelector);
     const fm = parseFieldSelector(q.fieldSelector, def.fields);
-    const matches = (o: any) => o !== undefined && (!def.namespaced || !ns || o.metadata.namespace === ns) && lm(o.metadata.labels) && fm(o);
+    const matches = (o: any) =>
+      o !== undefined && (!def.namespaced || !ns || o.metadata.namespace === ns) && lm(o.metadata.labels) && fm(o);
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
@@ -70,7 +71,15 @@ export class Watches {
     } else {
       const from = Number(rvParam);
       if (!Number.isFinite(from) || from < this.store.oldestReplayable) {
-        send('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${rvParam} (${this.store.oldestReplayable})`, reason: 'Expired', code: 410 });
+        send('ERROR', {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `too old resource version: ${rvParam} (${this.store.oldestReplayable})`,
+          reason: 'Expired',
+          code: 410,
+        });
         close();
         return;
       }

@@ -114,10 +114,15 @@ export class Workloads {
     const sa = this.ctx.store.peek(R.serviceaccounts, ns, spec.serviceAccountName);
     if (!sa) {
       throw new ApiError(
-        failure(403, 'Forbidden', `pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`, {
-          name: pod.metadata.name,
-          kind: 'pods',
-        }),
+        failure(
+          403,
+          'Forbidden',
+          `pods "${pod.metadata.name}" is forbidden: error looking up service account ${ns}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`,
+          {
+            name: pod.metadata.name,
+            kind: 'pods',
+          },
+        ),
       );
     }
     // The ServiceAccount admission plugin: a pod without pull secrets inherits its service account's.
@@ -139,7 +144,10 @@ export class Workloads {
         },
       ];
       for (const c of spec.containers ?? []) {
-        c.volumeMounts = [...(c.volumeMounts ?? []), { name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }];
+        c.volumeMounts = [
+          ...(c.volumeMounts ?? []),
+          { name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+        ];
       }
     }
     for (const c of spec.containers ?? []) {
@@ -158,7 +166,14 @@ export class Workloads {
     spec.preemptionPolicy ??= 'PreemptLowerPriority';
     const tols: Toleration[] = (spec.tolerations ??= []);
     for (const d of defaultTolerations) {
-      if (!tols.some((t) => (t.operator === 'Exists' && !t.key && (!t.effect || t.effect === d.effect)) || (t.key === d.key && (!t.effect || t.effect === d.effect)))) tols.push(clone(d));
+      if (
+        !tols.some(
+          (t) =>
+            (t.operator === 'Exists' && !t.key && (!t.effect || t.effect === d.effect)) ||
+            (t.key === d.key && (!t.effect || t.effect === d.effect)),
+        )
+      )
+        tols.push(clone(d));
     }
   }
 
@@ -207,12 +222,18 @@ export class Workloads {
         store.update(R.pods, pod);
         continue;
       }
-      fits.sort((a, b) => (load.get(a.metadata.name) ?? 0) - (load.get(b.metadata.name) ?? 0) || a.metadata.name.localeCompare(b.metadata.name));
+      fits.sort(
+        (a, b) => (load.get(a.metadata.name) ?? 0) - (load.get(b.metadata.name) ?? 0) || a.metadata.name.localeCompare(b.metadata.name),
+      );
       const node = fits[0]!;
       load.set(node.metadata.name, (load.get(node.metadata.name) ?? 0) + 1);
       // A binding: the one way spec.nodeName is set after creation.
       pod.spec.nodeName = node.metadata.name;
-      pod.status = { ...(pod.status ?? {}), phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: nowTime() }] };
+      pod.status = {
+        ...(pod.status ?? {}),
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: nowTime() }],
+      };
       store.update(R.pods, pod);
     }
   }
@@ -283,7 +304,19 @@ export class Workloads {
         return {
           name: c.name,
           state: { running: { startedAt: now } },
-          ...(wasStarted ? { lastState: { terminated: { exitCode: 255, reason: 'Unknown', startedAt: before.state?.running?.startedAt ?? now, finishedAt: now, containerID: before.containerID } } } : { lastState: {} }),
+          ...(wasStarted
+            ? {
+                lastState: {
+                  terminated: {
+                    exitCode: 255,
+                    reason: 'Unknown',
+                    startedAt: before.state?.running?.startedAt ?? now,
+                    finishedAt: now,
+                    containerID: before.containerID,
+                  },
+                },
+              }
+            : { lastState: {} }),
           ready: true,
           restartCount: (before?.restartCount ?? 0) + (wasStarted ? 1 : 0),
           image: c.image,
@@ -369,7 +402,17 @@ export class Workloads {
     const statuses = (pod.spec.containers ?? []).map((c: any) => {
       const imageID = cache.get(c.image) ?? defaultImageId(c.image);
       cache.set(c.image, imageID);
-      return { name: c.name, state: { running: { startedAt: now } }, lastState: {}, ready: true, restartCount: 0, image: c.image, imageID, containerID: containerId(), started: true };
+      return {
+        name: c.name,
+        state: { running: { startedAt: now } },
+        lastState: {},
+        ready: true,
+        restartCount: 0,
+        image: c.image,
+        imageID,
+        containerID: containerId(),
+        started: true,
+      };
     });
     const p = clone(pod);
     p.status = this.composeStatus(p, node, statuses, true, now);
@@ -435,7 +478,8 @@ export class Workloads {
     const spec = clone(template?.spec ?? old.spec);
     delete spec.nodeName;
     spec.volumes = (spec.volumes ?? []).filter((v: any) => !String(v.name).startsWith('kube-api-access-'));
-    for (const c of spec.containers ?? []) c.volumeMounts = (c.volumeMounts ?? []).filter((m: any) => !String(m.name).startsWith('kube-api-access-'));
+    for (const c of spec.containers ?? [])
+      c.volumeMounts = (c.volumeMounts ?? []).filter((m: any) => !String(m.name).startsWith('kube-api-access-'));
     if (!spec.volumes.length) delete spec.volumes;
     let name: string;
     if (owner.kind === 'StatefulSet') name = old.metadata.name;
@@ -464,7 +508,8 @@ export class Workloads {
   /** PodGC: pods bound to a node that no longer exists are force-deleted. */
   collectOrphans(): void {
     for (const p of this.ctx.store.list(R.pods)) {
-      if (p.spec?.nodeName && !this.ctx.store.peek(R.nodes, '', p.spec.nodeName)) this.ctx.store.delete(R.pods, p.metadata.namespace, p.metadata.name);
+      if (p.spec?.nodeName && !this.ctx.store.peek(R.nodes, '', p.spec.nodeName))
+        this.ctx.store.delete(R.pods, p.metadata.namespace, p.metadata.name);
     }
   }
 
@@ -492,7 +537,9 @@ export class Workloads {
       const live = matching.filter((p) => !isTerminating(p));
       const healthy = live.filter((p) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')).length;
       const existing = new Set(pods.map((p) => p.metadata.name));
-      const disrupted = Object.fromEntries(Object.entries((b.status?.disruptedPods ?? {}) as Record<string, string>).filter(([n]) => existing.has(n)));
+      const disrupted = Object.fromEntries(
+        Object.entries((b.status?.disruptedPods ?? {}) as Record<string, string>).filter(([n]) => existing.has(n)),
+      );
       const terminatingNames = new Set(pods.filter(isTerminating).map((p) => p.metadata.name));
       const key = `${ns}/${b.metadata.name}`;
       let allowed: number;
@@ -503,8 +550,14 @@ export class Workloads {
         desired = Math.max(0, healthy - allowed);
       } else {
         const expected = live.length;
-        const pct = (v: unknown) => (typeof v === 'string' && v.endsWith('%') ? Math.ceil((Number(v.slice(0, -1)) / 100) * expected) : Number(v ?? 0));
-        desired = b.spec?.minAvailable !== undefined ? pct(b.spec.minAvailable) : b.spec?.maxUnavailable !== undefined ? Math.max(0, expected - pct(b.spec.maxUnavailable)) : 0;
+        const pct = (v: unknown) =>
+          typeof v === 'string' && v.endsWith('%') ? Math.ceil((Number(v.slice(0, -1)) / 100) * expected) : Number(v ?? 0);
+        desired =
+          b.spec?.minAvailable !== undefined
+            ? pct(b.spec.minAvailable)
+            : b.spec?.maxUnavailable !== undefined
+              ? Math.max(0, expected - pct(b.spec.maxUnavailable))
+              : 0;
         // A terminating pod already counts as unhealthy; only evictions not yet visible as deletions count again.
         allowed = Math.max(0, healthy - desired - Object.keys(disrupted).filter((n) => !terminatingNames.has(n)).length);
       }
@@ -533,4 +586,3 @@ export class Workloads {
     }
   }
 }
-

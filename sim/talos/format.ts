@@ -8,17 +8,8 @@ type TalosFmt = typeof import('../bin/talosfmt.cjs');
 const require = createRequire(import.meta.url);
 const shared = require('../bin/talosfmt.cjs') as TalosFmt;
 
-export const {
-  agoMark,
-  lsTimeMark,
-  goDurationSeconds,
-  roundToSecond,
-  agoText,
-  lsTimeText,
-  resolveMarks,
-  tabwrite,
-  humanizeTimeMark,
-} = shared;
+export const { agoMark, lsTimeMark, goDurationSeconds, roundToSecond, agoText, lsTimeText, resolveMarks, tabwrite, humanizeTimeMark } =
+  shared;
 
 /** `rpc error: code = <Code> desc = <message>` as grpc-go's status error prints. */
 export function grpcError(code: string, desc: string): string {
@@ -29,9 +20,10 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The Unavailable text apid reports for a node it cannot dial (grpc-go transport wording). */
 export function unavailableError(node: string): string {
-  const dial = IPV4.test(node) || node.includes(':')
-    ? `dial tcp ${node.includes(':') && !IPV4.test(node) ? `[${node}]` : node}:50000: connect: connection refused`
-    : `dial tcp: lookup ${node}: no such host`;
+  const dial =
+    IPV4.test(node) || node.includes(':')
+      ? `dial tcp ${node.includes(':') && !IPV4.test(node) ? `[${node}]` : node}:50000: connect: connection refused`
+      : `dial tcp: lookup ${node}: no such host`;
   return grpcError('Unavailable', `connection error: desc = "transport: Error while dialing: ${dial}"`);
 }
 

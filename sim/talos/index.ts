@@ -2,6 +2,15 @@
 export { TalosSim } from './sim.js';
 export type { TalosSimOptions } from './sim.js';
 export type {
-  AddNodeSpec, AuthFields, CommandRecord, ContainerdState, EtcdState, FailAction, FailMatch, ServiceEvent,
-  SimFile, SimTalosNode, TalosVersion,
+  AddNodeSpec,
+  AuthFields,
+  CommandRecord,
+  ContainerdState,
+  EtcdState,
+  FailAction,
+  FailMatch,
+  ServiceEvent,
+  SimFile,
+  SimTalosNode,
+  TalosVersion,
 } from './types.js';

@@ -72,7 +72,12 @@ export function sameAuth(a: AuthFields | undefined, b: AuthFields | undefined): 
 export function configFingerprint(mc: MachineConfigState): string {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (isObj(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+    if (isObj(v))
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sortKeys(v[k])]),
+      );
     return v;
   };
   return JSON.stringify(sortKeys({ v: mc.v1alpha1, r: mc.registryAuth, o: mc.otherDocs }));
@@ -112,7 +117,10 @@ interface JsonOp {
 function pointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw new Error(`invalid JSON pointer ${JSON.stringify(path)}`);
-  return path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return path
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function applyJsonPatch(doc: Tree, ops: JsonOp[]): void {
@@ -142,7 +150,8 @@ function applyJsonPatch(doc: Tree, ops: JsonOp[]): void {
       case 'remove':
         if (Array.isArray(container)) container.splice(Number(last), 1);
         else {
-          if (!(last in container)) throw new Error(`remove operation does not apply: doc is missing path: ${JSON.stringify(op.path)}: missing value`);
+          if (!(last in container))
+            throw new Error(`remove operation does not apply: doc is missing path: ${JSON.stringify(op.path)}: missing value`);
           delete container[last];
         }
         break;
@@ -232,7 +241,8 @@ export function validate(mc: MachineConfigState): string | undefined {
     const docErrs: string[] = [];
     if (!name) docErrs.push('name must be specified');
     if (a.username && a.identityToken) docErrs.push('only one of username/password or identityToken authentication can be specified');
-    if (a.auth && (a.username || a.identityToken)) docErrs.push('only one of auth, username/password or identityToken authentication can be specified');
+    if (a.auth && (a.username || a.identityToken))
+      docErrs.push('only one of auth, username/password or identityToken authentication can be specified');
     if (docErrs.length) errs.push(`RegistryAuthConfig/${name}: ${docErrs.join('\n')}`);
   }
   return errs.length ? multiError(errs) : undefined;

@@ -64,9 +64,15 @@ async function handle(d: Dispatcher, req: IncomingMessage, res: ServerResponse):
     if (!res.writableEnded && !ac.signal.aborted) res.write(`${JSON.stringify(msg)}\n`);
   };
   const out: Out = {
-    out: (text) => { if (text) send({ fd: 1, text }); },
-    err: (text) => { if (text) send({ fd: 2, text }); },
-    table: (text) => { if (text) send({ fd: 1, text, tab: true }); },
+    out: (text) => {
+      if (text) send({ fd: 1, text });
+    },
+    err: (text) => {
+      if (text) send({ fd: 2, text });
+    },
+    table: (text) => {
+      if (text) send({ fd: 1, text, tab: true });
+    },
     fail: (message) => send({ error: message }),
   };
   let code: number;
@@ -89,10 +95,11 @@ export function startServer(d: Dispatcher): Promise<SimServer> {
       const { port } = server.address() as AddressInfo;
       resolve({
         port,
-        close: () => new Promise<void>((done) => {
-          server.close(() => done());
-          server.closeAllConnections();
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
       });
     });
   });

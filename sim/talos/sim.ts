@@ -56,10 +56,16 @@ function names(commandPath: string): { command: string; path: string } {
 
 function isMutating(req: RunRequest): boolean {
   switch (req.command) {
-    case 'patch': return !req.flags['dry-run'];
-    case 'reboot': case 'image-pull': case 'image-remove': return true;
-    case 'service': return ['start', 'stop', 'restart'].includes(req.args[1] ?? '');
-    default: return false;
+    case 'patch':
+      return !req.flags['dry-run'];
+    case 'reboot':
+    case 'image-pull':
+    case 'image-remove':
+      return true;
+    case 'service':
+      return ['start', 'stop', 'restart'].includes(req.args[1] ?? '');
+    default:
+      return false;
   }
 }
 
@@ -88,17 +94,20 @@ export class TalosSim {
   ) {
     this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
     this.talosconfigPath = join(dir, 'talosconfig');
-    writeFileSync(this.talosconfigPath, [
-      'context: sim',
-      'contexts:',
-      '    sim:',
-      '        endpoints:',
-      `            - 127.0.0.1:${server.port}`,
-      '        ca: ""',
-      '        crt: ""',
-      '        key: ""',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      this.talosconfigPath,
+      [
+        'context: sim',
+        'contexts:',
+        '    sim:',
+        '        endpoints:',
+        `            - 127.0.0.1:${server.port}`,
+        '        ca: ""',
+        '        crt: ""',
+        '        key: ""',
+        '',
+      ].join('\n'),
+    );
     this.services = {
       rebootMs: opts.rebootMs,
       controlPlanes: () => this.runtimes.filter((rt) => rt.node.role === 'control-plane'),
@@ -109,6 +118,7 @@ export class TalosSim {
 
   static async start(opts: TalosSimOptions): Promise<TalosSim> {
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'talos-sim-'));
+    // eslint-disable-next-line prefer-const -- assigned once the hooks that read it exist
     let sim: TalosSim | undefined;
     const server = await startServer({
       run: (req, out, signal) => (sim as TalosSim).run(req, out, signal),
@@ -116,7 +126,9 @@ export class TalosSim {
     });
     sim = new TalosSim(
       { kube: opts.kube, rebootMs: opts.rebootMs ?? 1500, criRestartMs: opts.criRestartMs ?? 5000 },
-      server, dir, opts.dir === undefined,
+      server,
+      dir,
+      opts.dir === undefined,
     );
     const exe = join(sim.binDir, 'talosctl');
     // A checkout or copy may lose the executable bit; PATH lookup needs it.
@@ -191,8 +203,11 @@ export class TalosSim {
 
   private takeRule(command: string, path: string, nodes: string[]): FailRule | undefined {
     const sameNode = (a: string, b: string) => a === b || (this.find(a) !== undefined && this.find(a) === this.find(b));
-    const i = this.failRules.findIndex((r) => (r.match.command === command || r.match.command === path)
-      && (r.match.node === undefined || nodes.some((n) => sameNode(n, r.match.node as string))));
+    const i = this.failRules.findIndex(
+      (r) =>
+        (r.match.command === command || r.match.command === path) &&
+        (r.match.node === undefined || nodes.some((n) => sameNode(n, r.match.node as string))),
+    );
     if (i < 0) return undefined;
     const rule = this.failRules[i];
     rule.left -= 1;
@@ -223,7 +238,8 @@ export class TalosSim {
       signal,
       reach: (node) => {
         const rt = this.find(node);
-        const forcedDown = downNodes === 'all' || (downNodes !== undefined && (node === downNodes || (rt !== undefined && rt === this.find(downNodes))));
+        const forcedDown =
+          downNodes === 'all' || (downNodes !== undefined && (node === downNodes || (rt !== undefined && rt === this.find(downNodes))));
         if (forcedDown || !rt || !rt.node.up) return { ok: false, error: unavailableError(node) };
         return { ok: true, rt };
       },

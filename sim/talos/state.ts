@@ -6,13 +6,8 @@ import type { KubeNodeHooks } from '../types.js';
 import { goQuoteSlice } from './format.js';
 import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
 import type { Patch } from './machineconfig.js';
-import {
-  BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, REGISTRIES_PART,
-  basePart, renderCriFiles,
-} from './render.js';
-import type {
-  AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode,
-} from './types.js';
+import { BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, basePart, renderCriFiles } from './render.js';
+import type { AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode } from './types.js';
 
 export const MAX_EVENTS = 64;
 const ETC_LABEL = 'system_u:object_r:etc_t:s0';
@@ -21,7 +16,8 @@ const IMAGE_BUILD_MS = 1785848325000;
 
 const CRI_ARGS = ['/bin/containerd', '--address', '/run/containerd/containerd.sock', '--config', '/etc/cri/containerd.toml'];
 export const CRI_PROCESS = `Process(${goQuoteSlice(CRI_ARGS)})`;
-const VOLUMES = '/var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt';
+const VOLUMES =
+  '/var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt';
 const ETC_FILES_COND = '/etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready';
 
 export interface OtherService {
@@ -53,7 +49,10 @@ export class NodeRuntime {
   private restartPending = false;
   private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(spec: AddNodeSpec, private readonly opts: RuntimeOptions) {
+  constructor(
+    spec: AddNodeSpec,
+    private readonly opts: RuntimeOptions,
+  ) {
     const version = spec.version ?? '1.13';
     const node = {
       name: spec.name,
@@ -68,7 +67,12 @@ export class NodeRuntime {
       files: new Map(),
       etcFileStatus: new Map(),
       containerd: {
-        pid: 0, startedAtMs: 0, loadedCredential: {}, state: 'Initialized', health: { ...UNKNOWN }, events: [],
+        pid: 0,
+        startedAtMs: 0,
+        loadedCredential: {},
+        state: 'Initialized',
+        health: { ...UNKNOWN },
+        events: [],
         mountNamespace: '',
       },
       images: new Set(),
@@ -97,10 +101,13 @@ export class NodeRuntime {
 
   private later(ms: number, fn: () => void): void {
     const gen = this.generation;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      if (gen === this.generation) fn();
-    }, Math.max(0, ms));
+    const t = setTimeout(
+      () => {
+        this.timers.delete(t);
+        if (gen === this.generation) fn();
+      },
+      Math.max(0, ms),
+    );
     this.timers.add(t);
   }
 
@@ -212,15 +219,26 @@ export class NodeRuntime {
 
   private bootServices(bootAt: number): OtherService[] {
     const ok = (id: string, afterMs: number): OtherService => ({
-      id, state: 'Running', health: { ...HEALTHY }, events: [{ state: 'Running', msg: 'Health check successful', ts: bootAt + afterMs }],
+      id,
+      state: 'Running',
+      health: { ...HEALTHY },
+      events: [{ state: 'Running', msg: 'Health check successful', ts: bootAt + afterMs }],
     });
     const goroutine = (id: string, afterMs: number): OtherService => ({
-      id, state: 'Running', health: { unknown: true, healthy: false, lastMessage: '' },
+      id,
+      state: 'Running',
+      health: { unknown: true, healthy: false, lastMessage: '' },
       events: [{ state: 'Running', msg: 'Service started as goroutine', ts: bootAt + afterMs }],
     });
     const list = [
-      ok('apid', 4200), goroutine('auditd', 1100), ok('containerd', 2600), goroutine('dashboard', 1300),
-      ok('kubelet', 24500), goroutine('machined', 900), goroutine('syslogd', 1000), ok('udevd', 1900),
+      ok('apid', 4200),
+      goroutine('auditd', 1100),
+      ok('containerd', 2600),
+      goroutine('dashboard', 1300),
+      ok('kubelet', 24500),
+      goroutine('machined', 900),
+      goroutine('syslogd', 1000),
+      ok('udevd', 1900),
     ];
     if (this.node.role === 'control-plane') list.push(ok('etcd', 19800), ok('trustd', 4400));
     return list.sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -366,7 +384,12 @@ export class NodeRuntime {
     const out = new Map<string, { dir: boolean; file?: SimFile; mtimeMs: number; mode: string; label: string }>();
     const bootWrite = n.bootedAtMs + 100;
     for (const d of ['/', '/etc', '/etc/cri', CONF_D, `${CONF_D}/hosts`]) {
-      out.set(d, { dir: true, mtimeMs: d === '/' ? IMAGE_BUILD_MS : bootWrite, mode: d === `${CONF_D}/hosts` ? 'drwx------' : 'drwxr-xr-x', label: d === '/' ? 'system_u:object_r:root_t:s0' : ETC_LABEL });
+      out.set(d, {
+        dir: true,
+        mtimeMs: d === '/' ? IMAGE_BUILD_MS : bootWrite,
+        mode: d === `${CONF_D}/hosts` ? 'drwx------' : 'drwxr-xr-x',
+        label: d === '/' ? 'system_u:object_r:root_t:s0' : ETC_LABEL,
+      });
     }
     for (const [p, f] of n.files) out.set(p, { dir: false, file: f, mtimeMs: f.mtimeMs, mode: f.mode, label: f.label });
     return out;
@@ -383,11 +406,62 @@ export class NodeRuntime {
     const m = /^\/proc\/(\d+)\/stat$/.exec(path);
     if (m && Number(m[1]) === n.containerd.pid && n.containerd.pid > 0) {
       const ticks = Math.round((n.containerd.startedAtMs - n.bootedAtMs) / 10);
-      const f = [m[1], '(containerd)', 'S', '1', m[1], m[1], '0', '-1', '4194560', '41234', '0', '12', '0', '1204', '388', '0', '0', '20', '0', '31', '0',
-        String(ticks), '2354233344', '15360', '18446744073709551615', '1', '1', '0', '0', '0', '0', '0', '0', '2143420159', '0', '0', '0', '17', '1', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'];
+      const f = [
+        m[1],
+        '(containerd)',
+        'S',
+        '1',
+        m[1],
+        m[1],
+        '0',
+        '-1',
+        '4194560',
+        '41234',
+        '0',
+        '12',
+        '0',
+        '1204',
+        '388',
+        '0',
+        '0',
+        '20',
+        '0',
+        '31',
+        '0',
+        String(ticks),
+        '2354233344',
+        '15360',
+        '18446744073709551615',
+        '1',
+        '1',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '2143420159',
+        '0',
+        '0',
+        '0',
+        '17',
+        '1',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+      ];
       return `${f.join(' ')}\n`;
     }
     return undefined;
   }
 }
-

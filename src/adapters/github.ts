@@ -70,7 +70,7 @@ export class GitHubRuns implements RunLookup {
         attempt_number: Number(owner.runAttempt),
         request: { signal: AbortSignal.timeout(this.timeoutMs) },
       });
-      data = (res.data ?? {}) as Record<string, unknown>;
+      data = res.data ?? {};
     } catch (e) {
       const status = (e as { status?: unknown }).status;
       const msg = e instanceof Error ? e.message : String(e);
@@ -78,14 +78,18 @@ export class GitHubRuns implements RunLookup {
       const cause = (e as { cause?: { name?: string } }).cause?.name;
       if (cause === 'TimeoutError' || cause === 'AbortError') return unknown(`GitHub API did not answer within ${this.timeoutMs / 1000}s`);
       if (status === 404) {
-        return unknown(`GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`);
+        return unknown(
+          `GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`,
+        );
       }
       return unknown(`GitHub API${typeof status === 'number' ? ` ${status}` : ''}: ${msg}`);
     }
     // An answer about another run or attempt would be trusted for the wrong fence.
-    if (data.id !== undefined && String(data.id) !== owner.runId) return unknown(`GitHub API answered for run ${String(data.id)}, not ${owner.runId}`);
-    if (data.run_attempt !== undefined && String(data.run_attempt) !== owner.runAttempt) {
-      return unknown(`GitHub API answered for attempt ${String(data.run_attempt)}, not ${owner.runAttempt}`);
+    const id = scalarText(data.id);
+    const attempt = scalarText(data.run_attempt);
+    if (data.id !== undefined && id !== owner.runId) return unknown(`GitHub API answered for run ${id}, not ${owner.runId}`);
+    if (data.run_attempt !== undefined && attempt !== owner.runAttempt) {
+      return unknown(`GitHub API answered for attempt ${attempt}, not ${owner.runAttempt}`);
     }
     const status = typeof data.status === 'string' ? data.status : '';
     const state = STATUS[status];
@@ -94,4 +98,9 @@ export class GitHubRuns implements RunLookup {
     if (state === 'completed' && typeof data.conclusion === 'string') info.conclusion = data.conclusion;
     return info;
   }
+}
+
+/** An id from the API as text; anything but a string or number reads as '(not a scalar)'. */
+function scalarText(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : '(not a scalar)';
 }

@@ -18,6 +18,11 @@ export interface KubectlOptions {
 
 type Json = Record<string, unknown>;
 
+/** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
+
 export class Kubectl implements KubeClient {
   private readonly runner: Runner;
   private readonly binary: string;
@@ -37,10 +42,19 @@ export class Kubectl implements KubeClient {
     // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
     // apiserver would hang it forever), and ours kills the process as a last resort.
     const full = [...this.globals, ...args];
-    const res = await this.runner.run({ file: this.binary, args: full, timeoutMs: opts.timeoutMs ?? this.callTimeoutMs, input: opts.input });
+    const res = await this.runner.run({
+      file: this.binary,
+      args: full,
+      timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
+      input: opts.input,
+    });
     if (res.exitCode !== 0) {
       const command = this.runner.describe({ file: this.binary, args: full });
-      const cause = res.timedOut ? 'timeout' : res.exitCode === 127 && /ENOENT/.test(res.stderr) ? 'usage' : classifyKubectlFailure(res.stderr);
+      const cause = res.timedOut
+        ? 'timeout'
+        : res.exitCode === 127 && /ENOENT/.test(res.stderr)
+          ? 'usage'
+          : classifyKubectlFailure(res.stderr);
       throw new ToolError({
         tool: 'kubectl',
         command,
@@ -76,10 +90,9 @@ export class Kubectl implements KubeClient {
   }
 
   async patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState> {
-    const res = await this.run(
-      ['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'],
-      { node: name },
-    );
+    const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], {
+      node: name,
+    });
     return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
   }
 
@@ -130,12 +143,26 @@ export class Kubectl implements KubeClient {
 
   async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {
     const manifest = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
-    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], { input: JSON.stringify(manifest) });
+    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], {
+      input: JSON.stringify(manifest),
+    });
     return leaseFromJson(this.parseJson(res, `kubectl create lease ${name}`));
   }
 
   async patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
-    const res = await this.run(['patch', 'lease', '-n', namespace, name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s']);
+    const res = await this.run([
+      'patch',
+      'lease',
+      '-n',
+      namespace,
+      name,
+      '--type=json',
+      '-p',
+      JSON.stringify(ops),
+      '-o',
+      'json',
+      '--request-timeout=30s',
+    ]);
     return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
   }
 }
@@ -144,10 +171,10 @@ function leaseFromJson(o: Json): LeaseState {
   const metadata = (o.metadata ?? {}) as Json;
   const spec = (o.spec ?? {}) as Json;
   const lease: LeaseState = {
-    namespace: String(metadata.namespace ?? ''),
-    name: String(metadata.name ?? ''),
-    uid: String(metadata.uid ?? ''),
-    resourceVersion: String(metadata.resourceVersion ?? ''),
+    namespace: str(metadata.namespace),
+    name: str(metadata.name),
+    uid: str(metadata.uid),
+    resourceVersion: str(metadata.resourceVersion),
     holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
   };
   if (typeof spec.leaseDurationSeconds === 'number') lease.leaseDurationSeconds = spec.leaseDurationSeconds;
@@ -163,22 +190,24 @@ function podFromJson(o: Json): PodState {
   const status = (o.status ?? {}) as Json;
   const statuses = Array.isArray(status.containerStatuses) ? (status.containerStatuses as Json[]) : [];
   return {
-    namespace: String(metadata.namespace ?? ''),
-    name: String(metadata.name ?? ''),
-    uid: String(metadata.uid ?? ''),
-    nodeName: String(spec.nodeName ?? ''),
-    phase: String(status.phase ?? ''),
-    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => String(s.name ?? '')) : [],
+    namespace: str(metadata.namespace),
+    name: str(metadata.name),
+    uid: str(metadata.uid),
+    nodeName: str(spec.nodeName),
+    phase: str(status.phase),
+    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => str(s.name)) : [],
     containerStatuses: statuses.map((c): PodContainerStatus => {
       const state = (c.state ?? {}) as Json;
       const waiting = state.waiting as Json | undefined;
       const terminated = state.terminated as Json | undefined;
       return {
-        name: String(c.name ?? ''),
-        imageID: String(c.imageID ?? ''),
-        waitingReason: waiting ? String(waiting.reason ?? '') : undefined,
-        waitingMessage: waiting && waiting.message ? String(waiting.message) : undefined,
-        terminated: terminated ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? String(terminated.reason) : undefined } : undefined,
+        name: str(c.name),
+        imageID: str(c.imageID),
+        waitingReason: waiting ? str(waiting.reason) : undefined,
+        waitingMessage: waiting && waiting.message ? str(waiting.message) : undefined,
+        terminated: terminated
+          ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? str(terminated.reason) : undefined }
+          : undefined,
         running: state.running !== undefined,
       };
     }),

@@ -25,7 +25,14 @@ import { formatGoDuration } from './parse/goDuration.js';
 import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
 import { ParseError } from './parse/parseError.js';
 import { parseServiceView } from './parse/service.js';
-import { classifyTalosError, classifyTalosFailure, isMissingFile, isUnregisteredResource, splitTalosErrors, type TalosErrorItem } from './parse/talosErrors.js';
+import {
+  classifyTalosError,
+  classifyTalosFailure,
+  isMissingFile,
+  isUnregisteredResource,
+  splitTalosErrors,
+  type TalosErrorItem,
+} from './parse/talosErrors.js';
 import { parseVersion } from './parse/version.js';
 import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from './types.js';
 
@@ -141,7 +148,10 @@ export class Talosctl implements TalosClient {
       unique(paths).map(async (path): Promise<[string, Map<string, Reading<EtcFileStatusReading>>]> => {
         const id = etcFileId(path);
         if (id === undefined) {
-          return [path, new Map(nodes.map((n) => [n, { ok: false, error: `${path} is not a file under /etc, so it has no EtcFileStatus` }]))];
+          return [
+            path,
+            new Map(nodes.map((n) => [n, { ok: false, error: `${path} is not a file under /etc, so it has no EtcFileStatus` }])),
+          ];
         }
         const readings = await this.batch<Reading<EtcFileStatusReading>>(
           nodes,
@@ -439,7 +449,15 @@ export class Talosctl implements TalosClient {
 
   private toolError(call: Call, cause: FailureCause, node: string, message?: string): ToolError {
     const r = call.result;
-    const detail = message ?? this.describeFailure(call, cause, this.errorItems(call).map((i) => i.message).join('; '));
+    const detail =
+      message ??
+      this.describeFailure(
+        call,
+        cause,
+        this.errorItems(call)
+          .map((i) => i.message)
+          .join('; '),
+      );
     return new ToolError({
       tool: 'talosctl',
       command: call.command,
@@ -483,7 +501,8 @@ function listing(node: string, path: string, row: LsRow, nowMs: number): Reading
 }
 
 function expectId<T extends { metadata: { id: string; type: string } }>(r: T, id: string): T {
-  if (r.metadata.id !== id) throw new ParseError('get -o yaml', `expected ${r.metadata.type} ${JSON.stringify(id)}, got ${JSON.stringify(r.metadata.id)}`);
+  if (r.metadata.id !== id)
+    throw new ParseError('get -o yaml', `expected ${r.metadata.type} ${JSON.stringify(id)}, got ${JSON.stringify(r.metadata.id)}`);
   return r;
 }
 

@@ -49,7 +49,7 @@ export function buildAnnotations(records: readonly DecisionRecord[]): Annotation
       });
     }
     if (r.outcome === 'refused' || r.outcome === 'failed') {
-      const next = r.nextStep ? oneLineOrBlock(r.nextStep) : 'see this node\'s log group and the job summary.';
+      const next = r.nextStep ? oneLineOrBlock(r.nextStep) : "see this node's log group and the job summary.";
       byKind.error.push({
         kind: 'error',
         node,
@@ -60,9 +60,15 @@ export function buildAnnotations(records: readonly DecisionRecord[]): Annotation
       });
     }
   }
-  return [...limit(byKind.notice, 'node outcomes'), ...limit(byKind.warning, 'claim retries'), ...limit(byKind.error, 'nodes refused or failed')].map(
-    ({ kind, title, message }) => ({ kind, title: truncateText(oneLine(title), MAX_TITLE), message: truncateText(message, MAX_MESSAGE) }),
-  );
+  return [
+    ...limit(byKind.notice, 'node outcomes'),
+    ...limit(byKind.warning, 'claim retries'),
+    ...limit(byKind.error, 'nodes refused or failed'),
+  ].map(({ kind, title, message }) => ({
+    kind,
+    title: truncateText(oneLine(title), MAX_TITLE),
+    message: truncateText(message, MAX_MESSAGE),
+  }));
 }
 
 function noticeMessage(r: DecisionRecord): string {

@@ -17,6 +17,7 @@ export function escapeHtml(s: string): string {
 
 // C0 controls other than tab/newline would be invisible in the summary yet can confuse a reader
 // (a carriage return can make a line look like something else), so they are dropped.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
 /**
@@ -25,9 +26,7 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
  * be parsed as Markdown), so pipes become an entity and line breaks become `<br>`.
  */
 export function escapeCell(s: string): string {
-  return escapeHtml(String(s).replace(/\r\n?/g, '\n').replace(CONTROL, ''))
-    .replace(/\|/g, '&#124;')
-    .replace(/\n/g, '<br>');
+  return escapeHtml(String(s).replace(/\r\n?/g, '\n').replace(CONTROL, '')).replace(/\|/g, '&#124;').replace(/\n/g, '<br>');
 }
 
 /** Cuts text longer than `max` characters, without splitting a surrogate pair, and says so. */

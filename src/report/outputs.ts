@@ -78,9 +78,7 @@ function cloneVerdict(v: EvidenceVerdict): EvidenceVerdict {
 function compact(d: DecisionOutput, level: number): DecisionOutput {
   if (level === 0) return d;
   const steps =
-    level >= 3
-      ? []
-      : d.steps.map((s) => (level >= 2 ? { name: s.name, durationMs: s.durationMs, ok: s.ok } : { ...s, detail: undefined }));
+    level >= 3 ? [] : d.steps.map((s) => (level >= 2 ? { name: s.name, durationMs: s.durationMs, ok: s.ok } : { ...s, detail: undefined }));
   const shrink = (v: EvidenceVerdict | null): EvidenceVerdict | null => {
     if (!v || level < 2) return v;
     if (level < 4) return { ...v, values: { ...v.values, files: [] } };

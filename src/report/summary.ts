@@ -89,7 +89,12 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
     })),
   ];
   // Rendered lazily: with hundreds of nodes most blocks are never needed once the budget is spent.
-  const details: Item[] = records.map((r, i) => ({ render: () => renderDetails(r), rank: rank(r), index: i, outcome: outcomeLabel(r.outcome) }));
+  const details: Item[] = records.map((r, i) => ({
+    render: () => renderDetails(r),
+    rank: rank(r),
+    index: i,
+    outcome: outcomeLabel(r.outcome),
+  }));
 
   const tableOpen = `<table>\n<tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr>`;
   const tableClose = '</table>';
@@ -102,7 +107,9 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   const sections = [...head];
   const table = [tableOpen, ...keptRows.items.map((x) => x.html)];
   if (keptRows.dropped.length) {
-    table.push(`<tr><td colspan="${COLUMNS.length}"><i>${keptRows.dropped.length} more ${plural(keptRows.dropped.length, 'node')} not listed (${describeDropped(keptRows.dropped)}) to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output lists every node the run reached.</i></td></tr>`);
+    table.push(
+      `<tr><td colspan="${COLUMNS.length}"><i>${keptRows.dropped.length} more ${plural(keptRows.dropped.length, 'node')} not listed (${describeDropped(keptRows.dropped)}) to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output lists every node the run reached.</i></td></tr>`,
+    );
   }
   table.push(tableClose);
   sections.push(table.join('\n'));
@@ -274,9 +281,10 @@ const PROOF_TITLE = 'Proof after the patch or the reboot';
 // Evidence and proof share one table, side by side, so a reader compares before and after at a
 // glance and the block stays small enough for many nodes to keep their details.
 function renderEvidence(evidence: EvidenceVerdict | undefined, proof: EvidenceVerdict | undefined): string {
-  const columns = [evidence && { head: 'before the patch', values: evidence.values }, proof && { head: 'proof', values: proof.values }].filter(
-    (c): c is { head: string; values: EvidenceValues } => Boolean(c),
-  );
+  const columns = [
+    evidence && { head: 'before the patch', values: evidence.values },
+    proof && { head: 'proof', values: proof.values },
+  ].filter((c): c is { head: string; values: EvidenceValues } => Boolean(c));
   const cells = columns.map((c) => valueCells(c.values));
   const rows = VALUE_LABELS.map((label, i) => `<tr><td>${label}</td>${cells.map((c) => `<td>${c[i]}</td>`).join('')}</tr>`);
   const out: string[] = [];
@@ -333,7 +341,10 @@ function renderFiles(head: string, v: EvidenceValues): string {
   const yesNo = (b: boolean | undefined): string => (b === undefined ? '—' : b ? 'yes' : 'no');
   const rows = v.files
     .slice(0, MAX_FILES)
-    .map((f) => `<tr><td><code>${e(f.path)}</code></td><td>${yesNo(f.exists)}</td><td>${e(f.lastMod)}</td><td>${e(f.updated)}</td><td>${e(f.credential)}</td></tr>`);
+    .map(
+      (f) =>
+        `<tr><td><code>${e(f.path)}</code></td><td>${yesNo(f.exists)}</td><td>${e(f.lastMod)}</td><td>${e(f.updated)}</td><td>${e(f.credential)}</td></tr>`,
+    );
   if (v.files.length > MAX_FILES) rows.push(`<tr><td colspan="5">… ${v.files.length - MAX_FILES} more files</td></tr>`);
   return `<table>\n<tr><th>config file (${head})</th><th>exists</th><th>last modified (ls -l)</th><th>updated (etcfilestatus)</th><th>credential</th></tr>\n${rows.join('\n')}\n</table>`;
 }

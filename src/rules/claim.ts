@@ -161,10 +161,7 @@ function setDiff(before: string[], after: string[]): { appeared: string[]; disap
 
 function describeTaintDiff(before: string[], after: string[]): string[] {
   const { appeared, disappeared } = setDiff(before, after);
-  return [
-    ...appeared.map((t) => `taint ${t} appeared`),
-    ...disappeared.map((t) => `taint ${t} disappeared`),
-  ];
+  return [...appeared.map((t) => `taint ${t} appeared`), ...disappeared.map((t) => `taint ${t} disappeared`)];
 }
 
 /** What a re-read shows that must stop the claim (empty = nothing that matters to drain safety moved). */
@@ -175,7 +172,8 @@ function claimConflicts(capture: ClaimCapture, reread: NodeState, keys: Annotati
   const owner = reread.annotations[keys.owner];
   const phase = reread.annotations[keys.phase];
   if (owner !== undefined) reasons.push(`${keys.owner} is held by ${JSON.stringify(owner)}`);
-  if (phase !== undefined) reasons.push(`${keys.phase} is set to ${JSON.stringify(phase)}${owner === undefined ? ' without an owner' : ''}`);
+  if (phase !== undefined)
+    reasons.push(`${keys.phase} is set to ${JSON.stringify(phase)}${owner === undefined ? ' without an owner' : ''}`);
   if (reread.unschedulable !== capture.wasCordoned) {
     reasons.push(
       reread.unschedulable
@@ -221,10 +219,7 @@ function benignChanges(capture: ClaimCapture, reread: NodeState): string[] {
   return changed;
 }
 
-export type ClaimRejection =
-  | { kind: 'ours' }
-  | { kind: 'retry'; changed: string[] }
-  | { kind: 'conflict'; reasons: string[] };
+export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string[] } | { kind: 'conflict'; reasons: string[] };
 
 /**
  * After the claim got a 422 (a `test` failed; the apiserver drops the reason), judge a fresh re-read.

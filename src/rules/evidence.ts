@@ -11,14 +11,7 @@
 // of ImagePullBackOff. So the verdict is `skip` only when every rule below holds; anything missing,
 // failed, ambiguous or unparseable is `reboot`, with the first failed rule as the reason.
 // Pure: all instants arrive as arguments (epoch ms); nothing here reads a clock.
-import type {
-  AuthFields,
-  ConfigFileReadings,
-  DesiredCredential,
-  EvidenceReadings,
-  EvidenceValues,
-  EvidenceVerdict,
-} from '../model.js';
+import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../model.js';
 
 /** The cri service event printed when the containerd process is launched (talos.md §3.2). */
 const START_EVENT = /started with PID (\d+)/;
@@ -89,7 +82,10 @@ function checkCriService(r: EvidenceReadings, values: EvidenceValues, fail: Fail
   const c = r.criService.value;
   values.criState = c.state;
   values.criHealth = c.health;
-  values.runnerWindow = { before: iso(c.clientBeforeMs) ?? String(c.clientBeforeMs), after: iso(c.clientAfterMs) ?? String(c.clientAfterMs) };
+  values.runnerWindow = {
+    before: iso(c.clientBeforeMs) ?? String(c.clientBeforeMs),
+    after: iso(c.clientAfterMs) ?? String(c.clientAfterMs),
+  };
   if (c.state !== 'Running') fail(`the cri service is ${c.state || 'in an unknown state'}, not Running`);
   else if (c.health !== 'OK') fail(`the cri service is Running but its health is ${c.health || 'unknown'}, not OK`);
 }
@@ -357,11 +353,15 @@ function checkClock(
   const limit = r.criService.value.clientAfterMs + marginMs;
   for (const w of writes) {
     if (w.latestMs > limit) {
-      fail(`${w.path} was written up to ${iso(w.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`);
+      fail(
+        `${w.path} was written up to ${iso(w.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`,
+      );
     }
   }
   if (start && start.latestMs > limit) {
-    fail(`containerd (PID ${start.pid}) started up to ${iso(start.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`);
+    fail(
+      `containerd (PID ${start.pid}) started up to ${iso(start.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`,
+    );
   }
 }
 

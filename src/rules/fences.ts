@@ -32,8 +32,7 @@ export interface FenceRow {
 }
 
 export type FenceDecision =
-  | { node: string; action: 'release'; capture: ClaimCapture; reason: string }
-  | { node: string; action: 'refuse'; reason: string };
+  { node: string; action: 'release'; capture: ClaimCapture; reason: string } | { node: string; action: 'refuse'; reason: string };
 
 export type LeaseDecision =
   | { action: 'none'; reason: string }
@@ -103,8 +102,16 @@ function shellQuote(s: string): string {
 }
 
 /** The CAS-guarded command that frees the Lease from `holder` (fails if someone else holds it by then). */
-export function leaseReleaseCommand(namespace: string, name: string, holder: string, kubectl: Pick<Config, 'kubeconfig' | 'kubeContext'> = {}): string {
-  const globals = [kubectl.kubeconfig ? `--kubeconfig=${shellQuote(kubectl.kubeconfig)}` : '', kubectl.kubeContext ? `--context=${shellQuote(kubectl.kubeContext)}` : '']
+export function leaseReleaseCommand(
+  namespace: string,
+  name: string,
+  holder: string,
+  kubectl: Pick<Config, 'kubeconfig' | 'kubeContext'> = {},
+): string {
+  const globals = [
+    kubectl.kubeconfig ? `--kubeconfig=${shellQuote(kubectl.kubeconfig)}` : '',
+    kubectl.kubeContext ? `--context=${shellQuote(kubectl.kubeContext)}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return `\`kubectl ${globals ? `${globals} ` : ''}patch lease -n ${shellQuote(namespace)} ${shellQuote(name)} --type=json -p ${shellQuote(JSON.stringify(releaseLeasePatch(holder)))}\``;
@@ -154,7 +161,9 @@ function refusals(node: NodeState, input: FenceInput): string[] {
   if (!ownerText) reasons.push('no owner annotation: nobody can be asked whether the claim is still in use');
   else if (!owner) reasons.push(`owner ${JSON.stringify(ownerText)} is not an owner token of this action, so its run cannot be looked up`);
   if (phase === 'mutating') {
-    reasons.push('phase is mutating: the credential patch, drain or reboot may have begun and not finished; check the node (Ready, containerd, its workloads) and then release it with the command shown');
+    reasons.push(
+      'phase is mutating: the credential patch, drain or reboot may have begun and not finished; check the node (Ready, containerd, its workloads) and then release it with the command shown',
+    );
   } else if (phase !== 'claimed') {
     reasons.push(`phase is ${phase === undefined ? 'missing' : JSON.stringify(phase)}, not claimed`);
   }
@@ -162,8 +171,9 @@ function refusals(node: NodeState, input: FenceInput): string[] {
     reasons.push('was-cordoned is missing or not true/false, so the schedulability to restore is unknown');
   }
   if (owner) {
-    const run = runs.get(ownerText!);
-    if (run?.state !== 'completed') reasons.push(`the owner's run attempt ${describeRun(run)}; only a completed run is certainly no longer writing`);
+    const run = runs.get(ownerText);
+    if (run?.state !== 'completed')
+      reasons.push(`the owner's run attempt ${describeRun(run)}; only a completed run is certainly no longer writing`);
   }
   if (lease?.holderIdentity) {
     const holder = parseOwnerToken(lease.holderIdentity);
@@ -180,7 +190,11 @@ function leaseDecision(input: FenceInput): LeaseDecision {
   const holder = lease.holderIdentity;
   if (!holder) return { action: 'none', reason: 'the Lease is free' };
   if (!parseOwnerToken(holder)) {
-    return { action: 'keep', holder, reason: `holder ${JSON.stringify(holder)} is not an owner token of this action, so its run cannot be looked up` };
+    return {
+      action: 'keep',
+      holder,
+      reason: `holder ${JSON.stringify(holder)} is not an owner token of this action, so its run cannot be looked up`,
+    };
   }
   const run = runs.get(holder);
   if (run?.state === 'completed') return { action: 'release', holder, reason: `the holder's run attempt ${describeRun(run)}` };
@@ -204,9 +218,15 @@ export function judgeFences(input: FenceInput): FenceJudgement {
   const fences: FenceDecision[] = fenced.map((n) => {
     const reasons = refusals(n, input);
     if (reasons.length > 0) return { node: n.name, action: 'refuse', reason: reasons.join('; ') };
-    const run = input.runs.get(n.annotations[input.keys.owner]!);
-    const restore = n.annotations[input.keys.wasCordoned] === 'false' ? 'uncordon it (was-cordoned=false)' : 'keep it cordoned (was-cordoned=true)';
-    return { node: n.name, action: 'release', capture: fenceCapture(n, input.keys), reason: `phase claimed, owner's run attempt ${describeRun(run)}: release and ${restore}` };
+    const run = input.runs.get(n.annotations[input.keys.owner]);
+    const restore =
+      n.annotations[input.keys.wasCordoned] === 'false' ? 'uncordon it (was-cordoned=false)' : 'keep it cordoned (was-cordoned=true)';
+    return {
+      node: n.name,
+      action: 'release',
+      capture: fenceCapture(n, input.keys),
+      reason: `phase claimed, owner's run attempt ${describeRun(run)}: release and ${restore}`,
+    };
   });
   return { rows, fences, lease: leaseDecision(input) };
 }

@@ -41,7 +41,14 @@ function allAliases(type: string, display: string, explicit: string[]): string[]
   return [...out, ...aliases];
 }
 
-function rd(type: string, namespace: string, display: string, explicit: string[], columns: Array<[string, string]>, list: (rt: NodeRuntime) => CosiResource[]): ResourceDefinition {
+function rd(
+  type: string,
+  namespace: string,
+  display: string,
+  explicit: string[],
+  columns: Array<[string, string]>,
+  list: (rt: NodeRuntime) => CosiResource[],
+): ResourceDefinition {
   return { type, namespace, display, aliases: allAliases(type, display, explicit), columns, list };
 }
 
@@ -49,29 +56,94 @@ export const RESOURCES: ResourceDefinition[] = [
   rd('ServicePIDs.runtime.talos.dev', 'runtime', 'ServicePID', [], [['PID', 'pid']], (rt) => {
     const p = rt.node.containerd.servicePid;
     if (!p) return [];
-    return [{ id: 'cri', version: p.version, owner: '', created: p.created, updated: p.updated, spec: [['pid', p.pid], ['mountNamespace', p.mountNamespace]] }];
+    return [
+      {
+        id: 'cri',
+        version: p.version,
+        owner: '',
+        created: p.created,
+        updated: p.updated,
+        spec: [
+          ['pid', p.pid],
+          ['mountNamespace', p.mountNamespace],
+        ],
+      },
+    ];
   }),
-  rd('Services.v1alpha1.talos.dev', 'runtime', 'Service', ['svc'], [['RUNNING', 'running'], ['HEALTHY', 'healthy'], ['HEALTH UNKNOWN', 'unknown']], (rt) => {
-    const out: CosiResource[] = [];
-    const owner = 'v1alpha1.ServiceController';
-    for (const s of rt.otherServices) {
-      const ts = s.events[s.events.length - 1]?.ts ?? rt.node.bootedAtMs;
-      out.push({ id: s.id, version: s.health.unknown ? 1 : 2, owner, created: ts - 1000, updated: ts,
-        spec: [['running', true], ['healthy', s.health.healthy], ['unknown', s.health.unknown]] });
-    }
-    const r = rt.node.containerd.serviceResource;
-    if (r) out.push({ id: 'cri', version: r.version, owner, created: r.created, updated: r.updated, spec: [['running', r.running], ['healthy', r.healthy], ['unknown', r.unknown]] });
-    return out.sort((a, b) => (a.id < b.id ? -1 : 1));
-  }),
+  rd(
+    'Services.v1alpha1.talos.dev',
+    'runtime',
+    'Service',
+    ['svc'],
+    [
+      ['RUNNING', 'running'],
+      ['HEALTHY', 'healthy'],
+      ['HEALTH UNKNOWN', 'unknown'],
+    ],
+    (rt) => {
+      const out: CosiResource[] = [];
+      const owner = 'v1alpha1.ServiceController';
+      for (const s of rt.otherServices) {
+        const ts = s.events[s.events.length - 1]?.ts ?? rt.node.bootedAtMs;
+        out.push({
+          id: s.id,
+          version: s.health.unknown ? 1 : 2,
+          owner,
+          created: ts - 1000,
+          updated: ts,
+          spec: [
+            ['running', true],
+            ['healthy', s.health.healthy],
+            ['unknown', s.health.unknown],
+          ],
+        });
+      }
+      const r = rt.node.containerd.serviceResource;
+      if (r)
+        out.push({
+          id: 'cri',
+          version: r.version,
+          owner,
+          created: r.created,
+          updated: r.updated,
+          spec: [
+            ['running', r.running],
+            ['healthy', r.healthy],
+            ['unknown', r.unknown],
+          ],
+        });
+      return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+    },
+  ),
   rd('EtcFileStatuses.files.talos.dev', 'files', 'EtcFileStatus', [], [], (rt) =>
-    [...rt.node.etcFileStatus.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, s]) => ({
-      id, version: s.version, owner: 'files.EtcFileController', created: s.created, updated: s.updated, spec: [['specVersion', s.specVersion]],
-    }))),
+    [...rt.node.etcFileStatus.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([id, s]) => ({
+        id,
+        version: s.version,
+        owner: 'files.EtcFileController',
+        created: s.created,
+        updated: s.updated,
+        spec: [['specVersion', s.specVersion]],
+      })),
+  ),
   rd('TimeStatuses.v1alpha1.talos.dev', 'runtime', 'TimeStatus', [], [['SYNCED', 'synced']], (rt) => {
     const c = rt.node.clock;
     const created = rt.node.bootedAtMs + 1500;
-    return [{ id: 'node', version: 2 + c.epoch, owner: 'time.SyncController', created, updated: created + 2500,
-      spec: [['synced', c.synced], ['epoch', c.epoch], ['syncDisabled', false]] }];
+    return [
+      {
+        id: 'node',
+        version: 2 + c.epoch,
+        owner: 'time.SyncController',
+        created,
+        updated: created + 2500,
+        spec: [
+          ['synced', c.synced],
+          ['epoch', c.epoch],
+          ['syncDisabled', false],
+        ],
+      },
+    ];
   }),
   rd('MachineConfigs.config.talos.dev', 'config', 'MachineConfig', [], [], (rt) => {
     const mc = rt.node.machineConfig;
@@ -86,7 +158,10 @@ export function resolveType(name: string): ResourceDefinition | undefined {
 
 /** go-yaml's choice between a plain and a double-quoted string scalar (as the node marshals specs). */
 function yamlString(s: string): string {
-  const plainLooksTyped = /^(|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$/.test(s);
+  const plainLooksTyped =
+    /^(|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$/.test(
+      s,
+    );
   const special = /^[\s\-?:,[\]{}#&*!|>'"%@`]|: | #|\s$/.test(s);
   return plainLooksTyped || special ? JSON.stringify(s) : s;
 }
@@ -107,7 +182,11 @@ function yamlDoc(node: string, def: ResourceDefinition, r: CosiResource): string
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v as object)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -116,8 +195,14 @@ function jsonDoc(node: string, def: ResourceDefinition, r: CosiResource): string
   // output/json.go: YAML re-decoded into map[string]any, so keys come out sorted and an empty owner is null.
   const data = {
     metadata: {
-      namespace: def.namespace, type: def.type, id: r.id, version: r.version, owner: r.owner === '' ? null : r.owner,
-      phase: 'running', created: rfc3339(r.created), updated: rfc3339(r.updated),
+      namespace: def.namespace,
+      type: def.type,
+      id: r.id,
+      version: r.version,
+      owner: r.owner === '' ? null : r.owner,
+      phase: 'running',
+      created: rfc3339(r.created),
+      updated: rfc3339(r.updated),
     },
     spec: Object.fromEntries(r.spec),
     node,

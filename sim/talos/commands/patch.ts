@@ -92,13 +92,14 @@ export function patchCommand(ctx: CommandContext): number {
     else if (mode === 'reboot' && rt.node.version === '1.14') {
       applyErr = grpcError('Unimplemented', 'the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead');
     } else {
-      details = {
-        auto: 'Applied configuration without a reboot',
-        'no-reboot': 'Applied configuration without a reboot',
-        try: 'Applied configuration without a reboot',
-        staged: 'Staged configuration to be applied after the next reboot',
-        reboot: 'Applied configuration with a reboot',
-      }[mode] ?? 'Applied configuration without a reboot';
+      details =
+        {
+          auto: 'Applied configuration without a reboot',
+          'no-reboot': 'Applied configuration without a reboot',
+          try: 'Applied configuration without a reboot',
+          staged: 'Staged configuration to be applied after the next reboot',
+          reboot: 'Applied configuration with a reboot',
+        }[mode] ?? 'Applied configuration without a reboot';
       if (dryRun) {
         details = `Dry run summary:\n${details} (skipped in dry-run).\n${diff(before, next)}`;
       } else if (mode === 'staged') {

@@ -19,7 +19,7 @@ const FIELDS = ['username', 'password', 'auth', 'identitytoken'] as const;
 export function parseCriRegistryAuth(text: string): Record<string, AuthFields> {
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text);
   } catch (e) {
     if (e instanceof TomlError) throw new ParseError(FORMAT, `not valid TOML (line ${e.line}, column ${e.column})`);
     throw new ParseError(FORMAT, 'not valid TOML');

@@ -49,7 +49,8 @@ export function parseEtcdStatus(text: string): EtcdStatusRow[] {
     if (!MEMBER_ID.test(r.MEMBER)) throw new ParseError(STATUS, `${where}: MEMBER ${excerpt(r.MEMBER)} is not a 16-digit hex id`);
     if (!MEMBER_ID.test(r.LEADER)) throw new ParseError(STATUS, `${where}: LEADER ${excerpt(r.LEADER)} is not a 16-digit hex id`);
     if (!IN_USE.test(r['IN USE'])) throw new ParseError(STATUS, `${where}: IN USE ${excerpt(r['IN USE'])} is not "<size> (<pct>%)"`);
-    if (r.LEARNER !== 'true' && r.LEARNER !== 'false') throw new ParseError(STATUS, `${where}: LEARNER ${excerpt(r.LEARNER)} is not a boolean`);
+    if (r.LEARNER !== 'true' && r.LEARNER !== 'false')
+      throw new ParseError(STATUS, `${where}: LEARNER ${excerpt(r.LEARNER)} is not a boolean`);
     if (hasNode && !r.NODE) throw new ParseError(STATUS, `${where}: empty NODE`);
     return {
       node: hasNode ? r.NODE : undefined,
@@ -73,7 +74,15 @@ const ALARMS = 'etcd alarm list';
 /** No alarms: talosctl prints nothing at all (the header comes with the first alarm). */
 export function parseEtcdAlarms(text: string): EtcdAlarmRow[] {
   if (text === '') return [];
-  const table = parseTabTable(ALARMS, text, [['NODE', 'MEMBER', 'ALARM'], ['MEMBER', 'ALARM']], true);
+  const table = parseTabTable(
+    ALARMS,
+    text,
+    [
+      ['NODE', 'MEMBER', 'ALARM'],
+      ['MEMBER', 'ALARM'],
+    ],
+    true,
+  );
   const hasNode = table.columns[0] === 'NODE';
   return table.rows.map((r, i) => {
     if (!MEMBER_ID.test(r.MEMBER)) throw new ParseError(ALARMS, `row ${i + 1}: MEMBER ${excerpt(r.MEMBER)} is not a 16-digit hex id`);

@@ -6,8 +6,8 @@ import { ParseError, excerpt } from './parseError.js';
 const UNIT_NS: Record<string, bigint> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n, // U+00B5, what Duration.String() prints
-  'μs': 1_000n, // U+03BC, also accepted by time.ParseDuration
+  µs: 1_000n, // U+00B5, what Duration.String() prints
+  μs: 1_000n, // U+03BC, also accepted by time.ParseDuration
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,

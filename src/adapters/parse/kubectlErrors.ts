@@ -4,7 +4,10 @@ import type { FailureCause } from '../../errors.js';
 
 const RULES: Array<[RegExp, FailureCause]> = [
   // transport first: a refused connection during discovery also prints "Unhandled Error" lines
-  [/was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /, 'transport'],
+  [
+    /was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /,
+    'transport',
+  ],
   [/The request is invalid|is invalid: /, 'invalid'],
   [/Error from server \(Conflict\)|Error from server \(AlreadyExists\)/, 'conflict'],
   [/Error from server \(NotFound\)/, 'not-found'],

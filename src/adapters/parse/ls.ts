@@ -101,7 +101,10 @@ export function interpretLastMod(text: string, clientNowMs: number): LastMod {
       if (t > clientNowMs - SHORT_BEFORE_MS && t <= clientNowMs + SHORT_AFTER_MS) fits.push(t);
     }
     if (fits.length !== 1) {
-      throw new ParseError(FORMAT, `no year puts LASTMOD ${excerpt(text)} within 180 days before or 185 days after the client clock ${new Date(clientNowMs).toISOString()}`);
+      throw new ParseError(
+        FORMAT,
+        `no year puts LASTMOD ${excerpt(text)} within 180 days before or 185 days after the client clock ${new Date(clientNowMs).toISOString()}`,
+      );
     }
     return { mtimeMs: fits[0], precisionMs: 1000 };
   }

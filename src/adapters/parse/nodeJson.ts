@@ -33,7 +33,7 @@ export function nodeFromJson(raw: unknown): NodeState {
   const taints: Taint[] = Array.isArray(spec.taints)
     ? (spec.taints as unknown[]).map((t) => {
         const x = obj(t);
-        const taint: Taint = { key: String(x.key ?? ''), effect: String(x.effect ?? '') };
+        const taint: Taint = { key: typeof x.key === 'string' ? x.key : '', effect: typeof x.effect === 'string' ? x.effect : '' };
         if (typeof x.value === 'string') taint.value = x.value;
         if (typeof x.timeAdded === 'string') taint.timeAdded = x.timeAdded;
         return taint;

@@ -63,7 +63,10 @@ export function parseServiceView(text: string): ServiceNodeView[] {
   let expect: Field[] = ['NODE'];
   for (const e of entries) {
     if (!expect.includes(e.label)) {
-      throw new ParseError(FORMAT, `line ${e.line}: expected ${expect.map((x) => x || '(event continuation)').join(' or ')}, got ${e.label || 'an unlabelled event'}`);
+      throw new ParseError(
+        FORMAT,
+        `line ${e.line}: expected ${expect.map((x) => x || '(event continuation)').join(' or ')}, got ${e.label || 'an unlabelled event'}`,
+      );
     }
     switch (e.label) {
       case 'NODE':

@@ -63,7 +63,8 @@ export function parseTabTable(format: string, text: string, headers: ReadonlyArr
       let cell = cps.slice(start, end).join('');
       if (c + 1 < offsets.length || trimLast) cell = cell.replace(/ +$/, '');
       // a file name may begin with a space; no other cell may
-      if (cell.startsWith(' ') && (c + 1 < offsets.length || trimLast)) throw new ParseError(format, `row ${li} column ${names[c]} starts with a space: ${excerpt(lines[li])}`);
+      if (cell.startsWith(' ') && (c + 1 < offsets.length || trimLast))
+        throw new ParseError(format, `row ${li} column ${names[c]} starts with a space: ${excerpt(lines[li])}`);
       row[names[c]] = cell;
     }
     rows.push(row);

@@ -148,10 +148,15 @@ export function classifyTalosError(message: string): FailureCause {
   }
   if (code) return CODE_CAUSE[code] ?? 'unknown';
   if (/context deadline exceeded/.test(message)) return 'timeout';
-  if (/connection refused|no route to host|i\/o timeout|connection reset|broken pipe|network is unreachable|\bEOF\b|transport:|handshake failed|\btls:|x509:|dial tcp/.test(message)) {
+  if (
+    /connection refused|no route to host|i\/o timeout|connection reset|broken pipe|network is unreachable|\bEOF\b|transport:|handshake failed|\btls:|x509:|dial tcp/.test(
+      message,
+    )
+  ) {
     return 'transport';
   }
-  if (/failed to determine endpoints|error constructing client|not supported with multiple nodes|requires exactly one node/.test(message)) return 'usage';
+  if (/failed to determine endpoints|error constructing client|not supported with multiple nodes|requires exactly one node/.test(message))
+    return 'usage';
   if (/\barg\(s\)|\bflags?\b|\bcommand\b|unknown shorthand|invalid argument/.test(message)) return 'usage';
   if (/is not registered/.test(message)) return 'not-found';
   return 'unknown';
