@@ -69,8 +69,9 @@ async function main(): Promise<number> {
       env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500', RAR_RELIST_PAUSE_MS: '1000' },
       onStdout: lineByLine((line) => {
         if (values.verbose) console.log(`  │ ${line}`);
-        else if (line.startsWith('::group::')) console.log(`  ${line.slice(9)}`);
-        else if (line.startsWith('▶')) console.log(`    ${line}`);
+        else if (line.startsWith('::group::')) process.stdout.write(`  ${line.slice(9)}:`);
+        else if (line.startsWith('▶')) process.stdout.write(` ${line.slice(2).replace(/ \(.*\)$/, '')} →`);
+        else if (line.startsWith('::endgroup::')) process.stdout.write(' done\n');
       }),
     });
     // The post step runs in a fresh process with the state the main step saved, as on a runner.
