@@ -28516,7 +28516,10 @@ var errors = __nccwpck_require__(3916);
 ;// CONCATENATED MODULE: ./src/adapters/parse/kubectlErrors.ts
 const RULES = [
     // transport first: a refused connection during discovery also prints "Unhandled Error" lines
-    [/was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /, 'transport'],
+    [
+        /was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /,
+        'transport',
+    ],
     [/The request is invalid|is invalid: /, 'invalid'],
     [/Error from server \(Conflict\)|Error from server \(AlreadyExists\)/, 'conflict'],
     [/Error from server \(NotFound\)/, 'not-found'],
@@ -28563,7 +28566,7 @@ function nodeFromJson(raw) {
     const taints = Array.isArray(spec.taints)
         ? spec.taints.map((t) => {
             const x = obj(t);
-            const taint = { key: String(x.key ?? ''), effect: String(x.effect ?? '') };
+            const taint = { key: typeof x.key === 'string' ? x.key : '', effect: typeof x.effect === 'string' ? x.effect : '' };
             if (typeof x.value === 'string')
                 taint.value = x.value;
             if (typeof x.timeAdded === 'string')
@@ -28597,6 +28600,10 @@ function nodeFromJson(raw) {
 
 
 
+/** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
+function str(v) {
+    return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
 class Kubectl {
     runner;
     binary;
@@ -28616,10 +28623,19 @@ class Kubectl {
         // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
         // apiserver would hang it forever), and ours kills the process as a last resort.
         const full = [...this.globals, ...args];
-        const res = await this.runner.run({ file: this.binary, args: full, timeoutMs: opts.timeoutMs ?? this.callTimeoutMs, input: opts.input });
+        const res = await this.runner.run({
+            file: this.binary,
+            args: full,
+            timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
+            input: opts.input,
+        });
         if (res.exitCode !== 0) {
             const command = this.runner.describe({ file: this.binary, args: full });
-            const cause = res.timedOut ? 'timeout' : res.exitCode === 127 && /ENOENT/.test(res.stderr) ? 'usage' : classifyKubectlFailure(res.stderr);
+            const cause = res.timedOut
+                ? 'timeout'
+                : res.exitCode === 127 && /ENOENT/.test(res.stderr)
+                    ? 'usage'
+                    : classifyKubectlFailure(res.stderr);
             throw new errors/* ToolError */.v4({
                 tool: 'kubectl',
                 command,
@@ -28653,7 +28669,9 @@ class Kubectl {
         return nodeFromJson(this.parseJson(res, `kubectl get node ${name}`, name));
     }
     async patchNode(name, ops) {
-        const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], { node: name });
+        const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], {
+            node: name,
+        });
         return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
     }
     async drain(name, timeoutMs) {
@@ -28701,11 +28719,25 @@ class Kubectl {
     }
     async createLease(namespace, name, spec) {
         const manifest = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
-        const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], { input: JSON.stringify(manifest) });
+        const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], {
+            input: JSON.stringify(manifest),
+        });
         return leaseFromJson(this.parseJson(res, `kubectl create lease ${name}`));
     }
     async patchLease(namespace, name, ops) {
-        const res = await this.run(['patch', 'lease', '-n', namespace, name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s']);
+        const res = await this.run([
+            'patch',
+            'lease',
+            '-n',
+            namespace,
+            name,
+            '--type=json',
+            '-p',
+            JSON.stringify(ops),
+            '-o',
+            'json',
+            '--request-timeout=30s',
+        ]);
         return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
     }
 }
@@ -28713,10 +28745,10 @@ function leaseFromJson(o) {
     const metadata = (o.metadata ?? {});
     const spec = (o.spec ?? {});
     const lease = {
-        namespace: String(metadata.namespace ?? ''),
-        name: String(metadata.name ?? ''),
-        uid: String(metadata.uid ?? ''),
-        resourceVersion: String(metadata.resourceVersion ?? ''),
+        namespace: str(metadata.namespace),
+        name: str(metadata.name),
+        uid: str(metadata.uid),
+        resourceVersion: str(metadata.resourceVersion),
         holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
     };
     if (typeof spec.leaseDurationSeconds === 'number')
@@ -28735,22 +28767,24 @@ function podFromJson(o) {
     const status = (o.status ?? {});
     const statuses = Array.isArray(status.containerStatuses) ? status.containerStatuses : [];
     return {
-        namespace: String(metadata.namespace ?? ''),
-        name: String(metadata.name ?? ''),
-        uid: String(metadata.uid ?? ''),
-        nodeName: String(spec.nodeName ?? ''),
-        phase: String(status.phase ?? ''),
-        imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? spec.imagePullSecrets.map((s) => String(s.name ?? '')) : [],
+        namespace: str(metadata.namespace),
+        name: str(metadata.name),
+        uid: str(metadata.uid),
+        nodeName: str(spec.nodeName),
+        phase: str(status.phase),
+        imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? spec.imagePullSecrets.map((s) => str(s.name)) : [],
         containerStatuses: statuses.map((c) => {
             const state = (c.state ?? {});
             const waiting = state.waiting;
             const terminated = state.terminated;
             return {
-                name: String(c.name ?? ''),
-                imageID: String(c.imageID ?? ''),
-                waitingReason: waiting ? String(waiting.reason ?? '') : undefined,
-                waitingMessage: waiting && waiting.message ? String(waiting.message) : undefined,
-                terminated: terminated ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? String(terminated.reason) : undefined } : undefined,
+                name: str(c.name),
+                imageID: str(c.imageID),
+                waitingReason: waiting ? str(waiting.reason) : undefined,
+                waitingMessage: waiting && waiting.message ? str(waiting.message) : undefined,
+                terminated: terminated
+                    ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? str(terminated.reason) : undefined }
+                    : undefined,
                 running: state.running !== undefined,
             };
         }),
@@ -28823,7 +28857,9 @@ async function cleanup() {
         const { node, phase, capture } = holding;
         const current = await kube.getNode(node).catch((e) => (e instanceof Error ? e : new Error(String(e))));
         if (current instanceof Error) {
-            _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .error */ .z3(`could not read node ${node} to clean up after this run: ${current.message}`, { title: `${node}: post step could not check the node` });
+            _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .error */ .z3(`could not read node ${node} to clean up after this run: ${current.message}`, {
+                title: `${node}: post step could not check the node`,
+            });
             leftFenced = true;
         }
         else if (current.annotations[keys.owner] !== holding.owner) {
@@ -28834,7 +28870,10 @@ async function cleanup() {
             // The extra test on the phase annotation keeps us from releasing a node another step of ours
             // (or a person) moved on since the state was saved.
             const expectedPhase = phase === 'claimed' ? 'claimed' : 'mutating';
-            const ops = [{ op: 'test', path: (0,_rules_claim_js__WEBPACK_IMPORTED_MODULE_6__/* .annotationPath */ .ZV)(keys.phase), value: expectedPhase }, ...(0,_rules_release_js__WEBPACK_IMPORTED_MODULE_7__/* .buildReleasePatch */ .q)(capture, keys, {})];
+            const ops = [
+                { op: 'test', path: (0,_rules_claim_js__WEBPACK_IMPORTED_MODULE_6__/* .annotationPath */ .ZV)(keys.phase), value: expectedPhase },
+                ...(0,_rules_release_js__WEBPACK_IMPORTED_MODULE_7__/* .buildReleasePatch */ .q)(capture, keys, {}),
+            ];
             try {
                 await kube.patchNode(node, ops);
                 _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .notice */ .lm(`released ${node} (it was ${phase === 'claimed' ? 'claimed' : 'being drained'}; no reboot had started) and restored its cordon state (was-cordoned=${capture.wasCordoned})`, { title: `${node}: released by the post step` });
@@ -28842,7 +28881,9 @@ async function cleanup() {
             catch (e) {
                 leftFenced = true;
                 const msg = e instanceof _errors_js__WEBPACK_IMPORTED_MODULE_3__/* .ToolError */ .v4 ? `${e.cause}: ${e.message}` : String(e);
-                _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .error */ .z3(`could not release ${node}: ${msg}. Release it by hand: ${(0,_recovery_js__WEBPACK_IMPORTED_MODULE_8__/* .releaseCommand */ .P)(capture, keys, { kubeconfig, kubeContext })}`, { title: `${node}: left claimed` });
+                _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .error */ .z3(`could not release ${node}: ${msg}. Release it by hand: ${(0,_recovery_js__WEBPACK_IMPORTED_MODULE_8__/* .releaseCommand */ .P)(capture, keys, { kubeconfig, kubeContext })}`, {
+                    title: `${node}: left claimed`,
+                });
             }
         }
         else {
@@ -28862,7 +28903,11 @@ async function cleanup() {
                 _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .info */ .pq(`post step: released the run Lease ${lease.namespace}/${lease.name}`);
             }
             catch (e) {
-                const why = e instanceof _errors_js__WEBPACK_IMPORTED_MODULE_3__/* .ToolError */ .v4 && (e.cause === 'invalid' || e.cause === 'not-found') ? 'it is no longer held by this run' : e instanceof Error ? e.message : String(e);
+                const why = e instanceof _errors_js__WEBPACK_IMPORTED_MODULE_3__/* .ToolError */ .v4 && (e.cause === 'invalid' || e.cause === 'not-found')
+                    ? 'it is no longer held by this run'
+                    : e instanceof Error
+                        ? e.message
+                        : String(e);
                 _actions_core__WEBPACK_IMPORTED_MODULE_0__/* .info */ .pq(`post step: did not release the run Lease ${lease.namespace}/${lease.name}: ${why}`);
             }
         }
@@ -28970,7 +29015,10 @@ function shellQuote(s) {
  */
 function releaseCommand(capture, keys, config) {
     const ops = (0,_rules_release_js__WEBPACK_IMPORTED_MODULE_0__/* .buildReleasePatch */ .q)(capture, keys, {});
-    const globals = [config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '', config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '']
+    const globals = [
+        config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '',
+        config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '',
+    ]
         .filter(Boolean)
         .join(' ');
     return `\`kubectl ${globals ? `${globals} ` : ''}patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}\``;
@@ -29128,10 +29176,7 @@ function setDiff(before, after) {
 }
 function describeTaintDiff(before, after) {
     const { appeared, disappeared } = setDiff(before, after);
-    return [
-        ...appeared.map((t) => `taint ${t} appeared`),
-        ...disappeared.map((t) => `taint ${t} disappeared`),
-    ];
+    return [...appeared.map((t) => `taint ${t} appeared`), ...disappeared.map((t) => `taint ${t} disappeared`)];
 }
 /** What a re-read shows that must stop the claim (empty = nothing that matters to drain safety moved). */
 function claimConflicts(capture, reread, keys) {

@@ -32348,7 +32348,10 @@ class RolloutError extends Error {
 ;// CONCATENATED MODULE: ./src/adapters/parse/kubectlErrors.ts
 const RULES = [
     // transport first: a refused connection during discovery also prints "Unhandled Error" lines
-    [/was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /, 'transport'],
+    [
+        /was refused - did you specify the right host or port|connect: connection refused|connection reset by peer|Unable to connect to the server|unexpected EOF|\bEOF\b|i\/o timeout|TLS handshake|tls: |broken pipe|no route to host|http2: |net\/http: /,
+        'transport',
+    ],
     [/The request is invalid|is invalid: /, 'invalid'],
     [/Error from server \(Conflict\)|Error from server \(AlreadyExists\)/, 'conflict'],
     [/Error from server \(NotFound\)/, 'not-found'],
@@ -32395,7 +32398,7 @@ function nodeFromJson(raw) {
     const taints = Array.isArray(spec.taints)
         ? spec.taints.map((t) => {
             const x = obj(t);
-            const taint = { key: String(x.key ?? ''), effect: String(x.effect ?? '') };
+            const taint = { key: typeof x.key === 'string' ? x.key : '', effect: typeof x.effect === 'string' ? x.effect : '' };
             if (typeof x.value === 'string')
                 taint.value = x.value;
             if (typeof x.timeAdded === 'string')
@@ -32429,6 +32432,10 @@ function nodeFromJson(raw) {
 
 
 
+/** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
+function str(v) {
+    return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
+}
 class Kubectl {
     runner;
     binary;
@@ -32448,10 +32455,19 @@ class Kubectl {
         // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
         // apiserver would hang it forever), and ours kills the process as a last resort.
         const full = [...this.globals, ...args];
-        const res = await this.runner.run({ file: this.binary, args: full, timeoutMs: opts.timeoutMs ?? this.callTimeoutMs, input: opts.input });
+        const res = await this.runner.run({
+            file: this.binary,
+            args: full,
+            timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
+            input: opts.input,
+        });
         if (res.exitCode !== 0) {
             const command = this.runner.describe({ file: this.binary, args: full });
-            const cause = res.timedOut ? 'timeout' : res.exitCode === 127 && /ENOENT/.test(res.stderr) ? 'usage' : classifyKubectlFailure(res.stderr);
+            const cause = res.timedOut
+                ? 'timeout'
+                : res.exitCode === 127 && /ENOENT/.test(res.stderr)
+                    ? 'usage'
+                    : classifyKubectlFailure(res.stderr);
             throw new ToolError({
                 tool: 'kubectl',
                 command,
@@ -32485,7 +32501,9 @@ class Kubectl {
         return nodeFromJson(this.parseJson(res, `kubectl get node ${name}`, name));
     }
     async patchNode(name, ops) {
-        const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], { node: name });
+        const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], {
+            node: name,
+        });
         return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
     }
     async drain(name, timeoutMs) {
@@ -32533,11 +32551,25 @@ class Kubectl {
     }
     async createLease(namespace, name, spec) {
         const manifest = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
-        const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], { input: JSON.stringify(manifest) });
+        const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], {
+            input: JSON.stringify(manifest),
+        });
         return leaseFromJson(this.parseJson(res, `kubectl create lease ${name}`));
     }
     async patchLease(namespace, name, ops) {
-        const res = await this.run(['patch', 'lease', '-n', namespace, name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s']);
+        const res = await this.run([
+            'patch',
+            'lease',
+            '-n',
+            namespace,
+            name,
+            '--type=json',
+            '-p',
+            JSON.stringify(ops),
+            '-o',
+            'json',
+            '--request-timeout=30s',
+        ]);
         return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
     }
 }
@@ -32545,10 +32577,10 @@ function leaseFromJson(o) {
     const metadata = (o.metadata ?? {});
     const spec = (o.spec ?? {});
     const lease = {
-        namespace: String(metadata.namespace ?? ''),
-        name: String(metadata.name ?? ''),
-        uid: String(metadata.uid ?? ''),
-        resourceVersion: String(metadata.resourceVersion ?? ''),
+        namespace: str(metadata.namespace),
+        name: str(metadata.name),
+        uid: str(metadata.uid),
+        resourceVersion: str(metadata.resourceVersion),
         holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
     };
     if (typeof spec.leaseDurationSeconds === 'number')
@@ -32567,22 +32599,24 @@ function podFromJson(o) {
     const status = (o.status ?? {});
     const statuses = Array.isArray(status.containerStatuses) ? status.containerStatuses : [];
     return {
-        namespace: String(metadata.namespace ?? ''),
-        name: String(metadata.name ?? ''),
-        uid: String(metadata.uid ?? ''),
-        nodeName: String(spec.nodeName ?? ''),
-        phase: String(status.phase ?? ''),
-        imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? spec.imagePullSecrets.map((s) => String(s.name ?? '')) : [],
+        namespace: str(metadata.namespace),
+        name: str(metadata.name),
+        uid: str(metadata.uid),
+        nodeName: str(spec.nodeName),
+        phase: str(status.phase),
+        imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? spec.imagePullSecrets.map((s) => str(s.name)) : [],
         containerStatuses: statuses.map((c) => {
             const state = (c.state ?? {});
             const waiting = state.waiting;
             const terminated = state.terminated;
             return {
-                name: String(c.name ?? ''),
-                imageID: String(c.imageID ?? ''),
-                waitingReason: waiting ? String(waiting.reason ?? '') : undefined,
-                waitingMessage: waiting && waiting.message ? String(waiting.message) : undefined,
-                terminated: terminated ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? String(terminated.reason) : undefined } : undefined,
+                name: str(c.name),
+                imageID: str(c.imageID),
+                waitingReason: waiting ? str(waiting.reason) : undefined,
+                waitingMessage: waiting && waiting.message ? str(waiting.message) : undefined,
+                terminated: terminated
+                    ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? str(terminated.reason) : undefined }
+                    : undefined,
                 running: state.running !== undefined,
             };
         }),
@@ -34250,7 +34284,10 @@ const ALARMS = 'etcd alarm list';
 function parseEtcdAlarms(text) {
     if (text === '')
         return [];
-    const table = parseTabTable(ALARMS, text, [['NODE', 'MEMBER', 'ALARM'], ['MEMBER', 'ALARM']], true);
+    const table = parseTabTable(ALARMS, text, [
+        ['NODE', 'MEMBER', 'ALARM'],
+        ['MEMBER', 'ALARM'],
+    ], true);
     const hasNode = table.columns[0] === 'NODE';
     return table.rows.map((r, i) => {
         if (!MEMBER_ID.test(r.MEMBER))
@@ -34274,8 +34311,8 @@ function uint(v, where, col) {
 const UNIT_NS = {
     ns: 1n,
     us: 1000n,
-    'µs': 1000n, // U+00B5, what Duration.String() prints
-    'μs': 1000n, // U+03BC, also accepted by time.ParseDuration
+    µs: 1000n, // U+00B5, what Duration.String() prints
+    μs: 1000n, // U+03BC, also accepted by time.ParseDuration
     ms: 1000000n,
     s: 1000000000n,
     m: 60000000000n,
@@ -34866,7 +34903,10 @@ class Talosctl {
         const perPath = await Promise.all(unique(paths).map(async (path) => {
             const id = etcFileId(path);
             if (id === undefined) {
-                return [path, new Map(nodes.map((n) => [n, { ok: false, error: `${path} is not a file under /etc, so it has no EtcFileStatus` }]))];
+                return [
+                    path,
+                    new Map(nodes.map((n) => [n, { ok: false, error: `${path} is not a file under /etc, so it has no EtcFileStatus` }])),
+                ];
             }
             const readings = await this.batch(nodes, ['get', 'etcfilestatuses', id, '-o', 'yaml'], (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: etcFileStatusFrom(expectId(r, id)) }])), (node, message, cause, call) => this.failed(call, node, cause, message), true);
             return [path, readings];
@@ -35170,7 +35210,10 @@ class Talosctl {
     }
     toolError(call, cause, node, message) {
         const r = call.result;
-        const detail = message ?? this.describeFailure(call, cause, this.errorItems(call).map((i) => i.message).join('; '));
+        const detail = message ??
+            this.describeFailure(call, cause, this.errorItems(call)
+                .map((i) => i.message)
+                .join('; '));
         return new ToolError({
             tool: 'talosctl',
             command: call.command,
@@ -40396,7 +40439,7 @@ class GitHubRuns {
                 attempt_number: Number(owner.runAttempt),
                 request: { signal: AbortSignal.timeout(this.timeoutMs) },
             });
-            data = (res.data ?? {});
+            data = res.data ?? {};
         }
         catch (e) {
             const status = e.status;
@@ -40411,10 +40454,12 @@ class GitHubRuns {
             return unknown(`GitHub API${typeof status === 'number' ? ` ${status}` : ''}: ${msg}`);
         }
         // An answer about another run or attempt would be trusted for the wrong fence.
-        if (data.id !== undefined && String(data.id) !== owner.runId)
-            return unknown(`GitHub API answered for run ${String(data.id)}, not ${owner.runId}`);
-        if (data.run_attempt !== undefined && String(data.run_attempt) !== owner.runAttempt) {
-            return unknown(`GitHub API answered for attempt ${String(data.run_attempt)}, not ${owner.runAttempt}`);
+        const id = scalarText(data.id);
+        const attempt = scalarText(data.run_attempt);
+        if (data.id !== undefined && id !== owner.runId)
+            return unknown(`GitHub API answered for run ${id}, not ${owner.runId}`);
+        if (data.run_attempt !== undefined && attempt !== owner.runAttempt) {
+            return unknown(`GitHub API answered for attempt ${attempt}, not ${owner.runAttempt}`);
         }
         const status = typeof data.status === 'string' ? data.status : '';
         const state = github_STATUS[status];
@@ -40425,6 +40470,10 @@ class GitHubRuns {
             info.conclusion = data.conclusion;
         return info;
     }
+}
+/** An id from the API as text; anything but a string or number reads as '(not a scalar)'. */
+function scalarText(v) {
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : '(not a scalar)';
 }
 
 ;// CONCATENATED MODULE: ./src/model.ts
@@ -40456,6 +40505,7 @@ function escapeHtml(s) {
 }
 // C0 controls other than tab/newline would be invisible in the summary yet can confuse a reader
 // (a carriage return can make a line look like something else), so they are dropped.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 /**
  * Escapes text for a table cell or any other place inside an HTML block of the summary.
@@ -40463,9 +40513,7 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
  * be parsed as Markdown), so pipes become an entity and line breaks become `<br>`.
  */
 function escapeCell(s) {
-    return escapeHtml(String(s).replace(/\r\n?/g, '\n').replace(CONTROL, ''))
-        .replace(/\|/g, '&#124;')
-        .replace(/\n/g, '<br>');
+    return escapeHtml(String(s).replace(/\r\n?/g, '\n').replace(CONTROL, '')).replace(/\|/g, '&#124;').replace(/\n/g, '<br>');
 }
 /** Cuts text longer than `max` characters, without splitting a surrogate pair, and says so. */
 function truncateText(s, max) {
@@ -40629,10 +40677,7 @@ function setDiff(before, after) {
 }
 function describeTaintDiff(before, after) {
     const { appeared, disappeared } = setDiff(before, after);
-    return [
-        ...appeared.map((t) => `taint ${t} appeared`),
-        ...disappeared.map((t) => `taint ${t} disappeared`),
-    ];
+    return [...appeared.map((t) => `taint ${t} appeared`), ...disappeared.map((t) => `taint ${t} disappeared`)];
 }
 /** What a re-read shows that must stop the claim (empty = nothing that matters to drain safety moved). */
 function claimConflicts(capture, reread, keys) {
@@ -40802,7 +40847,10 @@ function shellQuote(s) {
  */
 function releaseCommand(capture, keys, config) {
     const ops = buildReleasePatch(capture, keys, {});
-    const globals = [config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '', config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '']
+    const globals = [
+        config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '',
+        config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '',
+    ]
         .filter(Boolean)
         .join(' ');
     return `\`kubectl ${globals ? `${globals} ` : ''}patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}\``;
@@ -40973,7 +41021,10 @@ function fences_shellQuote(s) {
 }
 /** The CAS-guarded command that frees the Lease from `holder` (fails if someone else holds it by then). */
 function leaseReleaseCommand(namespace, name, holder, kubectl = {}) {
-    const globals = [kubectl.kubeconfig ? `--kubeconfig=${fences_shellQuote(kubectl.kubeconfig)}` : '', kubectl.kubeContext ? `--context=${fences_shellQuote(kubectl.kubeContext)}` : '']
+    const globals = [
+        kubectl.kubeconfig ? `--kubeconfig=${fences_shellQuote(kubectl.kubeconfig)}` : '',
+        kubectl.kubeContext ? `--context=${fences_shellQuote(kubectl.kubeContext)}` : '',
+    ]
         .filter(Boolean)
         .join(' ');
     return `\`kubectl ${globals ? `${globals} ` : ''}patch lease -n ${fences_shellQuote(namespace)} ${fences_shellQuote(name)} --type=json -p ${fences_shellQuote(JSON.stringify(releaseLeasePatch(holder)))}\``;
@@ -41052,7 +41103,11 @@ function leaseDecision(input) {
     if (!holder)
         return { action: 'none', reason: 'the Lease is free' };
     if (!parseOwnerToken(holder)) {
-        return { action: 'keep', holder, reason: `holder ${JSON.stringify(holder)} is not an owner token of this action, so its run cannot be looked up` };
+        return {
+            action: 'keep',
+            holder,
+            reason: `holder ${JSON.stringify(holder)} is not an owner token of this action, so its run cannot be looked up`,
+        };
     }
     const run = runs.get(holder);
     if (run?.state === 'completed')
@@ -41079,7 +41134,12 @@ function judgeFences(input) {
             return { node: n.name, action: 'refuse', reason: reasons.join('; ') };
         const run = input.runs.get(n.annotations[input.keys.owner]);
         const restore = n.annotations[input.keys.wasCordoned] === 'false' ? 'uncordon it (was-cordoned=false)' : 'keep it cordoned (was-cordoned=true)';
-        return { node: n.name, action: 'release', capture: fenceCapture(n, input.keys), reason: `phase claimed, owner's run attempt ${describeRun(run)}: release and ${restore}` };
+        return {
+            node: n.name,
+            action: 'release',
+            capture: fenceCapture(n, input.keys),
+            reason: `phase claimed, owner's run attempt ${describeRun(run)}: release and ${restore}`,
+        };
     });
     return { rows, fences, lease: leaseDecision(input) };
 }
@@ -41154,8 +41214,14 @@ async function runFences(args) {
                 failures.push(`Lease ${ns}/${leaseName}: reading it again failed: ${leaseReadError}`);
             }
         }
-        const decisions = leaseReadError ? undefined : leaseNow === lease ? first.fences : judgeFences({ nodes, keys, lease: leaseNow, runs, kubectl: config }).fences;
-        const unjudged = (f) => (f.action === 'refuse' ? f : { node: f.node, action: 'refuse', reason: `the Lease could not be read again to confirm it is free (${leaseReadError})` });
+        const decisions = leaseReadError
+            ? undefined
+            : leaseNow === lease
+                ? first.fences
+                : judgeFences({ nodes, keys, lease: leaseNow, runs, kubectl: config }).fences;
+        const unjudged = (f) => f.action === 'refuse'
+            ? f
+            : { node: f.node, action: 'refuse', reason: `the Lease could not be read again to confirm it is free (${leaseReadError})` };
         for (const d of decisions ?? first.fences.map(unjudged)) {
             if (d.action === 'refuse') {
                 refused.push({ node: d.node, reason: d.reason });
@@ -41163,7 +41229,10 @@ async function runFences(args) {
             }
             // buildReleasePatch tests uid and owner; the extra `test` of phase=claimed makes the decision
             // itself part of the CAS: a fence that moved to `mutating` since the read is not released.
-            const ops = [{ op: 'test', path: annotationPath(keys.phase), value: 'claimed' }, ...buildReleasePatch(d.capture, keys, {})];
+            const ops = [
+                { op: 'test', path: annotationPath(keys.phase), value: 'claimed' },
+                ...buildReleasePatch(d.capture, keys, {}),
+            ];
             try {
                 await kube.patchNode(d.node, ops);
                 releasedNodes.push(d.node);
@@ -41227,10 +41296,14 @@ function renderFencesSummary(mode, r, ctx) {
     else {
         const holder = r.lease.holderIdentity;
         const run = r.runs.get(holder);
-        const verdict = mode === 'fences' ? `recover-fences would ${r.leaseDecision.action === 'release' ? 'release it' : 'keep it'}: ${r.leaseDecision.reason}` : r.leaseReleased ? `released: ${r.leaseDecision.reason}` : `kept: ${r.leaseDecision.reason}`;
+        const verdict = mode === 'fences'
+            ? `recover-fences would ${r.leaseDecision.action === 'release' ? 'release it' : 'keep it'}: ${r.leaseDecision.reason}`
+            : r.leaseReleased
+                ? `released: ${r.leaseDecision.reason}`
+                : `kept: ${r.leaseDecision.reason}`;
         out.push([
             '<table>',
-            '<tr><th>Lease</th><th>Holder</th><th>Holder\'s run</th><th>Renewed</th><th>Duration</th><th>Recovery</th></tr>',
+            "<tr><th>Lease</th><th>Holder</th><th>Holder's run</th><th>Renewed</th><th>Duration</th><th>Recovery</th></tr>",
             `<tr><td><code>${e(leaseId)}</code></td><td><code>${e(holder)}</code></td><td>${runCell(run, holder)}</td><td>${e(r.lease.renewTime)}</td><td>${e(r.lease.leaseDurationSeconds === undefined ? undefined : `${r.lease.leaseDurationSeconds}s`)}</td><td>${e(verdict, MAX_REASON)}</td></tr>`,
             '</table>',
         ].join('\n'));
@@ -41260,7 +41333,7 @@ function renderFencesSummary(mode, r, ctx) {
         }
         const table = [
             '<table>',
-            '<tr><th>Node</th><th>Owner</th><th>Phase</th><th>was-cordoned</th><th>Schedulable now</th><th>Owner\'s run</th><th>recover-fences</th></tr>',
+            "<tr><th>Node</th><th>Owner</th><th>Phase</th><th>was-cordoned</th><th>Schedulable now</th><th>Owner's run</th><th>recover-fences</th></tr>",
             ...r.rows.map((row) => `<tr><td>${e(row.node)}</td><td><code>${e(row.owner)}</code></td><td>${e(row.phase)}</td><td>${e(row.wasCordoned)}</td><td>${row.schedulableNow ? 'yes' : 'no'}</td><td>${runCell(row.run, row.owner)}</td><td>${e(outcome.get(row.node), MAX_REASON)}</td></tr>`),
             '</table>',
         ];
@@ -41275,7 +41348,9 @@ function renderFencesSummary(mode, r, ctx) {
     }
     if (mode === 'recover-fences') {
         const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${f}`)];
-        out.push(lines.length ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>` : '<p>Nothing was released.</p>');
+        out.push(lines.length
+            ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>`
+            : '<p>Nothing was released.</p>');
     }
     return `${out.join('\n\n')}\n`;
 }
@@ -41289,7 +41364,9 @@ class LeaseHeldError extends Error {
     runUrl;
     expired;
     constructor(lease, holder, expired, runUrl, renewTime) {
-        const who = runUrl ? `${holder} (workflow run ${runUrl})` : `${holder} (not an owner token of this action, so no workflow run can be named)`;
+        const who = runUrl
+            ? `${holder} (workflow run ${runUrl})`
+            : `${holder} (not an owner token of this action, so no workflow run can be named)`;
         const age = expired
             ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration, but a holder that looks dead may still be writing to a node, so the Lease is never taken over by time`
             : `it was renewed recently${renewTime ? ` (${renewTime})` : ''}`;
@@ -41371,7 +41448,12 @@ class RunLock {
         for (;;) {
             const lease = await this.kube.getLease(this.namespace, this.name);
             const now = this.clock.now();
-            if (triedTake && lease && !holderStoredEmpty && lease.uid === triedTake.uid && lease.resourceVersion === triedTake.resourceVersion && !lease.holderIdentity) {
+            if (triedTake &&
+                lease &&
+                !holderStoredEmpty &&
+                lease.uid === triedTake.uid &&
+                lease.resourceVersion === triedTake.resourceVersion &&
+                !lease.holderIdentity) {
                 // Our take failed yet nothing was written since the read: the only `test` that can have failed
                 // is `holderIdentity == null` against a stored "" (see takeFreeLeasePatch). Not a race.
                 holderStoredEmpty = true;
@@ -41545,15 +41627,16 @@ const external_node_fs_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import
 function tomlHostFor(host) {
     return host === 'docker.io' ? 'registry-1.docker.io' : host;
 }
-function str(v) {
-    return typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
+function credential_str(v) {
+    // YAML may type a value as a number or boolean (`password: 1234`); Talos reads it as a string.
+    return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
 }
 function fieldsOf(o) {
     return {
-        username: str(o.username),
-        password: str(o.password),
-        auth: str(o.auth),
-        identitytoken: str(o.identityToken ?? o.identitytoken),
+        username: credential_str(o.username),
+        password: credential_str(o.password),
+        auth: credential_str(o.auth),
+        identitytoken: credential_str(o.identityToken ?? o.identitytoken),
     };
 }
 function isEmpty(f) {
@@ -41582,7 +41665,7 @@ function parseAuthPatch(text, registry) {
         }
         const o = value;
         if (o.kind === 'RegistryAuthConfig') {
-            const name = str(o.name).trim();
+            const name = credential_str(o.name).trim();
             if (!name)
                 throw new InputError('auth-patch', `document ${i + 1} (RegistryAuthConfig) has no name`);
             if (o.$patch === 'delete')
@@ -41719,7 +41802,7 @@ function buildAnnotations(records) {
             });
         }
         if (r.outcome === 'refused' || r.outcome === 'failed') {
-            const next = r.nextStep ? oneLineOrBlock(r.nextStep) : 'see this node\'s log group and the job summary.';
+            const next = r.nextStep ? oneLineOrBlock(r.nextStep) : "see this node's log group and the job summary.";
             byKind.error.push({
                 kind: 'error',
                 node,
@@ -41730,7 +41813,15 @@ function buildAnnotations(records) {
             });
         }
     }
-    return [...limit(byKind.notice, 'node outcomes'), ...limit(byKind.warning, 'claim retries'), ...limit(byKind.error, 'nodes refused or failed')].map(({ kind, title, message }) => ({ kind, title: truncateText(escape_oneLine(title), MAX_TITLE), message: truncateText(message, MAX_MESSAGE) }));
+    return [
+        ...limit(byKind.notice, 'node outcomes'),
+        ...limit(byKind.warning, 'claim retries'),
+        ...limit(byKind.error, 'nodes refused or failed'),
+    ].map(({ kind, title, message }) => ({
+        kind,
+        title: truncateText(escape_oneLine(title), MAX_TITLE),
+        message: truncateText(message, MAX_MESSAGE),
+    }));
 }
 function noticeMessage(r) {
     const lines = [r.reason];
@@ -41815,9 +41906,7 @@ function cloneVerdict(v) {
 function compact(d, level) {
     if (level === 0)
         return d;
-    const steps = level >= 3
-        ? []
-        : d.steps.map((s) => (level >= 2 ? { name: s.name, durationMs: s.durationMs, ok: s.ok } : { ...s, detail: undefined }));
+    const steps = level >= 3 ? [] : d.steps.map((s) => (level >= 2 ? { name: s.name, durationMs: s.durationMs, ok: s.ok } : { ...s, detail: undefined }));
     const shrink = (v) => {
         if (!v || level < 2)
             return v;
@@ -41904,7 +41993,12 @@ function renderSummary(input, options = {}) {
         })),
     ];
     // Rendered lazily: with hundreds of nodes most blocks are never needed once the budget is spent.
-    const details = records.map((r, i) => ({ render: () => renderDetails(r), rank: rank(r), index: i, outcome: outcomeLabel(r.outcome) }));
+    const details = records.map((r, i) => ({
+        render: () => renderDetails(r),
+        rank: rank(r),
+        index: i,
+        outcome: outcomeLabel(r.outcome),
+    }));
     const tableOpen = `<table>\n<tr>${summary_COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr>`;
     const tableClose = '</table>';
     let room = budget - bytes(head.join('\n\n')) - bytes(tableOpen) - bytes(tableClose) - NOTES_RESERVE_BYTES - 16;
@@ -42055,7 +42149,10 @@ const PROOF_TITLE = 'Proof after the patch or the reboot';
 // Evidence and proof share one table, side by side, so a reader compares before and after at a
 // glance and the block stays small enough for many nodes to keep their details.
 function renderEvidence(evidence, proof) {
-    const columns = [evidence && { head: 'before the patch', values: evidence.values }, proof && { head: 'proof', values: proof.values }].filter((c) => Boolean(c));
+    const columns = [
+        evidence && { head: 'before the patch', values: evidence.values },
+        proof && { head: 'proof', values: proof.values },
+    ].filter((c) => Boolean(c));
     const cells = columns.map((c) => valueCells(c.values));
     const rows = VALUE_LABELS.map((label, i) => `<tr><td>${label}</td>${cells.map((c) => `<td>${c[i]}</td>`).join('')}</tr>`);
     const out = [];
@@ -42228,7 +42325,10 @@ function checkCriService(r, values, fail) {
     const c = r.criService.value;
     values.criState = c.state;
     values.criHealth = c.health;
-    values.runnerWindow = { before: iso(c.clientBeforeMs) ?? String(c.clientBeforeMs), after: iso(c.clientAfterMs) ?? String(c.clientAfterMs) };
+    values.runnerWindow = {
+        before: iso(c.clientBeforeMs) ?? String(c.clientBeforeMs),
+        after: iso(c.clientAfterMs) ?? String(c.clientAfterMs),
+    };
     if (c.state !== 'Running')
         fail(`the cri service is ${c.state || 'in an unknown state'}, not Running`);
     else if (c.health !== 'OK')
@@ -42737,7 +42837,10 @@ function quorumGate(input) {
 ;// CONCATENATED MODULE: ./src/verifyImage.ts
 function verifyPodManifest(args) {
     const suffix = hash(args.nonce + args.node).slice(0, 8);
-    const base = `registry-auth-verify-${args.node}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 52);
+    const base = `registry-auth-verify-${args.node}`
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 52);
     return {
         apiVersion: 'v1',
         kind: 'Pod',
@@ -42878,7 +42981,9 @@ async function runRollout(deps) {
         // until a person has looked at it (recover-fences releases it once this run is completed).
         const fenced = result.error instanceof RolloutError && result.error.leftFenced;
         if (!fenced) {
-            const released = await deps.lock.release().catch((e) => ({ released: false, message: e instanceof Error ? e.message : String(e) }));
+            const released = await deps.lock
+                .release()
+                .catch((e) => ({ released: false, message: e instanceof Error ? e.message : String(e) }));
             log.info(`run Lease: ${released.message}`);
         }
         else {
@@ -43023,7 +43128,9 @@ class NodeRun {
 async function planNodes(deps, selected, clock) {
     const t0 = clock.now();
     const targets = selected.map((n) => ({ name: n.name, address: n.internalIPs[0] }));
-    const readings = deps.config.reboot === 'always' ? new Map() : await readEvidence(deps.talos, targets, deps.config.criConfigPaths);
+    const readings = deps.config.reboot === 'always'
+        ? new Map()
+        : await readEvidence(deps.talos, targets, deps.config.criConfigPaths);
     const elapsed = clock.now() - t0;
     return selected.map((n) => {
         const r = readings.get(n.name);
@@ -43049,7 +43156,7 @@ async function planNodes(deps, selected, clock) {
     });
 }
 async function rollNode(deps, run, inventory, clock) {
-    const { kube, talos, config, keys, owner, desired } = deps;
+    const { kube, talos, config, keys, owner } = deps;
     const name = run.node.name;
     const address = run.address;
     // 3.1 Fresh read: the node must still be the one the inventory saw.
@@ -43113,7 +43220,7 @@ async function rollNode(deps, run, inventory, clock) {
     }
     run.fenced = true;
     // 3.6 Decide.
-    let verdict = run.record.evidence;
+    const verdict = run.record.evidence;
     let skipReason;
     if (config.reboot === 'evidence' && verdict) {
         if (verdict.verdict === 'skip') {
@@ -43138,7 +43245,16 @@ async function rollNode(deps, run, inventory, clock) {
     // 3.8 Prove the credential through containerd itself.
     if (config.verifyImage) {
         const image = config.verifyImage;
-        await run.step(`verify ${image} through containerd`, () => verifyImage({ kube, node: name, image, namespace: config.verifyNamespace, timeoutMs: config.readyTimeoutMs, pollMs: deps.pollIntervalMs ?? 2000, clock, nonce: owner }));
+        await run.step(`verify ${image} through containerd`, () => verifyImage({
+            kube,
+            node: name,
+            image,
+            namespace: config.verifyNamespace,
+            timeoutMs: config.readyTimeoutMs,
+            pollMs: deps.pollIntervalMs ?? 2000,
+            clock,
+            nonce: owner,
+        }));
     }
     // 3.9 Release.
     await rebind(deps, run, 'before the release');
@@ -43246,7 +43362,9 @@ async function claimNode(deps, fresh, clock) {
             if (judged.kind === 'conflict') {
                 throw new NodeStop('refused', `claim refused, another actor changed what drain safety depends on: ${judged.reasons.join('; ')}`, 'Nothing was changed by this run. Find out who is working on the node (see its annotations and taints), wait for them to finish, then rerun.', false);
             }
-            conflicts.push(e.cause === 'transport' ? 'the claim request failed in transit and had not landed' : judged.changed.join(', ') || 'a change the re-read could not show');
+            conflicts.push(e.cause === 'transport'
+                ? 'the claim request failed in transit and had not landed'
+                : judged.changed.join(', ') || 'a change the re-read could not show');
             current = reread;
             if (attempt < config.claimAttempts)
                 await clock.sleep(claimBackoffMs(attempt, clock.random()));
@@ -43464,7 +43582,13 @@ async function run() {
             core_setSecret(config.githubToken);
         const kubeForFences = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
         try {
-            const res = await runFences({ mode: config.mode, kube: kubeForFences, runs: new GitHubRuns(config.githubToken), config, clock: realClock });
+            const res = await runFences({
+                mode: config.mode,
+                kube: kubeForFences,
+                runs: new GitHubRuns(config.githubToken),
+                config,
+                clock: realClock,
+            });
             for (const a of res.actions)
                 info(a);
             for (const r of res.refused)
@@ -43511,7 +43635,16 @@ async function run() {
                 saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
             },
             cancelled: () => cancelled,
-            lock: config.mode === 'apply' ? trackedLock(new RunLock({ kube, namespace: config.leaseNamespace, name: config.leaseName, owner, clock: realClock, log: (m) => info(m) }), config.leaseNamespace, config.leaseName, owner) : undefined,
+            lock: config.mode === 'apply'
+                ? trackedLock(new RunLock({
+                    kube,
+                    namespace: config.leaseNamespace,
+                    name: config.leaseName,
+                    owner,
+                    clock: realClock,
+                    log: (m) => info(m),
+                }), config.leaseNamespace, config.leaseName, owner)
+                : undefined,
         });
     }
     catch (e) {

@@ -41,6 +41,7 @@ export interface Decision {
   evidence: { verdict: string; reason: string } | null;
   proof: { verdict: string; reason: string } | null;
   nextStep: string | null;
+  steps: Array<{ name: string; durationMs: number; ok: boolean; detail?: string }>;
 }
 
 export function decisions(run: ActionRun): Decision[] {
