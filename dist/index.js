@@ -41441,6 +41441,17 @@ class RunLock {
      * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
      * got there between our read and our write: re-read and judge once more; a second race gives up.
      */
+    /**
+     * Read-only: throw LeaseHeldError when another run holds the Lease. Called before the inventory, so
+     * a second run sees "run X holds the Lease" (with its URL) rather than X's claim on a node, which
+     * the inventory would report as a residual claim.
+     */
+    async checkNotHeldByAnother() {
+        const lease = await this.kube.getLease(this.namespace, this.name);
+        const j = judgeLease(lease, this.owner, this.clock.now(), this.serverUrl);
+        if (j.kind === 'held')
+            throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
+    }
     async acquire() {
         let races = 0;
         let holderStoredEmpty = false;
@@ -42954,6 +42965,10 @@ async function runRollout(deps) {
     const clock = deps.clock ?? realClock;
     const log = deps.log ?? silentLog;
     const { config } = deps;
+    // Another run's claim on a node would read as a residual claim below; when that run still holds
+    // the Lease, say so (who, and the URL of its run) instead.
+    if (config.mode === 'apply')
+        await deps.lock?.checkNotHeldByAnother();
     // 1–2. Inventory and selection.
     const first = await listAndSelect(deps);
     if (first.selected.length === 0)
@@ -43213,8 +43228,11 @@ async function rollNode(deps, run, inventory, clock) {
         // A failure before the patch was sent (phase patch, reading): nothing on Talos changed yet.
         if (!run.fenced) {
             const msg = e instanceof Error ? e.message : String(e);
-            await restore(msg).catch(() => undefined);
-            throw new NodeStop('failed', msg, 'The claim was released; nothing on Talos was changed. Fix the cause and rerun.', false);
+            const restored = await restore(msg).then(() => undefined, (r) => (r instanceof Error ? r.message : String(r)));
+            if (restored === undefined) {
+                throw new NodeStop('failed', msg, 'The claim was released; nothing on Talos was changed. Fix the cause and rerun.', false);
+            }
+            throw new NodeStop('failed', `${msg}; releasing the claim failed too: ${restored}`, `Nothing on Talos was changed, but the node may still carry this run's claim. Check \`kubectl get node ${name} -o yaml\` (was it re-created?) and release it if it is still ours: ${releaseCommand(capture, keys, config)}`, true);
         }
         throw e;
     }
@@ -43643,6 +43661,7 @@ async function run() {
                     owner,
                     clock: realClock,
                     log: (m) => info(m),
+                    renewEveryMs: Number(process.env.RAR_LEASE_RENEW_MS) || undefined,
                 }), config.leaseNamespace, config.leaseName, owner)
                 : undefined,
         });
@@ -43693,6 +43712,7 @@ async function run() {
 /** The Lease, with its holding recorded in the step state so the post step can release it. */
 function trackedLock(lock, namespace, name, owner) {
     return {
+        checkNotHeldByAnother: () => lock.checkNotHeldByAnother(),
         acquire: async () => {
             await lock.acquire();
             saveState('lease', JSON.stringify({ namespace, name, owner }));

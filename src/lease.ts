@@ -122,6 +122,17 @@ export class RunLock {
    * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
    * got there between our read and our write: re-read and judge once more; a second race gives up.
    */
+  /**
+   * Read-only: throw LeaseHeldError when another run holds the Lease. Called before the inventory, so
+   * a second run sees "run X holds the Lease" (with its URL) rather than X's claim on a node, which
+   * the inventory would report as a residual claim.
+   */
+  async checkNotHeldByAnother(): Promise<void> {
+    const lease = await this.kube.getLease(this.namespace, this.name);
+    const j = judgeLease(lease, this.owner, this.clock.now(), this.serverUrl);
+    if (j.kind === 'held') throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
+  }
+
   async acquire(): Promise<void> {
     let races = 0;
     let holderStoredEmpty = false;

@@ -114,6 +114,7 @@ export async function run(): Promise<void> {
                 owner,
                 clock: realClock,
                 log: (m) => core.info(m),
+                renewEveryMs: Number(process.env.RAR_LEASE_RENEW_MS) || undefined,
               }),
               config.leaseNamespace,
               config.leaseName,
@@ -163,6 +164,7 @@ export async function run(): Promise<void> {
 /** The Lease, with its holding recorded in the step state so the post step can release it. */
 function trackedLock(lock: RunLock, namespace: string, name: string, owner: string): RunLockLike {
   return {
+    checkNotHeldByAnother: () => lock.checkNotHeldByAnother(),
     acquire: async () => {
       await lock.acquire();
       core.saveState('lease', JSON.stringify({ namespace, name, owner }));

@@ -81,6 +81,8 @@ export interface RolloutDeps {
 
 /** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
+  /** read-only: throws when another run holds the Lease */
+  checkNotHeldByAnother(): Promise<void>;
   acquire(): Promise<void>;
   startRenewing(): void;
   /** throws when another run took the Lease or renewals kept failing past its duration */
@@ -141,6 +143,10 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const clock = deps.clock ?? realClock;
   const log = deps.log ?? silentLog;
   const { config } = deps;
+
+  // Another run's claim on a node would read as a residual claim below; when that run still holds
+  // the Lease, say so (who, and the URL of its run) instead.
+  if (config.mode === 'apply') await deps.lock?.checkNotHeldByAnother();
 
   // 1–2. Inventory and selection.
   const first = await listAndSelect(deps);
@@ -439,8 +445,19 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
     // A failure before the patch was sent (phase patch, reading): nothing on Talos changed yet.
     if (!run.fenced) {
       const msg = e instanceof Error ? e.message : String(e);
-      await restore(msg).catch(() => undefined);
-      throw new NodeStop('failed', msg, 'The claim was released; nothing on Talos was changed. Fix the cause and rerun.', false);
+      const restored = await restore(msg).then(
+        () => undefined,
+        (r: unknown) => (r instanceof Error ? r.message : String(r)),
+      );
+      if (restored === undefined) {
+        throw new NodeStop('failed', msg, 'The claim was released; nothing on Talos was changed. Fix the cause and rerun.', false);
+      }
+      throw new NodeStop(
+        'failed',
+        `${msg}; releasing the claim failed too: ${restored}`,
+        `Nothing on Talos was changed, but the node may still carry this run's claim. Check \`kubectl get node ${name} -o yaml\` (was it re-created?) and release it if it is still ours: ${releaseCommand(capture, keys, config)}`,
+        true,
+      );
     }
     throw e;
   }

@@ -14,13 +14,19 @@ describe('e2e: drain and PodDisruptionBudgets', () => {
   it('a PDB that blocks for a while then allows: the drain waits and the roll succeeds', async () => {
     c = await startCluster();
     c.kube.setPdbAllowed('default', 'web', 0);
-    const t = setTimeout(() => c!.kube.setPdbAllowed('default', 'web', 1), 4000);
-    const started = Date.now();
+    // Lift the budget only once the drain has been refused at least once, whatever the machine's load.
+    let refusedAt = 0;
+    const t = setInterval(() => {
+      if (!refusedAt && c!.kube.requests.some((r) => r.method === 'POST' && r.path.endsWith('/pods/web-1/eviction') && r.status === 429)) {
+        refusedAt = Date.now();
+        setTimeout(() => c!.kube.setPdbAllowed('default', 'web', 1), 1000);
+      }
+    }, 100);
     const run = await act(c, { nodes: 'worker-1' });
-    clearTimeout(t);
+    clearInterval(t);
     expect(run.exitCode, run.stdout).toBe(0);
     expect(byName(run)['worker-1'].outcome).toBe('rebooted');
-    expect(Date.now() - started).toBeGreaterThan(4000);
+    expect(refusedAt).toBeGreaterThan(0);
     expect(c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods/web-1/eviction')).map((r) => r.status)).toContain(
       429,
     );

@@ -88,7 +88,7 @@ export class NodeRuntime {
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
     const bootAt = now - bootedAgo;
     const writeAt = now - (spec.configWrittenAgoMs ?? bootedAgo - 100);
-    const startAt = now - (spec.criStartedAgoMs ?? bootedAgo - 6000);
+    const startAt = now - (spec.criStartedAgoMs ?? bootedAgo - 9000);
     const loaded = spec.loadedCredential ?? spec.credential;
     this.boot(bootAt, writeAt, startAt, loaded);
     if (spec.eventsWithoutStart) this.flapHealth(startAt + 1000, now);
@@ -356,10 +356,12 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     // The boot is laid out so that the node is up with every stamp in the past: cri.toml written at
-    // boot, containerd launched 5.7 s later (≤1.13 races; ≥5 s is typical), healthy 1 s after that.
+    // boot, containerd launched 8.7 s later, healthy 1 s after that. The gap must stay clear of the
+    // 2 s default margin after the evidence rule's worst-case rounding (about 3 s with 1-second
+    // timestamps), or the twin's proof would flake; real ≤1.13 boots show gaps of seconds.
     const up = this.now();
     const startAt = up - 1200;
-    const bootAt = startAt - 5800;
+    const bootAt = startAt - 8800;
     this.boot(bootAt, bootAt + 100, startAt, effectiveAuth(n.machineConfig));
     n.up = true;
     try {
