@@ -1,0 +1,60 @@
+// What the README tells a user to run must work as shown.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../sim/runAction.js';
+import { requireKubectl } from '../e2e/helpers.js';
+
+const run = promisify(execFile);
+const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+/** Every `npm …` command the README shows in a code block or inline code. */
+function npmCommands(): string[] {
+  const found = new Set<string>();
+  for (const m of readme.matchAll(/npm (?:run [\w:-]+(?: -- [^`\n#]*)?|test|ci)\b/g)) found.add(m[0].trim());
+  return [...found];
+}
+
+beforeAll(() => requireKubectl());
+
+describe('README', () => {
+  it('shows the two first-screen commands', () => {
+    const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(firstBlock).toMatch(/^npm ci && npm run demo\b/m);
+    expect(firstBlock).toMatch(/^npm ci && npm test\b/m);
+  });
+
+  it('names only npm scripts that exist', () => {
+    const missing = npmCommands()
+      .map((c) => /^npm run ([\w:-]+)/.exec(c)?.[1])
+      .filter((s): s is string => !!s && !(s in scripts));
+    expect(missing).toEqual([]);
+    expect(scripts.test).toBeTruthy();
+  });
+
+  it('`npm run demo -- --mode plan` works as the README says: read-only, the sections it shows', async () => {
+    expect(readme).toContain('npm run demo -- --mode plan');
+    const { stdout } = await run('npm', ['run', '--silent', 'demo', '--', '--mode', 'plan'], { cwd: repoRoot, timeout: 120_000 });
+    for (const section of ['── annotations', '── outputs', '── cluster afterwards', '── job summary']) {
+      expect(stdout).toContain(section);
+      expect(readme).toContain(section);
+    }
+    expect(stdout).toMatch(/result: planned/);
+    expect(stdout).toMatch(/worker-3: planned skip/);
+    expect(stdout).toMatch(/worker-1: planned reboot/);
+  });
+
+  it('the demo rejects an unknown scenario with the list of known ones', async () => {
+    const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: 60_000 }).then(
+      () => undefined,
+      (e: { stderr: string; code: number }) => e,
+    );
+    expect(err?.code).toBe(2);
+    for (const name of ['default', 'churn', 'pdb', 'etcd-alarm', 'talos-1.14']) expect(err?.stderr).toContain(name);
+    // every non-default scenario the demo knows is one the README offers
+    for (const name of ['churn', 'pdb', 'etcd-alarm', 'talos-1.14']) expect(readme).toContain(`--scenario ${name}`);
+  });
+});
