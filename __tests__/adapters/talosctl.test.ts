@@ -136,7 +136,8 @@ describe('Talosctl: invocation', () => {
         { match: 'read ', sleepMs: 30_000, stdout: 'never' },
         { match: 'service cri$', sleepMs: 30_000, stdout: 'never' },
       ],
-      { callTimeoutMs: 400 },
+      // Long enough for the fake (a node process) to start and log its call on a loaded 2-core machine.
+      { callTimeoutMs: 2500 },
     );
     const t0 = Date.now();
     const err = await talos.etcdStatus('10.0.0.11').catch((e: unknown) => e);
@@ -148,7 +149,7 @@ describe('Talosctl: invocation', () => {
     expect(!read.ok && read.error).toMatch(/no answer within \d+ ms/);
     const svc = await talos.criService(['10.0.0.11']);
     expect(svc.get('10.0.0.11')).toMatchObject({ ok: false });
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(calls()).toHaveLength(3);
   });
 });
