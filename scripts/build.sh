@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.."
 out="${1:-dist}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-npx ncc build src/index.ts -o "$work/main" --license licenses.txt >/dev/null
-npx ncc build src/cleanup.ts -o "$work/post" >/dev/null
+npx ncc build src/index.ts -o "$work/main" --minify --license licenses.txt >/dev/null
+npx ncc build src/cleanup.ts -o "$work/post" --minify >/dev/null
 rm -rf "$out"
 mkdir -p "$out"
 cp "$work/main/index.js" "$work/main/licenses.txt" "$work/main/package.json" "$out/"

@@ -103,12 +103,14 @@ export interface RolloutResult {
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
 
 /** A refusal or failure that stops the roll; `outcome` says which. */
-class NodeStop extends Error {
+export class NodeStop extends Error {
   constructor(
     readonly outcome: 'refused' | 'failed',
     message: string,
     readonly nextStep: string,
     readonly leftFenced: boolean,
+    /** set by the claim: a genuine conflict, or claim-attempts exhausted by benign changes */
+    readonly claimFailure?: 'conflict' | 'exhausted',
   ) {
     super(message);
   }
@@ -571,7 +573,7 @@ async function patchNodeSurvivingTransport(
  * own claim (CAS-guarded on our owner token and the uid) and never touch Talos, and leaving the claim
  * would block every later run on a residual claim.
  */
-function beforeMutation(deps: RolloutDeps): void {
+function beforeMutation(deps: Pick<RolloutDeps, 'cancelled' | 'lock'>): void {
   if (deps.cancelled?.()) throw new Error('the run was cancelled; no further mutation was started');
   deps.lock?.assertHeld();
 }
@@ -598,7 +600,7 @@ async function waitForCriRestart(deps: RolloutDeps, name: string, address: strin
   }
 }
 
-interface ClaimResult {
+export interface ClaimResult {
   capture: ClaimCapture;
   attempts: number;
   conflicts: string[];
@@ -609,7 +611,10 @@ interface ClaimResult {
  * A 422 is judged on a re-read: a benign change is retried with a patch rebuilt from the re-read,
  * our own token already on the node means a lost response, anything else refuses.
  */
-async function claimNode(deps: RolloutDeps, fresh: NodeState, clock: Clock): Promise<ClaimResult> {
+/** What the claim needs of the rollout's dependencies (the benchmarks call it with just these). */
+export type ClaimDeps = Pick<RolloutDeps, 'kube' | 'keys' | 'owner' | 'cancelled' | 'lock'> & { config: Pick<Config, 'claimAttempts'> };
+
+export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock): Promise<ClaimResult> {
   const { kube, keys, owner, config } = deps;
   const conflicts: string[] = [];
   let current = fresh;
@@ -631,6 +636,7 @@ async function claimNode(deps: RolloutDeps, fresh: NodeState, clock: Clock): Pro
           `claim refused, another actor changed what drain safety depends on: ${judged.reasons.join('; ')}`,
           'Nothing was changed by this run. Find out who is working on the node (see its annotations and taints), wait for them to finish, then rerun.',
           false,
+          'conflict',
         );
       }
       conflicts.push(
@@ -647,6 +653,7 @@ async function claimNode(deps: RolloutDeps, fresh: NodeState, clock: Clock): Pro
     `claim did not land in ${config.claimAttempts} attempts; the node kept changing: ${conflicts.join('; ')}`,
     'Nothing was changed by this run. Raise claim-attempts if the cluster writes this node very often, or rerun.',
     false,
+    'exhausted',
   );
 }
 

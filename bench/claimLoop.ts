@@ -1,0 +1,52 @@
+// The two claims the benchmark compares.
+//
+// `actionClaim` is the action's own claim: `claimNode` from src/rollout.ts, through the same Kubectl
+// adapter (no Lease and no cancellation here); its refusals are mapped to ClaimRefused.
+//
+// `oneShotClaim` is the old script's claim: read, PATCH guarded by `test /metadata/resourceVersion`,
+// give up on the first 422.
+import type { KubeClient } from '../src/adapters/types.js';
+import { ToolError } from '../src/errors.js';
+import type { AnnotationKeys, NodeState } from '../src/model.js';
+import { claimNode, NodeStop, type ClaimResult, type Clock } from '../src/rollout.js';
+import { oneShotClaimPatch } from '../src/rules/claim.js';
+
+export interface ClaimDeps {
+  kube: KubeClient;
+  keys: AnnotationKeys;
+  owner: string;
+  config: { claimAttempts: number };
+}
+
+/** The claim was refused: a genuine conflict, or it did not land within claim-attempts. */
+export class ClaimRefused extends Error {
+  constructor(
+    readonly kind: 'conflict' | 'exhausted',
+    message: string,
+    readonly attempts: number,
+  ) {
+    super(message);
+  }
+}
+
+export async function actionClaim(deps: ClaimDeps, fresh: NodeState, clock: Clock): Promise<ClaimResult> {
+  try {
+    return await claimNode(deps, fresh, clock);
+  } catch (e) {
+    if (e instanceof NodeStop && e.claimFailure) {
+      throw new ClaimRefused(e.claimFailure, e.message, e.claimFailure === 'exhausted' ? deps.config.claimAttempts : 0);
+    }
+    throw e;
+  }
+}
+
+export async function oneShotClaim(deps: ClaimDeps, fresh: NodeState): Promise<{ attempts: 1 }> {
+  try {
+    await deps.kube.patchNode(fresh.name, oneShotClaimPatch(fresh, deps.owner, deps.keys));
+    return { attempts: 1 };
+  } catch (e) {
+    if (e instanceof ToolError && e.cause === 'invalid')
+      throw new ClaimRefused('conflict', 'resourceVersion changed between the read and the patch', 1);
+    throw e;
+  }
+}

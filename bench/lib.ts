@@ -1,0 +1,168 @@
+// Shared helpers of the benchmark: statistics, the twin's environment, the action's dependencies built
+// the way src/main.ts builds them, and the attribution of child processes to nodes and steps.
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { Runner, type CommandRecord } from '../src/adapters/exec.js';
+import { Kubectl } from '../src/adapters/kubectl.js';
+import { Talosctl } from '../src/adapters/talosctl.js';
+import { readConfig, type Config } from '../src/config.js';
+import { readAuthPatch } from '../src/credential.js';
+import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/model.js';
+import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
+import type { SimCluster } from '../sim/cluster.js';
+
+// --- statistics ------------------------------------------------------------------------------------
+
+/** Linear-interpolated percentile (p in 0..100) of the values; undefined for an empty list. */
+export function percentile(values: number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  const rank = (p / 100) * (s.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return s[lo]! + (s[hi]! - s[lo]!) * (rank - lo);
+}
+
+export function median(values: number[]): number | undefined {
+  return percentile(values, 50);
+}
+
+export function mean(values: number[]): number | undefined {
+  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export function round(v: number | undefined, digits = 0): number | null {
+  if (v === undefined || !Number.isFinite(v)) return null;
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+}
+
+// --- the twin's environment ------------------------------------------------------------------------
+
+/**
+ * Run `fn` with the twin's environment in process.env (the Runner passes process.env to every child:
+ * KUBECONFIG, KUBECACHEDIR, TALOSCONFIG, and PATH with the fake talosctl first), then restore it.
+ */
+export async function withClusterEnv<T>(cluster: SimCluster, fn: () => Promise<T>): Promise<T> {
+  const env = cluster.env();
+  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+// --- the action's dependencies ---------------------------------------------------------------------
+
+export interface ActionDeps {
+  runner: Runner;
+  kube: Kubectl;
+  talos: Talosctl;
+  config: Config;
+  desired: DesiredCredential;
+  owner: string;
+  keys: AnnotationKeys;
+}
+
+/** What src/main.ts builds from the inputs: the same config parser, credential reader, owner token and adapters. */
+export function actionDeps(cluster: SimCluster, inputs: Record<string, string>): ActionDeps {
+  const runner = new Runner();
+  const all: Record<string, string> = { 'auth-patch': cluster.writeAuthPatch(), revision: '2026-11-30.1', ...inputs };
+  const config = readConfig((name) => all[name] ?? '');
+  const parsed = readAuthPatch(config.authPatch, config.registry, (s) => runner.addSecret(s));
+  const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
+  return {
+    runner,
+    kube: new Kubectl({ runner }),
+    talos: new Talosctl({ runner }),
+    config,
+    desired: parsed.desired,
+    owner,
+    keys: annotationKeys(config.annotationPrefix),
+  };
+}
+
+// --- attribution of child processes ----------------------------------------------------------------
+
+/** `kubectl get node NAME -o json …` → `kubectl get node`; `talosctl --nodes A,B get servicepids cri` → `talosctl get servicepids`. */
+export function commandKind(command: string): string {
+  const words = command.split(' ');
+  const tool = words[0]!.split('/').pop()!;
+  const rest: string[] = [];
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '--nodes' || w === '-n' || w === '--talosconfig' || w === '--kubeconfig') {
+      i++;
+      continue;
+    }
+    if (w.startsWith('-')) continue;
+    rest.push(w);
+  }
+  if (tool === 'talosctl') {
+    if (rest[0] === 'get' || rest[0] === 'patch' || rest[0] === 'service' || rest[0] === 'etcd')
+      return `talosctl ${rest.slice(0, 2).join(' ')}`;
+    return `talosctl ${rest[0] ?? ''}`;
+  }
+  if (tool === 'kubectl') {
+    if (rest[0] === 'get' && rest[1] === 'node') return 'kubectl get node';
+    if (rest[0] === 'get' || rest[0] === 'patch' || rest[0] === 'create') return `kubectl ${rest.slice(0, 2).join(' ')}`;
+    return `kubectl ${rest[0] ?? ''}`;
+  }
+  return tool;
+}
+
+export function toolOf(command: string): string {
+  return command.split(' ')[0]!.split('/').pop()!;
+}
+
+export interface AttributedCommand extends CommandRecord {
+  kind: string;
+  tool: string;
+  /** the step of the decision record that was running when the command started */
+  step?: string;
+}
+
+/** Steps whose duration and processes are the waits for drain and reboot (excluded from the action's own cost). */
+export const WAIT_STEPS = new Set(['drain', 'talosctl reboot', 'wait for Ready']);
+
+/** The commands that started within the step windows of a decision record, each labelled with its step. */
+export function attributeToSteps(record: DecisionRecord, commands: CommandRecord[]): AttributedCommand[] {
+  const windows = record.steps.map((s) => {
+    const start = Date.parse(s.startedAt);
+    return { name: s.name, start, end: start + s.durationMs };
+  });
+  return commands.map((c) => {
+    // steps are sequential; a command belongs to the last step that started at or before it
+    let step: string | undefined;
+    for (const w of windows) if (w.start <= c.startedAtMs + 1) step = w.name;
+    return { ...c, kind: commandKind(c.command), tool: toolOf(c.command), step };
+  });
+}
+
+// --- machine ---------------------------------------------------------------------------------------
+
+export function machineInfo(): Record<string, unknown> {
+  let kubectlVersion: string;
+  try {
+    const out = execFileSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8', timeout: 20_000 });
+    const v = JSON.parse(out) as { clientVersion?: { gitVersion?: string } };
+    kubectlVersion = v.clientVersion?.gitVersion ?? 'unknown';
+  } catch (e) {
+    kubectlVersion = `unavailable: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+  }
+  const c = cpus();
+  return {
+    cpuCount: c.length,
+    cpuModel: c[0]?.model ?? 'unknown',
+    node: process.version,
+    platform: `${process.platform}/${process.arch}`,
+    date: new Date().toISOString(),
+    kubectl: kubectlVersion,
+    talosctl: 'fake talosctl of the twin (sim/bin/talosctl, client v1.13.8 format), one Node process per call',
+  };
+}

@@ -1,0 +1,119 @@
+// The profile of the cost per node, written as findings from the measured figures (perNode.notes).
+import type { KindCost, PerNodeResult } from './perNode.js';
+import type { PlanResult } from './plan.js';
+
+const EVIDENCE_STEPS = ['read reboot evidence', 'prove the new credential is loaded'];
+
+function stepOf(k: KindCost, name: string) {
+  return k.steps.find((s) => s.step === name);
+}
+
+function share(part: number, whole: number | null): string {
+  return whole ? `${Math.round((part / whole) * 100)}%` : '–';
+}
+
+function evidenceLine(label: string, k: KindCost): string {
+  const ev = EVIDENCE_STEPS.map((n) => stepOf(k, n)).filter((s) => s !== undefined);
+  const ms = ev.reduce((a, s) => a + (s.ms ?? 0), 0);
+  const procs = ev.reduce((a, s) => a + (s.processes ?? 0), 0);
+  const top = k.commands
+    .slice(0, 3)
+    .map((c) => `${c.kind} ${c.count}× ${c.ms} ms`)
+    .join(', ');
+  return (
+    `${label} node: ${k.processes} processes (kubectl ${k.kubectl}, talosctl ${k.talosctl}), own time ${k.ownMs} ms. ` +
+    `The evidence read${ev.length > 1 ? 's' : ''} (${ev.map((s) => `"${s.step}" ${s.ms} ms / ${s.processes} processes`).join(', ')}) ` +
+    `take${ev.length > 1 ? '' : 's'} ${share(ms, k.ownMs)} of the own time and ${procs} of the ${k.processes} processes; the other steps, one process after another, ${(k.ownMs ?? 0) - ms} ms. ` +
+    `Only ${k.inProcessMs} ms of the own time passes with no child process running: the cost is the processes. Most expensive kinds: ${top}.`
+  );
+}
+
+export function profileNotes(p: PerNodeResult): string[] {
+  const notes: string[] = [];
+  notes.push(evidenceLine('Reboot', p.reboot));
+  notes.push(evidenceLine('Skip', p.skip));
+
+  const ev = stepOf(p.skip, 'read reboot evidence');
+  if (ev) {
+    notes.push(
+      `One evidence read is ${ev.processes} talosctl processes: ${ev.commands}. All but the \`talosctl read\`s start together (readEvidence's Promise.all), ` +
+        `so on ${p.processFloorMs ? 'this 2-core machine' : 'this machine'} each of them takes far longer than a lone start: a bare \`talosctl version --client\` of the twin costs ${p.processFloorMs.talosctl} ms ` +
+        `(the fake talosctl is a Node script; the real Go binary starts faster, so the twin overstates talosctl's share), a bare \`kubectl version --client\` ${p.processFloorMs.kubectl} ms. ` +
+        'The `talosctl read`s run one file after the other, one process each, because talosctl refuses `read` with several nodes.',
+    );
+  }
+
+  notes.push(cutsNote('Reboot', p.reboot), cutsNote('Skip', p.skip));
+  notes.push(
+    `Waits (excluded): drain, talosctl reboot and wait for Ready take ${p.reboot.waitMs} ms per reboot node on this twin (reboot ${p.rebootMs} ms, Ready polled every ${p.pollIntervalMs} ms: ${
+      (p.reboot.processesIncludingWaits ?? 0) - (p.reboot.processes ?? 0) + 1
+    } polls). Run-level processes outside the nodes (inventory, Lease acquire/renew/release): ${p.runLevel.processes}.`,
+  );
+
+  return notes;
+}
+
+/** Findings of the plan at scale (planDetail.notes). */
+export function planNotes(plan: PlanResult): string[] {
+  const notes: string[] = [];
+  if (plan.rows.length) {
+    const big = plan.rows[plan.rows.length - 1]!;
+    notes.push(
+      `Plan: ${big.nodes} nodes took ${big.wallMs} ms with ${big.talosctlProcesses} talosctl processes, of which ${big.talosctlByKind['talosctl read'] ?? 0} are \`talosctl read\` ` +
+        `(one per file per node, sequential in readEvidence) taking ${big.readMs} ms (${share(big.readMs, big.wallMs)} of the wall time); the batch reads are ${
+          big.talosctlProcesses - (big.talosctlByKind['talosctl read'] ?? 0)
+        } processes whatever the node count. So the plan grows linearly: ${plan.perNodeReadKinds['talosctl read'] ?? 0} processes per node. ` +
+        'Cuts: the file content from a call that accepts several nodes (or fewer files), or at least reading them concurrently (wall time ÷ cores, the process count unchanged).',
+    );
+  }
+  return notes;
+}
+
+/** Candidate cuts for one kind of node, each with the processes it saves, and what would be left. */
+function cutsNote(label: string, k: KindCost): string {
+  const evReads = k.steps.filter((s) => EVIDENCE_STEPS.includes(s.step)).length;
+  const per = (kind: string) => {
+    const ev = stepOf(k, 'read reboot evidence');
+    const m = new RegExp(`(\\d+)× ${kind}(,|$)`).exec(ev?.commands ?? '');
+    return m ? Number(m[1]) : 0;
+  };
+  const cuts: Array<{ what: string; saves: number }> = [];
+  const etc = per('talosctl get etcfilestatuses');
+  if (etc > 1)
+    cuts.push({
+      what: `\`get etcfilestatuses\` once per cri-config path (${etc}); one \`get etcfilestatuses -o yaml\` without an id lists them all`,
+      saves: (etc - 1) * evReads,
+    });
+  if (per('talosctl version') > 0)
+    cuts.push({
+      what: '`talosctl version` on every evidence read, though a reboot does not change it; read it once for all nodes with the inventory',
+      saves: evReads,
+    });
+  const reads = per('talosctl read');
+  if (reads > 1) {
+    cuts.push({
+      what: `${reads} \`talosctl read\` (one per cri-config path); if the evidence rule can rest on cri.toml alone (what containerd loads; on 1.13 the merge of the parts) — for the lead to judge`,
+      saves: (reads - 1) * evReads,
+    });
+  }
+  // a node re-read right after a PATCH of the node: kubectl patch -o json already returned that node
+  const after: string[] = [];
+  k.steps.forEach((s, i) => {
+    const prev = k.steps[i - 1];
+    if (s.commands === '1× kubectl get node' && s.step !== 'read node' && prev && /kubectl patch node/.test(prev.commands))
+      after.push(s.step);
+  });
+  if (after.length)
+    cuts.push({
+      what: `${after.map((s) => `"${s}"`).join(', ')} re-read${after.length > 1 ? '' : 's'} the node right after a PATCH whose \`-o json\` response already is the node`,
+      saves: after.length,
+    });
+  const rereads = k.steps.filter((s) => s.commands === '1× kubectl get node' && s.step !== 'read node').map((s) => s.step);
+  const saved = cuts.reduce((a, c) => a + c.saves, 0);
+  const left = (k.processes ?? 0) - saved;
+  return (
+    `${label} node, what could be cut: ${cuts.map((c) => `${c.what} (−${c.saves})`).join('; ')}. ` +
+    `That leaves ${left} processes${left > 12 ? ` (still above 12${evReads > 1 ? ': the proof after the reboot repeats the whole evidence read; a narrower proof would be the next cut' : ''})` : ''}. ` +
+    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}).`
+  );
+}

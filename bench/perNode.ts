@@ -1,0 +1,254 @@
+// 2. Cost per node: roll 20 workers through runRollout (mode apply, with the run Lease, as src/main.ts
+// does), half of them booted with the current credential (their reboot is skipped), on a twin whose
+// reboot takes 50 ms. Per node: the action's own wall time (the decision record's duration minus the
+// drain, reboot and wait-for-Ready steps) and the child processes it started, per binary and per step.
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import type { CommandRecord } from '../src/adapters/exec.js';
+import { RunLock } from '../src/lease.js';
+import type { DecisionRecord } from '../src/model.js';
+import { realClock, runRollout } from '../src/rollout.js';
+import { SimCluster } from '../sim/cluster.js';
+import { actionDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
+
+export interface KindCost {
+  nodes: number;
+  /** median over the nodes of this kind */
+  ownMs: number | null;
+  /**
+   * child processes per node, with the wait for Ready counted as the one poll an instantaneous reboot
+   * needs (its extra polls depend only on how fast the twin's kubelet reports back)
+   */
+  processes: number | null;
+  kubectl: number | null;
+  talosctl: number | null;
+  /** every process started for the node, all Ready polls included */
+  processesIncludingWaits: number | null;
+  /** without any process of the drain, reboot and wait-for-Ready steps */
+  processesExcludingWaitSteps: number | null;
+  totalMs: number | null;
+  waitMs: number | null;
+  /** own time spent inside child processes (sum of their durations; the evidence batch runs concurrently) */
+  childProcessMs: number | null;
+  /** own time during which no child process was running: the action's in-process work (JS, JSON, waiting on nothing) */
+  inProcessMs: number | null;
+  /** per step: median processes and ms per node, in roll order */
+  steps: Array<{ step: string; ms: number | null; processes: number | null; commands: string }>;
+  /** per command kind (outside the waits): median count and median summed ms per node, most expensive first */
+  commands: Array<{ kind: string; count: number | null; ms: number | null }>;
+}
+
+export interface PerNodeResult {
+  reboot: KindCost;
+  skip: KindCost;
+  nodes: number;
+  wallMs: number;
+  rebootMs: number;
+  pollIntervalMs: number;
+  runLevel: { processes: number; commands: string[] };
+  /** median wall time of a process that only starts and prints its client version (no network): the per-process floor */
+  processFloorMs: { kubectl: number | null; talosctl: number | null };
+  outcomes: Record<string, number>;
+  definitions: Record<string, string>;
+  notes: string[];
+}
+
+interface NodeCost {
+  record: DecisionRecord;
+  commands: AttributedCommand[];
+}
+
+const NODES = 20;
+const REBOOT_MS = 50;
+const POLL_MS = 50;
+
+export async function benchPerNode(progress: (msg: string) => void): Promise<PerNodeResult> {
+  const cluster = await SimCluster.start({ rebootMs: REBOOT_MS, heartbeatMs: 10_000 });
+  try {
+    for (let i = 1; i <= NODES; i++) {
+      cluster.addNode({ name: `node-${String(i).padStart(2, '0')}`, role: 'worker', current: i % 2 === 0 });
+    }
+    const d = actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
+    const commands: CommandRecord[] = [];
+    d.runner.onCommand((c) => commands.push(c));
+    const windows: Array<{ name: string; start: number; end: number }> = [];
+    const t0 = performance.now();
+    const result = await withClusterEnv(cluster, () =>
+      runRollout({
+        kube: d.kube,
+        talos: d.talos,
+        config: d.config,
+        desired: d.desired,
+        owner: d.owner,
+        keys: d.keys,
+        clock: realClock,
+        pollIntervalMs: POLL_MS,
+        lock: new RunLock({ kube: d.kube, namespace: d.config.leaseNamespace, name: d.config.leaseName, owner: d.owner, clock: realClock }),
+        log: {
+          info: () => undefined,
+          group: (title) => {
+            const w = { name: title.split(' ')[0]!, start: Date.now(), end: Number.POSITIVE_INFINITY };
+            windows.push(w);
+            return () => {
+              w.end = Date.now();
+            };
+          },
+        },
+      }),
+    );
+    const wallMs = performance.now() - t0;
+    if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);
+
+    const isLease = (c: CommandRecord) => / lease /.test(c.command) || /kind":"Lease/.test(c.command);
+    const perNode: NodeCost[] = [];
+    const assigned = new Set<CommandRecord>();
+    // A command belongs to the last node group that had started when it started, if that group had not ended.
+    const owner = (c: CommandRecord) => {
+      let w: (typeof windows)[number] | undefined;
+      for (const x of windows) if (x.start <= c.startedAtMs) w = x;
+      return w && c.startedAtMs <= w.end ? w.name : undefined;
+    };
+    for (const record of result.records) {
+      const mine = commands.filter((c) => !isLease(c) && owner(c) === record.node);
+      mine.forEach((c) => assigned.add(c));
+      perNode.push({ record, commands: attributeToSteps(record, mine) });
+    }
+    const runLevel = commands.filter((c) => !assigned.has(c));
+    const outcomes: Record<string, number> = {};
+    for (const r of result.records) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+
+    const processFloorMs = await withClusterEnv(cluster, async () => ({
+      kubectl: await floor('kubectl', ['version', '--client', '-o', 'json']),
+      talosctl: await floor('talosctl', ['version', '--client']),
+    }));
+    const reboot = summarize(perNode.filter((n) => n.record.outcome === 'rebooted'));
+    const skip = summarize(perNode.filter((n) => n.record.outcome === 'reboot-skipped'));
+    progress(
+      `per node: reboot ${reboot.ownMs} ms / ${reboot.processes} processes, skip ${skip.ownMs} ms / ${skip.processes} processes; ${(wallMs / 1000).toFixed(1)} s`,
+    );
+    return {
+      reboot,
+      skip,
+      nodes: NODES,
+      wallMs: Math.round(wallMs),
+      rebootMs: REBOOT_MS,
+      pollIntervalMs: POLL_MS,
+      runLevel: { processes: runLevel.length, commands: runLevel.map((c) => c.command.replace(/ -p '.*'/, " -p '…'").slice(0, 120)) },
+      outcomes,
+      processFloorMs,
+      definitions: {
+        ownMs:
+          'median over the nodes of the kind: the decision record durationMs minus the durations of the steps drain, talosctl reboot and wait for Ready',
+        processes:
+          'median child processes started for the node (between its log group start and end, Lease renewals excluded), with the wait for Ready counted as one poll: what an instantaneous reboot needs; processesIncludingWaits counts every poll, processesExcludingWaitSteps drops the drain, the reboot and every poll',
+        reboot: 'nodes booted with the old credential (outcome rebooted)',
+        skip: 'nodes booted with the current credential, addNode({current: true}) (outcome reboot-skipped)',
+      },
+      notes: [],
+    };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+/** Median wall time of `file args` (its client version only: no network; the talosconfig is hidden so the fake records nothing). */
+async function floor(file: string, args: string[], runs = 10): Promise<number | null> {
+  const env = { ...process.env };
+  delete env.TALOSCONFIG;
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const t0 = performance.now();
+      const child = spawn(file, args, { env, stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('close', () => resolve(performance.now() - t0));
+    });
+  await once();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(await once());
+  return med(times);
+}
+
+function med(values: number[]): number | null {
+  return round(median(values));
+}
+
+function summarize(nodes: NodeCost[]): KindCost {
+  const own = (n: NodeCost) =>
+    n.record.durationMs - n.record.steps.filter((s) => WAIT_STEPS.has(s.name)).reduce((a, s) => a + s.durationMs, 0);
+  const readyPolls = (n: NodeCost) => n.commands.filter((c) => c.step === 'wait for Ready').length;
+  const counted = (n: NodeCost) => n.commands.length - Math.max(0, readyPolls(n) - 1);
+  const outsideWaits = (n: NodeCost) => n.commands.filter((c) => !WAIT_STEPS.has(c.step ?? ''));
+  const countedCommands = (n: NodeCost) => {
+    // the counted set: everything, with only the first Ready poll
+    let seenPoll = false;
+    return n.commands.filter((c) => {
+      if (c.step !== 'wait for Ready') return true;
+      if (seenPoll) return false;
+      seenPoll = true;
+      return true;
+    });
+  };
+
+  const stepNames: string[] = [];
+  for (const n of nodes) for (const s of n.record.steps) if (!stepNames.includes(s.name)) stepNames.push(s.name);
+  const steps = stepNames.map((step) => {
+    const perNode = nodes.map((n) => {
+      const s = n.record.steps.filter((x) => x.name === step);
+      const cs = n.commands.filter((c) => c.step === step);
+      return { ms: s.reduce((a, x) => a + x.durationMs, 0), processes: cs.length, kinds: cs.map((c) => c.kind) };
+    });
+    const kinds = new Map<string, number>();
+    for (const k of perNode[0]?.kinds ?? []) kinds.set(k, (kinds.get(k) ?? 0) + 1);
+    return {
+      step,
+      ms: med(perNode.map((p) => p.ms)),
+      processes: med(perNode.map((p) => p.processes)),
+      commands: [...kinds].map(([k, c]) => `${c}× ${k}`).join(', '),
+    };
+  });
+
+  const kinds = new Set<string>();
+  for (const n of nodes) for (const c of outsideWaits(n)) kinds.add(c.kind);
+  const commands = [...kinds]
+    .map((kind) => ({
+      kind,
+      count: med(nodes.map((n) => outsideWaits(n).filter((c) => c.kind === kind).length)),
+      ms: med(
+        nodes.map((n) =>
+          outsideWaits(n)
+            .filter((c) => c.kind === kind)
+            .reduce((a, c) => a + c.durationMs, 0),
+        ),
+      ),
+    }))
+    .sort((a, b) => (b.ms ?? 0) - (a.ms ?? 0));
+
+  return {
+    nodes: nodes.length,
+    ownMs: med(nodes.map(own)),
+    processes: med(nodes.map(counted)),
+    kubectl: med(nodes.map((n) => countedCommands(n).filter((c) => c.tool === 'kubectl').length)),
+    talosctl: med(nodes.map((n) => countedCommands(n).filter((c) => c.tool === 'talosctl').length)),
+    processesIncludingWaits: med(nodes.map((n) => n.commands.length)),
+    processesExcludingWaitSteps: med(nodes.map((n) => outsideWaits(n).length)),
+    totalMs: med(nodes.map((n) => n.record.durationMs)),
+    waitMs: med(nodes.map((n) => n.record.durationMs - own(n))),
+    childProcessMs: med(nodes.map((n) => outsideWaits(n).reduce((a, c) => a + c.durationMs, 0))),
+    inProcessMs: med(nodes.map((n) => own(n) - unionMs(outsideWaits(n)))),
+    steps,
+    commands,
+  };
+}
+
+/** Wall time covered by at least one of the commands. */
+function unionMs(commands: CommandRecord[]): number {
+  const iv = commands.map((c) => [c.startedAtMs, c.startedAtMs + c.durationMs] as const).sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const [a, b] of iv) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
+}

@@ -1,0 +1,116 @@
+// 3. Plan at scale: `mode: plan` through runRollout on N workers (half current), wall time and
+// processes. The per-node cost of "one talosctl call per node per read" is measured, not assumed: a
+// plan on ONE node shows how many talosctl calls one node's evidence takes; times N is what reading
+// node by node would cost.
+import { performance } from 'node:perf_hooks';
+import type { CommandRecord } from '../src/adapters/exec.js';
+import { realClock, runRollout } from '../src/rollout.js';
+import { SimCluster } from '../sim/cluster.js';
+import { actionDeps, commandKind, median, round, withClusterEnv } from './lib.js';
+
+export interface PlanRow {
+  nodes: number;
+  /** median over `runs` */
+  wallMs: number | null;
+  talosctlProcesses: number;
+  talosctlProcessesOnePerNode: number;
+  kubectlProcesses: number;
+  runs: number;
+  wallMsRuns: number[];
+  /** talosctl processes per command kind, in one run */
+  talosctlByKind: Record<string, number>;
+  /** summed duration of the `talosctl read` processes (they run one after another) */
+  readMs: number;
+  planned: { reboot: number; skip: number };
+}
+
+export interface PlanResult {
+  rows: PlanRow[];
+  /** talosctl processes of a plan on one node: the per-node reads */
+  perNodeReads: number;
+  perNodeReadKinds: Record<string, number>;
+  /** log(processes ratio) / log(nodes ratio) between the smallest and the largest size: 1 is linear */
+  growthExponent: number | null;
+}
+
+async function planOnce(
+  cluster: SimCluster,
+): Promise<{ wallMs: number; commands: CommandRecord[]; records: Awaited<ReturnType<typeof runRollout>>['records'] }> {
+  const d = actionDeps(cluster, { mode: 'plan' });
+  const commands: CommandRecord[] = [];
+  d.runner.onCommand((c) => commands.push(c));
+  const t0 = performance.now();
+  const res = await runRollout({
+    kube: d.kube,
+    talos: d.talos,
+    config: d.config,
+    desired: d.desired,
+    owner: d.owner,
+    keys: d.keys,
+    clock: realClock,
+  });
+  const wallMs = performance.now() - t0;
+  if (res.result !== 'planned') throw new Error(`plan did not complete: ${res.result} ${res.error?.message ?? ''}`);
+  return { wallMs, commands, records: res.records };
+}
+
+function byKind(commands: CommandRecord[], tool: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of commands) {
+    if (!c.command.startsWith(tool)) continue;
+    const k = commandKind(c.command);
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, progress: (msg: string) => void): Promise<PlanResult> {
+  const withCluster = async <T>(n: number, fn: (c: SimCluster) => Promise<T>): Promise<T> => {
+    // Kubelet heartbeats every 60 s: the apiserver twin runs in this process and must not steal the CPU.
+    const cluster = await SimCluster.start({ heartbeatMs: 60_000 });
+    try {
+      for (let i = 1; i <= n; i++) cluster.addNode({ name: `w-${String(i).padStart(3, '0')}`, role: 'worker', current: i % 2 === 0 });
+      return await withClusterEnv(cluster, () => fn(cluster));
+    } finally {
+      await cluster.stop();
+    }
+  };
+
+  const one = await withCluster(1, (c) => planOnce(c));
+  const perNodeReadKinds = byKind(one.commands, 'talosctl');
+  const perNodeReads = one.commands.filter((c) => c.command.startsWith('talosctl')).length;
+
+  const rows: PlanRow[] = [];
+  for (const size of sizes) {
+    const row = await withCluster(size.nodes, async (c) => {
+      const runs: Array<Awaited<ReturnType<typeof planOnce>>> = [];
+      for (let r = 0; r < size.runs; r++) runs.push(await planOnce(c));
+      const last = runs[runs.length - 1]!;
+      const talos = last.commands.filter((x) => x.command.startsWith('talosctl'));
+      return {
+        nodes: size.nodes,
+        wallMs: round(median(runs.map((x) => x.wallMs))),
+        talosctlProcesses: talos.length,
+        talosctlProcessesOnePerNode: perNodeReads * size.nodes,
+        kubectlProcesses: last.commands.filter((x) => x.command.startsWith('kubectl')).length,
+        runs: size.runs,
+        wallMsRuns: runs.map((x) => Math.round(x.wallMs)),
+        talosctlByKind: byKind(last.commands, 'talosctl'),
+        readMs: talos.filter((x) => commandKind(x.command) === 'talosctl read').reduce((a, x) => a + x.durationMs, 0),
+        planned: {
+          reboot: last.records.filter((r) => r.outcome === 'planned-reboot').length,
+          skip: last.records.filter((r) => r.outcome === 'planned-skip').length,
+        },
+      } satisfies PlanRow;
+    });
+    rows.push(row);
+    progress(
+      `plan ${row.nodes} nodes: ${row.wallMs} ms, ${row.talosctlProcesses} talosctl processes (one per node: ${row.talosctlProcessesOnePerNode})`,
+    );
+  }
+  const a = rows[0];
+  const b = rows[rows.length - 1];
+  const growthExponent =
+    a && b && b.nodes > a.nodes ? round(Math.log(b.talosctlProcesses / a.talosctlProcesses) / Math.log(b.nodes / a.nodes), 3) : null;
+  return { rows, perNodeReads, perNodeReadKinds, growthExponent };
+}
