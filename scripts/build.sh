@@ -9,5 +9,6 @@ npx ncc build src/index.ts -o "$work/main" --minify --license licenses.txt >/dev
 npx ncc build src/cleanup.ts -o "$work/post" --minify >/dev/null
 rm -rf "$out"
 mkdir -p "$out"
-cp "$work/main/index.js" "$work/main/licenses.txt" "$work/main/package.json" "$out/"
+# index.js and the chunks it loads on demand (the GitHub client, used only by the fences modes)
+cp "$work/main/"*.js "$work/main/licenses.txt" "$work/main/package.json" "$out/"
 cp "$work/post/index.js" "$out/cleanup.js"

@@ -4,7 +4,6 @@ import { Runner } from './adapters/exec.js';
 import { Kubectl } from './adapters/kubectl.js';
 import { Talosctl } from './adapters/talosctl.js';
 import { readConfig } from './config.js';
-import { GitHubRuns } from './adapters/github.js';
 import { runFences } from './fences.js';
 import { RunLock } from './lease.js';
 import { readAuthPatch } from './credential.js';
@@ -54,6 +53,9 @@ export async function run(): Promise<void> {
     if (config.githubToken) core.setSecret(config.githubToken);
     const kubeForFences = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
     try {
+      // Loaded only here: the GitHub client (octokit, undici) is most of the bundle's start-up cost,
+      // and apply/plan never need it.
+      const { GitHubRuns } = await import('./adapters/github.js');
       const res = await runFences({
         mode: config.mode,
         kube: kubeForFences,

@@ -12,6 +12,7 @@ import type {
   EvidenceVerdict,
   JsonPatchOp,
   NodeState,
+  Reading,
   StepRecord,
 } from './model.js';
 import { readEvidence } from './readEvidence.js';
@@ -208,6 +209,7 @@ async function rollPasses(
     const todo = pass.selected.filter((n) => !done.has(n.uid));
     if (todo.length > 0) {
       emptyListings = 0;
+      await prefetchVersions(deps, todo);
       if (extra > 0) log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
       const stopped = await rollNodes(deps, todo, pass.inventory, clock, log, records, done);
       if (stopped) return { ...stopped, upToDate: first.upToDate };
@@ -578,8 +580,26 @@ function beforeMutation(deps: Pick<RolloutDeps, 'cancelled' | 'lock'>): void {
   deps.lock?.assertHeld();
 }
 
+/** Talos versions read during this run, by address (see readEvidence's knownVersions). */
+const versionCache = new WeakMap<RolloutDeps, Map<string, Reading<string>>>();
+
+/** One batched `talosctl version` for a pass's nodes, instead of one per node; failures are read again later. */
+async function prefetchVersions(deps: RolloutDeps, nodes: NodeState[]): Promise<void> {
+  if (deps.config.reboot === 'always') return;
+  const known = versionCache.get(deps) ?? new Map<string, Reading<string>>();
+  versionCache.set(deps, known);
+  const addresses = nodes.map((n) => n.internalIPs[0]).filter((a): a is string => !!a && !known.get(a)?.ok);
+  if (addresses.length === 0) return;
+  const read = await deps.talos.version(addresses).catch(() => new Map<string, Reading<string>>());
+  for (const [a, v] of read) if (v.ok) known.set(a, v);
+}
+
 async function readOne(deps: RolloutDeps, name: string, address: string): Promise<EvidenceVerdict> {
-  const readings = await readEvidence(deps.talos, [{ name, address }], deps.config.criConfigPaths);
+  const known = versionCache.get(deps) ?? new Map<string, Reading<string>>();
+  versionCache.set(deps, known);
+  const readings = await readEvidence(deps.talos, [{ name, address }], deps.config.criConfigPaths, known);
+  const v = readings.get(name)!.talosVersion;
+  if (v.ok) known.set(address, v);
   return rebootEvidence(readings.get(name)!, deps.desired, { marginMs: deps.config.evidenceMarginMs });
 }
 

@@ -21,6 +21,8 @@ describe('rollout: the whole pipeline on fakes', () => {
       expect(s.unschedulable).toBe(false);
     }
     expect(byNode['w-old'].proof?.verdict).toBe('skip');
+    // One batched `talosctl version` for the pass serves every evidence reading.
+    expect(c.talos.calls.filter((x) => x.method === 'version')).toEqual([{ method: 'version', addresses: ['10.0.0.11', '10.0.0.10'] }]);
   });
 
   it('orders workers by name, then control planes by name', async () => {
@@ -457,5 +459,21 @@ describe('rollout: transport failures and a cluster that changes', () => {
     expect(res.result).toBe('failed');
     expect(res.records[0].reason, JSON.stringify(res.records[0].steps)).toMatch(/uid/);
     expect(c.talos.mutatingCalls()).toEqual([]);
+  });
+});
+
+describe('rollout: evidence reads that break', () => {
+  it('a `talosctl read` that throws makes the evidence fail (reboot), it does not hang the plan', async () => {
+    const c = makeCluster([
+      { name: 'w1', current: true },
+      { name: 'w2', current: true },
+    ]);
+    c.talos.readAuth = async (address) => {
+      if (address === '10.0.0.10') throw new Error('talosctl read: killed');
+      return { ok: true, value: { path: '/etc/cri/conf.d/cri.toml', exists: false, auth: {} } };
+    };
+    const res = await roll(c, { mode: 'plan' });
+    expect(res.records.find((r) => r.node === 'w1')?.outcome).toBe('planned-reboot');
+    expect(res.records.find((r) => r.node === 'w1')?.reason).toMatch(/killed|read/);
   });
 });

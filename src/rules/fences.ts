@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../model.js';
 import { parseOwnerToken, type OwnerToken } from '../owner.js';
 import { releaseCommand } from '../recovery.js';
-import { schedulingTaints } from './claim.js';
+import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 
 export interface FenceRow {
@@ -84,16 +84,10 @@ function wasCordonedValue(text: string | undefined): boolean | undefined {
  * printed command never uncordons a node that may have been cordoned on purpose.
  */
 export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCapture {
+  // The node as it is now, but owned by the fence's token and with the cordon state from before its claim.
   return {
-    node: node.name,
-    uid: node.uid,
-    internalIP: node.internalIPs[0] ?? '',
-    role: node.role,
+    ...captureClaim(node, node.annotations[keys.owner] ?? ''),
     wasCordoned: wasCordonedValue(node.annotations[keys.wasCordoned]) ?? true,
-    taints: node.taints.map((t) => ({ ...t })),
-    schedulingTaints: schedulingTaints(node.taints),
-    owner: node.annotations[keys.owner] ?? '',
-    hadAnnotationsMap: node.hasAnnotationsMap,
   };
 }
 
