@@ -211,7 +211,7 @@ async function rollPasses(
       emptyListings = 0;
       await prefetchVersions(deps, todo);
       if (extra > 0) log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
-      const stopped = await rollNodes(deps, todo, pass.inventory, clock, log, records, done);
+      const stopped = await rollNodes(deps, todo, clock, log, records, done);
       if (stopped) return { ...stopped, upToDate: first.upToDate };
     } else {
       emptyListings++;
@@ -228,7 +228,6 @@ async function rollPasses(
 async function rollNodes(
   deps: RolloutDeps,
   selected: NodeState[],
-  inventory: NodeState[],
   clock: Clock,
   log: RolloutLog,
   records: DecisionRecord[],
@@ -248,7 +247,7 @@ async function rollNodes(
     const endGroup = log.group(`${node.name} (${node.role})`);
     const run = new NodeRun(node, clock, log);
     try {
-      await rollNode(deps, run, inventory, clock);
+      await rollNode(deps, run, clock);
       records.push(run.finish());
     } catch (e) {
       const stop = e instanceof NodeStop ? e : asStop(e, run);
@@ -364,7 +363,7 @@ async function planNodes(deps: RolloutDeps, selected: NodeState[], clock: Clock)
   });
 }
 
-async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[], clock: Clock): Promise<void> {
+async function rollNode(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<void> {
   const { kube, talos, config, keys, owner } = deps;
   const name = run.node.name;
   const address = run.address;
@@ -488,7 +487,7 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, inventory: NodeState[],
     run.record.outcome = 'reboot-skipped';
     run.record.reason = skipReason;
   } else {
-    await rebootNode(deps, run, capture, inventory, clock);
+    await rebootNode(deps, run, capture, clock);
     run.record.outcome = 'rebooted';
     run.record.reason = `${verdict ? verdict.reason : 'reboot: always was requested'}; after the reboot, ${run.record.proof?.reason ?? 'no proof was read'}`;
   }
@@ -740,7 +739,7 @@ async function etcdReading(talos: TalosClient, address: string) {
   return { status: await wrap(() => talos.etcdStatus(address)), alarms: await wrap(() => talos.etcdAlarms(address)) };
 }
 
-async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture, _inventory: NodeState[], clock: Clock): Promise<void> {
+async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture, clock: Clock): Promise<void> {
   const { kube, talos, config, keys, desired } = deps;
   const name = capture.node;
   const address = run.address;
