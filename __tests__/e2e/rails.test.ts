@@ -105,7 +105,10 @@ describe('e2e rails: cancellation and the post step', () => {
     // Schedulable as before the run, no claim left, not marked verified (it was never rebooted).
     const n = node(c, 'worker-1');
     expect(n.spec.unschedulable).toBeFalsy();
-    expect((n.spec.taints ?? []).map((t: any) => t.key)).not.toContain('node.kubernetes.io/unschedulable');
+    // The lifecycle controller drops the cordon's mirror taint asynchronously, a moment after the uncordon.
+    await expect
+      .poll(() => (node(c!, 'worker-1').spec.taints ?? []).map((t: any) => t.key), { timeout: 5000, interval: 100 })
+      .not.toContain('node.kubernetes.io/unschedulable');
     for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(c, 'worker-1')[k]).toBeUndefined();
     expect(leaseHolder(c)).toBe('');
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
