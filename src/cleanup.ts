@@ -11,6 +11,7 @@ import { Kubectl } from './adapters/kubectl.js';
 import { ToolError } from './errors.js';
 import { annotationKeys, type ClaimCapture, type JsonPatchOp } from './model.js';
 import { releaseCommand } from './recovery.js';
+import { formatCommandLine } from './report/log.js';
 import type { HoldPhase } from './rollout.js';
 import { releaseLeasePatch } from './rules/lease.js';
 import { annotationPath } from './rules/claim.js';
@@ -52,7 +53,7 @@ export async function cleanup(): Promise<void> {
   const kubeconfig = core.getInput('kubeconfig') || undefined;
   const kubeContext = core.getInput('kube-context') || undefined;
   const runner = new Runner();
-  runner.onCommand((r) => core.info(`  ${(r.durationMs / 1000).toFixed(2)}s  exit ${r.exitCode ?? 'killed'}  ${r.command}`));
+  runner.onCommand((r) => core.info(formatCommandLine(r)));
   const kube = new Kubectl({ runner, kubeconfig, context: kubeContext });
 
   let leftFenced = false;

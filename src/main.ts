@@ -38,11 +38,7 @@ export async function run(): Promise<void> {
     });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    core.setOutput('result', 'failed');
-    core.setOutput('decisions', '[]');
-    core.setOutput('rebooted', '0');
-    core.setOutput('reboots-skipped', '0');
-    core.setOutput('refused', '0');
+    for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
     core.setFailed(message);
     return;
   }

@@ -3,8 +3,18 @@ import type { Config } from './config.js';
 import type { AnnotationKeys, ClaimCapture } from './model.js';
 import { buildReleasePatch } from './rules/release.js';
 
-function shellQuote(s: string): string {
+/** One argument for a POSIX shell, single-quoted. */
+export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A kubectl command line a person can paste, with the run's kubeconfig and context, in backticks. */
+export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'>, args: string): string {
+  const globals = [
+    config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '',
+    config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '',
+  ].filter(Boolean);
+  return `\`${['kubectl', ...globals, args].join(' ')}\``;
 }
 
 /**
@@ -13,11 +23,5 @@ function shellQuote(s: string): string {
  */
 export function releaseCommand(capture: ClaimCapture, keys: AnnotationKeys, config: Pick<Config, 'kubeconfig' | 'kubeContext'>): string {
   const ops = buildReleasePatch(capture, keys, {});
-  const globals = [
-    config.kubeconfig ? `--kubeconfig=${shellQuote(config.kubeconfig)}` : '',
-    config.kubeContext ? `--context=${shellQuote(config.kubeContext)}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-  return `\`kubectl ${globals ? `${globals} ` : ''}patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}\``;
+  return kubectlCommand(config, `patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}`);
 }

@@ -117,8 +117,8 @@ export class NodeStop extends Error {
   }
 }
 
-/** List, validate and select: the inventory and the nodes a pass rolls, in roll order. */
-async function listAndSelect(deps: RolloutDeps): Promise<{ inventory: NodeState[]; selected: NodeState[]; upToDate: string[] }> {
+/** List, validate the inventory and select the nodes a pass rolls, in roll order. */
+async function listAndSelect(deps: RolloutDeps): Promise<{ selected: NodeState[]; upToDate: string[] }> {
   const { kube, config, keys } = deps;
   // Every node must be identifiable and none may carry a leftover claim.
   const inventory = await kube.listNodes();
@@ -136,7 +136,7 @@ async function listAndSelect(deps: RolloutDeps): Promise<{ inventory: NodeState[
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
   }
-  return { inventory, selected: selection.selected, upToDate: selection.upToDate };
+  return { selected: selection.selected, upToDate: selection.upToDate };
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -197,7 +197,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
  */
 async function rollPasses(
   deps: RolloutDeps,
-  first: { inventory: NodeState[]; selected: NodeState[]; upToDate: string[] },
+  first: { selected: NodeState[]; upToDate: string[] },
   clock: Clock,
   log: RolloutLog,
 ): Promise<RolloutResult> {
@@ -394,13 +394,6 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<
     `Node ${name} is left cordoned and claimed (phase=mutating). Check it: \`kubectl get node ${name}\`, \`talosctl -n ${address} service cri\`, \`talosctl -n ${address} version\`. ` +
     `When it is healthy, release it: ${releaseCommand(capture, keys, config)}`;
 
-  /** Undo the claim before anything on Talos or the pods changed: restores the cordon state. */
-  const restore = async (why: string) => {
-    await run.step('release (restore)', () => kube.patchNode(name, buildReleasePatch(capture, keys, {})));
-    deps.holding?.(undefined);
-    return why;
-  };
-
   try {
     // 3.3 Evidence before the patch.
     const before =
@@ -435,7 +428,7 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<
     } catch (e) {
       // Nothing was drained and containerd still runs as before: uncordoning is safe.
       const msg = e instanceof Error ? e.message : String(e);
-      await restore(msg);
+      await releaseUnverified(deps, run, capture);
       throw new NodeStop(
         'failed',
         `applying the credential patch failed: ${msg}`,
@@ -448,16 +441,16 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<
     // A failure before the patch was sent (phase patch, reading): nothing on Talos changed yet.
     if (!run.fenced) {
       const msg = e instanceof Error ? e.message : String(e);
-      const restored = await restore(msg).then(
+      const releaseFailure = await releaseUnverified(deps, run, capture).then(
         () => undefined,
         (r: unknown) => (r instanceof Error ? r.message : String(r)),
       );
-      if (restored === undefined) {
+      if (releaseFailure === undefined) {
         throw new NodeStop('failed', msg, 'The claim was released; nothing on Talos was changed. Fix the cause and rerun.', false);
       }
       throw new NodeStop(
         'failed',
-        `${msg}; releasing the claim failed too: ${restored}`,
+        `${msg}; releasing the claim failed too: ${releaseFailure}`,
         `Nothing on Talos was changed, but the node may still carry this run's claim. Check \`kubectl get node ${name} -o yaml\` (was it re-created?) and release it if it is still ours: ${releaseCommand(capture, keys, config)}`,
         true,
       );
@@ -713,10 +706,10 @@ async function checkQuorum(deps: RolloutDeps, run: NodeRun, label: string): Prom
       string,
       { status: Awaited<ReturnType<typeof etcdReading>>['status']; alarms: Awaited<ReturnType<typeof etcdReading>>['alarms'] }
     >();
-    for (const peer of controlPlanes) {
-      if (peer.name === run.node.name || !peer.internalIPs[0]) continue;
-      etcd.set(peer.internalIPs[0], await etcdReading(deps.talos, peer.internalIPs[0]));
-    }
+    // The peers are independent and read-only: ask them all at once.
+    const peers = controlPlanes.map((p) => p.internalIPs[0]).filter((a, i) => controlPlanes[i].name !== run.node.name && !!a);
+    const readings = await Promise.all(peers.map((a) => etcdReading(deps.talos, a)));
+    peers.forEach((a, i) => etcd.set(a, readings[i]));
     return quorumGate({ target: run.node.name, controlPlanes, etcd });
   });
   if (problems.length > 0) throw new QuorumRefusal(problems);
@@ -736,14 +729,23 @@ async function etcdReading(talos: TalosClient, address: string) {
       return { ok: false as const, error: e instanceof Error ? e.message : String(e) };
     }
   };
-  return { status: await wrap(() => talos.etcdStatus(address)), alarms: await wrap(() => talos.etcdAlarms(address)) };
+  const [status, alarms] = await Promise.all([wrap(() => talos.etcdStatus(address)), wrap(() => talos.etcdAlarms(address))]);
+  return { status, alarms };
+}
+
+/**
+ * Give the node back before anything that needs a reboot happened (a failed patch, a quorum refusal,
+ * a failed drain): the release patch without verified-revision, restoring the cordon state.
+ */
+async function releaseUnverified(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture): Promise<void> {
+  await run.step('release (restore)', () => deps.kube.patchNode(capture.node, buildReleasePatch(capture, deps.keys, {})));
+  deps.holding?.(undefined);
 }
 
 async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture, clock: Clock): Promise<void> {
   const { kube, talos, config, keys, desired } = deps;
   const name = capture.node;
   const address = run.address;
-  const releaseNoVerify = () => run.step('release (restore)', () => kube.patchNode(name, buildReleasePatch(capture, keys, {})));
 
   await guard(deps, run, capture, 'before drain');
   if (capture.role === 'control-plane') {
@@ -751,8 +753,7 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
       await checkQuorum(deps, run, 'before drain');
     } catch (e) {
       if (!(e instanceof QuorumRefusal)) throw e;
-      await releaseNoVerify();
-      deps.holding?.(undefined);
+      await releaseUnverified(deps, run, capture);
       throw new NodeStop(
         'refused',
         e.message,
@@ -783,8 +784,7 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
     }
   } catch (e) {
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
-    await releaseNoVerify();
-    deps.holding?.(undefined);
+    await releaseUnverified(deps, run, capture);
     const msg = e instanceof Error ? e.message : String(e);
     throw new NodeStop(
       'failed',
@@ -800,8 +800,7 @@ async function rebootNode(deps: RolloutDeps, run: NodeRun, capture: ClaimCapture
       await checkQuorum(deps, run, 'after drain');
     } catch (e) {
       if (!(e instanceof QuorumRefusal)) throw e;
-      await releaseNoVerify();
-      deps.holding?.(undefined);
+      await releaseUnverified(deps, run, capture);
       throw new NodeStop(
         'refused',
         e.message,

@@ -8,7 +8,7 @@ import type { LeaseState } from '../adapters/types.js';
 import type { Config } from '../config.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../model.js';
 import { parseOwnerToken, type OwnerToken } from '../owner.js';
-import { releaseCommand } from '../recovery.js';
+import { kubectlCommand, releaseCommand, shellQuote } from '../recovery.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 
@@ -91,10 +91,6 @@ export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCaptur
   };
 }
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The CAS-guarded command that frees the Lease from `holder` (fails if someone else holds it by then). */
 export function leaseReleaseCommand(
   namespace: string,
@@ -102,13 +98,10 @@ export function leaseReleaseCommand(
   holder: string,
   kubectl: Pick<Config, 'kubeconfig' | 'kubeContext'> = {},
 ): string {
-  const globals = [
-    kubectl.kubeconfig ? `--kubeconfig=${shellQuote(kubectl.kubeconfig)}` : '',
-    kubectl.kubeContext ? `--context=${shellQuote(kubectl.kubeContext)}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-  return `\`kubectl ${globals ? `${globals} ` : ''}patch lease -n ${shellQuote(namespace)} ${shellQuote(name)} --type=json -p ${shellQuote(JSON.stringify(releaseLeasePatch(holder)))}\``;
+  return kubectlCommand(
+    kubectl,
+    `patch lease -n ${shellQuote(namespace)} ${shellQuote(name)} --type=json -p ${shellQuote(JSON.stringify(releaseLeasePatch(holder)))}`,
+  );
 }
 
 function sameRunAttempt(a: OwnerToken, b: OwnerToken): boolean {
