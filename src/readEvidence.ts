@@ -34,23 +34,20 @@ export async function readEvidence(
   const versions = new Map([...(knownVersions ?? []), ...readVersions]);
   // The file contents need one `talosctl read` per node and file; they run a few at a time, since
   // each waits on the network rather than on this machine.
-  const contents = new Map<string, Promise<ConfigFileReadings['content']>>();
+  const contents = new Map<string, ConfigFileReadings['content']>();
   const reads: Array<() => Promise<void>> = [];
   for (const t of targets) {
     for (const path of paths) {
       const listing = listings.get(t.address)?.get(path);
       // A file the listing shows absent has no write time and no content to judge.
       if (listing && listing.ok && !listing.value.exists) continue;
-      let resolve!: (v: ConfigFileReadings['content']) => void;
-      contents.set(`${t.address}\n${path}`, new Promise((r) => (resolve = r)));
-      reads.push(async () =>
-        resolve(
-          // A read that throws (rather than answering a failed Reading) must not leave its waiter hanging.
-          await talos
-            .readAuth(t.address, path)
-            .catch((e: unknown) => ({ ok: false as const, error: e instanceof Error ? e.message : String(e) })),
-        ),
-      );
+      reads.push(async () => {
+        // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
+        const content = await talos
+          .readAuth(t.address, path)
+          .catch((e: unknown) => ({ ok: false as const, error: e instanceof Error ? e.message : String(e) }));
+        contents.set(`${t.address}\n${path}`, content);
+      });
     }
   }
   await runLimited(reads, READ_CONCURRENCY);
@@ -64,7 +61,7 @@ export async function readEvidence(
       if (content) {
         const status = statuses.get(t.address)?.get(path);
         if (status) entry.status = status;
-        entry.content = await content;
+        entry.content = content;
       }
       files.push(entry);
     }
