@@ -101,46 +101,76 @@ export interface DesiredCredential {
 /** A reading that either worked or failed with a reason a user can act on. */
 export type Reading<T> = { ok: true; value: T } | { ok: false; error: string };
 
+/** Which path read a node: the Talos API over gRPC (nanosecond instants) or talosctl's printed text. */
+export type ReadPath = 'api' | 'cli';
+
+/**
+ * An instant on the node's clock, known only within the bounds of the reading that produced it.
+ * Epoch milliseconds, fractional (a nanosecond API timestamp keeps sub-millisecond digits; a double
+ * holds about 0.25 µs at today's epoch). An exact reading has `earliestMs === latestMs`.
+ * Migration (issue "Read Talos through its API"): the API adapter fills only the Instant fields below;
+ * the older per-field numbers (`agoMs`, `createdMs`, `updatedMs`, `mtimeMs`/`precisionMs`) are the
+ * CLI's raw values and go away once the evidence rule reasons on Instants.
+ */
+export interface Instant {
+  earliestMs: number;
+  latestMs: number;
+  via: ReadPath;
+  /** what was read: an RFC 3339 timestamp with its digits (API) or the text talosctl printed (CLI) */
+  text: string;
+}
+
 export interface ServiceEvent {
   state: string;
   message: string;
-  /** the "(D ago)" duration in ms as printed by talosctl (may be negative when the node clock is ahead) */
-  agoMs: number;
+  /** when the event was logged, on the node's clock */
+  at?: Instant;
+  /** CLI: the "(D ago)" duration in ms as printed by talosctl (may be negative when the node clock is ahead) */
+  agoMs?: number;
 }
 
-/** `talosctl service cri`, with the runner's clock read just before and just after the call. */
+/** The cri service's state and event history, with the runner's clock read just before and just after the call. */
 export interface CriServiceReading {
+  via?: ReadPath;
   state: string;
   health: string;
   lastHealthMessage?: string;
-  /** newest first, as printed */
+  /** in the order read (CLI: newest first; API: oldest first). Never rely on it: order by `at`. */
   events: ServiceEvent[];
   clientBeforeMs: number;
   clientAfterMs: number;
 }
 
-/** `talosctl get servicepids cri` (Talos >= 1.13). `created` has one-second precision (truncated). */
+/** ServicePIDs.runtime.talos.dev `cri` (Talos >= 1.13), recorded right after the launch. */
 export interface ServicePidReading {
   pid: number;
-  createdMs: number;
+  /** metadata.created */
+  created?: Instant;
+  /** CLI: `created` as printed, truncated to the second */
+  createdMs?: number;
 }
 
-/** One `talosctl ls -l PATH` row (or its absence), interpreted with TZ=UTC and the year inferred. */
+/** A config file's presence and modification time (`ls -l` on the CLI path, `MachineService.List` on the API path). */
 export interface FileListing {
   path: string;
   exists: boolean;
-  /** the LASTMOD cell exactly as printed */
+  /** the LASTMOD cell exactly as printed (CLI) */
   lastModText?: string;
-  /** the earliest instant the truncated LASTMOD stands for */
+  /** the modification time with its truncation as bounds (whole seconds on both paths: never the ordering instant on the API path) */
+  mtime?: Instant;
+  /** CLI: the earliest instant the truncated LASTMOD stands for */
   mtimeMs?: number;
-  /** 1000 for `Jan _2 15:04:05`, 60000 for `Jan _2 2006 15:04` */
+  /** CLI: 1000 for `Jan _2 15:04:05`, 60000 for `Jan _2 2006 15:04` */
   precisionMs?: number;
 }
 
-/** `talosctl get etcfilestatus <id>`: `updated` is the last content write, one-second precision. */
+/** EtcFileStatuses.files.talos.dev: updated after the controller wrote the file, so an upper bound of the write. */
 export interface EtcFileStatusReading {
   id: string;
-  updatedMs: number;
+  /** max(metadata.created, metadata.updated): the status is recorded after the write it describes */
+  updated?: Instant;
+  /** CLI: `updated` as printed, truncated to the second */
+  updatedMs?: number;
   specVersion?: string;
 }
 

@@ -122,23 +122,25 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, fail: Fail
     const ev = c.events.find((e) => START_EVENT.test(e.message));
     if (ev) {
       const pid = Number(START_EVENT.exec(ev.message)![1]);
-      values.criEvent = { pid, agoMs: ev.agoMs };
+      // Until this rule reasons on Instants, an event without a printed age reads as unparseable.
+      const agoMs = ev.agoMs ?? Number.NaN;
+      values.criEvent = { pid, agoMs };
       if (!windowOk) {
         // already failed above; an age measured against a stepping runner clock places nothing
-      } else if (!Number.isFinite(ev.agoMs)) {
+      } else if (!Number.isFinite(agoMs)) {
         fail(`the age of the containerd start event (PID ${pid}) could not be parsed`);
-      } else if (ev.agoMs < 0) {
+      } else if (agoMs < 0) {
         fail(
-          `the containerd start event (PID ${pid}) lies ${formatDuration(-ev.agoMs)} in the runner's future: ` +
+          `the containerd start event (PID ${pid}) lies ${formatDuration(-agoMs)} in the runner's future: ` +
             `the node clock is ahead or stepped, so its timestamps cannot be ordered`,
         );
       } else {
-        const nominalMs = c.clientBeforeMs - ev.agoMs;
+        const nominalMs = c.clientBeforeMs - agoMs;
         event = {
           pid,
           nominalMs,
           earliestMs: nominalMs - AGO_ROUNDING_MS,
-          latestMs: c.clientAfterMs - ev.agoMs + AGO_ROUNDING_MS,
+          latestMs: c.clientAfterMs - agoMs + AGO_ROUNDING_MS,
         };
       }
     }
@@ -148,7 +150,11 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, fail: Fail
   if (r.servicePid !== undefined) {
     if (!r.servicePid.ok) {
       fail(`the cri ServicePID could not be read: ${r.servicePid.error}`);
-    } else if (!Number.isFinite(r.servicePid.value.createdMs) || !Number.isInteger(r.servicePid.value.pid)) {
+    } else if (
+      r.servicePid.value.createdMs === undefined ||
+      !Number.isFinite(r.servicePid.value.createdMs) ||
+      !Number.isInteger(r.servicePid.value.pid)
+    ) {
       fail('the cri ServicePID could not be parsed');
     } else {
       sp = { pid: r.servicePid.value.pid, createdMs: r.servicePid.value.createdMs };
@@ -245,7 +251,7 @@ function configLastWrite(
     if (f.status !== undefined) {
       if (!f.status.ok) {
         fail(`the etcfilestatus of ${f.path} could not be read: ${f.status.error}`);
-      } else if (!Number.isFinite(f.status.value.updatedMs)) {
+      } else if (f.status.value.updatedMs === undefined || !Number.isFinite(f.status.value.updatedMs)) {
         fail(`the etcfilestatus of ${f.path} could not be parsed`);
       } else {
         entry.updated = iso(f.status.value.updatedMs);
