@@ -45,7 +45,7 @@ export async function oneShotClaim(deps: ClaimDeps, fresh: NodeState): Promise<{
     await deps.kube.patchNode(fresh.name, oneShotClaimPatch(fresh, deps.owner, deps.keys));
     return { attempts: 1 };
   } catch (e) {
-    if (e instanceof ToolError && e.cause === 'invalid')
+    if (e instanceof ToolError && e.kind === 'invalid')
       throw new ClaimRefused('conflict', 'resourceVersion changed between the read and the patch', 1);
     throw e;
   }

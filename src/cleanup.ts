@@ -84,7 +84,7 @@ export async function cleanup(): Promise<void> {
         );
       } catch (e) {
         leftFenced = true;
-        const msg = e instanceof ToolError ? `${e.cause}: ${e.message}` : String(e);
+        const msg = e instanceof ToolError ? `${e.kind}: ${e.message}` : String(e);
         core.error(`could not release ${node}: ${msg}. Release it by hand: ${releaseCommand(capture, keys, { kubeconfig, kubeContext })}`, {
           title: `${node}: left claimed`,
         });
@@ -112,7 +112,7 @@ export async function cleanup(): Promise<void> {
         core.info(`post step: released the run Lease ${lease.namespace}/${lease.name}`);
       } catch (e) {
         const why =
-          e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found')
+          e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found')
             ? 'it is no longer held by this run'
             : e instanceof Error
               ? e.message

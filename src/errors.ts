@@ -19,7 +19,8 @@ export class ToolError extends Error {
   readonly tool: 'kubectl' | 'talosctl';
   /** the command line, secrets already masked */
   readonly command: string;
-  readonly cause: FailureCause;
+  /** the classified failure (not Error's own `cause`, which chains an underlying error) */
+  readonly kind: FailureCause;
   readonly exitCode: number | null;
   readonly stderr: string;
   readonly node?: string;
@@ -27,18 +28,18 @@ export class ToolError extends Error {
   constructor(args: {
     tool: 'kubectl' | 'talosctl';
     command: string;
-    cause: FailureCause;
+    kind: FailureCause;
     exitCode: number | null;
     stderr: string;
     node?: string;
     message?: string;
   }) {
     const firstLine = args.stderr.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
-    super(args.message ?? `${args.command} failed (${args.cause}${args.exitCode === null ? '' : `, exit ${args.exitCode}`}): ${firstLine}`);
+    super(args.message ?? `${args.command} failed (${args.kind}${args.exitCode === null ? '' : `, exit ${args.exitCode}`}): ${firstLine}`);
     this.name = 'ToolError';
     this.tool = args.tool;
     this.command = args.command;
-    this.cause = args.cause;
+    this.kind = args.kind;
     this.exitCode = args.exitCode;
     this.stderr = args.stderr;
     this.node = args.node;
@@ -68,4 +69,9 @@ export class RolloutError extends Error {
     this.nextStep = nextStep;
     this.leftFenced = leftFenced;
   }
+}
+
+/** The message of anything thrown, for a one-line report. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

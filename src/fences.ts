@@ -47,7 +47,7 @@ export interface FencesResult {
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 // A 422 is our `test` failing (the object moved since we read it), a 404 the object being gone: the
 // CAS did its job, the thing is no longer what we judged, and it is left as it is.
-const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found');
+const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
 
 async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string): Promise<Map<string, RunAttemptInfo>> {
   const out = new Map<string, RunAttemptInfo>();

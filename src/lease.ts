@@ -70,7 +70,7 @@ export interface LeaseReleaseOutcome {
 // (transport, 5xx, 429, timeouts, an unreadable answer) may be passing and is retried next tick.
 const DEFINITIVE: ReadonlySet<FailureCause> = new Set<FailureCause>(['invalid', 'not-found', 'forbidden', 'usage']);
 
-const isCause = (e: unknown, cause: FailureCause): boolean => e instanceof ToolError && e.cause === cause;
+const isCause = (e: unknown, cause: FailureCause): boolean => e instanceof ToolError && e.kind === cause;
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 type LockState = 'idle' | 'held' | 'lost' | 'released';
@@ -221,7 +221,7 @@ export class RunLock {
       this.lastError = undefined;
     } catch (e) {
       if (this.state !== 'held') return;
-      if (e instanceof ToolError && DEFINITIVE.has(e.cause)) {
+      if (e instanceof ToolError && DEFINITIVE.has(e.kind)) {
         this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
       } else {
         this.lastError = message(e);
@@ -297,7 +297,7 @@ export class RunLock {
       this.log(`Lease ${this.lease}: released`);
       return { released: true, message: `Lease ${this.lease}: released` };
     } catch (e) {
-      if (!(e instanceof ToolError && (e.cause === 'invalid' || e.cause === 'not-found'))) throw e;
+      if (!(e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found'))) throw e;
       const why = await this.describeLoss(e);
       this.state = 'released';
       this.log(`Lease ${this.lease}: not released, ${why}; left as it is`);

@@ -519,7 +519,7 @@ async function rollNode(deps: RolloutDeps, run: NodeRun, clock: Clock): Promise<
 const READYZ_WAIT_MS = 120_000;
 
 function isTransport(e: unknown): boolean {
-  return e instanceof ToolError && e.cause === 'transport';
+  return e instanceof ToolError && e.kind === 'transport';
 }
 
 /** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again. */
@@ -638,7 +638,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
       await kube.patchNode(current.name, buildClaimPatch(current, owner, keys));
       return { capture, attempts: attempt, conflicts };
     } catch (e) {
-      if (!(e instanceof ToolError) || (e.cause !== 'invalid' && e.cause !== 'transport')) throw e;
+      if (!(e instanceof ToolError) || (e.kind !== 'invalid' && e.kind !== 'transport')) throw e;
       const reread = await kube.getNode(current.name);
       const judged = judgeClaimRejection(original, reread, keys);
       if (judged.kind === 'ours') return { capture, attempts: attempt, conflicts };
@@ -652,7 +652,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
         );
       }
       conflicts.push(
-        e.cause === 'transport'
+        e.kind === 'transport'
           ? 'the claim request failed in transit and had not landed'
           : judged.changed.join(', ') || 'a change the re-read could not show',
       );

@@ -123,7 +123,7 @@ describe('Talosctl: invocation', () => {
     const talos = new Talosctl({ runner, binary: '/nonexistent/talosctl' });
     const err = await talos.etcdAlarms('10.0.0.11').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
-    expect((err as ToolError).cause).toBe('usage');
+    expect((err as ToolError).kind).toBe('usage');
     expect((err as ToolError).message).toContain('not found');
     const r = await talos.version(['10.0.0.11']);
     expect(r.get('10.0.0.11')).toMatchObject({ ok: false });
@@ -142,7 +142,7 @@ describe('Talosctl: invocation', () => {
     const t0 = Date.now();
     const err = await talos.etcdStatus('10.0.0.11').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
-    expect((err as ToolError).cause).toBe('timeout');
+    expect((err as ToolError).kind).toBe('timeout');
     expect((err as ToolError).node).toBe('10.0.0.11');
     const read = await talos.readAuth('10.0.0.11', '/etc/cri/conf.d/cri.toml');
     expect(read.ok).toBe(false);
@@ -643,7 +643,7 @@ describe('Talosctl: single-node calls', () => {
     expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['patch', 'machineconfig', '--mode=no-reboot', '--patch-file', '/tmp/auth.yaml']);
     const err = await talos.patchMachineConfig('10.0.0.12', '/tmp/auth.yaml').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
-    expect(err).toMatchObject({ tool: 'talosctl', cause: 'conflict', node: '10.0.0.12', exitCode: 1 });
+    expect(err).toMatchObject({ tool: 'talosctl', kind: 'conflict', node: '10.0.0.12', exitCode: 1 });
     expect((err as ToolError).command).toBe(
       `${FAKE} --talosconfig ${TALOSCONFIG} --nodes 10.0.0.12 patch machineconfig --mode=no-reboot --patch-file /tmp/auth.yaml`,
     );
@@ -667,7 +667,7 @@ describe('Talosctl: single-node calls', () => {
     expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['reboot', '--wait', '--timeout', '10m0s']);
     const err = await talos.reboot('10.0.0.12', 89_500).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
-    expect(err).toMatchObject({ cause: 'timeout', node: '10.0.0.12' });
+    expect(err).toMatchObject({ kind: 'timeout', node: '10.0.0.12' });
   });
 
   it('etcdStatus and etcdAlarms parse the tables; an empty alarm list is no alarm', async () => {
@@ -696,7 +696,7 @@ describe('Talosctl: single-node calls', () => {
         exit: 1,
       },
     ]);
-    await expect(talos.etcdStatus('10.0.0.11')).rejects.toMatchObject({ cause: 'unparseable', node: '10.0.0.11' });
-    await expect(talos.etcdStatus('10.0.0.21')).rejects.toMatchObject({ cause: 'invalid', node: '10.0.0.21', exitCode: 1 });
+    await expect(talos.etcdStatus('10.0.0.11')).rejects.toMatchObject({ kind: 'unparseable', node: '10.0.0.11' });
+    await expect(talos.etcdStatus('10.0.0.21')).rejects.toMatchObject({ kind: 'invalid', node: '10.0.0.21', exitCode: 1 });
   });
 });

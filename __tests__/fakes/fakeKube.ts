@@ -100,7 +100,7 @@ export class FakeKube implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command: `kubectl get node ${name}`,
-        cause: 'not-found',
+        kind: 'not-found',
         exitCode: 1,
         stderr: `Error from server (NotFound): nodes "${name}" not found`,
       });
@@ -119,7 +119,7 @@ export class FakeKube implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command: `kubectl patch node ${name} --type=json`,
-        cause: 'invalid',
+        kind: 'invalid',
         exitCode: 1,
         stderr: 'The request is invalid: the server rejected our request due to an error in our request',
         node: name,
@@ -203,7 +203,7 @@ export class FakeKube implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command: 'kubectl create lease',
-        cause: 'conflict',
+        kind: 'conflict',
         exitCode: 1,
         stderr: `Error from server (AlreadyExists): leases.coordination.k8s.io "${name}" already exists`,
       });
@@ -220,7 +220,7 @@ export class FakeKube implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command: 'kubectl patch lease',
-        cause: 'not-found',
+        kind: 'not-found',
         exitCode: 1,
         stderr: 'Error from server (NotFound)',
       });
@@ -231,7 +231,7 @@ export class FakeKube implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command: 'kubectl patch lease',
-        cause: 'invalid',
+        kind: 'invalid',
         exitCode: 1,
         stderr: 'The request is invalid: the server rejected our request due to an error in our request',
       });

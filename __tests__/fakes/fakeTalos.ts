@@ -138,7 +138,7 @@ export class FakeTalos implements TalosClient {
       throw new ToolError({
         tool: 'talosctl',
         command: 'talosctl patch machineconfig',
-        cause: 'transport',
+        kind: 'transport',
         exitCode: 1,
         stderr: this.patchFails,
         node: address,
@@ -179,7 +179,7 @@ export class FakeTalos implements TalosClient {
       throw new ToolError({
         tool: 'talosctl',
         command: 'talosctl etcd status',
-        cause: 'transport',
+        kind: 'transport',
         exitCode: 1,
         stderr: 'Unavailable',
         node: address,

@@ -221,7 +221,7 @@ describe('runFences: recover-fences', () => {
         throw new ToolError({
           tool: 'kubectl',
           command: 'kubectl patch node w1',
-          cause: 'transport',
+          kind: 'transport',
           exitCode: 1,
           stderr: 'connection reset by peer',
         });

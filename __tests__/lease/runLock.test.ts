@@ -14,7 +14,7 @@ const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
 const OTHER = 'acme/infra/runs/40/attempts/2/123456';
 
 function kubeError(cause: FailureCause): ToolError {
-  return new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', cause, exitCode: 1, stderr: `boom (${cause})` });
+  return new ToolError({ tool: 'kubectl', command: 'kubectl patch lease', kind: cause, exitCode: 1, stderr: `boom (${cause})` });
 }
 
 function setup(kube: KubeClient = new FakeKube()) {
@@ -156,7 +156,7 @@ describe('RunLock.acquire', () => {
   it('two races in a row give up with LeaseContendedError', async () => {
     class AlwaysRacing extends FakeKube {
       override async createLease(): Promise<LeaseState> {
-        throw new ToolError({ tool: 'kubectl', command: 'kubectl create lease', cause: 'conflict', exitCode: 1, stderr: 'AlreadyExists' });
+        throw new ToolError({ tool: 'kubectl', command: 'kubectl create lease', kind: 'conflict', exitCode: 1, stderr: 'AlreadyExists' });
       }
     }
     const { lock } = setup(new AlwaysRacing());
@@ -188,7 +188,7 @@ describe('RunLock.acquire', () => {
       }
     }
     const { lock } = setup(new Down());
-    await expect(lock.acquire()).rejects.toMatchObject({ cause: 'transport' });
+    await expect(lock.acquire()).rejects.toMatchObject({ kind: 'transport' });
   });
 });
 
@@ -327,7 +327,7 @@ describe('RunLock.release', () => {
     const b = setup(down);
     await b.lock.acquire();
     down.broken = true;
-    await expect(b.lock.release()).rejects.toMatchObject({ cause: 'transport' });
+    await expect(b.lock.release()).rejects.toMatchObject({ kind: 'transport' });
   });
 
   it('release without acquire does nothing', async () => {

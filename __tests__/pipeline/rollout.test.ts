@@ -213,7 +213,7 @@ describe('rollout: the whole pipeline on fakes', () => {
     c.kube.drainError = new ToolError({
       tool: 'kubectl',
       command: 'kubectl drain w1',
-      cause: 'timeout',
+      kind: 'timeout',
       exitCode: 1,
       stderr: 'global timeout reached: 60s',
       node: 'w1',
@@ -374,7 +374,7 @@ describe('rollout: the run Lease', () => {
 
 describe('rollout: transport failures and a cluster that changes', () => {
   const transport = (what: string) =>
-    new ToolError({ tool: 'kubectl', command: what, cause: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
+    new ToolError({ tool: 'kubectl', command: what, kind: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
 
   it('a drain cut off by the network is retried once after /readyz answers, under the same claim', async () => {
     const c = makeCluster([{ name: 'w1' }]);
@@ -407,7 +407,7 @@ describe('rollout: transport failures and a cluster that changes', () => {
     c.kube.drainError = new ToolError({
       tool: 'kubectl',
       command: 'kubectl drain w1',
-      cause: 'timeout',
+      kind: 'timeout',
       exitCode: 1,
       stderr: 'global timeout reached: 60s',
     });

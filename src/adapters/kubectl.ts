@@ -58,7 +58,7 @@ export class Kubectl implements KubeClient {
       throw new ToolError({
         tool: 'kubectl',
         command,
-        cause,
+        kind: cause,
         exitCode: res.exitCode,
         stderr: this.runner.mask(res.stderr),
         node: opts.node,
@@ -72,7 +72,7 @@ export class Kubectl implements KubeClient {
     try {
       return JSON.parse(res.stdout) as Json;
     } catch {
-      throw new ToolError({ tool: 'kubectl', command: what, cause: 'unparseable', exitCode: 0, stderr: 'output is not JSON', node });
+      throw new ToolError({ tool: 'kubectl', command: what, kind: 'unparseable', exitCode: 0, stderr: 'output is not JSON', node });
     }
   }
 
@@ -122,7 +122,7 @@ export class Kubectl implements KubeClient {
       const res = await this.run(['get', 'pod', '-n', namespace, name, '-o', 'json', '--request-timeout=30s']);
       return podFromJson(this.parseJson(res, `kubectl get pod ${name}`));
     } catch (e) {
-      if (e instanceof ToolError && e.cause === 'not-found') return undefined;
+      if (e instanceof ToolError && e.kind === 'not-found') return undefined;
       throw e;
     }
   }
@@ -136,7 +136,7 @@ export class Kubectl implements KubeClient {
       const res = await this.run(['get', 'lease', '-n', namespace, name, '-o', 'json', '--request-timeout=30s']);
       return leaseFromJson(this.parseJson(res, `kubectl get lease ${name}`));
     } catch (e) {
-      if (e instanceof ToolError && e.cause === 'not-found') return undefined;
+      if (e instanceof ToolError && e.kind === 'not-found') return undefined;
       throw e;
     }
   }

@@ -461,7 +461,7 @@ export class Talosctl implements TalosClient {
     return new ToolError({
       tool: 'talosctl',
       command: call.command,
-      cause,
+      kind: cause,
       exitCode: r.exitCode,
       stderr: this.runner.mask(r.stderr),
       node,
