@@ -2,7 +2,8 @@
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
 // the state the rollout consults before every mutation (assertHeld).
 import type { KubeClient, LeaseState } from './adapters/types.js';
-import { ToolError, type FailureCause } from './errors.js';
+import { errorMessage, ToolError, type FailureCause } from './errors.js';
+import { formatDuration } from './format.js';
 import type { Clock } from './rollout.js';
 import { acquireSpec, judgeLease, LEASE_DURATION_SECONDS, releaseLeasePatch, renewPatch, takeFreeLeasePatch } from './rules/lease.js';
 
@@ -71,7 +72,6 @@ export interface LeaseReleaseOutcome {
 const DEFINITIVE: ReadonlySet<FailureCause> = new Set<FailureCause>(['invalid', 'not-found', 'forbidden', 'usage']);
 
 const isCause = (e: unknown, cause: FailureCause): boolean => e instanceof ToolError && e.kind === cause;
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 type LockState = 'idle' | 'held' | 'lost' | 'released';
 
@@ -173,7 +173,7 @@ export class RunLock {
         const raced = j.kind === 'absent' ? isCause(e, 'conflict') : isCause(e, 'invalid');
         if (!raced) throw e;
         races++;
-        if (races > 1) throw new LeaseContendedError(this.lease, message(e));
+        if (races > 1) throw new LeaseContendedError(this.lease, errorMessage(e));
         this.log(
           `Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`,
         );
@@ -224,7 +224,7 @@ export class RunLock {
       if (e instanceof ToolError && DEFINITIVE.has(e.kind)) {
         this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
       } else {
-        this.lastError = message(e);
+        this.lastError = errorMessage(e);
         this.log(`Lease ${this.lease}: renewal failed (${this.lastError}); retrying on the next tick`);
         this.checkBudget(this.clock.now(), this.lastError);
       }
@@ -240,7 +240,7 @@ export class RunLock {
     const since = now - this.lastRenewOkMs;
     if (since >= this.durationMs) {
       this.markLost(
-        `no successful renewal for ${Math.round(since / 1000)}s (lease duration ${this.durationMs / 1000}s); last error: ${lastError}`,
+        `no successful renewal for ${formatDuration(since)} (lease duration ${formatDuration(this.durationMs)}); last error: ${lastError}`,
       );
     }
   }
@@ -254,7 +254,7 @@ export class RunLock {
 
   /** Names who has the Lease now, for a rejected renewal or release. */
   private async describeLoss(e: unknown): Promise<string> {
-    if (isCause(e, 'forbidden')) return `not allowed to write the Lease any more (${message(e)})`;
+    if (isCause(e, 'forbidden')) return `not allowed to write the Lease any more (${errorMessage(e)})`;
     try {
       const now = await this.kube.getLease(this.namespace, this.name);
       const j = judgeLease(now, this.owner, this.clock.now(), this.serverUrl);
@@ -264,12 +264,12 @@ export class RunLock {
         case 'free':
           return 'the Lease was released by someone else';
         case 'ours':
-          return `the write was rejected although the Lease still names us (${message(e)})`;
+          return `the write was rejected although the Lease still names us (${errorMessage(e)})`;
         case 'held':
           return `the Lease is now held by ${j.holder}${j.runUrl ? ` (workflow run ${j.runUrl})` : ''}`;
       }
     } catch (readError) {
-      return `${message(e)}; reading the Lease again also failed: ${message(readError)}`;
+      return `${errorMessage(e)}; reading the Lease again also failed: ${errorMessage(readError)}`;
     }
   }
 

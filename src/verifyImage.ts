@@ -3,6 +3,7 @@
 // authenticate the pull. `talosctl image pull` is no proof: Talos pulls with its own resolver from
 // the machine config and skips cached images.
 import type { KubeClient, PodState } from './adapters/types.js';
+import { formatDuration } from './format.js';
 import type { Clock } from './rollout.js';
 
 export interface VerifyImageArgs {
@@ -75,7 +76,7 @@ export async function verifyImage(args: VerifyImageArgs): Promise<string> {
       }
       if (args.clock.now() + args.pollMs > deadline) {
         throw new VerifyFailed(
-          `the probe pod did not pull ${args.image} within ${Math.round(args.timeoutMs / 1000)}s (phase ${current.phase || 'unknown'}${c?.waitingReason ? `, ${c.waitingReason}` : ''})`,
+          `the probe pod did not pull ${args.image} within ${formatDuration(args.timeoutMs)} (phase ${current.phase || 'unknown'}${c?.waitingReason ? `, ${c.waitingReason}` : ''})`,
         );
       }
       await args.clock.sleep(args.pollMs);

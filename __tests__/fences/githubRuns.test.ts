@@ -92,7 +92,7 @@ describe('GitHubRuns', () => {
   it('a hanging API times out as unknown', async () => {
     const r = await new GitHubRuns('ghs_test', { baseUrl, timeoutMs: 200 }).runAttempt(token('110'));
     expect(r.state).toBe('unknown');
-    expect(r.error).toBe('GitHub API did not answer within 0.2s');
+    expect(r.error).toBe('GitHub API did not answer within 200 ms');
   });
 
   it('no token, or a token that names no GitHub run, is unknown without any request', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCommandLine, formatCommandLines, formatDuration, formatGroupTitle, outcomeLabel } from '../../src/report/log.js';
+import { formatCommandLine, formatCommandLines, formatGroupTitle, outcomeLabel } from '../../src/report/log.js';
 
 describe('formatCommandLine', () => {
   it('shows the duration, the exit code and the command', () => {
@@ -31,22 +31,10 @@ describe('formatCommandLine', () => {
   });
 });
 
-describe('formatDuration', () => {
-  it.each([
-    [850, '850ms'],
-    [12_345, '12.3s'],
-    [245_000, '4m 05s'],
-    [3_720_000, '1h 02m'],
-    [-1, '—'],
-  ])('%d ms → %s', (ms, text) => {
-    expect(formatDuration(ms)).toBe(text);
-  });
-});
-
 describe('formatGroupTitle', () => {
   it('names the node, role, outcome and duration on one line', () => {
     expect(formatGroupTitle({ node: 'w1\nx', role: 'worker', outcome: 'reboot-skipped', durationMs: 4200 })).toBe(
-      'w1 x (worker): reboot skipped in 4.2s',
+      'w1 x (worker): reboot skipped in 4.2 s',
     );
     expect(outcomeLabel('planned-reboot')).toBe('planned reboot');
   });

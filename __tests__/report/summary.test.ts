@@ -59,7 +59,7 @@ describe('renderSummary', () => {
     expect(cells[4]).toBe('2026-03-01T10:00:05.000Z');
     expect(cells[5]).toBe('2026-03-01T09:59:00.000Z');
     expect(cells[6]).toBe(r.claim ? '1' : '—');
-    expect(cells[7]).toBe(outcome === 'rebooted' ? '4m 05s' : '4.2s');
+    expect(cells[7]).toBe(outcome === 'rebooted' ? '4m5s' : '4.2 s');
 
     const details = detailsOf(html, 'w1');
     expect(details).toBeDefined();

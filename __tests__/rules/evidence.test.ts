@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthFields, DesiredCredential, EvidenceReadings } from '../../src/model.js';
-import { formatDuration, isTalosAtLeast, rebootEvidence } from '../../src/rules/evidence.js';
+import { isTalosAtLeast, rebootEvidence } from '../../src/rules/evidence.js';
 
 // Base scenario (passes): Talos 1.13 node, config written 3 h ago at W, containerd started 10 s later.
 const S = 1000;
@@ -536,17 +536,5 @@ describe('isTalosAtLeast', () => {
   ];
   it.each(rows)('%s ≥ %i.%i → %s', (version, major, minor, want) => {
     expect(isTalosAtLeast(version, major, minor)).toBe(want);
-  });
-});
-
-describe('formatDuration', () => {
-  it.each([
-    [850, '850 ms'],
-    [2500, '2.5 s'],
-    [205_000, '3m25s'],
-    [929_551_000, '258h12m31s'],
-    [-4000, '-4.0 s'],
-  ])('%i → %s', (ms, want) => {
-    expect(formatDuration(ms)).toBe(want);
   });
 });

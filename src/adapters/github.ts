@@ -2,6 +2,8 @@
 // recover-fences releases a fence only when this says `completed`, so every doubt (no token, an
 // error, a 404, an answer that does not match the question) maps to `unknown`, never to `completed`.
 import { getOctokit } from '@actions/github';
+import { errorMessage } from '../errors.js';
+import { formatDuration } from '../format.js';
 import { runUrl, type OwnerToken } from '../owner.js';
 
 export type RunState = 'queued' | 'in_progress' | 'completed' | 'unknown';
@@ -73,10 +75,10 @@ export class GitHubRuns implements RunLookup {
       data = res.data ?? {};
     } catch (e) {
       const status = (e as { status?: unknown }).status;
-      const msg = e instanceof Error ? e.message : String(e);
+      const msg = errorMessage(e);
       // Octokit reports a failed fetch (here: our abort) as a RequestError with status 500.
       const cause = (e as { cause?: { name?: string } }).cause?.name;
-      if (cause === 'TimeoutError' || cause === 'AbortError') return unknown(`GitHub API did not answer within ${this.timeoutMs / 1000}s`);
+      if (cause === 'TimeoutError' || cause === 'AbortError') return unknown(`GitHub API did not answer within ${formatDuration(this.timeoutMs)}`);
       if (status === 404) {
         return unknown(
           `GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`,

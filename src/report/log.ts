@@ -1,6 +1,7 @@
 // Plain-text formatting shared by the per-node log group, the annotations and the summary, so the
-// three say "reboot skipped" and "4m 05s" the same way.
+// three say "reboot skipped" the same way (durations: src/format.ts).
 import type { DecisionRecord, Outcome } from '../model.js';
+import { formatDuration } from '../format.js';
 import { oneLine } from './escape.js';
 
 const OUTCOME_LABELS: Record<Outcome, string> = {
@@ -14,19 +15,6 @@ const OUTCOME_LABELS: Record<Outcome, string> = {
 
 export function outcomeLabel(outcome: Outcome): string {
   return OUTCOME_LABELS[outcome] ?? String(outcome);
-}
-
-/** Human duration: `850ms`, `12.3s`, `4m 05s`, `1h 02m`. */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '—';
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
-  const totalSeconds = Math.floor(ms / 1000);
-  if (totalSeconds < 3600) {
-    return `${Math.floor(totalSeconds / 60)}m ${String(totalSeconds % 60).padStart(2, '0')}s`;
-  }
-  const totalMinutes = Math.floor(totalSeconds / 60);
-  return `${Math.floor(totalMinutes / 60)}h ${String(totalMinutes % 60).padStart(2, '0')}m`;
 }
 
 /** The fields of the exec runner's CommandRecord that a log line shows. */

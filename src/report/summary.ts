@@ -7,7 +7,8 @@
 // - every string that came from a node, a tool or an input goes through escapeCell.
 import type { DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
 import { escapeCell, truncateText } from './escape.js';
-import { formatDuration, outcomeLabel } from './log.js';
+import { formatDuration } from '../format.js';
+import { outcomeLabel } from './log.js';
 import type { ReportResult } from './outputs.js';
 
 export interface SummaryInput {

@@ -11,6 +11,7 @@
 // of ImagePullBackOff. So the verdict is `skip` only when every rule below holds; anything missing,
 // failed, ambiguous or unparseable is `reboot`, with the first failed rule as the reason.
 // Pure: all instants arrive as arguments (epoch ms); nothing here reads a clock.
+import { formatDuration } from '../format.js';
 import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../model.js';
 
 /** The cri service event printed when the containerd process is launched (talos.md §3.2). */
@@ -29,19 +30,6 @@ function iso(ms: number | undefined): string | undefined {
   if (ms === undefined || !Number.isFinite(ms)) return undefined;
   const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-}
-
-/** A duration for a one-line reason: `850 ms`, `2.5 s`, `3m25s`, `258h12m31s`. */
-export function formatDuration(ms: number): string {
-  const sign = ms < 0 ? '-' : '';
-  const a = Math.abs(ms);
-  if (a < 1000) return `${sign}${Math.round(a)} ms`;
-  if (a < 60_000) return `${sign}${(a / 1000).toFixed(1)} s`;
-  const total = Math.floor(a / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  return `${sign}${h > 0 ? `${h}h` : ''}${m}m${s}s`;
 }
 
 function sameAuth(a: AuthFields, b: AuthFields): boolean {
