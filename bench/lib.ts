@@ -7,6 +7,7 @@ import { Kubectl } from '../src/adapters/kubectl.js';
 import { Talosctl } from '../src/adapters/talosctl.js';
 import { readConfig, type Config } from '../src/config.js';
 import { readAuthPatch } from '../src/credential.js';
+import { errorMessage } from '../src/errors.js';
 import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
 import type { SimCluster } from '../sim/cluster.js';
@@ -153,7 +154,7 @@ export function machineInfo(): Record<string, unknown> {
     const v = JSON.parse(out) as { clientVersion?: { gitVersion?: string } };
     kubectlVersion = v.clientVersion?.gitVersion ?? 'unknown';
   } catch (e) {
-    kubectlVersion = `unavailable: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+    kubectlVersion = `unavailable: ${errorMessage(e).split('\n')[0]}`;
   }
   const c = cpus();
   return {

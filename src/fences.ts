@@ -4,7 +4,7 @@
 import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import type { Config } from './config.js';
-import { ToolError } from './errors.js';
+import { errorMessage, ToolError } from './errors.js';
 import { annotationKeys, type JsonPatchOp } from './model.js';
 import { parseOwnerToken, runUrl } from './owner.js';
 import { escapeCell, escapeHtml, truncateText } from './report/escape.js';
@@ -44,7 +44,6 @@ export interface FencesResult {
   ok: boolean;
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 // A 422 is our `test` failing (the object moved since we read it), a 404 the object being gone: the
 // CAS did its job, the thing is no longer what we judged, and it is left as it is.
 const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
@@ -59,7 +58,7 @@ async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string):
         out.set(owner, await runs.runAttempt(token));
       } catch (e) {
         // A lookup must never turn into `completed` by accident: a throw is just another unknown.
-        out.set(owner, { state: 'unknown', url: runUrl(token, serverUrl), error: message(e) });
+        out.set(owner, { state: 'unknown', url: runUrl(token, serverUrl), error: errorMessage(e) });
       }
     }),
   );
@@ -97,13 +96,13 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
       } catch (e) {
         if (lostCas(e))
           actions.push(`Lease ${ns}/${leaseName}: not released, it changed since it was read (no longer held by ${holder}); left as it is`);
-        else failures.push(`Lease ${ns}/${leaseName}: release from ${holder} failed: ${message(e)}`);
+        else failures.push(`Lease ${ns}/${leaseName}: release from ${holder} failed: ${errorMessage(e)}`);
       }
       // Fences are judged against the Lease as it is now: freed by us, or taken by a run that just started.
       try {
         leaseNow = await kube.getLease(ns, leaseName);
       } catch (e) {
-        leaseReadError = message(e);
+        leaseReadError = errorMessage(e);
         failures.push(`Lease ${ns}/${leaseName}: reading it again failed: ${leaseReadError}`);
       }
     }
@@ -137,7 +136,7 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
           refused.push({ node: d.node, reason });
           actions.push(`${d.node}: not released, ${reason}`);
         } else {
-          failures.push(`${d.node}: release failed: ${message(e)}`);
+          failures.push(`${d.node}: release failed: ${errorMessage(e)}`);
         }
       }
     }

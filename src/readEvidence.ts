@@ -2,6 +2,7 @@
 // The batch reads run concurrently (they are independent and read-only); the file contents are
 // read one call per existing file, because talosctl refuses `read` with several nodes.
 import type { TalosClient } from './adapters/types.js';
+import { errorMessage } from './errors.js';
 import type { ConfigFileReadings, EvidenceReadings, Reading } from './model.js';
 
 export interface EvidenceTarget {
@@ -45,7 +46,7 @@ export async function readEvidence(
         // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
         const content = await talos
           .readAuth(t.address, path)
-          .catch((e: unknown) => ({ ok: false as const, error: e instanceof Error ? e.message : String(e) }));
+          .catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
         contents.set(`${t.address}\n${path}`, content);
       });
     }
