@@ -44,9 +44,7 @@ export async function readEvidence(
       if (listing && listing.ok && !listing.value.exists) continue;
       reads.push(async () => {
         // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
-        const content = await talos
-          .readAuth(t.address, path)
-          .catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
+        const content = await talos.readAuth(t.address, path).catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
         contents.set(`${t.address}\n${path}`, content);
       });
     }

@@ -78,7 +78,8 @@ export class GitHubRuns implements RunLookup {
       const msg = errorMessage(e);
       // Octokit reports a failed fetch (here: our abort) as a RequestError with status 500.
       const cause = (e as { cause?: { name?: string } }).cause?.name;
-      if (cause === 'TimeoutError' || cause === 'AbortError') return unknown(`GitHub API did not answer within ${formatDuration(this.timeoutMs)}`);
+      if (cause === 'TimeoutError' || cause === 'AbortError')
+        return unknown(`GitHub API did not answer within ${formatDuration(this.timeoutMs)}`);
       if (status === 404) {
         return unknown(
           `GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`,

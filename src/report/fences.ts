@@ -1,0 +1,110 @@
+// The job summary of `mode: fences` and `mode: recover-fences`: one HTML string for
+// core.summary.addRaw. Pure: it renders what src/fences.ts read and did, and decides nothing.
+// Every string taken from the cluster or the GitHub API goes through escapeCell.
+import type { RunAttemptInfo } from '../adapters/github.js';
+import type { FencesArgs, FencesResult } from '../fences.js';
+import { leaseReleaseCommand } from '../rules/fences.js';
+import { escapeCell, escapeHtml, truncateText } from './escape.js';
+
+/** What the fences run found and did: its result without the rendering. */
+export type FencesReport = Omit<FencesResult, 'summaryHtml'>;
+
+export interface FencesReportContext {
+  /** the Lease's namespace and name */
+  namespace: string;
+  name: string;
+  /** when the cluster was read (epoch ms) */
+  asOf: number;
+  config: FencesArgs['config'];
+}
+
+const MAX_VALUE = 500;
+const MAX_REASON = 2000;
+const e = (s: string | undefined, max = MAX_VALUE): string => (s === undefined || s === '' ? '—' : escapeCell(truncateText(s, max)));
+const unquote = (cmd: string): string => cmd.replace(/^`|`$/g, '');
+
+function runCell(run: RunAttemptInfo | undefined, owner: string): string {
+  if (!owner) return '—';
+  if (!run) return 'not looked up (owner token does not parse)';
+  const state = `${run.state.replace('_', ' ')}${run.conclusion ? ` (${run.conclusion})` : ''}`;
+  const link = run.url ? `<a href="${escapeHtml(run.url)}">${e(state)}</a>` : e(state);
+  return run.error ? `${link}: ${e(run.error)}` : link;
+}
+
+export function renderFencesSummary(mode: FencesArgs['mode'], r: FencesReport, ctx: FencesReportContext): string {
+  const out: string[] = [];
+  out.push(
+    `<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${r.rows.length} node${r.rows.length === 1 ? '' : 's'} carrying a claim</h2>`,
+  );
+  out.push(`<p>Read at ${e(new Date(ctx.asOf).toISOString())}; annotation prefix <code>${e(ctx.config.annotationPrefix)}</code>.</p>`);
+
+  // The Lease and its holder.
+  const leaseId = `${ctx.namespace}/${ctx.name}`;
+  if (!r.lease) out.push(`<p><b>Lease</b> <code>${e(leaseId)}</code>: does not exist (no run holds the lock).</p>`);
+  else if (!r.lease.holderIdentity) out.push(`<p><b>Lease</b> <code>${e(leaseId)}</code>: free.</p>`);
+  else {
+    const holder = r.lease.holderIdentity;
+    const run = r.runs.get(holder);
+    const verdict =
+      mode === 'fences'
+        ? `recover-fences would ${r.leaseDecision.action === 'release' ? 'release it' : 'keep it'}: ${r.leaseDecision.reason}`
+        : r.leaseReleased
+          ? `released: ${r.leaseDecision.reason}`
+          : `kept: ${r.leaseDecision.reason}`;
+    out.push(
+      [
+        '<table>',
+        "<tr><th>Lease</th><th>Holder</th><th>Holder's run</th><th>Renewed</th><th>Duration</th><th>Recovery</th></tr>",
+        `<tr><td><code>${e(leaseId)}</code></td><td><code>${e(holder)}</code></td><td>${runCell(run, holder)}</td><td>${e(r.lease.renewTime)}</td><td>${e(r.lease.leaseDurationSeconds === undefined ? undefined : `${r.lease.leaseDurationSeconds}s`)}</td><td>${e(verdict, MAX_REASON)}</td></tr>`,
+        '</table>',
+      ].join('\n'),
+    );
+    out.push(
+      `<details><summary>Release the Lease by hand (only once its holder's run has ended)</summary><pre><code>${e(unquote(leaseReleaseCommand(ctx.namespace, ctx.name, holder, ctx.config)), 4000)}</code></pre></details>`,
+    );
+  }
+
+  if (r.rows.length === 0) {
+    out.push('<p>No node carries a claim.</p>');
+  } else {
+    const outcome = new Map<string, string>();
+    if (mode === 'fences') {
+      for (const d of r.decisions) outcome.set(d.node, d.action === 'release' ? `would release: ${d.reason}` : `would refuse: ${d.reason}`);
+    } else {
+      for (const d of r.decisions) outcome.set(d.node, 'not attempted');
+      for (const n of r.releasedNodes) outcome.set(n, 'released');
+      for (const x of r.refused) outcome.set(x.node, `refused: ${x.reason}`);
+      for (const f of r.failures) {
+        const node = r.rows.find((row) => f.startsWith(`${row.node}: `))?.node;
+        if (node) outcome.set(node, `failed: ${f.slice(node.length + 2)}`);
+      }
+    }
+    const table = [
+      '<table>',
+      "<tr><th>Node</th><th>Owner</th><th>Phase</th><th>was-cordoned</th><th>Schedulable now</th><th>Owner's run</th><th>recover-fences</th></tr>",
+      ...r.rows.map(
+        (row) =>
+          `<tr><td>${e(row.node)}</td><td><code>${e(row.owner)}</code></td><td>${e(row.phase)}</td><td>${e(row.wasCordoned)}</td><td>${row.schedulableNow ? 'yes' : 'no'}</td><td>${runCell(row.run, row.owner)}</td><td>${e(outcome.get(row.node), MAX_REASON)}</td></tr>`,
+      ),
+      '</table>',
+    ];
+    out.push(table.join('\n'));
+    for (const row of r.rows) {
+      const body = row.releaseCommand
+        ? `<p>Release, only while the uid and owner token are still as below (restores schedulability from was-cordoned):</p><pre><code>${e(unquote(row.releaseCommand), 8000)}</code></pre>`
+        : '';
+      const note = row.note ? `<p>${e(row.note, MAX_REASON)}</p>` : '';
+      out.push(`<details><summary>${e(row.node)}: how to release it</summary>${body}${note}</details>`);
+    }
+  }
+
+  if (mode === 'recover-fences') {
+    const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${f}`)];
+    out.push(
+      lines.length
+        ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>`
+        : '<p>Nothing was released.</p>',
+    );
+  }
+  return `${out.join('\n\n')}\n`;
+}
