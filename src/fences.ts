@@ -1,5 +1,5 @@
-// `mode: fences` (read-only report) and `mode: recover-fences` (release what is provably abandoned),
-// issue 4 §3. The decisions are in rules/fences.ts and the job summary in report/fences.ts; this
+// `mode: fences` (read-only report) and `mode: recover-fences` (release what is provably abandoned).
+// The decisions are in rules/fences.ts and the job summary in report/fences.ts; this
 // module reads, looks up runs and releases.
 import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
 import type { KubeClient, LeaseState } from './adapters/types.js';

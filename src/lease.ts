@@ -1,4 +1,4 @@
-// The run lock: a coordination.k8s.io/v1 Lease that makes `apply` runs mutually exclusive (issue 4 §1).
+// The run lock: a coordination.k8s.io/v1 Lease that makes `apply` runs mutually exclusive.
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
 // the state the rollout consults before every mutation (assertHeld).
 import type { KubeClient, LeaseState } from './adapters/types.js';

@@ -108,7 +108,7 @@ export type ReadPath = 'api' | 'cli';
  * An instant on the node's clock, known only within the bounds of the reading that produced it.
  * Epoch milliseconds, fractional (a nanosecond API timestamp keeps sub-millisecond digits; a double
  * holds about 0.25 µs at today's epoch). An exact reading has `earliestMs === latestMs`.
- * Migration (issue "Read Talos through its API"): the API adapter fills only the Instant fields below;
+ * Migration (to reading Talos through its API): the API adapter fills only the Instant fields below;
  * the older per-field numbers (`agoMs`, `createdMs`, `updatedMs`, `mtimeMs`/`precisionMs`) are the
  * CLI's raw values and go away once the evidence rule reasons on Instants.
  */

@@ -1,7 +1,7 @@
 // Prove the credential through containerd itself: a pod pinned to the node pulls a private image
 // with imagePullPolicy Always and no imagePullSecrets, so only the node's CRI registry auth can
 // authenticate the pull. `talosctl image pull` is no proof: Talos pulls with its own resolver from
-// the machine config and skips cached images.
+// the machine config and skips cached images (docs/talos-facts.md#t16-image-pull-is-no-proof).
 import type { KubeClient, PodState } from './adapters/types.js';
 import { formatDuration } from './format.js';
 import type { Clock } from './rollout.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCriRegistryAuth } from '../../src/adapters/parse/criToml.js';
 import { ParseError } from '../../src/adapters/parse/parseError.js';
 
-// talos.md §6.2, byte for byte: the registry part as Talos's generator emits it
+// docs/talos-facts.md#t9-cri-toml-layout, byte for byte: the registry part as Talos's generator emits it
 const PART = `[plugins]
   [plugins.'io.containerd.cri.v1.images']
     [plugins.'io.containerd.cri.v1.images'.registry]

@@ -3,11 +3,11 @@ import { interpretLastMod, parseLsLong } from '../../src/adapters/parse/ls.js';
 import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { lsOutput, renderLastMod } from './talosOutput.js';
 
-// talos.md §4, byte for byte: a public user log of a v1.1x client
+// docs/talos-facts.md#t6-ls-output, byte for byte: a public user log of a v1.1x client
 const SAMPLE =
   'NODE            MODE         UID   GID   SIZE(B)   LASTMOD           LABEL                              NAME\n' +
   '192.168.77.73   -rw-r--r--   0     0     341930    Jun 14 04:54:05   system_u:object_r:unlabeled_t:s0   hailo_pci.ko\n';
-// talos.md §4: what a ≤1.13 client prints on stdout when the path is missing
+// docs/talos-facts.md#t6-ls-output: what a ≤1.13 client prints on stdout when the path is missing
 const HEADER_ONLY = 'NODE   MODE   UID   GID   SIZE(B)   LASTMOD   LABEL   NAME\n';
 
 const DAY = 86_400_000;

@@ -3,7 +3,7 @@ import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { parseServiceView } from '../../src/adapters/parse/service.js';
 import { serviceOutput } from './talosOutput.js';
 
-// talos.md §3.1, byte for byte (9-character label column, no LAST HEALTH MESSAGE)
+// docs/talos-facts.md#t4-service-view, byte for byte (9-character label column, no LAST HEALTH MESSAGE)
 const SAMPLE = `NODE     10.0.0.11
 ID       cri
 STATE    Running

@@ -12,7 +12,7 @@ const REFUSED =
 const USAGE = '\nUsage:\n  talosctl read <path> [flags]\n\nAliases:\n  read, cat\n\nFlags:\n  -h, --help   help for read\n';
 
 describe('splitTalosErrors', () => {
-  it('≤1.13 unary multi-error for one node (talos.md §10, byte for byte)', () => {
+  it('≤1.13 unary multi-error for one node (docs/talos-facts.md#t12-cri-restart-refused, byte for byte)', () => {
     const stderr =
       'error starting service: 1 error occurred:\n\t* 10.0.0.11: rpc error: code = Unknown desc = service "cri" doesn\'t support restart operation via API\n\n\n';
     const r = splitTalosErrors(stderr, ['10.0.0.11']);
@@ -71,7 +71,7 @@ describe('splitTalosErrors', () => {
     expect(r.items[0].cause).toBe('invalid');
   });
 
-  it('≤1.13 streaming form (ls, talos.md §4): one leading space, no node', () => {
+  it('≤1.13 streaming form (ls, docs/talos-facts.md#t6-ls-output): one leading space, no node', () => {
     const stderr = '1 error occurred:\n rpc error: code = Unknown desc = lstat /etc/cri/conf.d/x: no such file or directory\n';
     const r = splitTalosErrors(stderr, ['10.0.0.11']);
     expect(r.form).toBe('stream');
@@ -93,7 +93,7 @@ describe('splitTalosErrors', () => {
     expect(r.items[1].message).toBe('error reading file x: permission denied');
   });
 
-  it('1.14 per-node errors (talos.md §4, §9.4)', () => {
+  it('1.14 per-node errors (docs/talos-facts.md#t3-error-output)', () => {
     const stderr =
       'error from node 10.0.0.11: rpc error: code = Unknown desc = lstat /etc/cri/conf.d/x: no such file or directory\n' +
       `error getting version from node 10.0.0.12: ${REFUSED}\n`;
@@ -105,7 +105,7 @@ describe('splitTalosErrors', () => {
     ]);
   });
 
-  it('a plain error (read of a missing file, talos.md §5)', () => {
+  it('a plain error (read of a missing file, docs/talos-facts.md#t7-read)', () => {
     const stderr = 'error reading: rpc error: code = NotFound desc = stat /etc/cri/conf.d/01-registries.part: no such file or directory\n';
     const r = splitTalosErrors(stderr, ['10.0.0.11']);
     expect(r.form).toBe('plain');

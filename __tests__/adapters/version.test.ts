@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { parseVersion } from '../../src/adapters/parse/version.js';
 
-// talos.md §9.4, byte for byte (TAB-indented, `Built:` followed by 7 spaces)
+// docs/talos-facts.md#t13-version-output, byte for byte (TAB-indented, `Built:` followed by 7 spaces)
 const SAMPLE =
   'Client:\n' +
   '\tTag:         v1.13.8\n' +

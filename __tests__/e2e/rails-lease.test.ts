@@ -1,4 +1,4 @@
-// End to end, issue 4 §1: one run at a time. The bundle through the real kubectl on the twin, with the
+// End to end: one run at a time. The bundle through the real kubectl on the twin, with the
 // run Lease (coordination.k8s.io/v1) created, held and stolen by other "runs".
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
@@ -191,7 +191,7 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     expect(ann(cluster, 'cp-1')[A.owner]).toBeUndefined();
     const error = second.annotations.find((x) => x.kind === 'error');
     expect(error?.message).toContain(holderNow);
-    // issue 4 §1: "Held by another run …: refuse before any mutation, naming the holder and the URL of its workflow run."
+    // Held by another run: refused before any mutation, naming the holder and the URL of its workflow run.
     expect(error?.message).toContain('https://github.com/acme/platform/actions/runs/4242/attempts/1');
 
     expect(a.exitCode, a.stdout).toBe(0);

@@ -1,4 +1,4 @@
-// End to end, issue 4 §2–§5: cancellation and the post step, the fence report and recovery (GitHub API
+// End to end: cancellation and the post step, the fence report and recovery (GitHub API
 // answered by a local stub), a connection reset during the drain, and nodes that appear or are
 // replaced mid-roll. The bundle (dist/index.js, dist/cleanup.js) through the real kubectl on the twin.
 import { execFile } from 'node:child_process';

@@ -1,5 +1,5 @@
 // An in-memory KubeClient for pipeline tests. Node patches go through the rule tests' JSON Patch
-// applier, which follows the apiserver's semantics (shared/reference/kubernetes-api.md §4.3), and
+// applier, which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
 import type { KubeClient, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';

@@ -1,4 +1,4 @@
-// The test applier must itself follow kubernetes-api.md §4.3, or the claim tests below prove nothing.
+// The test applier must itself follow docs/kubernetes-facts.md#k5-json-patch-semantics, or the claim tests below prove nothing.
 import { describe, expect, it } from 'vitest';
 import type { JsonPatchOp } from '../../src/model.js';
 import { applyJsonPatch, normalize, PatchRejected } from './jsonPatch.js';
@@ -8,7 +8,7 @@ const doc = {
   spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
 };
 
-describe('applyJsonPatch follows the apiserver (§4.3)', () => {
+describe('applyJsonPatch follows the apiserver', () => {
   const rows: Array<{ name: string; ops: JsonPatchOp[]; ok: boolean; doc?: unknown }> = [
     { name: 'escape ~1 addresses a key with /', ops: [{ op: 'test', path: '/metadata/labels/x~1y', value: 'a' }], ok: true },
     { name: 'escape ~0 addresses a key with ~', ops: [{ op: 'test', path: '/metadata/labels/a~0b', value: 'c' }], ok: true },

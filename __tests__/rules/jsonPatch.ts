@@ -1,5 +1,6 @@
 // A tiny JSON Patch (RFC 6902) applier for the rule tests ONLY, following the apiserver's behaviour in
-// shared/reference/kubernetes-api.md §4.2/§4.3 (evanphx/json-patch v4.12.0 plus omitempty normalization):
+// docs/kubernetes-facts.md#k4-json-patch-atomic, docs/kubernetes-facts.md#k5-json-patch-semantics and
+// docs/kubernetes-facts.md#k6-omitempty (evanphx/json-patch v4.12.0 plus omitempty normalization):
 // - the stored object is normalized (no false, "", [], {} or null in object fields) before and after;
 // - `add` below a missing parent fails; `remove` of a missing key fails; `replace` of a missing object
 //   key acts like `add` (v4 quirk);

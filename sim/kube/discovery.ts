@@ -1,4 +1,5 @@
-// /version, legacy (non-aggregated) discovery and a minimal OpenAPI v3, as reference §1, §2.2 and §3.10 describe.
+// /version, legacy (non-aggregated) discovery and a minimal OpenAPI v3, as kubectl needs them:
+// docs/kubernetes-facts.md#k1-kubectl-dispatcher, docs/kubernetes-facts.md#k2-discovery.
 import { apiVersionOf, resources, type ResourceDef } from './resources.js';
 
 export const versionInfo = {

@@ -10,7 +10,7 @@
 // `wait --for=condition=Ready` (list + streaming watch with fieldSelector); `get --raw /readyz`;
 // `create -f` of a Lease through the minimal OpenAPI v3 and with --validate=false, 409 AlreadyExists,
 // `patch`/`delete` of a Lease; a dropped connection and an injected 500 as kubectl reports them.
-// Semantics follow /work/shared/reference/kubernetes-api.md; deviations are listed in README.md here.
+// Semantics follow docs/kubernetes-facts.md; deviations are listed in README.md here.
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 // RFC 6902 JSON Patch with the semantics of gopkg.in/evanphx/json-patch.v4 v4.12.0, the version the
-// apiserver vendors. Quirks kept on purpose (reference §4.3): `replace` of a missing object key adds it,
+// apiserver vendors. Quirks kept on purpose (docs/kubernetes-facts.md#k5-json-patch-semantics): `replace` of a missing object key adds it,
 // `test` of a missing key passes only for a null value, `copy` from a missing key copies null, a
 // whole-document `replace` with a scalar is silently ignored, negative array indices count from the end.
 // Deviation: scalars are compared by decoded value, not raw bytes (`1.0` equals `1`, `"\u003c"` equals

@@ -1,6 +1,7 @@
 // Node-side actors: each node's kubelet (status heartbeats, node Lease renewals, reboot behaviour) and the
 // node lifecycle controller that derives the NoSchedule/NoExecute taints from spec.unschedulable and the
-// conditions, always as a separate, later, RV-locked write (reference §4.9, §4.10).
+// conditions, always as a separate, later, RV-locked write (docs/kubernetes-facts.md#k9-unschedulable-taint,
+// docs/kubernetes-facts.md#k10-kubelet-heartbeats).
 import { ApiError } from './status.js';
 import type { SimContext } from './context.js';
 import { buildNodeLease, conditionTypes, taintKeys, type Taint } from './objects.js';

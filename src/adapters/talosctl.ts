@@ -1,5 +1,5 @@
 // TalosClient over the talosctl binary (pinned to the cluster's minor, 1.13.x: the output formats
-// and error wrapping are the client's, see shared/reference/talos.md §0). It reads and reports;
+// and error wrapping are the client's, see docs/talos-facts.md#t1-client-formats). It reads and reports;
 // it never decides. Every call runs with TZ=UTC (ls renders LASTMOD in the client's zone) and under
 // our own deadline (talosctl has none, and a hung node blocks it forever).
 //

@@ -6,7 +6,7 @@
 // lifecycle controller adding the cordon-mirror taint), so the claim failed on busy nodes however
 // often it was retried. The claim here tests only what drain safety depends on, so unrelated writes
 // cannot break it, while a concurrent cordon, a new taint, another owner, a replaced node or a started
-// deletion still do. (kubernetes-api.md §4.2/§4.3: the apiserver applies a JSON Patch atomically to the
+// deletion still do. (docs/kubernetes-facts.md#k4-json-patch-atomic: the apiserver applies a JSON Patch atomically to the
 // latest object and fails it as a whole with 422 when a `test` fails.)
 import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../model.js';
 
@@ -70,7 +70,7 @@ export function captureClaim(node: NodeState, owner: string): ClaimCapture {
 
 /**
  * A taint as the apiserver serializes it: `value` and `timeAdded` are `omitempty`, so an empty or
- * missing one is absent, and a `test` op's object must have exactly the stored key set (§4.3).
+ * missing one is absent, and a `test` op's object must have exactly the stored key set (docs/kubernetes-facts.md#k6-omitempty).
  */
 function storedTaint(t: Taint): Record<string, string> {
   const out: Record<string, string> = { key: t.key };

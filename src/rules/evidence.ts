@@ -2,7 +2,7 @@
 //
 // The second bug of the old script: it skipped the reboot when a desired-revision marker was present,
 // which says nothing about what the running containerd loaded. containerd reads registry auth only
-// when it starts (talos.md §6.4), so the invariant to prove is:
+// when it starts (docs/talos-facts.md#t11-registry-auth-loaded-at-start), so the invariant to prove is:
 //
 //   the running containerd was started AFTER the CRI config it reads was last written,
 //   and that config carries EXACTLY the desired credential.
@@ -14,7 +14,7 @@
 import { formatDuration } from '../format.js';
 import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../model.js';
 
-/** The cri service event printed when the containerd process is launched (talos.md §3.2). */
+/** The cri service event printed when the containerd process is launched (docs/talos-facts.md#t5-cri-start-event). */
 const START_EVENT = /started with PID (\d+)/;
 
 /** `(D ago)` is `time.Since(ts).Round(time.Second)`: the true age is within ±500 ms of D. */
@@ -319,7 +319,7 @@ function checkCredential(
 
 /**
  * Rule 5 — the node clock gives no reason for doubt. cri does not wait for time sync, and NTP steps
- * offsets above 400 ms, so node timestamps taken across a step cannot be ordered (talos.md §11, §12):
+ * offsets above 400 ms, so node timestamps taken across a step cannot be ordered (docs/talos-facts.md#t14-clocks):
  * - the time status must be read, synced, and at epoch 0 (epoch counts jumps > 15 min since boot);
  * - no file write or containerd start may lie later than the runner's clientAfter + margin: a node
  *   timestamp in the future means its clock is ahead or stepped back since — the dangerous direction,

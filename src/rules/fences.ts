@@ -1,4 +1,4 @@
-// Fence rules (issue 4 §3): what a leftover claim ("fence") on a node is, the exact command that
+// Fence rules: what a leftover claim ("fence") on a node is, the exact command that
 // releases it, and when `recover-fences` may release it on its own. Pure: src/fences.ts does the I/O.
 //
 // A fence is a node carrying our `owner` or `phase` annotation: a run claimed it and never released it

@@ -1,7 +1,8 @@
-// Lease rules: the JSON Patches and the judgement behind "one run at a time" (issue 4 §1).
+// Lease rules: the JSON Patches and the judgement behind "one run at a time".
 // Pure: the RunLock (src/lease.ts) does the I/O.
 //
-// Server facts these rules lean on (shared/reference/kubernetes-api.md §4.2, §4.3, §4.6):
+// Server facts these rules lean on (docs/kubernetes-facts.md#k4-json-patch-atomic, docs/kubernetes-facts.md#k6-omitempty,
+// docs/kubernetes-facts.md#k7-lease):
 // - a JSON Patch is applied atomically to the latest stored object, and a failed `test` fails it as a
 //   whole with 422: a `test` op is our compare-and-swap;
 // - the server drops empty strings, `false`, `0` and empty maps (omitempty), so a freed Lease has NO
@@ -60,7 +61,7 @@ const HOLDER = '/spec/holderIdentity';
  *
  * `add` rather than `replace` for every field: `add` on an existing key replaces it and on a missing
  * one creates it, under every JSON Patch library version; `replace` of a missing key only works by a
- * quirk of evanphx/json-patch v4 (§4.3), and a freed Lease may lack renewTime/acquireTime.
+ * quirk of evanphx/json-patch v4 (docs/kubernetes-facts.md#k5-json-patch-semantics), and a freed Lease may lack renewTime/acquireTime.
  */
 export function takeFreeLeasePatch(lease: LeaseState, owner: string, nowMs: number, holderStoredEmpty = false): JsonPatchOp[] {
   const t = microTime(nowMs);
@@ -86,7 +87,8 @@ export function renewPatch(owner: string, nowMs: number): JsonPatchOp[] {
 /**
  * Free the Lease only if we still hold it: a Lease another run holds now is not ours to clear.
  * The times go with the holder so a freed Lease shows no renewal a reader could mistake for a live
- * holder. They are `add`ed before the `remove` because removing a missing key fails the patch (§4.3)
+ * holder. They are `add`ed before the `remove` because removing a missing key fails the patch
+ * (docs/kubernetes-facts.md#k5-json-patch-semantics)
  * and someone may have edited the Lease by hand; the holder needs no such step, the `test` proves it
  * exists.
  */

@@ -9,7 +9,7 @@ import { annotationPath, holdTests } from './claim.js';
  * - `verified-revision` set only when given (a drain failure releases WITHOUT it, so the node is
  *   retried next run).
  * - remove owner, phase and was-cordoned. `phase` and `was-cordoned` are first `add`ed then removed:
- *   `remove` of a missing key fails the whole patch (§4.3), and a human deleting one of them by hand
+ *   `remove` of a missing key fails the whole patch (docs/kubernetes-facts.md#k5-json-patch-semantics), and a human deleting one of them by hand
  *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
  * - `spec.unschedulable=false` ONLY when the node was schedulable before the claim. A node that was
  *   already cordoned (`was-cordoned=true`) stays cordoned: someone cordoned it for their own reason.

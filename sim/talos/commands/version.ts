@@ -7,7 +7,7 @@ import { flag } from './context.js';
 
 export const SERVER_BUILDS: Record<TalosVersion, { tag: string; sha: string; go: string }> = {
   '1.13': { tag: 'v1.13.8', sha: '3de49322', go: 'go1.26.5' },
-  // No final v1.14.0 tag existed when the reference was written; the rc.1 commit stands in.
+  // No final v1.14.0 tag was examined (docs/talos-facts.md#t17-versions-examined); the rc.1 commit stands in.
   '1.14': { tag: 'v1.14.0', sha: '71b7d37c', go: 'go1.26.5' },
 };
 

@@ -1,5 +1,5 @@
-// Classify a failed kubectl run from its stderr. kubectl's texts are stable across 1.27–1.33
-// (see shared/reference/kubernetes-api.md §4.6 and §5); the classification happens once, here.
+// Classify a failed kubectl run from its stderr (the texts: docs/kubernetes-facts.md#k8-kubectl-errors);
+// the classification happens once, here.
 import type { FailureCause } from '../../errors.js';
 
 const RULES: Array<[RegExp, FailureCause]> = [

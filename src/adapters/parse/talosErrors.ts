@@ -1,5 +1,5 @@
 // What a failed talosctl run said, split per node and classified once, so nothing downstream matches
-// on message text. Shapes (shared/reference/talos.md §2.2–2.3, confirmed in v1.13.8 source):
+// on message text. Shapes (docs/talos-facts.md#t3-error-output):
 //  - ≤1.13 unary (hashicorp go-multierror list format), usually behind a prefix such as
 //    `error listing services: ` or, when some nodes answered, `WARNING: ` with exit 0:
 //      `N errors occurred:\n\t* <node>: <grpc error>\n\t* …\n\n`
