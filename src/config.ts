@@ -31,7 +31,17 @@ export interface Config {
   leaseName: string;
   /** for the fences modes: looks up the state of the run that owns a fence */
   githubToken?: string;
+  /** `max-unavailable` as given; resolveMaxUnavailable turns it into a count once the workers are known */
+  maxUnavailable: MaxUnavailableSpec;
+  /** node label whose values are never out two at once; undefined: none */
+  topologyKey?: string;
+  /** undefined: no budget */
+  timeBudgetMs?: number;
+  failOnPartial: boolean;
 }
+
+/** `max-unavailable`: a count of workers, or a whole percentage of the selected workers. */
+export type MaxUnavailableSpec = { count: number } | { percent: number };
 
 export type InputReader = (name: string) => string;
 
@@ -115,5 +125,51 @@ export function readConfig(get: InputReader): Config {
     leaseNamespace: str('lease-namespace') || 'kube-system',
     leaseName: str('lease-name') || 'registry-auth-rollout',
     githubToken: str('github-token') || undefined,
+    ...readParallelInputs(str),
   };
+}
+
+// Several workers at once (docs/parallel.md). A label key is `[prefix/]name`: the prefix a DNS
+// subdomain, the name at most 63 characters of alphanumerics, `-`, `_`, `.`, alphanumeric at both ends.
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+// The spellings @actions/core's getBooleanInput accepts (YAML 1.2 core schema), so no action differs.
+const BOOLEANS = new Map([
+  ...['true', 'True', 'TRUE'].map((t) => [t, true] as const),
+  ...['false', 'False', 'FALSE'].map((f) => [f, false] as const),
+]);
+
+function readParallelInputs(
+  str: (name: string) => string,
+): Pick<Config, 'maxUnavailable' | 'topologyKey' | 'timeBudgetMs' | 'failOnPartial'> {
+  const topologyKey = str('topology-key') || undefined;
+  if (topologyKey !== undefined) {
+    const slash = topologyKey.lastIndexOf('/');
+    const prefix = slash < 0 ? undefined : topologyKey.slice(0, slash);
+    if (!LABEL_NAME.test(topologyKey.slice(slash + 1)) || (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))) {
+      throw new InputError('topology-key', `"${topologyKey}" is not a node label key (e.g. topology.kubernetes.io/zone)`);
+    }
+  }
+  const budget = str('time-budget');
+  const timeBudgetMs = budget ? parseDuration('time-budget', budget) : undefined;
+  if (timeBudgetMs === 0) throw new InputError('time-budget', `"${budget}" must be longer than zero (leave it empty for no budget)`);
+  const failOnPartial = BOOLEANS.get(str('fail-on-partial') || 'false');
+  if (failOnPartial === undefined) throw new InputError('fail-on-partial', `"${str('fail-on-partial')}" is not true or false`);
+  return { maxUnavailable: parseMaxUnavailable(str('max-unavailable') || '1'), topologyKey, timeBudgetMs, failOnPartial };
+}
+
+/**
+ * A whole number ≥ 1, or a whole percentage from 1% to 100%. Above 100% is refused rather than
+ * capped: 100% already means every worker, so a larger number is a typo a user should see.
+ */
+export function parseMaxUnavailable(text: string): MaxUnavailableSpec {
+  const m = /^(\d+)(%?)$/.exec(text.trim());
+  const n = m ? Number(m[1]) : NaN;
+  if (m?.[2] && n >= 1 && n <= 100) return { percent: n };
+  if (m && !m[2] && n >= 1 && Number.isSafeInteger(n)) return { count: n };
+  throw new InputError('max-unavailable', `"${text}" must be a whole number ≥ 1 or a percentage from 1% to 100% of the selected workers`);
+}
+
+/** Workers allowed out at once: a percentage of `workerCount` rounded down, never less than 1. */
+export function resolveMaxUnavailable(spec: MaxUnavailableSpec, workerCount: number): number {
+  return 'count' in spec ? spec.count : Math.max(1, Math.floor((spec.percent * workerCount) / 100));
 }

@@ -70,6 +70,8 @@ export function config(over: Partial<Config> = {}): Config {
     annotationPrefix: 'registry-auth-rollout',
     leaseNamespace: 'kube-system',
     leaseName: 'registry-auth-rollout',
+    maxUnavailable: { count: 1 },
+    failOnPartial: false,
     ...over,
   };
 }

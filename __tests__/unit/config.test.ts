@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CRI_CONFIG_PATHS, parseDuration, readConfig } from '../../src/config.js';
+import { DEFAULT_CRI_CONFIG_PATHS, parseDuration, parseMaxUnavailable, readConfig, resolveMaxUnavailable } from '../../src/config.js';
 import { InputError } from '../../src/errors.js';
 
 const base: Record<string, string> = { 'auth-patch': '/tmp/p.yaml', revision: 'r1' };
@@ -66,5 +66,90 @@ describe('parseDuration', () => {
 
   it.each(['', 's', '10', '-5s', '5 s', '5d'])('rejects %j', (text) => {
     expect(() => parseDuration('drain-timeout', text)).toThrow(/input "drain-timeout"/);
+  });
+});
+
+describe('parallel inputs: max-unavailable, topology-key, time-budget, fail-on-partial', () => {
+  const inputError = (extra: Record<string, string>): InputError => {
+    try {
+      readConfig(reader(extra));
+    } catch (e) {
+      if (e instanceof InputError) return e;
+      throw e;
+    }
+    throw new Error(`no error for ${JSON.stringify(extra)}`);
+  };
+
+  it('defaults: one worker at a time, no topology key, no budget, a partial run succeeds', () => {
+    const c = readConfig(reader());
+    expect(c.maxUnavailable).toEqual({ count: 1 });
+    expect(c.topologyKey).toBeUndefined();
+    expect(c.timeBudgetMs).toBeUndefined();
+    expect(c.failOnPartial).toBe(false);
+  });
+
+  it('reads each input', () => {
+    const c = readConfig(
+      reader({
+        'max-unavailable': '25%',
+        'topology-key': 'topology.kubernetes.io/zone',
+        'time-budget': '5h30m',
+        'fail-on-partial': 'true',
+      }),
+    );
+    expect(c).toMatchObject({
+      maxUnavailable: { percent: 25 },
+      topologyKey: 'topology.kubernetes.io/zone',
+      timeBudgetMs: 19_800_000,
+      failOnPartial: true,
+    });
+    expect(readConfig(reader({ 'max-unavailable': ' 3 ', 'topology-key': 'rack', 'fail-on-partial': 'False' }))).toMatchObject({
+      maxUnavailable: { count: 3 },
+      topologyKey: 'rack',
+      failOnPartial: false,
+    });
+  });
+
+  it.each([
+    ['max-unavailable', '0'],
+    ['max-unavailable', '-1'],
+    ['max-unavailable', '0%'],
+    ['max-unavailable', '101%'],
+    ['max-unavailable', '12.5%'],
+    ['max-unavailable', '1.5'],
+    ['max-unavailable', 'abc'],
+    ['max-unavailable', '%'],
+    ['max-unavailable', '5 %'],
+    ['topology-key', 'zone name'],
+    ['topology-key', 'Bad_Prefix/zone'],
+    ['topology-key', 'example.com/'],
+    ['topology-key', `${'a'.repeat(64)}`],
+    ['time-budget', '0s'],
+    ['time-budget', '0h0m'],
+    ['time-budget', '-1h'],
+    ['time-budget', '5 hours'],
+    ['fail-on-partial', 'yes'],
+    ['fail-on-partial', '1'],
+    ['fail-on-partial', 'constructor'],
+  ])('rejects %s %j with an error naming it', (input, value) => {
+    const e = inputError({ [input]: value });
+    expect(e.input).toBe(input);
+    expect(e.message).toContain(`input "${input}"`);
+  });
+});
+
+describe('resolveMaxUnavailable', () => {
+  it.each([
+    ['25%', 60, 15],
+    ['1%', 10, 1],
+    ['10%', 19, 1],
+    ['10%', 20, 2],
+    ['33%', 10, 3],
+    ['100%', 7, 7],
+    ['50%', 0, 1],
+    ['5', 60, 5],
+    ['5', 2, 5],
+  ])('%s of %d workers → %d', (text, workers, want) => {
+    expect(resolveMaxUnavailable(parseMaxUnavailable(text), workers)).toBe(want);
   });
 });
