@@ -210,7 +210,7 @@ function simulate(seed: number): { peakWorkers: number; workers: number; stopped
       ).toBe(true);
     }
     if (useTopology && out.length > 1) {
-      const values = new Set(out.map((n) => n.labels[ZONE]));
+      const values = new Set<string | undefined>(out.map((n) => n.labels[ZONE]));
       expect(values.has(undefined), `${where}: an unlabeled node out with others`).toBe(false);
       expect(values.size, `${where}: two zones out at once: ${[...values].join(', ')}`).toBe(1);
     }
