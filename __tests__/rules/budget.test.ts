@@ -30,7 +30,7 @@ describe('budgetAllows', () => {
     expect(d).toMatchObject({ allowed: true, remainingMs: 41 * MIN, neededMs: 12 * MIN, basis: 'observed' });
     const late = decide({ nowMs: 1_000_000 + 49 * MIN, finished: [worker(12), worker(7)], left: 17 });
     expect(late).toMatchObject({ allowed: false, remainingMs: 11 * MIN, neededMs: 12 * MIN, basis: 'observed' });
-    expect(late.message).toBe('time-budget: 11m 00s left, a worker took up to 12m 00s so far: no new node started; 17 nodes left');
+    expect(late.message).toBe('time-budget: 11m0s left, a worker took up to 12m0s so far: no new node started; 17 nodes left');
   });
 
   it('the boundary: exactly enough time left is enough', () => {
@@ -44,7 +44,7 @@ describe('budgetAllows', () => {
     const d = decide({ nowMs: 1_000_000 + 6 * MIN, left: 1 });
     expect(d).toMatchObject({ allowed: false, remainingMs: 54 * MIN, neededMs: 55 * MIN, basis: 'bound' });
     expect(d.message).toBe(
-      'time-budget: 54m 00s left, a worker may take up to 55m 00s (drain-timeout + ready-timeout; none has rebooted in this run yet): no new node started; 1 node left',
+      'time-budget: 54m0s left, a worker may take up to 55m0s (drain-timeout + ready-timeout; none has rebooted in this run yet): no new node started; 1 node left',
     );
   });
 
@@ -72,13 +72,13 @@ describe('budgetAllows', () => {
     });
     const d = decide({ role: 'control-plane', finished: [...finished, controlPlane(20)], nowMs: 1_000_000 + 45 * MIN, left: 2 });
     expect(d).toMatchObject({ allowed: false, neededMs: 20 * MIN });
-    expect(d.message).toBe('time-budget: 15m 00s left, a control plane took up to 20m 00s so far: no new node started; 2 nodes left');
+    expect(d.message).toBe('time-budget: 15m0s left, a control plane took up to 20m0s so far: no new node started; 2 nodes left');
   });
 
   it('an overrun budget shows 0 left and never allows', () => {
     const d = decide({ nowMs: 1_000_000 + 90 * MIN, finished: [worker(1)] });
     expect(d.allowed).toBe(false);
     expect(d.remainingMs).toBe(-30 * MIN);
-    expect(d.message).toMatch(/^time-budget: 0ms left/);
+    expect(d.message).toMatch(/^time-budget: 0 ms left/);
   });
 });

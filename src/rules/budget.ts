@@ -14,7 +14,7 @@
 // A denied start ends the roll cleanly (result `partial`): nodes in flight finish by their own rules,
 // and a rerun skips every node that carries the verified revision. See docs/parallel.md.
 import type { Role } from '../model.js';
-import { formatDuration } from '../report/log.js';
+import { formatDuration } from '../format.js';
 
 export interface FinishedNode {
   role: Role;
