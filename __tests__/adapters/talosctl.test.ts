@@ -238,6 +238,22 @@ describe('Talosctl: batch reads', () => {
     expect(!r.ok && r.error).toContain('unparseable');
   });
 
+  it('criService: an output without its EVENTS section is unparseable, not "no start event"', async () => {
+    // A running cri service always has events (its runner logs Preparing/Starting/Running): a block
+    // without them was cut short, and reading it as "no start event" would fall back to ServicePID alone.
+    const stdout = serviceOutput([
+      { node: '10.0.0.11', state: 'Running', health: 'OK', events: [] },
+      { node: '10.0.0.12', state: 'Running', health: 'OK', events: [['Running', PID_MSG(7), 1000]] },
+    ]);
+    const { talos } = setup([{ match: on('10.0.0.11,10.0.0.12', 'service cri'), stdout }]);
+    const res = await talos.criService(['10.0.0.11', '10.0.0.12']);
+    const r = res.get('10.0.0.11')!;
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toContain('unparseable');
+    expect(!r.ok && r.error).toContain('EVENTS');
+    expect(res.get('10.0.0.12')).toMatchObject({ ok: true, value: { events: [{ agoMs: 1000 }] } });
+  });
+
   it('servicePids: errors listed without names in --nodes order (get) are matched to the silent nodes', async () => {
     const doc = (node: string, pid: number): string =>
       cosiDoc({

@@ -24,7 +24,7 @@ import { parseEtcdAlarms, parseEtcdStatus } from './parse/etcd.js';
 import { formatGoDuration } from './parse/goDuration.js';
 import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
 import { ParseError } from './parse/parseError.js';
-import { parseServiceView } from './parse/service.js';
+import { parseServiceView, unreadableCriView } from './parse/service.js';
 import {
   classifyTalosError,
   classifyTalosFailure,
@@ -102,6 +102,11 @@ export class Talosctl implements TalosClient {
         const out = new Map<string, Reading<CriServiceReading>>();
         for (const v of parseServiceView(stdout)) {
           if (v.id !== 'cri') throw new ParseError('service', `expected service cri, got ${JSON.stringify(v.id)}`);
+          const unreadable = unreadableCriView(v);
+          if (unreadable !== undefined) {
+            out.set(v.node, this.failed(call, v.node, 'unparseable', `unparseable output: ${unreadable}`));
+            continue;
+          }
           out.set(v.node, {
             ok: true,
             value: {
