@@ -51,6 +51,17 @@ describe('e2e: drain and PodDisruptionBudgets', () => {
   });
 });
 
+describe('e2e: a zero drain-timeout', () => {
+  it('is an input error naming the input before any command runs (kubectl would read 0 as "wait forever")', async () => {
+    const cluster = (c = await startCluster());
+    const run = await act(cluster, { nodes: 'worker-1', 'drain-timeout': '0m' });
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toContain('input "drain-timeout": "0m" must be longer than zero');
+    expect(cluster.kube.requests).toEqual([]);
+    expect(cluster.talos.commands).toEqual([]);
+  });
+});
+
 describe('e2e: the control-plane quorum gate', () => {
   it('refuses a control-plane reboot when a peer’s etcd reports an alarm, and gives the node back', async () => {
     c = await startCluster();
