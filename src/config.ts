@@ -60,6 +60,18 @@ export function parseDuration(input: string, text: string): number {
   return Math.round(total);
 }
 
+/**
+ * A duration that must be longer than zero. Zero is not a short wait here: kubectl drain reads
+ * `--timeout=0` as "wait forever", and a zero ready-timeout or cri-restart-wait would give up before
+ * the node or cri could answer at all. (Negative values never pass `parseDuration`.) `evidence-margin`
+ * is not one of these: its comparison is strict, so a zero margin is meaningful.
+ */
+function positiveDuration(input: string, text: string): number {
+  const ms = parseDuration(input, text);
+  if (ms <= 0) throw new InputError(input, `"${text}" must be longer than zero (e.g. 90s, 45m, 1h)`);
+  return ms;
+}
+
 function oneOf<T extends string>(input: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new InputError(input, `"${value}" is not one of ${allowed.join(', ')}`);
@@ -116,11 +128,11 @@ export function readConfig(get: InputReader): Config {
     criConfigPaths: criPaths.length ? criPaths : DEFAULT_CRI_CONFIG_PATHS,
     evidenceMarginMs: parseDuration('evidence-margin', str('evidence-margin') || '2s'),
     claimAttempts: positiveInt('claim-attempts', str('claim-attempts') || '5', 50),
-    drainTimeoutMs: parseDuration('drain-timeout', str('drain-timeout') || '45m'),
-    readyTimeoutMs: parseDuration('ready-timeout', str('ready-timeout') || '10m'),
+    drainTimeoutMs: positiveDuration('drain-timeout', str('drain-timeout') || '45m'),
+    readyTimeoutMs: positiveDuration('ready-timeout', str('ready-timeout') || '10m'),
     verifyImage,
     verifyNamespace: str('verify-namespace') || 'kube-system',
-    criRestartWaitMs: parseDuration('cri-restart-wait', str('cri-restart-wait') || '60s'),
+    criRestartWaitMs: positiveDuration('cri-restart-wait', str('cri-restart-wait') || '60s'),
     annotationPrefix,
     leaseNamespace: str('lease-namespace') || 'kube-system',
     leaseName: str('lease-name') || 'registry-auth-rollout',

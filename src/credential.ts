@@ -4,12 +4,13 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
 import type { AuthFields, DesiredCredential } from './model.js';
+import { secretForms } from './redact.js';
 
 export interface ParsedAuthPatch {
   desired: DesiredCredential;
   /** every host the patch carries a credential for */
   hosts: string[];
-  /** values to mask (passwords, auth strings, identity tokens) */
+  /** values to mask: every secret of every host and its derived forms (see secretForms) */
   secrets: string[];
 }
 
@@ -99,7 +100,7 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
     throw new InputError('registry', `"${host}" is not a host the auth patch carries a credential for (it has: ${hosts.join(', ')})`);
   }
   const fields = merged.get(host)!;
-  const secrets = [...merged.values()].flatMap((f) => [f.password, f.auth, f.identitytoken]).filter((s) => s.length > 0);
+  const secrets = secretForms(merged.values());
   return { desired: { host, tomlHost: tomlHostFor(host), fields }, hosts, secrets };
 }
 

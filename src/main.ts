@@ -124,10 +124,11 @@ export async function run(): Promise<void> {
     outcome = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };
   }
 
-  const outputs = buildOutputs(outcome.result, outcome.records);
+  const { redactor } = runner;
+  const outputs = buildOutputs(outcome.result, outcome.records, { redactor });
   for (const [k, v] of Object.entries(outputs)) core.setOutput(k, v);
 
-  for (const a of buildAnnotations(outcome.records)) {
+  for (const a of buildAnnotations(outcome.records, { redactor })) {
     const props = { title: a.title };
     if (a.kind === 'notice') core.notice(a.message, props);
     else if (a.kind === 'warning') core.warning(a.message, props);
@@ -135,16 +136,19 @@ export async function run(): Promise<void> {
   }
 
   try {
-    const html = renderSummary({
-      mode: config.mode === 'plan' ? 'plan' : 'apply',
-      registry: parsed.desired.host,
-      revision: config.revision,
-      result: outcome.result,
-      records: outcome.records,
-      notReached: outcome.notReached,
-      upToDate: outcome.upToDate,
-      error: outcome.error?.message,
-    });
+    const html = renderSummary(
+      {
+        mode: config.mode === 'plan' ? 'plan' : 'apply',
+        registry: parsed.desired.host,
+        revision: config.revision,
+        result: outcome.result,
+        records: outcome.records,
+        notReached: outcome.notReached,
+        upToDate: outcome.upToDate,
+        error: outcome.error?.message,
+      },
+      { redactor },
+    );
     await core.summary.addRaw(html).write();
   } catch (e) {
     core.warning(`could not write the job summary: ${e instanceof Error ? e.message : String(e)}`);
@@ -153,9 +157,9 @@ export async function run(): Promise<void> {
   if (outcome.result === 'clean') core.info(`every selected node already verified revision ${config.revision}: nothing to do`);
   if (outcome.error) {
     const e = outcome.error;
-    if (e instanceof RolloutError) core.setFailed(`${e.message}\nNext step: ${e.nextStep}`);
-    else if (e instanceof InputError) core.setFailed(e.message);
-    else core.setFailed(e.message);
+    if (e instanceof RolloutError) core.setFailed(runner.mask(`${e.message}\nNext step: ${e.nextStep}`));
+    else if (e instanceof InputError) core.setFailed(runner.mask(e.message));
+    else core.setFailed(runner.mask(e.message));
   }
 }
 

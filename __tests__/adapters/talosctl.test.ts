@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/errors.js';
 import { Runner, type CommandRecord } from '../../src/adapters/exec.js';
 import { Talosctl, etcFileId } from '../../src/adapters/talosctl.js';
+import { secretForms } from '../../src/redact.js';
 import { cosiDoc, cosiStream, goTabwriter, lsOutput, renderLastMod, serviceOutput } from './talosOutput.js';
 
 const FAKE = join(import.meta.dirname, 'talosctl-fake', 'fake-talosctl.mjs');
@@ -236,6 +237,22 @@ describe('Talosctl: batch reads', () => {
     const r = (await talos.criService(['10.0.0.11'])).get('10.0.0.11')!;
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toContain('unparseable');
+  });
+
+  it('criService: an output without its EVENTS section is unparseable, not "no start event"', async () => {
+    // A running cri service always has events (its runner logs Preparing/Starting/Running): a block
+    // without them was cut short, and reading it as "no start event" would fall back to ServicePID alone.
+    const stdout = serviceOutput([
+      { node: '10.0.0.11', state: 'Running', health: 'OK', events: [] },
+      { node: '10.0.0.12', state: 'Running', health: 'OK', events: [['Running', PID_MSG(7), 1000]] },
+    ]);
+    const { talos } = setup([{ match: on('10.0.0.11,10.0.0.12', 'service cri'), stdout }]);
+    const res = await talos.criService(['10.0.0.11', '10.0.0.12']);
+    const r = res.get('10.0.0.11')!;
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toContain('unparseable');
+    expect(!r.ok && r.error).toContain('EVENTS');
+    expect(res.get('10.0.0.12')).toMatchObject({ ok: true, value: { events: [{ agoMs: 1000 }] } });
   });
 
   it('servicePids: errors listed without names in --nodes order (get) are matched to the silent nodes', async () => {
@@ -602,6 +619,38 @@ describe('Talosctl: single-node calls', () => {
     expect(!bad.ok && bad.error).toContain('unparseable');
     expect(JSON.stringify(records)).not.toContain(SECRET);
     expect(JSON.stringify(calls())).not.toContain(SECRET);
+  });
+
+  it('readAuth with the credential registered as a secret: the file is compared as written, its errors are redacted', async () => {
+    const { talos, runner } = setup([
+      { match: on('10.0.0.11', 'read /etc/cri/conf.d/cri.toml'), stdout: criToml },
+      { match: on('10.0.0.12', 'read /etc/cri/conf.d/cri.toml'), stdout: `password = '${SECRET}\n` },
+    ]);
+    runner.addSecret(SECRET);
+    const ok = await talos.readAuth('10.0.0.11', '/etc/cri/conf.d/cri.toml');
+    expect(ok.ok && ok.value.auth['ghcr.io'].password).toBe(SECRET);
+    const bad = await talos.readAuth('10.0.0.12', '/etc/cri/conf.d/cri.toml');
+    expect(JSON.stringify(bad)).not.toContain(SECRET);
+  });
+
+  it('patchMachineConfig: an error echoing the patch never carries a registered secret (message, stderr)', async () => {
+    const echo = Buffer.from(`ci-bot:${SECRET}`).toString('base64');
+    const { talos, runner } = setup([
+      {
+        match: on('10.0.0.12', 'patch machineconfig --mode=no-reboot --patch-file /tmp/auth.yaml'),
+        stderr: `error applying new configuration: 1 error occurred:\n\t* 10.0.0.12: rpc error: code = InvalidArgument desc = failed to decode patch: password: ${SECRET} auth: ${echo}\n\n\n`,
+        exit: 1,
+      },
+    ]);
+    for (const s of secretForms([{ username: 'ci-bot', password: SECRET, auth: '', identitytoken: '' }])) runner.addSecret(s);
+    const err = await talos.patchMachineConfig('10.0.0.12', '/tmp/auth.yaml').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolError);
+    const e = err as ToolError;
+    expect(e.message).toContain('failed to decode patch: password: ***');
+    for (const text of [e.message, e.stderr, String(e), JSON.stringify(e)]) {
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(echo);
+    }
   });
 
   it('readAuth: NotFound is a missing file; PermissionDenied is a failed reading', async () => {

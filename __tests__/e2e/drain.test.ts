@@ -51,6 +51,17 @@ describe('e2e: drain and PodDisruptionBudgets', () => {
   });
 });
 
+describe('e2e: a zero drain-timeout', () => {
+  it('is an input error naming the input before any command runs (kubectl would read 0 as "wait forever")', async () => {
+    const cluster = (c = await startCluster());
+    const run = await act(cluster, { nodes: 'worker-1', 'drain-timeout': '0m' });
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toContain('input "drain-timeout": "0m" must be longer than zero');
+    expect(cluster.kube.requests).toEqual([]);
+    expect(cluster.talos.commands).toEqual([]);
+  });
+});
+
 describe('e2e: the control-plane quorum gate', () => {
   it('refuses a control-plane reboot when a peer’s etcd reports an alarm, and gives the node back', async () => {
     c = await startCluster();
@@ -64,5 +75,34 @@ describe('e2e: the control-plane quorum gate', () => {
     expect(c.kube.requests.filter((r) => r.command === 'kubectl drain')).toEqual([]);
     expect(node(c, 'cp-1').spec.unschedulable).toBeFalsy();
     expect(node(c, 'cp-1').metadata.annotations?.[A.owner]).toBeUndefined();
+  });
+
+  it('refuses a control-plane reboot when two peers report the same InternalIP (one etcd asked twice is not two healthy peers)', async () => {
+    const cluster = (c = await startCluster());
+    const shared = cluster.talos.node('cp-2').ip;
+    const own = cluster.talos.node('cp-3').ip;
+    const setAddress = (ip: string) =>
+      cluster.kube.mutateNode('cp-3', (n) => {
+        n.status.addresses = n.status.addresses.map((a: { type: string }) => (a.type === 'InternalIP' ? { ...a, address: ip } : a));
+      });
+    // After the run read its inventory (which refuses a shared address outright): cp-3 reports cp-2's
+    // address from the claim of cp-1 (its 1st PATCH) until cp-1 is released (its 3rd, after
+    // phase=mutating), so the gate lists the control planes while two of them share an address, and
+    // the run's final re-listing finds a sound inventory again.
+    let patches = 0;
+    cluster.kube.beforeWrite({ method: 'PATCH', path: /^\/api\/v1\/nodes\/cp-1$/ }, () => {
+      const n = ++patches;
+      if (n === 1) setImmediate(() => setAddress(shared));
+      else if (n >= 3) setAddress(own);
+    });
+    const run = await act(cluster, { nodes: 'cp-1' });
+    expect(run.exitCode, run.stdout).toBe(1);
+    const d = byName(run)['cp-1'];
+    expect(d.outcome, run.stdout).toBe('refused');
+    expect(d.reason).toContain(`control planes cp-2, cp-3 report the same InternalIP ${shared}`);
+    expect(cluster.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
+    expect(cluster.kube.requests.filter((r) => r.command === 'kubectl drain')).toEqual([]);
+    expect(node(cluster, 'cp-1').spec.unschedulable).toBeFalsy();
+    expect(node(cluster, 'cp-1').metadata.annotations?.[A.owner]).toBeUndefined();
   });
 });

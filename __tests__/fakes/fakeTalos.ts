@@ -1,5 +1,6 @@
 // An in-memory TalosClient for pipeline tests: the node state is plain data, and each reading is
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
+import { createHash } from 'node:crypto';
 import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
 import { ToolError } from '../../src/errors.js';
 import type {
@@ -184,13 +185,13 @@ export class FakeTalos implements TalosClient {
         stderr: 'Unavailable',
         node: address,
       });
-    return [{ node: address, memberId: 'abc', learner: !!e.learner, errors: e.errors ?? '' }];
+    return [{ node: address, memberId: memberIdOf(address), learner: !!e.learner, errors: e.errors ?? '' }];
   }
 
   async etcdAlarms(address: string): Promise<EtcdAlarm[]> {
     this.calls.push({ method: 'etcdAlarms', addresses: [address] });
     const e = this.nodes.get(address)?.etcd ?? {};
-    return e.alarm ? [{ node: address, memberId: 'abc', alarm: e.alarm }] : [];
+    return e.alarm ? [{ node: address, memberId: memberIdOf(address), alarm: e.alarm }] : [];
   }
 
   mutatingCalls(): string[] {
@@ -198,4 +199,9 @@ export class FakeTalos implements TalosClient {
       .filter((c) => c.method === 'patchMachineConfig' || c.method === 'reboot')
       .map((c) => `${c.method} ${c.addresses.join(',')}`);
   }
+}
+
+/** Each machine is its own etcd member: a stable 16-hex-digit id per address (the quorum gate checks they differ). */
+function memberIdOf(address: string): string {
+  return createHash('sha256').update(address).digest('hex').slice(0, 16);
 }

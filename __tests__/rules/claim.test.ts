@@ -39,8 +39,33 @@ describe('constants and helpers', () => {
   const rows: Array<{ name: string; taints: Taint[]; want: string[] }> = [
     { name: 'none', taints: [], want: [] },
     { name: 'mirror and advisory are not scheduling taints', taints: [mirror, advisory], want: [] },
-    { name: 'sorted key:effect, value ignored', taints: [gpu, dedicated], want: ['dedicated:NoExecute', 'nvidia.com/gpu:NoSchedule'] },
-    { name: 'de-duplicated', taints: [gpu, { ...gpu, value: 'other' }], want: ['nvidia.com/gpu:NoSchedule'] },
+    {
+      name: 'sorted key=value:effect (tolerations match on the value)',
+      taints: [gpu, dedicated],
+      want: ['dedicated=db:NoExecute', 'nvidia.com/gpu=present:NoSchedule'],
+    },
+    { name: 'de-duplicated', taints: [gpu, { ...gpu, timeAdded: '2026-08-20T10:00:00Z' }], want: ['nvidia.com/gpu=present:NoSchedule'] },
+    {
+      name: 'the same key and effect with two values are two taints',
+      taints: [gpu, { ...gpu, value: 'other' }],
+      want: ['nvidia.com/gpu=other:NoSchedule', 'nvidia.com/gpu=present:NoSchedule'],
+    },
+    {
+      name: 'an absent value and an empty one are the same taint (the apiserver stores neither)',
+      taints: [
+        { key: 'dedicated', effect: 'NoSchedule' },
+        { key: 'dedicated', value: '', effect: 'NoSchedule' },
+      ],
+      want: ['dedicated:NoSchedule'],
+    },
+    {
+      name: 'mirror and advisory are excluded whatever their value',
+      taints: [
+        { ...mirror, value: 'x' },
+        { ...advisory, value: '1755699999' },
+      ],
+      want: [],
+    },
     {
       name: 'same key with another effect is kept',
       taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoExecute' }],
@@ -189,11 +214,25 @@ describe('judgeClaimRejection', () => {
       want: [`autoscaler advisory taint ${ADVISORY_TAINT} appeared`],
     },
     {
-      name: 'taint value rewritten',
-      from: base,
-      reread: (n) => ({ ...n, taints: [{ ...gpu, value: 'absent' }] }),
+      name: 'advisory taint re-written with a new timestamp value',
+      from: node({ name: 'w4', taints: [advisory, gpu] }),
+      reread: (n) => ({ ...n, taints: [{ ...advisory, value: '1755699999' }, gpu] }),
       kind: 'retry',
-      want: ['spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)'],
+      want: [`autoscaler advisory taint ${ADVISORY_TAINT} re-written`],
+    },
+    {
+      name: 'taint list re-ordered and re-stamped',
+      from: node({ name: 'w5', taints: [gpu, dedicated] }),
+      reread: (n) => ({ ...n, taints: [{ ...dedicated, timeAdded: '2026-08-20T10:00:00Z' }, gpu] }),
+      kind: 'retry',
+      want: ['spec.taints rewritten with the same scheduling taints (order or timeAdded changed)'],
+    },
+    {
+      name: 'an empty value re-written as absent is the same taint',
+      from: node({ name: 'w6', taints: [{ key: 'dedicated', value: '', effect: 'NoSchedule' }] }),
+      reread: (n) => ({ ...n, taints: [{ key: 'dedicated', effect: 'NoSchedule' }] }),
+      kind: 'retry',
+      want: ['no change in the fields the claim tests (e.g. only status, labels or other annotations moved)'],
     },
     // conflict: someone else is acting on the node
     {
@@ -229,18 +268,39 @@ describe('judgeClaimRejection', () => {
       want: [`${keys.phase} is set to "mutating" without an owner`],
     },
     {
+      name: 'taint value changed (tolerations match on it)',
+      from: base,
+      reread: (n) => ({ ...n, taints: [{ ...gpu, value: 'absent' }] }),
+      kind: 'conflict',
+      want: ['taint nvidia.com/gpu=absent:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
+    },
+    {
+      name: 'a custom taint dedicated=batch → dedicated=web between the read and the claim',
+      from: node({ name: 'w7', taints: [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }] }),
+      reread: (n) => ({ ...n, taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }] }),
+      kind: 'conflict',
+      want: ['taint dedicated=web:NoSchedule appeared', 'taint dedicated=batch:NoSchedule disappeared'],
+    },
+    {
+      name: 'a value given to a taint that had none',
+      from: node({ name: 'w8', taints: [{ key: 'dedicated', effect: 'NoSchedule' }] }),
+      reread: (n) => ({ ...n, taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }] }),
+      kind: 'conflict',
+      want: ['taint dedicated=web:NoSchedule appeared', 'taint dedicated:NoSchedule disappeared'],
+    },
+    {
       name: 'new taint',
       from: base,
       reread: (n) => ({ ...n, taints: [...n.taints, dedicated] }),
       kind: 'conflict',
-      want: ['taint dedicated:NoExecute appeared'],
+      want: ['taint dedicated=db:NoExecute appeared'],
     },
     {
       name: 'taint removed',
       from: base,
       reread: (n) => ({ ...n, taints: [] }),
       kind: 'conflict',
-      want: ['taint nvidia.com/gpu:NoSchedule disappeared'],
+      want: ['taint nvidia.com/gpu=present:NoSchedule disappeared'],
     },
     {
       name: 'uid replaced',
@@ -346,8 +406,8 @@ describe('checkGuard', () => {
       n: { ...claimed, unschedulable: false, taints: [gpu] },
       want: ['spec.unschedulable is no longer true (someone uncordoned the node)'],
     },
-    { name: 'taint added', n: { ...claimed, taints: [...claimed.taints, dedicated] }, want: ['taint dedicated:NoExecute appeared'] },
-    { name: 'taint removed', n: { ...claimed, taints: [mirror] }, want: ['taint nvidia.com/gpu:NoSchedule disappeared'] },
+    { name: 'taint added', n: { ...claimed, taints: [...claimed.taints, dedicated] }, want: ['taint dedicated=db:NoExecute appeared'] },
+    { name: 'taint removed', n: { ...claimed, taints: [mirror] }, want: ['taint nvidia.com/gpu=present:NoSchedule disappeared'] },
     {
       name: 'deletion started',
       n: { ...claimed, deletionTimestamp: '2026-08-20T10:00:00Z' },
@@ -363,6 +423,23 @@ describe('checkGuard', () => {
       ],
     },
     {
+      name: 'a taint value changed',
+      n: { ...claimed, taints: [{ ...gpu, value: 'shared' }, mirror] },
+      want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
+    },
+    {
+      name: 'a taint value changed still counts with allowLifecycleTaints',
+      n: { ...claimed, taints: [{ ...gpu, value: 'shared' }, mirror, ...notReady] },
+      allow: true,
+      want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
+    },
+    {
+      name: 'lifecycle taints with a value are ignored with allowLifecycleTaints too',
+      n: { ...claimed, taints: [...claimed.taints, { key: 'node.kubernetes.io/not-ready', value: 'x', effect: 'NoExecute' }] },
+      allow: true,
+      want: [],
+    },
+    {
       name: 'lifecycle taints ignored with allowLifecycleTaints',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
       allow: true,
@@ -372,7 +449,7 @@ describe('checkGuard', () => {
       name: 'other taints still count with allowLifecycleTaints',
       n: { ...claimed, taints: [...notReady, dedicated, gpu] },
       allow: true,
-      want: ['taint dedicated:NoExecute appeared'],
+      want: ['taint dedicated=db:NoExecute appeared'],
     },
   ];
   it.each(rows)('$name', ({ n, allow, want }) => {

@@ -195,6 +195,26 @@ const rows: Row[] = [
     reason: /^containerd PID 1893 started/,
   },
   {
+    name: 'the newest start event is chosen by its age, not its position (events listed oldest first)',
+    mutate: (r) => {
+      const c = cri(r);
+      // An older process (PID 1200, before a restart) listed FIRST: position would pick it.
+      c.events.reverse();
+      c.events.unshift({ state: 'Running', message: 'Process Process([...]) started with PID 1200', agoMs: T0 - W + 60 * S });
+    },
+    verdict: 'skip',
+    reason: /^containerd PID 1893 started/,
+  },
+  {
+    name: 'two start events of the same age with different PIDs cannot be ordered',
+    mutate: (r) => {
+      const c = cri(r);
+      c.events.splice(2, 0, { state: 'Running', message: 'Process Process([...]) started with PID 1200', agoMs: startEvent(r).agoMs });
+    },
+    verdict: 'reboot',
+    reason: /^ambiguous containerd start: the start events of PID 1893 and PID 1200 cannot be ordered/,
+  },
+  {
     name: 'the runner clock went backwards during the call',
     mutate: (r) => (cri(r).clientAfterMs = T0 - 5 * S),
     verdict: 'reboot',

@@ -135,6 +135,52 @@ describe('quorumGate (target cp1)', () => {
       etcd: etcd({ '10.0.0.1': { status: { ok: false, error: 'down' }, alarms: { ok: false, error: 'down' } } }),
       want: [],
     },
+    // Peers must be distinct nodes with distinct addresses, each answering for itself.
+    {
+      name: 'two peers reporting the same InternalIP (one machine would be counted twice)',
+      controlPlanes: [cp1, cp2, cp('cp3', '10.0.0.2')],
+      etcd: etcd(),
+      want: ['control planes cp2, cp3 report the same InternalIP 10.0.0.2: each peer must answer for itself'],
+    },
+    {
+      name: "a peer reporting the target's InternalIP (its etcd is the one going down)",
+      controlPlanes: [cp1, cp('cp2', '10.0.0.1'), cp3, cp('cp4', '10.0.0.4')],
+      etcd: etcd({ '10.0.0.1': healthy('10.0.0.1', 'aa01'), '10.0.0.4': healthy('10.0.0.4', 'aa04') }),
+      want: ['control planes cp1, cp2 report the same InternalIP 10.0.0.1: each peer must answer for itself'],
+    },
+    {
+      name: "a peer sharing the target's second InternalIP",
+      controlPlanes: [cp('cp1', '10.0.0.1', { internalIPs: ['10.0.0.1', '10.0.0.3'] }), cp2, cp3, cp('cp4', '10.0.0.4')],
+      etcd: etcd({ '10.0.0.4': healthy('10.0.0.4', 'aa04') }),
+      want: ['control planes cp1, cp3 report the same InternalIP 10.0.0.3: each peer must answer for itself'],
+    },
+    {
+      name: 'the same node listed twice counts once',
+      controlPlanes: [cp1, cp2, cp2],
+      etcd: etcd(),
+      want: [
+        'control plane cp2 is listed 2 times: peers must be distinct nodes',
+        'only 1 other control-plane node (cp2): at least two healthy ones are needed to keep etcd quorum while cp1 reboots',
+      ],
+    },
+    {
+      name: 'a peer without an InternalIP',
+      controlPlanes: [cp1, cp2, cp('cp3', '', { internalIPs: [] })],
+      etcd: etcd(),
+      want: ['control plane cp3 has 0 InternalIP addresses, cannot ask its etcd'],
+    },
+    {
+      name: 'two addresses answered by the same etcd member (one machine behind both)',
+      controlPlanes: [cp1, cp2, cp3],
+      etcd: etcd({ '10.0.0.3': healthy('10.0.0.3', 'aa02') }),
+      want: ['cp2 (10.0.0.2) and cp3 (10.0.0.3) answer as the same etcd member aa02: each peer must answer for itself'],
+    },
+    {
+      name: "a peer address answered by the target's own etcd member (when the target was read too)",
+      controlPlanes: [cp1, cp2, cp3, cp('cp4', '10.0.0.4')],
+      etcd: etcd({ '10.0.0.1': healthy('10.0.0.1', 'aa01'), '10.0.0.4': healthy('10.0.0.4', 'aa01') }),
+      want: ['etcd member aa01 on cp4 (10.0.0.4) is the member of cp1, the node going down: each peer must answer for itself'],
+    },
   ];
   it.each(rows)('$name', ({ controlPlanes, etcd: readings, want }) => {
     expect(quorumGate({ target: 'cp1', controlPlanes, etcd: readings })).toEqual(want);

@@ -54,6 +54,46 @@ describe('readConfig', () => {
   });
 });
 
+describe('readConfig: durations where zero means "forever" or nothing', () => {
+  // kubectl drain reads --timeout=0 as "wait forever"; a zero ready-timeout or cri-restart-wait would
+  // give up before the node or cri could possibly answer. Each is refused before anything runs.
+  it.each([
+    ['drain-timeout', '0m'],
+    ['drain-timeout', '0s'],
+    ['drain-timeout', '0ms'],
+    ['drain-timeout', '0h0m'],
+    ['ready-timeout', '0s'],
+    ['ready-timeout', '0.0m'],
+    ['cri-restart-wait', '0s'],
+    ['drain-timeout', '-5m'],
+    ['ready-timeout', '-1s'],
+    ['cri-restart-wait', '-30s'],
+  ])('rejects %s: %s with an InputError naming it', (input, value) => {
+    let err: unknown;
+    try {
+      readConfig(reader({ [input]: value }));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).input).toBe(input);
+    expect((err as Error).message).toContain(`input "${input}"`);
+  });
+
+  it('names why zero is refused', () => {
+    expect(() => readConfig(reader({ 'drain-timeout': '0m' }))).toThrow(/input "drain-timeout": "0m" must be longer than zero/);
+  });
+
+  it('accepts the smallest positive values', () => {
+    const c = readConfig(reader({ 'drain-timeout': '1s', 'ready-timeout': '500ms', 'cri-restart-wait': '1s' }));
+    expect(c).toMatchObject({ drainTimeoutMs: 1000, readyTimeoutMs: 500, criRestartWaitMs: 1000 });
+  });
+
+  it('keeps evidence-margin 0 (the comparison is strict, so zero margin is meaningful)', () => {
+    expect(readConfig(reader({ 'evidence-margin': '0s' })).evidenceMarginMs).toBe(0);
+  });
+});
+
 describe('parseDuration', () => {
   it.each([
     ['90s', 90_000],

@@ -14,7 +14,9 @@ describe('parseAuthPatch', () => {
       tomlHost: 'ghcr.io',
       fields: { username: 'bot', password: 's3cret', auth: '', identitytoken: '' },
     });
-    expect(p.secrets).toEqual(['s3cret']);
+    // the value and its derived forms (see redact.test.ts); never the username alone
+    expect(p.secrets).toEqual(expect.arrayContaining(['s3cret', 'bot:s3cret', Buffer.from('bot:s3cret').toString('base64')]));
+    expect(p.secrets).not.toContain('bot');
   });
 
   it('reads the legacy machine.registries form and maps docker.io to its TOML key', () => {
@@ -73,6 +75,7 @@ describe('readAuthPatch', () => {
     chmodSync(f, 0o600);
     const masked: string[] = [];
     readAuthPatch(f, '', (s) => masked.push(s));
-    expect(masked).toEqual(['pw-123']);
+    expect(masked).toEqual(expect.arrayContaining(['pw-123', 'bot:pw-123', Buffer.from('bot:pw-123').toString('base64')]));
+    expect(masked).not.toContain('bot');
   });
 });

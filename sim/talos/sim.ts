@@ -230,6 +230,11 @@ export class TalosSim {
       rec.exitCode = rule.action.exitCode;
       return rec.exitCode;
     }
+    if (rule && 'stderrFrom' in rule.action) {
+      out.err(rule.action.stderrFrom({ args: req.args, patches: (req.patches ?? []).map((p) => p.content) }));
+      rec.exitCode = rule.action.exitCode;
+      return rec.exitCode;
+    }
     const downNodes = rule ? (rule.match.node === undefined ? 'all' : rule.match.node) : undefined;
     const ctx: CommandContext = {
       req,

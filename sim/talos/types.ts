@@ -122,7 +122,14 @@ export interface CommandRecord {
   at: number;
 }
 
-export type FailAction = { unavailable: true } | { stderr: string; exitCode: number };
+export type FailAction =
+  | { unavailable: true }
+  | { stderr: string; exitCode: number }
+  /**
+   * stderr computed from the call, e.g. an error that echoes the patch file it was given (the
+   * contents of every `--patch-file`, in order), as a failing `patch machineconfig` may.
+   */
+  | { stderrFrom: (call: { args: string[]; patches: string[] }) => string; exitCode: number };
 
 export interface FailMatch {
   /** top-level name (`service`, `ls`, `reboot`…) or full path (`etcd status`) */

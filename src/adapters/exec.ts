@@ -1,6 +1,13 @@
 // The one place that starts processes: environment, timeouts, cancellation, masking, timing and
 // the record of every command run (the per-node log group and the benchmarks read it).
+//
+// Redaction happens here, before a child's output is stored: a tool that fails may echo what it was
+// given (a patch file, an auth header), and its text then flows into ToolError messages, the
+// decisions, the summary, the annotations and the log. Cleaning it once at the source keeps every
+// consumer clean without each one having to remember; the report renderers redact again as a second
+// line of defence for text that never came from a child.
 import { spawn } from 'node:child_process';
+import { Redactor } from '../redact.js';
 
 export interface RunSpec {
   /** executable name or path */
@@ -12,6 +19,12 @@ export interface RunSpec {
   timeoutMs?: number;
   /** written to the child's stdin, then closed */
   input?: string;
+  /**
+   * Keep stdout as the child wrote it, secrets included: only for a read whose output is compared
+   * with the credential (the CRI config). The caller must redact anything it derives from it for a
+   * message (`Runner.mask`). stderr is redacted regardless.
+   */
+  rawStdout?: boolean;
 }
 
 export interface RunResult {
@@ -40,7 +53,7 @@ export type CommandListener = (record: CommandRecord) => void;
 
 /** Runs commands; one instance per action run. */
 export class Runner {
-  private readonly secrets = new Set<string>();
+  readonly redactor = new Redactor();
   private readonly listeners = new Set<CommandListener>();
   private readonly abort = new AbortController();
   private readonly live = new Set<ReturnType<typeof spawn>>();
@@ -48,9 +61,9 @@ export class Runner {
   processCount = 0;
   readonly processCountByFile = new Map<string, number>();
 
-  /** strings that must never appear in a logged command line */
+  /** strings that must never appear in a logged command line or in stored tool output */
   addSecret(value: string): void {
-    if (value) this.secrets.add(value);
+    this.redactor.add(value);
   }
 
   onCommand(listener: CommandListener): () => void {
@@ -73,9 +86,7 @@ export class Runner {
   }
 
   mask(text: string): string {
-    let out = text;
-    for (const s of this.secrets) out = out.split(s).join('***');
-    return out;
+    return this.redactor.redact(text);
   }
 
   describe(spec: Pick<RunSpec, 'file' | 'args'>): string {
@@ -132,9 +143,10 @@ export class Runner {
         const durationMs = Math.round(performance.now() - t0);
         let stderr = Buffer.concat(err).toString('utf8');
         if (spawnError) stderr += `${stderr ? '\n' : ''}${spawnError.message}`;
+        const stdout = Buffer.concat(out).toString('utf8');
         const result: RunResult = {
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr,
+          stdout: spec.rawStdout ? stdout : this.mask(stdout),
+          stderr: this.mask(stderr),
           exitCode: spawnError ? 127 : code,
           signal,
           timedOut,

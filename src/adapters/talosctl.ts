@@ -24,7 +24,7 @@ import { parseEtcdAlarms, parseEtcdStatus } from './parse/etcd.js';
 import { formatGoDuration } from './parse/goDuration.js';
 import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
 import { ParseError } from './parse/parseError.js';
-import { parseServiceView } from './parse/service.js';
+import { parseServiceView, unreadableCriView } from './parse/service.js';
 import {
   classifyTalosError,
   classifyTalosFailure,
@@ -102,6 +102,11 @@ export class Talosctl implements TalosClient {
         const out = new Map<string, Reading<CriServiceReading>>();
         for (const v of parseServiceView(stdout)) {
           if (v.id !== 'cri') throw new ParseError('service', `expected service cri, got ${JSON.stringify(v.id)}`);
+          const unreadable = unreadableCriView(v);
+          if (unreadable !== undefined) {
+            out.set(v.node, this.failed(call, v.node, 'unparseable', `unparseable output: ${unreadable}`));
+            continue;
+          }
           out.set(v.node, {
             ok: true,
             value: {
@@ -267,13 +272,16 @@ export class Talosctl implements TalosClient {
 
   async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
     // talosctl read refuses several nodes (`command "read" is not supported with multiple nodes`)
-    const call = await this.call([address], ['read', path]);
+    // The file's text is compared with the desired credential, so it is read unredacted (the only
+    // such call); whatever is said about it goes through runner.mask.
+    const call = await this.call([address], ['read', path], this.callTimeoutMs, { rawStdout: true });
     if (call.result.exitCode === 0 && !call.result.timedOut) {
       try {
         return { ok: true, value: { path, exists: true, auth: parseCriRegistryAuth(call.result.stdout) } };
       } catch (e) {
         // the ParseError names a line and column only; the file text holds the credential
-        if (e instanceof ParseError) return { ok: false, error: `${call.command} on ${address}: unparseable: ${e.message}` };
+        if (e instanceof ParseError)
+          return { ok: false, error: this.runner.mask(`${call.command} on ${address}: unparseable: ${e.message}`) };
         throw e;
       }
     }
@@ -327,7 +335,7 @@ export class Talosctl implements TalosClient {
   // machinery
   // ---------------------------------------------------------------------------------------------
 
-  private async call(nodes: string[], args: string[], timeoutMs = this.callTimeoutMs): Promise<Call> {
+  private async call(nodes: string[], args: string[], timeoutMs = this.callTimeoutMs, opts: { rawStdout?: boolean } = {}): Promise<Call> {
     // talosctl splits --nodes on commas: such an address would silently become two nodes
     const bad = nodes.find((n) => n === '' || /[,\s]/.test(n));
     if (bad !== undefined) throw new Error(`invalid Talos node address ${JSON.stringify(bad)}`);
@@ -339,6 +347,7 @@ export class Talosctl implements TalosClient {
       // colour its text if it ever believed it had a terminal.
       env: { TZ: 'UTC', NO_COLOR: '1' },
       timeoutMs,
+      rawStdout: opts.rawStdout,
     });
     return { nodes, command: this.runner.describe({ file: this.binary, args: full }), result };
   }

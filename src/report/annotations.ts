@@ -2,6 +2,7 @@
 // They are plain text: @actions/core escapes the workflow-command syntax itself, and GitHub
 // renders annotation messages as text, so no HTML escaping here.
 import type { DecisionRecord, Outcome } from '../model.js';
+import type { Redactor } from '../redact.js';
 import { oneLine, truncateText } from './escape.js';
 import { outcomeLabel } from './log.js';
 
@@ -30,7 +31,8 @@ interface Pending extends Annotation {
   group: string;
 }
 
-export function buildAnnotations(records: readonly DecisionRecord[]): Annotation[] {
+export function buildAnnotations(records: readonly DecisionRecord[], options: { redactor?: Redactor } = {}): Annotation[] {
+  if (options.redactor) records = options.redactor.redactData([...records]);
   const byKind: Record<AnnotationKind, Pending[]> = { notice: [], warning: [], error: [] };
   for (const r of records) {
     const node = oneLine(r.node);

@@ -2,6 +2,7 @@
 // three say "reboot skipped" the same way (durations: src/format.ts).
 import type { DecisionRecord, Outcome } from '../model.js';
 import { formatDuration } from '../format.js';
+import type { Redactor } from '../redact.js';
 import { oneLine } from './escape.js';
 
 const OUTCOME_LABELS: Record<Outcome, string> = {
@@ -32,16 +33,16 @@ const DURATION_WIDTH = 8;
 const EXIT_WIDTH = 7;
 
 /** `    1.23s  exit 0   kubectl patch node w1 …` — one line whatever the command contains. */
-export function formatCommandLine(c: CommandLineInput): string {
+export function formatCommandLine(c: CommandLineInput, redactor?: Redactor): string {
   const seconds = Number.isFinite(c.durationMs) ? `${(Math.max(0, c.durationMs) / 1000).toFixed(2)}s` : '?s';
   const exit = c.exitCode === null ? 'killed' : `exit ${c.exitCode}`;
   // A JSON patch argument may carry newlines; a second log line would look like a second command.
-  const command = String(c.command).replace(/\r\n?|\n/g, '\\n');
+  const command = (redactor ? redactor.redact(String(c.command)) : String(c.command)).replace(/\r\n?|\n/g, '\\n');
   return `${seconds.padStart(DURATION_WIDTH)}  ${exit.padEnd(EXIT_WIDTH)}  ${command}`;
 }
 
-export function formatCommandLines(commands: readonly CommandLineInput[]): string[] {
-  return commands.map(formatCommandLine);
+export function formatCommandLines(commands: readonly CommandLineInput[], redactor?: Redactor): string[] {
+  return commands.map((c) => formatCommandLine(c, redactor));
 }
 
 /** Title of the per-node `core.group`: `w1 (worker): rebooted in 4m 05s`. */

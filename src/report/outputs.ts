@@ -1,6 +1,7 @@
 // Step outputs. main.ts sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
 import type { DecisionRecord, EvidenceVerdict, Outcome, Role } from '../model.js';
+import type { Redactor } from '../redact.js';
 
 export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed';
 
@@ -93,10 +94,11 @@ const MAX_LEVEL = 4;
 export function buildOutputs(
   result: ReportResult,
   records: readonly DecisionRecord[],
-  options: { budgetBytes?: number } = {},
+  options: { budgetBytes?: number; redactor?: Redactor } = {},
 ): ActionOutputs {
   const budget = options.budgetBytes ?? DECISIONS_BUDGET_BYTES;
-  const full = records.map(toDecisionOutput);
+  // A later step's script reads this output as it is: the runner's log masking never applies to it.
+  const full = records.map(toDecisionOutput).map((d) => (options.redactor ? options.redactor.redactData(d) : d));
   let decisions = JSON.stringify(full);
   for (let level = 1; level <= MAX_LEVEL && Buffer.byteLength(decisions, 'utf8') > budget; level++) {
     decisions = JSON.stringify(full.map((d) => compact(d, level)));

@@ -6,6 +6,7 @@
 //   HTML block and the rest would be parsed as Markdown); escapeCell turns data newlines into <br>;
 // - every string that came from a node, a tool or an input goes through escapeCell.
 import type { DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
+import type { Redactor } from '../redact.js';
 import { escapeCell, truncateText } from './escape.js';
 import { formatDuration } from '../format.js';
 import { outcomeLabel } from './log.js';
@@ -64,8 +65,10 @@ const e = (s: string | number | boolean | undefined | null, max = MAX_VALUE): st
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
-export function renderSummary(input: SummaryInput, options: { budgetBytes?: number } = {}): string {
+export function renderSummary(input: SummaryInput, options: { budgetBytes?: number; redactor?: Redactor } = {}): string {
   const budget = options.budgetBytes ?? SUMMARY_BUDGET_BYTES;
+  // Redacted before escaping and truncation: both change the text a secret would be found in.
+  if (options.redactor) input = options.redactor.redactData(input);
   const records = input.records;
   const notReached = input.notReached ?? [];
 

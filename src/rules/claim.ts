@@ -32,19 +32,39 @@ export function annotationPath(key: string): string {
   return `/metadata/annotations/${escapePointer(key)}`;
 }
 
-function taintId(t: Taint): string {
+/** `key:effect`: how the two well-known taints are recognised, whatever value they carry. */
+function kindOf(t: Taint): string {
   return `${t.key}:${t.effect}`;
 }
 
 /**
- * The taints that decide where pods may run, as sorted, de-duplicated `key:effect` strings.
- * Excluded: the cordon mirror (it follows spec.unschedulable, which is compared on its own, and it
- * appears a moment after our own cordon) and the autoscaler's advisory PreferNoSchedule taint (it
- * never blocks scheduling). A set comparison of this list is what "someone else changed the
- * node's scheduling" means for the claim retry and the guard.
+ * A scheduling taint's identity, `key=value:effect` (`key:effect` without a value), the notation of
+ * `kubectl taint`. The VALUE is part of it: a toleration with `operator: Equal` matches key, value
+ * and effect, so `dedicated=batch:NoSchedule` → `dedicated=web:NoSchedule` changes which pods may run
+ * on the node exactly as much as removing one taint and adding another. An absent value and an empty
+ * one are the same taint: the apiserver stores neither (`omitempty`) and an Equal toleration with
+ * value "" matches both. Unambiguous because the apiserver validates keys as qualified names and
+ * values as label values, neither of which may contain `=` or `:`.
+ */
+export function taintId(t: Taint): string {
+  return t.value !== undefined && t.value !== '' ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
+}
+
+/** The key of a `taintId` (keys contain neither `=` nor `:`). */
+function keyOfTaintId(id: string): string {
+  return /^[^=:]*/.exec(id)![0];
+}
+
+/**
+ * The taints that decide where pods may run, as sorted, de-duplicated `taintId` strings (key, value
+ * and effect). Excluded, by key and effect whatever their value: the cordon mirror (it follows
+ * spec.unschedulable, which is compared on its own, and it appears a moment after our own cordon) and
+ * the autoscaler's advisory PreferNoSchedule taint (it never blocks scheduling; its value is a
+ * timestamp the autoscaler rewrites). A set comparison of this list is what "someone else changed
+ * the node's scheduling" means for the claim retry and the guard, which both use it.
  */
 export function schedulingTaints(taints: Taint[]): string[] {
-  const ids = new Set(taints.map(taintId).filter((id) => id !== MIRROR_TAINT && id !== ADVISORY_TAINT));
+  const ids = new Set(taints.filter((t) => kindOf(t) !== MIRROR_TAINT && kindOf(t) !== ADVISORY_TAINT).map(taintId));
   return [...ids].sort();
 }
 
@@ -185,8 +205,8 @@ function claimConflicts(capture: ClaimCapture, reread: NodeState, keys: Annotati
   return reasons;
 }
 
-function hasTaint(taints: Taint[], id: string): boolean {
-  return taints.some((t) => taintId(t) === id);
+function hasTaint(taints: Taint[], kind: string): boolean {
+  return taints.some((t) => kindOf(t) === kind);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -206,13 +226,15 @@ function benignChanges(capture: ClaimCapture, reread: NodeState): string[] {
     else if (before) {
       // Same taint, re-written (e.g. the lifecycle controller re-added it with a new timeAdded):
       // the claim's exact `test` of spec.taints fails on it, though drain safety did not move.
-      const pick = (ts: Taint[]) => ts.filter((t) => taintId(t) === id).map(storedTaint);
+      const pick = (ts: Taint[]) => ts.filter((t) => kindOf(t) === id).map(storedTaint);
       if (!sameJson(pick(capture.taints), pick(reread.taints))) changed.push(`${what} ${id} re-written`);
     }
   }
-  const keep = (ts: Taint[]) => ts.filter((t) => taintId(t) !== MIRROR_TAINT && taintId(t) !== ADVISORY_TAINT).map(storedTaint);
+  // Reached only when the scheduling taints are equal as a set of key=value:effect: what moved is the
+  // order or a timeAdded, never a value (that is a conflict, see taintId).
+  const keep = (ts: Taint[]) => ts.filter((t) => kindOf(t) !== MIRROR_TAINT && kindOf(t) !== ADVISORY_TAINT).map(storedTaint);
   if (!sameJson(keep(capture.taints), keep(reread.taints))) {
-    changed.push('spec.taints rewritten with the same scheduling taints (order, value or timeAdded changed)');
+    changed.push('spec.taints rewritten with the same scheduling taints (order or timeAdded changed)');
   }
   if (capture.hadAnnotationsMap === false && reread.hasAnnotationsMap) changed.push('metadata.annotations map appeared');
   if (changed.length === 0) changed.push('no change in the fields the claim tests (e.g. only status, labels or other annotations moved)');
@@ -228,9 +250,10 @@ export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string
  *   in transit (the write is atomic, so the rest of it — phase, was-cordoned, cordon — came with it).
  *   The claim holds; the guard re-checks the node before anything disruptive.
  * - `retry`: same uid, not being deleted, no owner/phase annotation, spec.unschedulable still as
- *   captured and the scheduling taints unchanged as a set. Only things that cannot make a drain unsafe
- *   moved (the cordon-mirror or advisory taint, the taint list's order or timestamps, an annotations
- *   map appeared, or nothing visible at all). The caller rebuilds the patch from the re-read and retries
+ *   captured and the scheduling taints (key, value and effect) unchanged as a set. Only things that
+ *   cannot make a drain unsafe moved (the cordon-mirror or advisory taint, the taint list's order or
+ *   timestamps, an annotations map appeared, or nothing visible at all). A taint whose value changed
+ *   is a conflict: tolerations match on the value. The caller rebuilds the patch from the re-read and retries
  *   after claimBackoffMs, up to `claim-attempts`.
  * - `conflict`: anything else. Refuse without draining, naming what changed.
  */
@@ -273,7 +296,8 @@ export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, pha
  * - deletion started: someone is removing the node; continuing would race them.
  * - owner not ours: someone took or released our claim.
  * - unschedulable not true: someone uncordoned it, so pods could land on a node about to reboot.
- * - scheduling taints differ from the capture: someone else is changing where pods may run.
+ * - scheduling taints (key, value and effect: see taintId) differ from the capture: someone else is
+ *   changing where pods may run.
  *
  * With `allowLifecycleTaints` (while waiting for a rebooted node), the not-ready / unreachable /
  * cilium agent-not-ready taints are ignored on both sides: our own reboot makes them come and go.
@@ -293,7 +317,7 @@ export function checkGuard(
   }
   if (!node.unschedulable) problems.push('spec.unschedulable is no longer true (someone uncordoned the node)');
   const lifecycle = new Set<string>(LIFECYCLE_TAINT_KEYS);
-  const scope = (ids: string[]) => (opts.allowLifecycleTaints ? ids.filter((id) => !lifecycle.has(id.slice(0, id.lastIndexOf(':')))) : ids);
+  const scope = (ids: string[]) => (opts.allowLifecycleTaints ? ids.filter((id) => !lifecycle.has(keyOfTaintId(id))) : ids);
   problems.push(...describeTaintDiff(scope(capture.schedulingTaints), scope(schedulingTaints(node.taints))));
   return problems;
 }

@@ -13,9 +13,7 @@
 // Pure: all instants arrive as arguments (epoch ms); nothing here reads a clock.
 import { formatDuration } from '../format.js';
 import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../model.js';
-
-/** The cri service event printed when the containerd process is launched (docs/talos-facts.md#t5-cri-start-event). */
-const START_EVENT = /started with PID (\d+)/;
+import { latestStartEvent } from './startEvent.js';
 
 /** `(D ago)` is `time.Since(ts).Round(time.Second)`: the true age is within ±500 ms of D. */
 const AGO_ROUNDING_MS = 500;
@@ -81,8 +79,8 @@ function checkCriService(r: EvidenceReadings, values: EvidenceValues, fail: Fail
 /**
  * Rule 2 — when containerd started, as the EARLIEST instant it could have been.
  *
- * - Start event: the newest event (they are newest first) matching `started with PID N` is the
- *   current process (the service is Running). talosctl printed its age D on the runner's clock at
+ * - Start event: the latest event BY TIME matching `started with PID N` (latestStartEvent; the CLI
+ *   lists newest first, the API oldest first) is the current process (the service is Running). talosctl printed its age D on the runner's clock at
  *   some moment in [clientBefore, clientAfter], rounded to the second, so the start was at or after
  *   clientBefore − D − 500 ms. (Client–node skew cancels: D = clientNow − nodeTs.)
  * - A negative D means the start lies in the runner's future: the node clock is ahead or stepped, so
@@ -107,9 +105,11 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, fail: Fail
       callMs = 0;
       fail('the runner clock went backwards around `talosctl service cri`, so the start age cannot be placed');
     }
-    const ev = c.events.find((e) => START_EVENT.test(e.message));
-    if (ev) {
-      const pid = Number(START_EVENT.exec(ev.message)![1]);
+    // By time, not by position (see startEvent.ts); two start events that cannot be ordered → reboot.
+    const pick = latestStartEvent(c.events);
+    if (pick.kind === 'ambiguous') fail(`ambiguous containerd start: ${pick.reason}`);
+    if (pick.kind === 'latest') {
+      const { event: ev, pid } = pick;
       // Until this rule reasons on Instants, an event without a printed age reads as unparseable.
       const agoMs = ev.agoMs ?? Number.NaN;
       values.criEvent = { pid, agoMs };

@@ -103,6 +103,19 @@ export function parseServiceView(text: string): ServiceNodeView[] {
   return views;
 }
 
+/**
+ * Why a cri block cannot be read as evidence, or undefined when it can. talosctl prints the EVENTS
+ * label only with the first event, so a block without it carries no history at all. The service
+ * runner logs Preparing/Starting/Running events before a service can be Running, so a cri block
+ * without events was cut short or came from a client that did not print them: reading it as "no
+ * start event" would let the start be proved by ServicePID alone on an output we did not understand.
+ * (The generic parser above still accepts an event-less block: a service that never ran has none.)
+ */
+export function unreadableCriView(view: ServiceNodeView): string | undefined {
+  if (view.events.length === 0) return `the cri block of ${view.node} has no EVENTS section (state ${view.state || 'unknown'})`;
+  return undefined;
+}
+
 export function parseEvent(text: string, line = 0): ServiceEvent {
   const m = EVENT.exec(text);
   if (!m) throw new ParseError(FORMAT, `line ${line}: event is not "[State]: message (D ago)": ${excerpt(text)}`);
