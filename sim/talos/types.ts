@@ -143,4 +143,6 @@ export interface AddNodeSpec {
   criStartedAgoMs?: number;
   clock?: { offsetMs?: number; synced?: boolean; epoch?: number };
   eventsWithoutStart?: boolean;
+  /** fault mode (≤1.13): at the initial boot containerd launched before cri.toml was written, reading the placeholder */
+  criFirst?: boolean;
 }
