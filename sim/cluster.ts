@@ -28,6 +28,8 @@ export interface SimNodeSpec {
   bootedAgoMs?: number;
   /** fault mode (≤1.13): at its initial boot containerd launched before cri.toml was written */
   criFirst?: boolean;
+  /** this node's initial boot gap (launch − cri.toml write), whatever the cluster's timings */
+  bootGapMs?: number;
 }
 
 export interface SimClusterOptions {
@@ -90,6 +92,7 @@ export class SimCluster {
       loadedCredential: { [REGISTRY]: cred },
       bootedAgoMs,
       criFirst: spec.criFirst,
+      bootGapMs: spec.bootGapMs,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({

@@ -96,7 +96,8 @@ export class NodeRuntime {
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
     const bootAt = now - bootedAgo;
     const writeAt = now - (spec.configWrittenAgoMs ?? bootedAgo - 100);
-    const startAt = spec.criStartedAgoMs !== undefined ? now - spec.criStartedAgoMs : writeAt + this.bootGap(spec.criFirst === true);
+    const startAt =
+      spec.criStartedAgoMs !== undefined ? now - spec.criStartedAgoMs : writeAt + (spec.bootGapMs ?? this.bootGap(spec.criFirst === true));
     // containerd launched before the file was rendered read the placeholder: no credential at all
     const loaded = startAt < writeAt && spec.criStartedAgoMs === undefined ? {} : (spec.loadedCredential ?? spec.credential);
     this.boot(bootAt, writeAt, startAt, loaded);
@@ -110,6 +111,8 @@ export class NodeRuntime {
 
   /** launch − write at boot, from the version's code path (timing.ts) unless pinned. */
   private bootGap(criFirst = false): number {
+    // the fault is asked for by name, so it wins over a pinned gap
+    if (criFirst && this.node.version === '1.13') return this.timing.bootGap113(true);
     if (this.opts.bootGapMs !== undefined) return this.opts.bootGapMs;
     if (this.node.version === '1.14') return this.timing.statusAfterWrite() + this.timing.bootGap114();
     return this.timing.bootGap113(criFirst);
