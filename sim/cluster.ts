@@ -26,12 +26,21 @@ export interface SimNodeSpec {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   bootedAgoMs?: number;
+  /** fault mode (≤1.13): at its initial boot containerd launched before cri.toml was written */
+  criFirst?: boolean;
+  /** this node's initial boot gap (launch − cri.toml write), whatever the cluster's timings */
+  bootGapMs?: number;
 }
 
 export interface SimClusterOptions {
   heartbeatMs?: number;
   rebootMs?: number;
+  /** pin the Talos 1.14 restart after a cri.toml write; default drawn from 50–800 ms (sim/talos/timing.ts) */
   criRestartMs?: number;
+  /** pin every boot's launch − write gap; default drawn per node and version (sim/talos/timing.ts) */
+  bootGapMs?: number;
+  /** seeds the twin's timings (default 1) */
+  seed?: number;
 }
 
 export class SimCluster {
@@ -60,7 +69,9 @@ export class SimCluster {
     const talos = await TalosSim.start({
       kube: hooks,
       rebootMs: opts.rebootMs ?? 1500,
-      criRestartMs: opts.criRestartMs ?? 5000,
+      criRestartMs: opts.criRestartMs,
+      bootGapMs: opts.bootGapMs,
+      seed: opts.seed,
       dir: join(dir, 'talos'),
     });
     kube = await KubeSim.start({ heartbeatMs: opts.heartbeatMs ?? 1000, imagePull: talos.imagePull, dir: join(dir, 'kube') });
@@ -80,6 +91,8 @@ export class SimCluster {
       credential: { [REGISTRY]: spec.staleContainerd ? NEW_CREDENTIAL : cred },
       loadedCredential: { [REGISTRY]: cred },
       bootedAgoMs,
+      criFirst: spec.criFirst,
+      bootGapMs: spec.bootGapMs,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({
@@ -130,16 +143,22 @@ export class SimCluster {
  * the autoscaler with the current credential (its reboot must be skipped), one carries an operator's
  * cordon (it must stay cordoned). Kubelets write heartbeats throughout.
  */
-export function addDefaultNodes(c: SimCluster): void {
-  for (const n of ['cp-1', 'cp-2', 'cp-3']) c.addNode({ name: n, role: 'control-plane' });
-  c.addNode({ name: 'worker-1', role: 'worker' });
+export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean } = {}): void {
+  // mixedVersions: cp-3 and worker-1 run Talos 1.14 (cri restarts itself after the patch), the rest 1.13
+  const v114 = opts.mixedVersions ? ('1.14' as const) : undefined;
+  for (const n of ['cp-1', 'cp-2']) c.addNode({ name: n, role: 'control-plane' });
+  c.addNode({ name: 'cp-3', role: 'control-plane', version: v114 });
+  c.addNode({ name: 'worker-1', role: 'worker', version: v114 });
   c.addNode({
     name: 'worker-2',
     role: 'worker',
     cordoned: true,
     annotations: { 'ops.acme.io/cordon-reason': 'disk replacement scheduled' },
   });
-  c.addNode({ name: 'worker-3', role: 'worker', current: true, labels: { 'node.kubernetes.io/instance-type': 'cx32' } });
+  // worker-3's boot gap is pinned where talosctl's second-rounded readings can order it (7 s): with a
+  // drawn 0.3–3 s gap only nanosecond readings (the Talos API) prove it current, and the demo's point
+  // is that a provably current node is not rebooted.
+  c.addNode({ name: 'worker-3', role: 'worker', current: true, bootGapMs: 7000, labels: { 'node.kubernetes.io/instance-type': 'cx32' } });
   c.kube.addPod({
     namespace: 'default',
     name: 'web-1',

@@ -46,8 +46,11 @@ async function main(): Promise<number> {
   const cluster = await SimCluster.start();
   const stopChurn: Array<() => void> = [];
   try {
-    addDefaultNodes(cluster);
-    for (let i = 4; total !== undefined && i <= total - 3; i++) cluster.addNode({ name: `worker-${i}`, role: 'worker' });
+    addDefaultNodes(cluster, { mixedVersions: true });
+    // extra workers alternate between Talos 1.13 and 1.14, like a cluster mid-upgrade
+    for (let i = 4; total !== undefined && i <= total - 3; i++) {
+      cluster.addNode({ name: `worker-${i}`, role: 'worker', version: i % 2 === 0 ? '1.14' : '1.13' });
+    }
     stopChurn.push(...scenario.setup(cluster));
 
     console.log(

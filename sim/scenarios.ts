@@ -12,7 +12,7 @@ export interface Scenario {
 export const SCENARIOS: Record<string, Scenario> = {
   default: {
     description:
-      '3 control planes, 3 workers: worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential; kubelets write heartbeats',
+      '3 control planes, 3 workers, mixing Talos 1.13 and 1.14 (cp-3 and worker-1 restart cri by themselves after the patch): worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential; kubelets write heartbeats; boot and restart timings drawn from realistic ranges (seeded)',
     setup: () => [],
   },
   churn: {
@@ -31,6 +31,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: 'cp-2 reports an etcd NOSPACE alarm: the control-plane reboots are refused',
     setup: (c) => {
       c.talos.setEtcd('cp-2', { alarm: 'NOSPACE' });
+      return [];
+    },
+  },
+  'cri-first': {
+    description:
+      'an extra Talos 1.13 worker whose containerd started before cri.toml was written at boot (nothing in ≤1.13 prevents it): it must be rebooted',
+    setup: (c) => {
+      c.addNode({ name: 'worker-cri-first', role: 'worker', current: true, criFirst: true });
       return [];
     },
   },

@@ -50,6 +50,14 @@ export const DEFAULT_CRI_CONFIG_PATHS = ['/etc/cri/conf.d/cri.toml', '/etc/cri/c
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Parse a duration such as `90s`, `45m`, `1h`, `1h30m`, `500ms`; `input` names the input in the error. */
+/**
+ * The default `evidence-margin`: the instants compared are machined's wall clock, which Talos slews
+ * (never reversing two instants) below a 400 ms offset and steps above it; no margin covers a step,
+ * the clock checks do. What is left is noise an exact reading does not have (README, decision rules).
+ */
+export const DEFAULT_EVIDENCE_MARGIN = '10ms';
+export const DEFAULT_EVIDENCE_MARGIN_MS = 10;
+
 export function parseDuration(input: string, text: string): number {
   const t = text.trim();
   if (!/^(\d+(?:\.\d+)?(ms|s|m|h))+$/.test(t)) {
@@ -126,7 +134,7 @@ export function readConfig(get: InputReader): Config {
     nodeSelector: str('node-selector') || undefined,
     reboot: oneOf<RebootPolicy>('reboot', str('reboot') || 'evidence', ['evidence', 'always']),
     criConfigPaths: criPaths.length ? criPaths : DEFAULT_CRI_CONFIG_PATHS,
-    evidenceMarginMs: parseDuration('evidence-margin', str('evidence-margin') || '2s'),
+    evidenceMarginMs: parseDuration('evidence-margin', str('evidence-margin') || DEFAULT_EVIDENCE_MARGIN),
     claimAttempts: positiveInt('claim-attempts', str('claim-attempts') || '5', 50),
     drainTimeoutMs: positiveDuration('drain-timeout', str('drain-timeout') || '45m'),
     readyTimeoutMs: positiveDuration('ready-timeout', str('ready-timeout') || '10m'),

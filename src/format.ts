@@ -19,3 +19,14 @@ export function formatDuration(ms: number): string {
   const s = total % 60;
   return `${sign}${h > 0 ? `${h}h` : ''}${m}m${s}s`;
 }
+
+/**
+ * The same formatter for a measured magnitude (a gap, a half-width): spans under a millisecond in
+ * µs (nanosecond API readings), and no trailing `.0`, so `+7 s ± 1.5 s` shows the reading's precision
+ * and not invented digits. The sign is the caller's.
+ */
+export function formatMagnitude(ms: number): string {
+  const a = Math.abs(ms);
+  if (a > 0 && a < 1) return `${Math.round(a * 1000)} µs`;
+  return formatDuration(a).replace(/\.0 s$/, ' s');
+}

@@ -108,9 +108,8 @@ export type ReadPath = 'api' | 'cli';
  * An instant on the node's clock, known only within the bounds of the reading that produced it.
  * Epoch milliseconds, fractional (a nanosecond API timestamp keeps sub-millisecond digits; a double
  * holds about 0.25 µs at today's epoch). An exact reading has `earliestMs === latestMs`.
- * Migration (to reading Talos through its API): the API adapter fills only the Instant fields below;
- * the older per-field numbers (`agoMs`, `createdMs`, `updatedMs`, `mtimeMs`/`precisionMs`) are the
- * CLI's raw values and go away once the evidence rule reasons on Instants.
+ * Each adapter turns what it read into these bounds (docs/talos-evidence-timing.md says how); the
+ * evidence rule reasons on the bounds only, so both read paths are judged by one rule.
  */
 export interface Instant {
   earliestMs: number;
@@ -123,10 +122,8 @@ export interface Instant {
 export interface ServiceEvent {
   state: string;
   message: string;
-  /** when the event was logged, on the node's clock */
-  at?: Instant;
-  /** CLI: the "(D ago)" duration in ms as printed by talosctl (may be negative when the node clock is ahead) */
-  agoMs?: number;
+  /** when the event was logged, on the node's clock (CLI: placed from its "(D ago)" age and the runner window) */
+  at: Instant;
 }
 
 /** The cri service's state and event history, with the runner's clock read just before and just after the call. */
@@ -144,10 +141,8 @@ export interface CriServiceReading {
 /** ServicePIDs.runtime.talos.dev `cri` (Talos >= 1.13), recorded right after the launch. */
 export interface ServicePidReading {
   pid: number;
-  /** metadata.created */
-  created?: Instant;
-  /** CLI: `created` as printed, truncated to the second */
-  createdMs?: number;
+  /** metadata.created: recorded right after the launch, so an upper bound of it */
+  created: Instant;
 }
 
 /** A config file's presence and modification time (`ls -l` on the CLI path, `MachineService.List` on the API path). */
@@ -156,21 +151,18 @@ export interface FileListing {
   exists: boolean;
   /** the LASTMOD cell exactly as printed (CLI) */
   lastModText?: string;
-  /** the modification time with its truncation as bounds (whole seconds on both paths: never the ordering instant on the API path) */
+  /**
+   * the modification time with its truncation as bounds, present when the file exists (whole seconds
+   * on both paths, a minute for an old `ls -l` row: never the ordering instant on the API path)
+   */
   mtime?: Instant;
-  /** CLI: the earliest instant the truncated LASTMOD stands for */
-  mtimeMs?: number;
-  /** CLI: 1000 for `Jan _2 15:04:05`, 60000 for `Jan _2 2006 15:04` */
-  precisionMs?: number;
 }
 
 /** EtcFileStatuses.files.talos.dev: updated after the controller wrote the file, so an upper bound of the write. */
 export interface EtcFileStatusReading {
   id: string;
   /** max(metadata.created, metadata.updated): the status is recorded after the write it describes */
-  updated?: Instant;
-  /** CLI: `updated` as printed, truncated to the second */
-  updatedMs?: number;
+  updated: Instant;
   specVersion?: string;
 }
 
@@ -212,15 +204,27 @@ export interface EvidenceValues {
   criState?: string;
   criHealth?: string;
   criPid?: number;
-  /** earliest instant containerd could have started (ISO) */
+  /** earliest instant containerd could have started (ISO): the newest pre-launch event of its run */
   criStartEarliest?: string;
+  /** optional: latest instant it could have started (ISO): ServicePID created / the start event */
+  criStartLatest?: string;
   criStartSource?: string;
   /** latest instant any config file could have been written (ISO) */
   configWrittenLatest?: string;
+  /** optional: the launch's bounds in epoch ms (node clock), for a compact rendering */
+  criStart?: { earliestMs: number; latestMs: number };
+  /** optional: the last write's bounds in epoch ms (node clock) */
+  configWrite?: { earliestMs: number; latestMs: number };
+  /** optional: earliest instant the last write could have been (ISO): the newest file's mtime */
+  configWrittenEarliest?: string;
   configWrittenPath?: string;
   marginMs: number;
-  /** start − write, in ms, when both are known */
+  /** start − write, in ms, when both are known: the lower end of `gap` (what the margin is compared with) */
   gapMs?: number;
+  /** optional: every value start − write can take given the bounds of both instants, in ms */
+  gap?: { lowMs: number; highMs: number };
+  /** optional: which path read the instants that decided ('mixed' when the two paths were combined) */
+  readPath?: ReadPath | 'mixed';
   timeSynced?: boolean;
   timeEpoch?: number;
   /** per path: exists, lastMod as printed, whether it carries the desired credential */
@@ -234,19 +238,37 @@ export interface EvidenceValues {
     latestWrite?: string;
   }>;
   talosVersion?: string;
-  /** optional: the newest "started with PID" event, as read */
-  criEvent?: { pid: number; agoMs: number };
+  /** optional: the current run's "started with PID" event and its instant as read (ISO of the bounds) */
+  criEvent?: { pid: number; at: string; text?: string };
   /** optional: `get servicepids cri`, as read (created ISO, node clock) */
   servicePid?: { pid: number; created: string };
   /** optional: the runner clock just before and after `talosctl service cri` (ISO) */
   runnerWindow?: { before: string; after: string };
 }
 
+/**
+ * What the instants say about containerd's start against the last config write:
+ * - `after`: provably after by more than the margin (the only ordering that may skip);
+ * - `undecidable`: the bounds overlap, the gap is within the margin, or the clock cannot be trusted;
+ * - `before`: provably before (start.latest < write.earliest), on a clock the checks trust;
+ * - `unknown`: an instant could not be read at all.
+ */
+export type EvidenceOrdering = 'after' | 'undecidable' | 'before' | 'unknown';
+
 export interface EvidenceVerdict {
   verdict: 'skip' | 'reboot';
   /** one line a user reads in the summary table */
   reason: string;
   values: EvidenceValues;
+  /** optional: the ordering of start and write (see EvidenceOrdering) */
+  ordering?: EvidenceOrdering;
+  /**
+   * optional: true when the readings prove the running containerd does NOT hold the desired
+   * credential (cri not Running, an old or absent credential in an existing config file, or a start
+   * provably before the write), as opposed to merely failing to prove that it does. After a reboot,
+   * only a contradicting proof is a failed roll; an undecidable one is a residual risk to report.
+   */
+  contradicts?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 // Gather the evidence readings for one or more nodes: sequencing of adapter calls only.
-// The batch reads run concurrently (they are independent and read-only); the file contents are
-// read one call per existing file, because talosctl refuses `read` with several nodes.
+// Every read is independent and read-only, so all of them run at once: the batch reads (one
+// talosctl process for all nodes on the CLI path, one call per node on the API path) and, as soon
+// as the listings say which files exist, the file contents (one call per node and file, since
+// talosctl refuses `read` with several nodes). At most READ_CALLS_IN_FLIGHT content reads are in
+// flight, so a plan over 500 nodes neither waits on a handful at a time nor opens a thousand at once.
 import type { TalosClient } from './adapters/types.js';
 import { errorMessage } from './errors.js';
-import type { ConfigFileReadings, EvidenceReadings, Reading } from './model.js';
+import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from './model.js';
 
 export interface EvidenceTarget {
   name: string;
@@ -24,32 +27,17 @@ export async function readEvidence(
 ): Promise<Map<string, EvidenceReadings>> {
   const addresses = targets.map((t) => t.address);
   const unknown = addresses.filter((a) => !knownVersions?.get(a)?.ok);
-  const [readVersions, services, pids, listings, statuses, times] = await Promise.all([
+  const listingsRead = talos.listFiles(addresses, paths);
+  const [readVersions, services, pids, listings, statuses, times, contents] = await Promise.all([
     unknown.length > 0 ? talos.version(unknown) : Promise.resolve(new Map<string, Reading<string>>()),
     talos.criService(addresses),
     talos.servicePids(addresses),
-    talos.listFiles(addresses, paths),
+    listingsRead,
     talos.etcFileStatus(addresses, paths),
     talos.timeStatus(addresses),
+    listingsRead.then((l) => readContents(talos, targets, paths, l)),
   ]);
   const versions = new Map([...(knownVersions ?? []), ...readVersions]);
-  // The file contents need one `talosctl read` per node and file; they run a few at a time, since
-  // each waits on the network rather than on this machine.
-  const contents = new Map<string, ConfigFileReadings['content']>();
-  const reads: Array<() => Promise<void>> = [];
-  for (const t of targets) {
-    for (const path of paths) {
-      const listing = listings.get(t.address)?.get(path);
-      // A file the listing shows absent has no write time and no content to judge.
-      if (listing && listing.ok && !listing.value.exists) continue;
-      reads.push(async () => {
-        // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
-        const content = await talos.readAuth(t.address, path).catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
-        contents.set(`${t.address}\n${path}`, content);
-      });
-    }
-  }
-  await runLimited(reads, READ_CONCURRENCY);
   const out = new Map<string, EvidenceReadings>();
   for (const t of targets) {
     const files: ConfigFileReadings[] = [];
@@ -79,7 +67,33 @@ export async function readEvidence(
   return out;
 }
 
-const READ_CONCURRENCY = 8;
+/** How many content reads may be in flight at once (they wait on the network, not on this machine). */
+export const READ_CALLS_IN_FLIGHT = 32;
+
+/** One read per node and existing file, keyed `address\npath`. */
+async function readContents(
+  talos: TalosClient,
+  targets: EvidenceTarget[],
+  paths: string[],
+  listings: Map<string, Map<string, Reading<FileListing>>>,
+): Promise<Map<string, ConfigFileReadings['content']>> {
+  const contents = new Map<string, ConfigFileReadings['content']>();
+  const reads: Array<() => Promise<void>> = [];
+  for (const t of targets) {
+    for (const path of paths) {
+      const listing = listings.get(t.address)?.get(path);
+      // A file the listing shows absent has no write time and no content to judge.
+      if (listing && listing.ok && !listing.value.exists) continue;
+      reads.push(async () => {
+        // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
+        const content = await talos.readAuth(t.address, path).catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
+        contents.set(`${t.address}\n${path}`, content);
+      });
+    }
+  }
+  await runLimited(reads, READ_CALLS_IN_FLIGHT);
+  return contents;
+}
 
 /** Run the tasks with at most `limit` in flight. */
 async function runLimited(tasks: Array<() => Promise<void>>, limit: number): Promise<void> {

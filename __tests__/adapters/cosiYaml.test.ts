@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { etcFileStatusFrom, parseCosiYaml, servicePidFrom, timeStatusFrom } from '../../src/adapters/parse/cosiYaml.js';
+import { etcFileStatusFrom, parseCosiYaml, rfc3339Instant, servicePidFrom, timeStatusFrom } from '../../src/adapters/parse/cosiYaml.js';
 import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { cosiDoc, cosiStream } from './talosOutput.js';
 
@@ -31,7 +31,12 @@ describe('parseCosiYaml', () => {
       phase: 'running',
       createdMs: Date.parse('2026-08-20T10:11:12Z'),
     });
-    expect(servicePidFrom(r)).toEqual({ pid: 1893, createdMs: Date.parse('2026-08-20T10:11:12Z') });
+    // printed in whole seconds: the launch was recorded somewhere in that second
+    const t = Date.parse('2026-08-20T10:11:12Z');
+    expect(servicePidFrom(r)).toEqual({
+      pid: 1893,
+      created: { earliestMs: t, latestMs: t + 999, via: 'cli', text: '2026-08-20T10:11:12Z' },
+    });
   });
 
   it('reads a stream of documents from several nodes', () => {
@@ -55,11 +60,43 @@ describe('parseCosiYaml', () => {
       updated: '2026-08-20T10:11:12Z',
       spec: ['specVersion: "3"'],
     });
+    const t = Date.parse('2026-08-20T10:11:12Z');
     expect(etcFileStatusFrom(parseCosiYaml(text)[0])).toEqual({
       id: 'cri/conf.d/cri.toml',
-      updatedMs: Date.parse('2026-08-20T10:11:12Z'),
+      updated: { earliestMs: t, latestMs: t + 999, via: 'cli', text: '2026-08-20T10:11:12Z' },
       specVersion: '3',
     });
+  });
+
+  it('an etcfilestatus only ever created is recorded at the later of created and updated', () => {
+    const text = cosiDoc({
+      node: '10.0.0.11',
+      namespace: 'files',
+      type: 'EtcFileStatuses.files.talos.dev',
+      id: 'cri/conf.d/cri.toml',
+      version: 1,
+      owner: 'files.EtcFileController',
+      created: '2026-08-20T10:11:13Z',
+      updated: '2026-08-20T10:11:12Z',
+      spec: ['specVersion: "1"'],
+    });
+    const t = Date.parse('2026-08-20T10:11:13Z');
+    expect(etcFileStatusFrom(parseCosiYaml(text)[0]).updated).toEqual({
+      earliestMs: t,
+      latestMs: t + 999,
+      via: 'cli',
+      text: '2026-08-20T10:11:13Z',
+    });
+  });
+
+  it('fractional digits narrow the bounds to their last digit', () => {
+    const t = Date.parse('2026-08-20T10:11:12Z');
+    expect(rfc3339Instant('2026-08-20T10:11:12.25Z')).toMatchObject({ earliestMs: t + 250, latestMs: t + 259 });
+    const ns = rfc3339Instant('2026-08-20T10:11:12.123456789Z');
+    expect(ns.earliestMs - t).toBeCloseTo(123.456789, 4);
+    // a nanosecond unit is below what a double holds at today's epoch (~0.25 µs): the bounds coincide
+    expect(ns.latestMs - ns.earliestMs).toBeGreaterThanOrEqual(0);
+    expect(ns.latestMs - ns.earliestMs).toBeLessThan(0.001);
   });
 
   it('reads a timestatus, including a pre-sync timestamp near the epoch', () => {

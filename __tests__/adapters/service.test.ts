@@ -27,9 +27,14 @@ describe('parseServiceView', () => {
     expect(v).toMatchObject({ node: '10.0.0.11', id: 'cri', state: 'Running', health: 'OK' });
     expect(v.lastHealthMessage).toBeUndefined();
     expect(v.events).toHaveLength(7);
-    expect(v.events[0]).toEqual({ state: 'Running', message: 'Health check successful', agoMs: (258 * 3600 + 12 * 60 + 30) * 1000 });
+    expect(v.events[0]).toEqual({
+      state: 'Running',
+      message: 'Health check successful',
+      agoMs: (258 * 3600 + 12 * 60 + 30) * 1000,
+      ageText: '258h12m30s',
+    });
     // the message's own parentheses and quotes stay in it; the age is the last group
-    expect(v.events[1]).toEqual({ state: 'Running', message: PID_MSG, agoMs: (258 * 3600 + 12 * 60 + 31) * 1000 });
+    expect(v.events[1]).toEqual({ state: 'Running', message: PID_MSG, agoMs: (258 * 3600 + 12 * 60 + 31) * 1000, ageText: '258h12m31s' });
     expect(v.events[5].message).toBe(
       'Waiting for volumes /var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt to be mounted, network',
     );
@@ -122,7 +127,7 @@ describe('parseServiceView', () => {
     expect(text.split('\n')[4]).toBe('LAST HEALTH MESSAGE   Unknown');
     const views = parseServiceView(text);
     expect(views[0]).toEqual({ node: 'cp-1', id: 'cri', state: 'Waiting', health: '?', lastHealthMessage: 'Unknown', events: [] });
-    expect(views[1].events).toEqual([{ state: 'Running', message: 'Health check successful', agoMs: 0 }]);
+    expect(views[1].events).toEqual([{ state: 'Running', message: 'Health check successful', agoMs: 0, ageText: '0s' }]);
   });
 
   it('keeps a negative age (node clock ahead of the client)', () => {
@@ -151,8 +156,9 @@ describe('parseServiceView', () => {
       state: 'Waiting',
       message: 'Error running Process(["/bin/containerd"]), going to restart forever: exit status 1\nstderr: boom',
       agoMs: 2000,
+      ageText: '2s',
     });
-    expect(v.events[2]).toEqual({ state: 'Starting', message: 'Starting service', agoMs: 66_000 });
+    expect(v.events[2]).toEqual({ state: 'Starting', message: 'Starting service', agoMs: 66_000, ageText: '1m6s' });
   });
 
   it('reads service id and state verbatim', () => {

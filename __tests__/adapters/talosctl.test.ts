@@ -200,8 +200,19 @@ describe('Talosctl: batch reads', () => {
     const a = res.get('10.0.0.11')!;
     const b = res.get('10.0.0.12')!;
     if (!a.ok || !b.ok) throw new Error('expected readings');
-    expect(a.value.events[1]).toEqual({ state: 'Running', message: PID_MSG(1893), agoMs: 211_000 });
-    expect(b.value).toMatchObject({ health: 'Fail', lastHealthMessage: 'connection refused', events: [{ agoMs: -4000 }] });
+    // the age was printed somewhere in the call's window, rounded to the second: the bounds keep both
+    expect(a.value.events[1]).toEqual({
+      state: 'Running',
+      message: PID_MSG(1893),
+      at: {
+        earliestMs: a.value.clientBeforeMs - 211_000 - 500,
+        latestMs: a.value.clientAfterMs - 211_000 + 500,
+        via: 'cli',
+        text: '3m31s ago',
+      },
+    });
+    expect(b.value).toMatchObject({ health: 'Fail', lastHealthMessage: 'connection refused', events: [{ at: { text: '-4s ago' } }] });
+    expect(b.value.events[0].at.latestMs).toBe(b.value.clientAfterMs + 4000 + 500);
     expect(a.value.clientBeforeMs).toBe(records[0].startedAtMs);
     expect(a.value.clientAfterMs).toBeGreaterThanOrEqual(a.value.clientBeforeMs);
     expect(a.value.clientBeforeMs).toBeGreaterThanOrEqual(before);
@@ -252,7 +263,7 @@ describe('Talosctl: batch reads', () => {
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toContain('unparseable');
     expect(!r.ok && r.error).toContain('EVENTS');
-    expect(res.get('10.0.0.12')).toMatchObject({ ok: true, value: { events: [{ agoMs: 1000 }] } });
+    expect(res.get('10.0.0.12')).toMatchObject({ ok: true, value: { events: [{ at: { via: 'cli', text: '1s ago' } }] } });
   });
 
   it('servicePids: errors listed without names in --nodes order (get) are matched to the silent nodes', async () => {
@@ -278,7 +289,11 @@ describe('Talosctl: batch reads', () => {
       },
     ]);
     const res = await talos.servicePids(['a', 'b', 'c', 'd']);
-    expect(res.get('a')).toEqual({ ok: true, value: { pid: 11, createdMs: Date.parse('2026-11-20T10:11:12Z') } });
+    const created = Date.parse('2026-11-20T10:11:12Z');
+    expect(res.get('a')).toEqual({
+      ok: true,
+      value: { pid: 11, created: { earliestMs: created, latestMs: created + 999, via: 'cli', text: '2026-11-20T10:11:12Z' } },
+    });
     expect(res.get('b')).toMatchObject({ ok: false });
     expect(res.get('b')!.ok === false && (res.get('b') as { error: string }).error).toContain('not-found');
     // c is a Talos 1.12 node: the type does not exist there
@@ -360,11 +375,20 @@ describe('Talosctl: batch reads', () => {
     expect([...files.get('a')!.keys()]).toEqual(paths);
     expect(files.get('a')!.get('/etc/cri/conf.d/cri.toml')).toEqual({
       ok: true,
-      value: { id: 'cri/conf.d/cri.toml', updatedMs: Date.parse('2026-11-20T10:00:00Z'), specVersion: '2' },
+      value: {
+        id: 'cri/conf.d/cri.toml',
+        updated: {
+          earliestMs: Date.parse('2026-11-20T10:00:00Z'),
+          latestMs: Date.parse('2026-11-20T10:00:00Z') + 999,
+          via: 'cli',
+          text: '2026-11-20T10:00:00Z',
+        },
+        specVersion: '2',
+      },
     });
     expect(files.get('b')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({
       ok: true,
-      value: { updatedMs: Date.parse('2026-11-21T10:00:00Z') },
+      value: { updated: { earliestMs: Date.parse('2026-11-21T10:00:00Z') } },
     });
     expect(files.get('a')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: true });
     expect(files.get('b')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: false });
@@ -427,11 +451,31 @@ describe('Talosctl: listFiles', () => {
     expect(globalsOk(calls()[0], '10.0.0.11,10.0.0.12,10.0.0.13')).toEqual(['ls', '-l', path]);
     expect(res.get('10.0.0.11')!.get(path)).toEqual({
       ok: true,
-      value: { path, exists: true, lastModText: renderLastMod(t11, now), mtimeMs: Math.floor(t11 / 1000) * 1000, precisionMs: 1000 },
+      value: {
+        path,
+        exists: true,
+        lastModText: renderLastMod(t11, now),
+        mtime: {
+          earliestMs: Math.floor(t11 / 1000) * 1000,
+          latestMs: Math.floor(t11 / 1000) * 1000 + 999,
+          via: 'cli',
+          text: renderLastMod(t11, now),
+        },
+      },
     });
     expect(res.get('10.0.0.12')!.get(path)).toEqual({
       ok: true,
-      value: { path, exists: true, lastModText: renderLastMod(t12, now), mtimeMs: Math.floor(t12 / 60_000) * 60_000, precisionMs: 60_000 },
+      value: {
+        path,
+        exists: true,
+        lastModText: renderLastMod(t12, now),
+        mtime: {
+          earliestMs: Math.floor(t12 / 60_000) * 60_000,
+          latestMs: Math.floor(t12 / 60_000) * 60_000 + 59_999,
+          via: 'cli',
+          text: renderLastMod(t12, now),
+        },
+      },
     });
     expect(res.get('10.0.0.13')!.get(path)).toEqual({ ok: true, value: { path, exists: false } });
   });
@@ -503,9 +547,18 @@ describe('Talosctl: listFiles', () => {
     const res = await talos.listFiles(['a', 'b'], [cri, part]);
     expect(calls()).toHaveLength(1);
     expect(globalsOk(calls()[0], 'a,b')).toEqual(['ls', '-l', '/etc/cri/conf.d']);
-    expect(res.get('a')!.get(cri)).toMatchObject({ ok: true, value: { exists: true, mtimeMs: Math.floor((tA + 1000) / 1000) * 1000 } });
-    expect(res.get('a')!.get(part)).toMatchObject({ ok: true, value: { exists: true, mtimeMs: Math.floor(tA / 1000) * 1000 } });
-    expect(res.get('b')!.get(cri)).toMatchObject({ ok: true, value: { exists: true, mtimeMs: Math.floor(tB / 1000) * 1000 } });
+    expect(res.get('a')!.get(cri)).toMatchObject({
+      ok: true,
+      value: { exists: true, mtime: { earliestMs: Math.floor((tA + 1000) / 1000) * 1000 } },
+    });
+    expect(res.get('a')!.get(part)).toMatchObject({
+      ok: true,
+      value: { exists: true, mtime: { earliestMs: Math.floor(tA / 1000) * 1000 } },
+    });
+    expect(res.get('b')!.get(cri)).toMatchObject({
+      ok: true,
+      value: { exists: true, mtime: { earliestMs: Math.floor(tB / 1000) * 1000 } },
+    });
     expect(res.get('b')!.get(part)).toEqual({ ok: true, value: { path: part, exists: false } });
     expect([...res.get('a')!.keys()]).toEqual([cri, part]);
   });
@@ -586,7 +639,7 @@ describe('Talosctl: listFiles', () => {
     const res = await talos.listFiles(['a'], ['/etc/cri/conf.d/cri.toml', '/etc/cri/conf.d/01-registries.part']);
     expect(res.get('a')!.get('/etc/cri/conf.d/cri.toml')).toMatchObject({
       ok: true,
-      value: { exists: true, mtimeMs: Math.floor((now - 7000) / 1000) * 1000 },
+      value: { exists: true, mtime: { earliestMs: Math.floor((now - 7000) / 1000) * 1000 } },
     });
     expect(res.get('a')!.get('/etc/cri/conf.d/01-registries.part')).toMatchObject({ ok: true, value: { exists: false } });
     expect(calls()).toHaveLength(2);

@@ -39,8 +39,8 @@ describe('e2e: evidence decides the reboot', () => {
   });
 
   it('on Talos 1.14 the patch makes cri restart by itself: no drain, no reboot, proven by the new start', async () => {
-    // The twin restarts cri 5 s after the write: a restart within evidence-margin of the write is
-    // not proof (1-second timestamps), and the action would fall back to a reboot.
+    // Pinned: cri restarts 5 s after the write. Real 1.14 restarts in 50–800 ms, which talosctl's
+    // 1-second readings cannot order (next describe); over the Talos API they can.
     c = await startCluster({ defaultNodes: false, criRestartMs: 5000 });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.14' });
     const pidBefore = c.talos.node('worker-1').containerd.pid;
@@ -58,8 +58,8 @@ describe('e2e: evidence decides the reboot', () => {
   });
 });
 
-describe('e2e: a Talos 1.14 restart too close to the write', () => {
-  it('is not proof (one-second timestamps cannot order them): the action falls back to the reboot', async () => {
+describe('e2e: realistic timings read through talosctl', () => {
+  it('a 1.14 restart 300 ms after the write is not proof on the CLI path (one-second readings): the action falls back to the reboot', async () => {
     c = await startCluster({ defaultNodes: false, criRestartMs: 300 });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.14' });
     const run = await act(c, { 'cri-restart-wait': '3s' });
@@ -67,6 +67,42 @@ describe('e2e: a Talos 1.14 restart too close to the write', () => {
     const d = byName(run)['worker-1'];
     expect(d.outcome).toBe('rebooted');
     expect(reboots(c, 'worker-1')).toHaveLength(1);
+  });
+
+  it('a fresh 1.13 node whose cri started 1.2 s after cri.toml: undecidable through talosctl, so rebooted (not contradicted)', async () => {
+    // Over the Talos API this node is skipped; through talosctl its second-rounded readings cannot order
+    // it. The reboot then uses the pinned, CLI-decidable boot gap, so the proof holds.
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1250 });
+    const n = c.talos.node('worker-1');
+    const gap = n.containerd.startedAtMs - n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    expect(gap).toBeGreaterThan(1200);
+    expect(gap).toBeLessThan(1300);
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    const ev = d.evidence as any;
+    expect(ev.verdict).toBe('reboot');
+    expect(ev.ordering).toBe('undecidable');
+    expect(ev.contradicts).toBe(false);
+    expect(ev.values.readPath).toBe('cli');
+    // the bounds hold the true gap (on the node clock, the launch's lower bound is a pre-launch event)
+    expect(ev.values.gap.lowMs).toBeLessThanOrEqual(gap);
+    expect(ev.values.gap.highMs).toBeGreaterThanOrEqual(gap);
+    expect(d.outcome).toBe('rebooted');
+  });
+
+  it('a node whose containerd started before cri.toml was written (≤1.13 fault) is rebooted', async () => {
+    c = await startCluster({ defaultNodes: false, bootGapMs: 8700 });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, criFirst: true });
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(d.evidence?.verdict).toBe('reboot');
+    expect(['before', 'undecidable']).toContain((d.evidence as any).ordering);
+    expect(d.outcome).toBe('rebooted');
+    expect(reboots(c, 'worker-1')).toHaveLength(1);
+    expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
   });
 });
 

@@ -9,11 +9,24 @@ import type {
   EtcFileStatusReading,
   FileAuthReading,
   FileListing,
+  Instant,
   Reading,
   ServicePidReading,
   TimeStatusReading,
 } from '../../src/model.js';
 import type { TestClock } from './clock.js';
+
+/** An event's instant as the talosctl adapter places a "(D ago)" age read at `now` (call taking no time). */
+function printedAge(now: number, atMs: number): Instant {
+  const ago = Math.round((now - atMs) / 1000) * 1000;
+  return { earliestMs: now - ago - 500, latestMs: now - ago + 500, via: 'cli', text: `${ago / 1000}s ago` };
+}
+
+/** A node instant printed in whole seconds (RFC 3339 or ls -l), as the adapter bounds it. */
+function printedSecond(atMs: number): Instant {
+  const s = Math.floor(atMs / 1000) * 1000;
+  return { earliestMs: s, latestMs: s + 999, via: 'cli', text: new Date(s).toISOString().replace('.000Z', 'Z') };
+}
 
 export interface FakeTalosNode {
   name: string;
@@ -61,13 +74,17 @@ export class FakeTalos implements TalosClient {
     return this.each('criService', addresses, (n): CriServiceReading => ({
       state: 'Running',
       health: 'OK',
+      // newest first, as talosctl prints them; the launch is logged right after "Creating service runner"
       events: [
-        { state: 'Running', message: 'Health check successful', agoMs: Math.round((now - n.criStartedAtMs - 1000) / 1000) * 1000 },
+        { state: 'Running', message: 'Health check successful', at: printedAge(now, n.criStartedAtMs + 1000) },
         {
           state: 'Running',
           message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`,
-          agoMs: Math.round((now - n.criStartedAtMs) / 1000) * 1000,
+          at: printedAge(now, n.criStartedAtMs),
         },
+        { state: 'Preparing', message: 'Creating service runner', at: printedAge(now, n.criStartedAtMs - 2) },
+        { state: 'Preparing', message: 'Running pre state', at: printedAge(now, n.criStartedAtMs - 3) },
+        { state: 'Starting', message: 'Starting service', at: printedAge(now, n.criStartedAtMs - 5) },
       ],
       clientBeforeMs: now,
       clientAfterMs: now,
@@ -75,10 +92,7 @@ export class FakeTalos implements TalosClient {
   }
 
   async servicePids(addresses: string[]) {
-    const m = this.each('servicePids', addresses, (n): ServicePidReading => ({
-      pid: n.criPid,
-      createdMs: Math.floor(n.criStartedAtMs / 1000) * 1000,
-    }));
+    const m = this.each('servicePids', addresses, (n): ServicePidReading => ({ pid: n.criPid, created: printedSecond(n.criStartedAtMs) }));
     return m as Map<string, Reading<ServicePidReading> | undefined>;
   }
 
@@ -93,13 +107,7 @@ export class FakeTalos implements TalosClient {
         per.set(p, {
           ok: true,
           value: f
-            ? {
-                path: p,
-                exists: true,
-                lastModText: new Date(f.mtimeMs).toISOString(),
-                mtimeMs: Math.floor(f.mtimeMs / 1000) * 1000,
-                precisionMs: 1000,
-              }
+            ? { path: p, exists: true, lastModText: new Date(f.mtimeMs).toISOString(), mtime: printedSecond(f.mtimeMs) }
             : { path: p, exists: false },
         });
       }
@@ -116,7 +124,7 @@ export class FakeTalos implements TalosClient {
       const per = new Map<string, Reading<EtcFileStatusReading>>();
       for (const p of paths) {
         const f = n.files[p];
-        if (f) per.set(p, { ok: true, value: { id: p.replace('/etc/', ''), updatedMs: Math.floor(f.mtimeMs / 1000) * 1000 } });
+        if (f) per.set(p, { ok: true, value: { id: p.replace('/etc/', ''), updated: printedSecond(f.mtimeMs) } });
       }
       out.set(a, per);
     }

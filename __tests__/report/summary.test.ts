@@ -52,25 +52,57 @@ describe('renderSummary', () => {
     const html = renderSummary(base([r], { mode: outcome.startsWith('planned') ? 'plan' : 'apply' }));
     const row = rowOf(html, 'w1');
     const cells = [...row.matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
-    expect(cells).toHaveLength(8);
+    expect(cells).toHaveLength(9);
     expect(cells[1]).toBe('worker');
     expect(cells[2]).toContain(label);
     expect(cells[3]).toBe(r.reason);
+    // a record with only the ISO strings (no bounds) still shows them
     expect(cells[4]).toBe('2026-03-01T10:00:05.000Z');
     expect(cells[5]).toBe('2026-03-01T09:59:00.000Z');
-    expect(cells[6]).toBe(r.claim ? '1' : '—');
-    expect(cells[7]).toBe(outcome === 'rebooted' ? '4m5s' : '4.2 s');
+    expect(cells[6]).toBe('≥ +1m5s');
+    expect(cells[7]).toBe(r.claim ? '1' : '—');
+    expect(cells[8]).toBe(outcome === 'rebooted' ? '4m5s' : '4.2 s');
 
     const details = detailsOf(html, 'w1');
     expect(details).toBeDefined();
     expect(details).toContain(`<summary>w1 — ${label}</summary>`);
     expect(details).toContain('/etc/cri/conf.d/01-registries.part');
-    expect(details).toContain('65000 ms');
+    expect(details).toContain('≥ +1m5s');
     expect(details).toContain('v1.13.8');
     for (const s of r.steps) expect(details).toContain(`<td>${s.name}</td><td>${s.startedAt}</td>`);
     if (r.nextStep) expect(details).toContain(`<b>Next step:</b> ${r.nextStep}`);
     else expect(details).not.toContain('Next step');
     if (r.proof) expect(details).toContain('Proof after the patch or the reboot');
+  });
+
+  it('a rebooted node shows the post-reboot proof that decided, compactly, with the gap and its read path', () => {
+    const day = Date.UTC(2026, 2, 1);
+    const oldStart = Date.UTC(2026, 1, 19, 8, 0, 0);
+    const evidence = verdict('reboot', 'cri.toml carries the old credential', {
+      criStart: { earliestMs: oldStart, latestMs: oldStart + 1000 },
+      configWrite: { earliestMs: oldStart - 60_000, latestMs: oldStart - 59_001 },
+      gap: { lowMs: 58_000, highMs: 61_000 },
+      readPath: 'cli',
+    });
+    // API readings after the reboot: exact instants, a 412 ms gap known to the microsecond
+    const write = day + (10 * 3600 + 15 * 60 + 44) * 1000 + 586.25;
+    const proof = verdict('skip', 'containerd started after the config write', {
+      criStart: { earliestMs: write + 411.9, latestMs: write + 412.3 },
+      configWrite: { earliestMs: write, latestMs: write },
+      gap: { lowMs: 411.9, highMs: 412.3 },
+      readPath: 'api',
+      marginMs: 10,
+    });
+    const html = renderSummary(base([record('w1', 'rebooted', { evidence, proof })]));
+    const cells = [...rowOf(html, 'w1').matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
+    expect(cells[4]).toBe('10:15:44.998Z');
+    expect(cells[5]).toBe('10:15:44.586Z');
+    expect(cells[6]).toBe('+412 ms ± 200 µs (api)');
+    const details = detailsOf(html, 'w1')!;
+    // the pre-patch reading keeps its column in the details, dated because it is not the run's day
+    expect(details).toContain('2026-02-19 08:00:00.5Z ± 500 ms');
+    expect(details).toContain('+59.5 s ± 1.5 s (cli)');
+    expect(details).toContain('<td>margin</td><td>2 s</td><td>10 ms</td>');
   });
 
   it('counts up-to-date nodes given by name', () => {

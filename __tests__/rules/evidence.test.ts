@@ -1,539 +1,618 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthFields, DesiredCredential, EvidenceReadings } from '../../src/model.js';
+import { DEFAULT_EVIDENCE_MARGIN_MS } from '../../src/config.js';
+import type { AuthFields, DesiredCredential, EvidenceReadings, Instant, ServiceEvent } from '../../src/model.js';
 import { isTalosAtLeast, rebootEvidence } from '../../src/rules/evidence.js';
 
-// Base scenario (passes): Talos 1.13 node, config written 3 h ago at W, containerd started 10 s later.
+// Instants as each read path delivers them (docs/talos-evidence-timing.md):
+// - API: nanosecond timestamps, exact bounds;
+// - CLI: "(D ago)" placed in the runner window ± 500 ms, RFC 3339 / ls -l seconds as [t, t + 999].
 const S = 1000;
-const MIN = 60 * S;
-const H = 60 * MIN;
-const T0 = Date.UTC(2026, 7, 20, 12, 0, 0); // runner clock just before `talosctl service cri`
-const W = T0 - 3 * H; // both config files written (mtime, truncated to the second)
-const START = W + 10 * S; // containerd launched
+const H = 3600 * S;
 const CRI = '/etc/cri/conf.d/cri.toml';
 const PART = '/etc/cri/conf.d/01-registries.part';
-
 const NEW: AuthFields = { username: 'ci-bot', password: 'new-secret-token', auth: '', identitytoken: '' };
 const OLD: AuthFields = { username: 'ci-bot', password: 'old-secret-token', auth: '', identitytoken: '' };
 const ghcr: DesiredCredential = { host: 'ghcr.io', tomlHost: 'ghcr.io', fields: NEW };
 
-function base(): EvidenceReadings {
-  const ago = T0 - START; // 2h59m50s, whole seconds like talosctl prints
+const exact = (ms: number): Instant => ({ earliestMs: ms, latestMs: ms, via: 'api', text: new Date(ms).toISOString() });
+const second = (ms: number, via: 'api' | 'cli' = 'cli'): Instant => {
+  const t = Math.floor(ms / S) * S;
+  return { earliestMs: t, latestMs: t + 999, via, text: new Date(t).toISOString() };
+};
+
+/** One node's timeline, on the node clock (ms): W the config write, L the containerd launch. */
+interface Timeline {
+  W: number;
+  L: number;
+  pid?: number;
+  /** runner clock before and after the service read */
+  before: number;
+  after: number;
+}
+
+const T0 = Date.UTC(2026, 7, 20, 12, 0, 0);
+
+/** The events Talos logs for one run, oldest first: pre-launch (before L), then the start event. */
+function run(L: number, pid: number): Array<{ state: string; message: string; t: number }> {
+  return [
+    { state: 'Starting', message: 'Starting service', t: L - 40 },
+    { state: 'Waiting', message: 'Waiting for network, etc files', t: L - 39 },
+    { state: 'Preparing', message: 'Running pre state', t: L - 3 },
+    { state: 'Preparing', message: 'Creating service runner', t: L - 1.5 },
+    {
+      state: 'Running',
+      message: `Process Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock"]) started with PID ${pid}`,
+      t: L + 0.4,
+    },
+    { state: 'Running', message: 'Health check successful', t: L + 1200 },
+  ];
+}
+
+/** API path: exact instants; the write's status recorded 0.3 ms after the write. */
+function apiNode(tl: Timeline, over: { events?: ServiceEvent[] } = {}): EvidenceReadings {
+  const pid = tl.pid ?? 1893;
   return {
     node: 'w1',
-    talosVersion: { ok: true, value: 'v1.13.8' },
+    talosVersion: { ok: true, value: 'v1.14.0' },
     criService: {
       ok: true,
       value: {
+        via: 'api',
         state: 'Running',
         health: 'OK',
-        events: [
-          { state: 'Running', message: 'Health check successful', agoMs: ago - S },
-          {
-            state: 'Running',
-            message:
-              'Process Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"]) started with PID 1893',
-            agoMs: ago,
-          },
-          { state: 'Preparing', message: 'Creating service runner', agoMs: ago },
-          { state: 'Preparing', message: 'Running pre state', agoMs: ago },
-          { state: 'Starting', message: 'Starting service', agoMs: ago + 3 * S },
-        ],
-        clientBeforeMs: T0,
-        clientAfterMs: T0 + 300,
+        events: over.events ?? run(tl.L, pid).map((e) => ({ state: e.state, message: e.message, at: exact(e.t) })),
+        clientBeforeMs: tl.before,
+        clientAfterMs: tl.after,
       },
     },
-    servicePid: { ok: true, value: { pid: 1893, createdMs: START } },
+    servicePid: { ok: true, value: { pid, created: exact(tl.L + 0.2) } },
     files: [
       {
         path: CRI,
-        listing: { ok: true, value: { path: CRI, exists: true, lastModText: 'Aug 20 09:00:00', mtimeMs: W, precisionMs: S } },
-        status: { ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: W, specVersion: '3' } },
+        listing: { ok: true, value: { path: CRI, exists: true, mtime: second(tl.W, 'api') } },
+        status: { ok: true, value: { id: 'cri/conf.d/cri.toml', updated: exact(tl.W + 0.3), specVersion: '3' } },
         content: { ok: true, value: { path: CRI, exists: true, auth: { 'ghcr.io': { ...NEW }, 'quay.io': { ...OLD } } } },
-      },
-      {
-        path: PART,
-        listing: { ok: true, value: { path: PART, exists: true, lastModText: 'Aug 20 09:00:00', mtimeMs: W, precisionMs: S } },
-        content: { ok: true, value: { path: PART, exists: true, auth: { 'ghcr.io': { ...NEW } } } },
       },
     ],
     timeStatus: { ok: true, value: { synced: true, epoch: 0 } },
   };
 }
 
-type Row = {
-  name: string;
-  mutate: (r: EvidenceReadings) => void;
-  desired?: DesiredCredential;
-  marginMs?: number;
-  verdict: 'skip' | 'reboot';
-  reason: string | RegExp;
-};
+/** CLI path: the same timeline as talosctl prints it and the adapter bounds it. */
+function cliNode(tl: Timeline): EvidenceReadings {
+  const pid = tl.pid ?? 1893;
+  // talosctl computes the age at some instant of the call; take the middle, round to the second
+  const printedAt = (tl.before + tl.after) / 2;
+  const age = (t: number): Instant => {
+    const ago = Math.round((printedAt - t) / S) * S;
+    return { earliestMs: tl.before - ago - 500, latestMs: tl.after - ago + 500, via: 'cli', text: `${ago / S}s ago` };
+  };
+  const r = apiNode(tl);
+  if (!r.criService.ok) throw new Error('fixture');
+  r.criService.value.via = 'cli';
+  r.criService.value.events = run(tl.L, pid)
+    .reverse()
+    .map((e) => ({ state: e.state, message: e.message, at: age(e.t) }));
+  r.servicePid = { ok: true, value: { pid, created: second(tl.L + 0.2) } };
+  const f = r.files[0];
+  f.listing = { ok: true, value: { path: CRI, exists: true, lastModText: 'Aug 20 09:00:00', mtime: second(tl.W) } };
+  f.status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updated: second(tl.W + 0.3) } };
+  return r;
+}
 
 const cri = (r: EvidenceReadings) => {
   if (!r.criService.ok) throw new Error('fixture');
   return r.criService.value;
 };
-const startEvent = (r: EvidenceReadings) => cri(r).events[1];
-const listing = (r: EvidenceReadings, i: number) => {
+const listing = (r: EvidenceReadings, i = 0) => {
   const l = r.files[i].listing;
   if (!l.ok) throw new Error('fixture');
   return l.value;
 };
-const dropStartEvent = (r: EvidenceReadings) => {
-  cri(r).events.splice(1, 1);
+
+// A base timeline: write 3 h before the read, containerd launched 100 ms after it.
+const W = T0 - 3 * H;
+const base: Timeline = { W, L: W + 100, before: T0, after: T0 + 300 };
+
+type Row = {
+  name: string;
+  build?: () => EvidenceReadings;
+  mutate?: (r: EvidenceReadings) => void;
+  desired?: DesiredCredential;
+  marginMs?: number;
+  verdict: 'skip' | 'reboot';
+  ordering: 'after' | 'undecidable' | 'before' | 'unknown';
+  contradicts: boolean;
+  reason: string | RegExp;
+};
+
+const withPart = (r: EvidenceReadings, partWrite: number, auth: Record<string, AuthFields> = { 'ghcr.io': { ...NEW } }) => {
+  r.files.push({
+    path: PART,
+    listing: { ok: true, value: { path: PART, exists: true, lastModText: 'Aug 20 09:00:00', mtime: second(partWrite) } },
+    content: { ok: true, value: { path: PART, exists: true, auth } },
+  });
 };
 
 const rows: Row[] = [
+  // --- the ordering on intervals
   {
-    name: 'base: containerd started after the last write and the config carries the desired credential',
-    mutate: () => {},
+    name: 'API: nanosecond instants 100 ms apart decide with a margin below 100 ms',
+    build: () => apiNode(base),
+    marginMs: 50,
     verdict: 'skip',
-    // earliest start = ServicePID created − 1 s = W + 9 s; latest write = W + 999 ms → gap 8001 ms
-    reason: `containerd PID 1893 started 8.0 s after the last config write (${CRI}) and the config carries the desired credential for ghcr.io`,
-  },
-  // --- rule 1: the cri service
-  {
-    name: 'cri reading failed',
-    mutate: (r) => (r.criService = { ok: false, error: 'rpc error: code = Unavailable' }),
-    verdict: 'reboot',
-    reason: 'the cri service status could not be read: rpc error: code = Unavailable',
+    ordering: 'after',
+    contradicts: false,
+    // start ≥ "Creating service runner" (W + 98.5), write ≤ status (W + 0.3); start ≤ ServicePID (W + 100.2), write ≥ mtime second (W)
+    reason: `containerd PID 1893 started +99 ms ± 1 ms after the last config write (${CRI}, read via api) and the config carries the desired credential for ghcr.io`,
   },
   {
-    name: 'cri not Running',
-    mutate: (r) => (cri(r).state = 'Waiting'),
-    verdict: 'reboot',
-    reason: 'the cri service is Waiting, not Running',
-  },
-  {
-    name: 'cri health not OK',
-    mutate: (r) => (cri(r).health = 'Fail'),
-    verdict: 'reboot',
-    reason: 'the cri service is Running but its health is Fail, not OK',
-  },
-  {
-    name: 'cri health unknown (?)',
-    mutate: (r) => (cri(r).health = '?'),
-    verdict: 'reboot',
-    reason: 'the cri service is Running but its health is ?, not OK',
-  },
-  // --- rule 2: the start
-  {
-    name: 'negative ago: the start lies in the future',
-    mutate: (r) => (startEvent(r).agoMs = -4 * S),
-    verdict: 'reboot',
-    reason:
-      "the containerd start event (PID 1893) lies 4.0 s in the runner's future: the node clock is ahead or stepped, so its timestamps cannot be ordered",
-  },
-  {
-    name: 'unparseable ago',
-    mutate: (r) => (startEvent(r).agoMs = Number.NaN),
-    verdict: 'reboot',
-    reason: 'the age of the containerd start event (PID 1893) could not be parsed',
-  },
-  {
-    name: 'no start event in the history and no ServicePID (Talos < 1.13)',
-    mutate: (r) => {
-      dropStartEvent(r);
-      r.servicePid = undefined;
-    },
-    verdict: 'reboot',
-    reason: "no 'started with PID' event in the cri history (64 events kept) and the node offers no ServicePID",
-  },
-  {
-    name: 'no start event in the history, ServicePID alone proves the start',
-    mutate: dropStartEvent,
+    name: 'API: the same reading with the default margin skips',
+    build: () => apiNode(base),
+    marginMs: DEFAULT_EVIDENCE_MARGIN_MS,
     verdict: 'skip',
-    reason: `containerd PID 1893 started 8.0 s after the last config write (${CRI}) and the config carries the desired credential for ghcr.io`,
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+99 ms ± 1 ms after/,
   },
   {
-    name: 'no start event in the history, ServicePID failed',
-    mutate: (r) => {
-      dropStartEvent(r);
-      r.servicePid = { ok: false, error: 'resource "servicepids" is not registered' };
-    },
+    name: 'API: a margin above the 98.2 ms lower bound cannot order it',
+    build: () => apiNode(base),
+    marginMs: 100,
     verdict: 'reboot',
-    reason: 'the cri ServicePID could not be read: resource "servicepids" is not registered',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: `containerd (PID 1893) started +99 ms ± 1 ms (read via api) after the last write of ${CRI}: not provably more than the 100 ms margin, so the order cannot be proven`,
   },
   {
-    name: 'start event alone (Talos < 1.13) proves the start',
-    mutate: (r) => (r.servicePid = undefined),
+    name: 'CLI: the same write and a launch 1 s later cannot be ordered (second-rounded bounds overlap)',
+    build: () => cliNode({ ...base, L: W + 1000 }),
+    marginMs: DEFAULT_EVIDENCE_MARGIN_MS,
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /^containerd \(PID 1893\) started \+\S+ ms ± 1\.\d s \(read via cli\) after the last write/,
+  },
+  {
+    name: 'CLI: a launch 5 s after the write decides, its uncertainty shown',
+    build: () => cliNode({ ...base, L: W + 5000 }),
     verdict: 'skip',
-    // earliest = T0 − ago − 500 ms = START − 500 ms; latest write W + 999 ms → gap 8501 ms
-    reason: `containerd PID 1893 started 8.5 s after the last config write (${CRI}) and the config carries the desired credential for ghcr.io`,
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+4\.\d s ± 1\.\d s after the last config write \(\/etc\/cri\/conf\.d\/cri\.toml, read via cli\)/,
   },
   {
-    name: 'ServicePID reading failed while the event exists',
-    mutate: (r) => (r.servicePid = { ok: false, error: 'permission denied' }),
-    verdict: 'reboot',
-    reason: 'the cri ServicePID could not be read: permission denied',
-  },
-  {
-    name: 'PID mismatch between event and ServicePID',
-    mutate: (r) => (r.servicePid = { ok: true, value: { pid: 2001, createdMs: START } }),
-    verdict: 'reboot',
-    reason: 'ambiguous containerd start: the newest start event names PID 1893 but ServicePID names PID 2001',
-  },
-  {
-    name: 'event and ServicePID instants disagree by more than 2 s + call duration',
-    mutate: (r) => (r.servicePid = { ok: true, value: { pid: 1893, createdMs: START + 3 * S } }),
-    verdict: 'reboot',
-    reason: 'ambiguous containerd start: the start event and ServicePID for PID 1893 disagree by 3.0 s (more than 2.3 s)',
-  },
-  {
-    name: 'event and ServicePID instants 2 s apart agree (tolerance 2 s + 300 ms call)',
-    mutate: (r) => (r.servicePid = { ok: true, value: { pid: 1893, createdMs: START + 2 * S } }),
-    verdict: 'skip',
-    reason: /^containerd PID 1893 started 8\.5 s after/, // the earlier of the two earliest instants: the event's
-  },
-  {
-    name: 'the newest start event wins (an older one from before a restart is ignored)',
-    mutate: (r) => {
-      const c = cri(r);
-      c.events.push({ state: 'Running', message: 'Process Process([...]) started with PID 1200', agoMs: T0 - W + 60 * S });
+    name: 'a tie never skips: the pre-launch event stamped exactly at the status update, margin 0',
+    build: () => {
+      const r = apiNode(base);
+      for (const e of cri(r).events) if (!/PID|Health/.test(e.message) && e.at.earliestMs > W + 0.3) e.at = exact(W + 0.3);
+      return r;
     },
-    verdict: 'skip',
-    reason: /^containerd PID 1893 started/,
-  },
-  {
-    name: 'the newest start event is chosen by its age, not its position (events listed oldest first)',
-    mutate: (r) => {
-      const c = cri(r);
-      // An older process (PID 1200, before a restart) listed FIRST: position would pick it.
-      c.events.reverse();
-      c.events.unshift({ state: 'Running', message: 'Process Process([...]) started with PID 1200', agoMs: T0 - W + 60 * S });
-    },
-    verdict: 'skip',
-    reason: /^containerd PID 1893 started/,
-  },
-  {
-    name: 'two start events of the same age with different PIDs cannot be ordered',
-    mutate: (r) => {
-      const c = cri(r);
-      c.events.splice(2, 0, { state: 'Running', message: 'Process Process([...]) started with PID 1200', agoMs: startEvent(r).agoMs });
-    },
+    marginMs: 0,
     verdict: 'reboot',
-    reason: /^ambiguous containerd start: the start events of PID 1893 and PID 1200 cannot be ordered/,
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /not provably more than the 0 ms margin/,
   },
   {
-    name: 'the runner clock went backwards during the call',
-    mutate: (r) => (cri(r).clientAfterMs = T0 - 5 * S),
+    name: 'a gap equal to the margin never skips',
+    build: () => apiNode({ ...base, L: W + 20 + 1.5 + 0.3 }),
+    marginMs: 20,
     verdict: 'reboot',
-    reason: 'the runner clock went backwards around `talosctl service cri`, so the start age cannot be placed',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /not provably more than the 20 ms margin/,
   },
-  // --- rule 3: the last write
   {
-    name: 'a listing failed',
-    mutate: (r) => (r.files[1].listing = { ok: false, error: 'permission denied' }),
+    name: 'containerd provably started before the write (≤1.13 boot, containerd first): contradicts',
+    build: () => apiNode({ ...base, L: W - 2000 }),
     verdict: 'reboot',
-    reason: `listing ${PART} failed: permission denied`,
+    ordering: 'before',
+    contradicts: true,
+    reason: `containerd (PID 1893) started before the last write of ${CRI} (start − write -2 s ± 1 ms (read via api)), so it runs with an older config`,
   },
+  // --- the clock
   {
-    name: 'an unparseable LASTMOD',
-    mutate: (r) => {
-      const l = listing(r, 0);
-      l.lastModText = 'garbage';
-      l.mtimeMs = undefined;
-    },
-    verdict: 'reboot',
-    reason: `the modification time of ${CRI} could not be parsed (garbage)`,
-  },
-  {
-    name: 'etcfilestatus failed',
-    mutate: (r) => (r.files[0].status = { ok: false, error: 'unexpected output' }),
-    verdict: 'reboot',
-    reason: `the etcfilestatus of ${CRI} could not be read: unexpected output`,
-  },
-  {
-    name: 'etcfilestatus updated later than the mtime raises the latest write (same second as the start → reboot)',
-    mutate: (r) => (r.files[0].status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: START } }),
-    verdict: 'reboot',
-    reason: /^containerd \(PID 1893\) may have started before the last write of \/etc\/cri\/conf\.d\/cri\.toml/,
-  },
-  {
-    name: 'no config file exists',
-    mutate: (r) => {
-      for (const f of r.files) {
-        f.listing = { ok: true, value: { path: f.path, exists: false } };
-        f.content = undefined;
-      }
-    },
-    verdict: 'reboot',
-    reason: `none of the CRI config files exists (${CRI}, ${PART})`,
-  },
-  {
-    name: 'only cri.toml exists (Talos 1.14 has no part file): missing part is reported, not an error',
-    mutate: (r) => {
-      r.files[1].listing = { ok: true, value: { path: PART, exists: false } };
-      r.files[1].content = undefined;
-    },
-    verdict: 'skip',
-    reason: /^containerd PID 1893 started 8\.0 s after the last config write \(\/etc\/cri\/conf\.d\/cri\.toml\)/,
-  },
-  {
-    name: 'the part file written later than cri.toml is the latest write',
-    mutate: (r) => {
-      const l = listing(r, 1);
-      l.mtimeMs = W + 5 * S;
-    },
-    verdict: 'skip',
-    reason: `containerd PID 1893 started 3.0 s after the last config write (${PART}) and the config carries the desired credential for ghcr.io`,
-  },
-  {
-    name: 'a file older than six months: minute precision, start 30 s after the minute → cannot be ordered',
-    mutate: (r) => older(r, 30 * S),
-    verdict: 'reboot',
-    reason: /^containerd \(PID 1893\) may have started before the last write of \/etc\/cri\/conf\.d\/cri\.toml/,
-  },
-  {
-    name: 'a file older than six months: start 2 min after the minute → skip',
-    mutate: (r) => older(r, 2 * MIN),
-    verdict: 'skip',
-    // earliest start = minute + 120 s − 1 s; latest write = minute + 59.999 s → gap 59.001 s
-    reason: /^containerd PID 1893 started 59\.0 s after the last config write/,
-  },
-  // --- rule 4: the credential
-  {
-    name: 'an existing file was not read',
-    mutate: (r) => (r.files[0].content = undefined),
-    verdict: 'reboot',
-    reason: `${CRI} exists but was not read, so its credential is unknown`,
-  },
-  {
-    name: 'reading a file failed',
-    mutate: (r) => (r.files[0].content = { ok: false, error: 'permission denied (needs os:admin)' }),
-    verdict: 'reboot',
-    reason: `reading ${CRI} failed: permission denied (needs os:admin)`,
-  },
-  {
-    name: 'unparseable TOML',
-    mutate: (r) => (r.files[1].content = { ok: false, error: 'TOML parse error at line 3' }),
-    verdict: 'reboot',
-    reason: `reading ${PART} failed: TOML parse error at line 3`,
-  },
-  {
-    name: 'old credential in a recently written file (rebooted after the OLD credential was written)',
-    mutate: (r) => {
-      const c = r.files[0].content;
-      if (c?.ok) c.value.auth['ghcr.io'] = { ...OLD };
-    },
-    verdict: 'reboot',
-    reason: `${CRI} holds an old credential for ghcr.io`,
-  },
-  {
-    name: 'cri.toml without an entry for the host, the part file agreeing is not enough',
-    mutate: (r) => {
-      const c = r.files[0].content;
-      if (c?.ok) delete c.value.auth['ghcr.io'];
-    },
-    verdict: 'reboot',
-    reason: `${CRI} has no auth entry for ghcr.io`,
-  },
-  {
-    name: 'old credential only in the part file',
-    mutate: (r) => {
-      const c = r.files[1].content;
-      if (c?.ok) c.value.auth['ghcr.io'] = { ...OLD };
-    },
-    verdict: 'reboot',
-    reason: `${PART} holds an old credential for ghcr.io`,
-  },
-  {
-    name: 'only the identitytoken differs',
-    mutate: (r) => {
-      const c = r.files[0].content;
-      if (c?.ok) c.value.auth['ghcr.io'] = { ...NEW, identitytoken: 'x' };
-    },
-    verdict: 'reboot',
-    reason: `${CRI} holds an old credential for ghcr.io`,
-  },
-  {
-    name: 'docker.io: the entry lives under registry-1.docker.io',
-    desired: { host: 'docker.io', tomlHost: 'registry-1.docker.io', fields: NEW },
-    mutate: (r) => {
-      for (const f of r.files) if (f.content?.ok) f.content.value.auth = { 'registry-1.docker.io': { ...NEW } };
-    },
-    verdict: 'skip',
-    reason: /desired credential for registry-1\.docker\.io$/,
-  },
-  {
-    name: 'docker.io: an entry under "docker.io" is not what containerd uses',
-    desired: { host: 'docker.io', tomlHost: 'registry-1.docker.io', fields: NEW },
-    mutate: (r) => {
-      for (const f of r.files) if (f.content?.ok) f.content.value.auth = { 'docker.io': { ...NEW } };
-    },
-    verdict: 'reboot',
-    reason: `${CRI} has no auth entry for registry-1.docker.io`,
-  },
-  // --- rule 5: the clock
-  {
-    name: 'time status failed',
-    mutate: (r) => (r.timeStatus = { ok: false, error: 'unparseable' }),
-    verdict: 'reboot',
-    reason: 'the node time status could not be read: unparseable',
-  },
-  {
-    name: 'clock not synced',
-    mutate: (r) => (r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } }),
-    verdict: 'reboot',
-    reason: 'the node clock is not synced',
-  },
-  {
-    name: 'epoch 1',
+    name: 'a backward clock step flagged by TimeStatus (epoch 1) never skips, even on exact instants',
+    build: () => apiNode(base),
     mutate: (r) => (r.timeStatus = { ok: true, value: { synced: true, epoch: 1 } }),
     verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
     reason: 'the node clock jumped by more than 15 minutes since boot (time epoch 1)',
   },
   {
-    name: "a file written in the runner's future",
+    name: 'a flagged clock also keeps "before" from counting as proof',
+    build: () => apiNode({ ...base, L: W - 2000 }),
+    mutate: (r) => (r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } }),
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: 'the node clock is not synced',
+  },
+  {
+    name: 'time status failed',
+    build: () => apiNode(base),
+    mutate: (r) => (r.timeStatus = { ok: false, error: 'rpc error: code = Unavailable' }),
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: 'the node time status could not be read: rpc error: code = Unavailable',
+  },
+  {
+    name: "a start in the runner's future (node clock ahead by more than the tolerance)",
+    build: () => apiNode({ ...base, W: T0 - 5000, L: T0 + 2000 }),
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /^containerd \(PID 1893\) started up to .*after the runner's now .*: the node clock is ahead or stepped$/,
+  },
+  {
+    name: "a write in the runner's future",
+    build: () => apiNode(base),
     mutate: (r) => {
-      listing(r, 1).mtimeMs = T0 + 10 * S;
+      r.files[0].status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updated: exact(T0 + 5000) } };
+      listing(r).mtime = second(T0 + 5000, 'api');
     },
     verdict: 'reboot',
-    reason: `${PART} was written up to 2026-08-20T12:00:10.999Z, after the runner's now (2026-08-20T12:00:00.300Z): the node clock is ahead or stepped`,
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /^\/etc\/cri\/conf\.d\/cri\.toml was written up to .*after the runner's now/,
   },
   {
-    name: "ServicePID created in the runner's future (no start event)",
-    mutate: (r) => {
-      dropStartEvent(r);
-      r.servicePid = { ok: true, value: { pid: 1893, createdMs: T0 + 60 * S } };
-    },
-    verdict: 'reboot',
-    reason: /^containerd \(PID 1893\) started up to 2026-08-20T12:01:00\.999Z, after the runner's now/,
-  },
-  // --- rule 6: the order itself
-  {
-    name: 'same-second write and start',
-    mutate: (r) => {
-      r.servicePid = { ok: true, value: { pid: 1893, createdMs: W } };
-      startEvent(r).agoMs = T0 - W;
-    },
-    verdict: 'reboot',
-    reason: /^containerd \(PID 1893\) may have started before the last write of/,
-  },
-  {
-    name: 'start before the write (credential written after boot, never loaded)',
-    mutate: (r) => {
-      for (let i = 0; i < 2; i++) listing(r, i).mtimeMs = START + MIN;
-      r.files[0].status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: START + MIN } };
-    },
-    verdict: 'reboot',
-    reason: /^containerd \(PID 1893\) may have started before the last write of/,
-  },
-  {
-    name: 'gap exactly the margin → reboot',
-    marginMs: 8001,
-    mutate: () => {},
-    verdict: 'reboot',
-    reason: `containerd (PID 1893) started only 8.0 s after the last write of ${CRI}, not more than the 8.0 s margin, so the order cannot be proven`,
-  },
-  {
-    name: 'gap one ms above the margin → skip',
-    marginMs: 8000,
-    mutate: () => {},
+    name: 'a recent launch a few ms "ahead" of the runner is ordinary skew, not a stepped clock',
+    build: () => apiNode({ ...base, W: T0 - 400, L: T0 + 290 }),
     verdict: 'skip',
-    reason: /^containerd PID 1893 started 8\.0 s after/,
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+/,
+  },
+  {
+    name: 'the runner clock went backwards during the call',
+    build: () => cliNode({ ...base, L: W + 5000 }),
+    mutate: (r) => (cri(r).clientAfterMs = T0 - 1),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: 'the runner clock went backwards around the cri service read, so its instants cannot be placed',
+  },
+  // --- which launch, which run
+  {
+    name: 'the current run is chosen by time: an older run listed after it (any order) does not count',
+    build: () => {
+      const older = run(W - H, 900).map((e) => ({ state: e.state, message: e.message, at: exact(e.t) }));
+      const current = run(base.L, 1893).map((e) => ({ state: e.state, message: e.message, at: exact(e.t) }));
+      return apiNode(base, { events: [...current.reverse(), ...older] });
+    },
+    verdict: 'skip',
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+99 ms ± 1 ms/,
+  },
+  {
+    name: 'pre-launch events of an OLDER run do not bound the current launch',
+    build: () => {
+      const older = run(W - H, 900).map((e) => ({ state: e.state, message: e.message, at: exact(e.t) }));
+      const start = run(base.L, 1893)
+        .filter((e) => /started with PID/.test(e.message))
+        .map((e) => ({ state: e.state, message: e.message, at: exact(e.t) }));
+      return apiNode(base, { events: [...older, ...start] });
+    },
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: /^no pre-launch event of the current cri run \(PID 1893\) in the history/,
+  },
+  {
+    name: 'a stale pre-launch event logged after the launch is not a lower bound of it',
+    build: () => apiNode(base),
+    mutate: (r) => cri(r).events.push({ state: 'Preparing', message: 'Running pre state', at: exact(base.L + 5000) }),
+    verdict: 'skip',
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+99 ms/,
+  },
+  {
+    name: 'no start event in the history: the launch cannot be placed',
+    build: () => apiNode(base),
+    mutate: (r) => (cri(r).events = cri(r).events.filter((e) => !/started with PID/.test(e.message))),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: "no 'started with PID' event in the cri history (64 events kept), so the launch of the running containerd cannot be placed",
+  },
+  {
+    name: 'CLI: two start events with different PIDs in the same second cannot be told apart',
+    build: () => cliNode({ ...base, L: W + 5000 }),
+    mutate: (r) =>
+      cri(r).events.unshift({
+        state: 'Running',
+        message: 'Process Process(["/bin/containerd"]) started with PID 2001',
+        at: cri(r).events[1].at,
+      }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: /^ambiguous containerd start: start events for PID \d+ and PID \d+ cannot be ordered/,
+  },
+  {
+    name: 'ServicePID names another PID',
+    build: () => apiNode(base),
+    mutate: (r) => (r.servicePid = { ok: true, value: { pid: 2001, created: exact(base.L + 0.2) } }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: 'ambiguous containerd start: the newest start event names PID 1893 but ServicePID names PID 2001',
+  },
+  {
+    name: 'ServicePID recorded outside its run (before the pre-launch events): another process or a clock step',
+    build: () => apiNode(base),
+    mutate: (r) => (r.servicePid = { ok: true, value: { pid: 1893, created: exact(W - 10) } }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: /^ambiguous containerd start: ServicePID for PID 1893 was recorded at .*, outside its run/,
+  },
+  {
+    name: 'ServicePID reading failed',
+    build: () => apiNode(base),
+    mutate: (r) => (r.servicePid = { ok: false, error: 'rpc error: code = PermissionDenied' }),
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: false,
+    reason: 'the cri ServicePID could not be read: rpc error: code = PermissionDenied',
+  },
+  {
+    name: 'no ServicePID resource (Talos < 1.13): the start event alone bounds the launch from above',
+    build: () => apiNode(base),
+    mutate: (r) => (r.servicePid = undefined),
+    verdict: 'skip',
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+99 ms ± 1 ms/,
+  },
+  // --- the cri service
+  {
+    name: 'cri not Running contradicts',
+    build: () => apiNode(base),
+    mutate: (r) => (cri(r).state = 'Waiting'),
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: true,
+    reason: 'the cri service is Waiting, not Running',
+  },
+  {
+    name: 'cri Running but unhealthy does not contradict',
+    build: () => apiNode(base),
+    mutate: (r) => (cri(r).health = 'Fail'),
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: false,
+    reason: 'the cri service is Running but its health is Fail, not OK',
+  },
+  {
+    name: 'cri reading failed',
+    build: () => apiNode(base),
+    mutate: (r) => (r.criService = { ok: false, error: 'rpc error: code = Unavailable' }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: 'the cri service status could not be read: rpc error: code = Unavailable',
+  },
+  // --- the write
+  {
+    name: 'API: the whole-second mtime never orders: a status 100 ms before the launch decides even within the same second',
+    build: () => apiNode({ ...base, W: W + 850, L: W + 950 }),
+    marginMs: 50,
+    verdict: 'skip',
+    ordering: 'after',
+    contradicts: false,
+    reason: /^containerd PID 1893 started \+\d+ ms ± \d+ ms after/,
+  },
+  {
+    name: 'API: a file modified after its status was recorded: something else wrote it',
+    build: () => apiNode(base),
+    mutate: (r) => (listing(r).mtime = second(W + 2000, 'api')),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: /^\/etc\/cri\/conf\.d\/cri\.toml was modified at .*, after its EtcFileStatus was recorded/,
+  },
+  {
+    name: 'API: no status reading for an existing file',
+    build: () => apiNode(base),
+    mutate: (r) => delete r.files[0].status,
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: `${CRI} has no EtcFileStatus reading, and its whole-second modification time cannot order the write`,
+  },
+  {
+    name: 'etcfilestatus failed',
+    build: () => cliNode({ ...base, L: W + 5000 }),
+    mutate: (r) => (r.files[0].status = { ok: false, error: 'NotFound' }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: `the etcfilestatus of ${CRI} could not be read: NotFound`,
+  },
+  {
+    name: 'a listing failed',
+    build: () => apiNode(base),
+    mutate: (r) => (r.files[0].listing = { ok: false, error: 'permission denied' }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: `listing ${CRI} failed: permission denied`,
+  },
+  {
+    name: 'an unparseable modification time',
+    build: () => cliNode({ ...base, L: W + 5000 }),
+    mutate: (r) => (listing(r).mtime = { earliestMs: Number.NaN, latestMs: Number.NaN, via: 'cli', text: 'Aug 99' }),
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: `the modification time of ${CRI} could not be parsed (Aug 20 09:00:00)`,
+  },
+  {
+    name: 'no config file exists',
+    build: () => apiNode(base),
+    mutate: (r) => {
+      r.files[0].listing = { ok: true, value: { path: CRI, exists: false } };
+      delete r.files[0].content;
+      delete r.files[0].status;
+    },
+    verdict: 'reboot',
+    ordering: 'unknown',
+    contradicts: false,
+    reason: `none of the CRI config files exists (${CRI})`,
+  },
+  {
+    name: 'CLI: a part file written later than cri.toml is the last write (start 5 s after cri.toml, 1 s after the part)',
+    build: () => {
+      const r = cliNode({ ...base, L: W + 5000 });
+      withPart(r, W + 4000);
+      return r;
+    },
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: new RegExp(`after the last write of ${PART.replace(/\./g, '\\.')}: not provably more`),
+  },
+  {
+    name: 'CLI: an ls -l row older than six months has minute precision',
+    build: () => cliNode({ ...base, L: W + 30_000 }),
+    mutate: (r) => {
+      const m = Math.floor(W / 60_000) * 60_000;
+      listing(r).mtime = { earliestMs: m, latestMs: m + 59_999, via: 'cli', text: 'Aug 20 2026 09:00' };
+    },
+    verdict: 'reboot',
+    ordering: 'undecidable',
+    contradicts: false,
+    reason: /not provably more than the/,
+  },
+  // --- the credential
+  {
+    name: 'an old credential contradicts, whatever the order says',
+    build: () => apiNode(base),
+    desired: { ...ghcr, fields: { ...NEW, password: 'newer' } },
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: true,
+    reason: `${CRI} holds an old credential for ghcr.io`,
+  },
+  {
+    name: 'no entry for the host contradicts (a part file agreeing is not enough)',
+    build: () => {
+      const r = cliNode({ ...base, L: W + 5000 });
+      withPart(r, W);
+      return r;
+    },
+    desired: { host: 'docker.io', tomlHost: 'registry-1.docker.io', fields: NEW },
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: true,
+    reason: `${CRI} has no auth entry for registry-1.docker.io`,
+  },
+  {
+    name: 'a file that could not be read is unproven, not contradicted',
+    build: () => apiNode(base),
+    mutate: (r) => (r.files[0].content = { ok: false, error: 'PermissionDenied' }),
+    verdict: 'reboot',
+    ordering: 'after',
+    contradicts: false,
+    reason: `reading ${CRI} failed: PermissionDenied`,
   },
   {
     name: 'a negative margin is refused',
+    build: () => apiNode(base),
     marginMs: -1,
-    mutate: () => {},
     verdict: 'reboot',
+    ordering: 'after',
+    contradicts: false,
     reason: 'the evidence margin (-1 ms) is not a non-negative duration',
   },
   {
-    name: 'talos version unreadable does not matter to the invariant',
-    mutate: (r) => (r.talosVersion = { ok: false, error: 'timeout' }),
+    name: 'an unreadable Talos version does not matter to the invariant',
+    build: () => apiNode(base),
+    mutate: (r) => (r.talosVersion = { ok: false, error: 'x' }),
     verdict: 'skip',
+    ordering: 'after',
+    contradicts: false,
     reason: /^containerd PID 1893 started/,
   },
 ];
 
-/** Boot in January (> 180 days before the runner's August): LASTMOD has minute precision. */
-function older(r: EvidenceReadings, startAfterMinute: number): void {
-  const minute = Date.UTC(2026, 0, 2, 8, 15, 0);
-  for (let i = 0; i < 2; i++) {
-    const l = listing(r, i);
-    l.lastModText = 'Jan  2 2026 08:15';
-    l.mtimeMs = minute;
-    l.precisionMs = MIN;
-  }
-  r.files[0].status = { ok: true, value: { id: 'cri/conf.d/cri.toml', updatedMs: minute + 10 * S } };
-  const start = minute + startAfterMinute;
-  startEvent(r).agoMs = T0 - start;
-  r.servicePid = { ok: true, value: { pid: 1893, createdMs: start } };
-}
-
-describe('rebootEvidence: one broken condition per row', () => {
-  it.each(rows)('$verdict: $name', ({ mutate, desired, marginMs, verdict, reason }) => {
-    const r = base();
-    mutate(r);
-    const got = rebootEvidence(r, desired ?? ghcr, { marginMs: marginMs ?? 2000 });
-    expect(got.reason).toEqual(typeof reason === 'string' ? reason : expect.stringMatching(reason));
-    expect(got.verdict).toBe(verdict);
-    // the credential never leaves the comparison
-    const text = JSON.stringify(got);
-    expect(text).not.toContain('secret-token');
-    expect(got.reason).not.toContain('\n');
+describe('rebootEvidence: one condition per row', () => {
+  it.each(rows)('$name', (row) => {
+    const r = row.build!();
+    row.mutate?.(r);
+    const v = rebootEvidence(r, row.desired ?? ghcr, { marginMs: row.marginMs ?? DEFAULT_EVIDENCE_MARGIN_MS });
+    expect({ verdict: v.verdict, ordering: v.ordering, contradicts: v.contradicts }).toEqual({
+      verdict: row.verdict,
+      ordering: row.ordering,
+      contradicts: row.contradicts,
+    });
+    if (typeof row.reason === 'string') expect(v.reason).toBe(row.reason);
+    else expect(v.reason).toMatch(row.reason);
   });
 });
 
 describe('rebootEvidence: values', () => {
-  it('records everything compared on a skip', () => {
-    const got = rebootEvidence(base(), ghcr, { marginMs: 2000 });
-    expect(got.values).toEqual({
-      marginMs: 2000,
-      talosVersion: 'v1.13.8',
+  it('records the gap as bounds, the read path and the instants compared', () => {
+    const v = rebootEvidence(apiNode(base), ghcr, { marginMs: 50 });
+    expect(v.values.readPath).toBe('api');
+    // a double holds about 0.25 µs at today's epoch
+    expect(v.values.gap!.lowMs).toBeCloseTo(98.2, 3);
+    expect(v.values.gap!.highMs).toBeCloseTo(100.2, 3);
+    expect(v.values.gapMs).toBe(v.values.gap!.lowMs);
+    expect(v.values.criStart).toEqual({ earliestMs: W + 98.5, latestMs: W + 100.2 });
+    expect(v.values.configWrite).toEqual({ earliestMs: W, latestMs: W + 0.3 });
+    expect(v.values).toMatchObject({
+      criPid: 1893,
       criState: 'Running',
       criHealth: 'OK',
-      runnerWindow: { before: '2026-08-20T12:00:00.000Z', after: '2026-08-20T12:00:00.300Z' },
-      criEvent: { pid: 1893, agoMs: T0 - START },
-      servicePid: { pid: 1893, created: '2026-08-20T09:00:10.000Z' },
-      criPid: 1893,
-      criStartEarliest: '2026-08-20T09:00:09.000Z',
-      criStartSource: 'start event + ServicePID',
-      configWrittenLatest: '2026-08-20T09:00:00.999Z',
+      criStartSource: '"Creating service runner" … ServicePID',
       configWrittenPath: CRI,
-      gapMs: 8001,
+      marginMs: 50,
       timeSynced: true,
       timeEpoch: 0,
-      files: [
-        {
-          path: CRI,
-          exists: true,
-          lastMod: 'Aug 20 09:00:00',
-          updated: '2026-08-20T09:00:00.000Z',
-          latestWrite: '2026-08-20T09:00:00.999Z',
-          credential: 'desired',
-        },
-        { path: PART, exists: true, lastMod: 'Aug 20 09:00:00', latestWrite: '2026-08-20T09:00:00.999Z', credential: 'desired' },
-      ],
+      talosVersion: 'v1.14.0',
+      files: [{ path: CRI, exists: true, credential: 'desired' }],
     });
   });
 
-  it('still records everything on a reboot (old credential, clock not synced)', () => {
-    const r = base();
-    const c = r.files[0].content;
-    if (c?.ok) c.value.auth['ghcr.io'] = { ...OLD };
-    r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } };
-    const got = rebootEvidence(r, ghcr, { marginMs: 2000 });
-    expect(got.verdict).toBe('reboot');
-    expect(got.reason).toBe(`${CRI} holds an old credential for ghcr.io`);
-    expect(got.values.files.map((f) => f.credential)).toEqual(['old', 'desired']);
-    expect(got.values.gapMs).toBe(8001);
-    expect(got.values.timeSynced).toBe(false);
-    expect(got.values.criStartEarliest).toBe('2026-08-20T09:00:09.000Z');
+  it('CLI bounds hold the true gap, and are wider than the API ones for the same timeline', () => {
+    for (const gap of [300, 1200, 2500, 5000, 8700]) {
+      const tl = { ...base, L: W + gap, after: T0 + 900 };
+      const cli = rebootEvidence(cliNode(tl), ghcr, { marginMs: 10 }).values.gap!;
+      const api = rebootEvidence(apiNode(tl), ghcr, { marginMs: 10 }).values.gap!;
+      expect(cli.lowMs).toBeLessThanOrEqual(gap);
+      expect(cli.highMs).toBeGreaterThanOrEqual(gap);
+      expect(cli.highMs - cli.lowMs).toBeGreaterThan(api.highMs - api.lowMs);
+      expect(rebootEvidence(cliNode(tl), ghcr, { marginMs: 10 }).values.readPath).toBe('cli');
+    }
   });
 
-  it('marks a missing file and an unreadable one', () => {
-    const r = base();
-    r.files[1].listing = { ok: true, value: { path: PART, exists: false } };
-    r.files[1].content = undefined;
-    r.files[0].content = { ok: false, error: 'denied' };
-    const got = rebootEvidence(r, ghcr, { marginMs: 2000 });
-    expect(got.values.files).toEqual([
-      expect.objectContaining({ path: CRI, exists: true, credential: 'unknown' }),
-      { path: PART, exists: false },
-    ]);
+  it('a slow call widens the CLI bounds instead of shrinking the gap (5 s read during a 3.2 s call)', () => {
+    // The old rule anchored "(D ago)" at the runner clock before the call: under load a 5 s gap read as 1.8 s.
+    const v = rebootEvidence(cliNode({ ...base, L: W + 5000, after: T0 + 3200 }), ghcr, { marginMs: 10 });
+    const gap = v.values.gap!;
+    expect(gap.lowMs).toBeLessThanOrEqual(5000);
+    expect(gap.highMs).toBeGreaterThanOrEqual(5000);
+    expect(gap.highMs - gap.lowMs).toBeGreaterThan(3200);
+    expect(v.reason).toMatch(/started \+\d(\.\d)? s ± \d(\.\d)? s after/);
+  });
+
+  it('still records everything on a reboot', () => {
+    const r = apiNode(base);
+    r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } };
+    const v = rebootEvidence(r, { ...ghcr, fields: OLD }, { marginMs: 50 });
+    expect(v.verdict).toBe('reboot');
+    expect(v.contradicts).toBe(true);
+    expect(v.values.files[0].credential).toBe('old');
+    expect(v.values.timeSynced).toBe(false);
+    expect(v.values.gap).toBeDefined();
   });
 });
 

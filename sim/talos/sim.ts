@@ -21,14 +21,19 @@ import { sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
 import { NodeRuntime } from './state.js';
+import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimTalosNode } from './types.js';
 
 export interface TalosSimOptions {
   kube: KubeNodeHooks;
   /** real ms a reboot takes (default 1500) */
   rebootMs?: number;
-  /** Talos 1.14 auto-restart delay after a cri.toml change (default 5000) */
+  /** pin the Talos 1.14 restart (cri.toml write → new launch); default: drawn from 50–800 ms per restart */
   criRestartMs?: number;
+  /** pin the boot gap (launch − cri.toml write) of every node; default: drawn per node and version (timing.ts) */
+  bootGapMs?: number;
+  /** seeds every node's timing generator (default 1: runs are reproducible; vary it to explore) */
+  seed?: number;
   /** where to write the talosconfig (default: a new temporary directory, removed on stop) */
   dir?: string;
 }
@@ -87,7 +92,8 @@ export class TalosSim {
   private readonly services: SimServices;
 
   private constructor(
-    private readonly opts: Required<Omit<TalosSimOptions, 'dir'>>,
+    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'criRestartMs' | 'bootGapMs'>> &
+      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
@@ -125,7 +131,13 @@ export class TalosSim {
       record: (rec) => sim?.recordLocal(rec),
     });
     sim = new TalosSim(
-      { kube: opts.kube, rebootMs: opts.rebootMs ?? 1500, criRestartMs: opts.criRestartMs ?? 5000 },
+      {
+        kube: opts.kube,
+        rebootMs: opts.rebootMs ?? 1500,
+        criRestartMs: opts.criRestartMs,
+        bootGapMs: opts.bootGapMs,
+        seed: opts.seed ?? 1,
+      },
       server,
       dir,
       opts.dir === undefined,
@@ -150,7 +162,15 @@ export class TalosSim {
     if (this.runtimes.some((rt) => rt.node.name === spec.name || rt.node.ip === spec.ip)) {
       throw new Error(`node ${spec.name} (${spec.ip}) already exists`);
     }
-    this.runtimes.push(new NodeRuntime(spec, { kube: this.opts.kube, rebootMs: this.opts.rebootMs, criRestartMs: this.opts.criRestartMs }));
+    this.runtimes.push(
+      new NodeRuntime(spec, {
+        kube: this.opts.kube,
+        rebootMs: this.opts.rebootMs,
+        criRestartMs: this.opts.criRestartMs,
+        bootGapMs: this.opts.bootGapMs,
+        random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
+      }),
+    );
   }
 
   private find(nameOrIp: string): NodeRuntime | undefined {

@@ -7,6 +7,7 @@ import { goQuoteSlice } from './format.js';
 import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
 import type { Patch } from './machineconfig.js';
 import { BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, basePart, renderCriFiles } from './render.js';
+import { Timing } from './timing.js';
 import type { AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode } from './types.js';
 
 export const MAX_EVENTS = 64;
@@ -30,7 +31,12 @@ export interface OtherService {
 export interface RuntimeOptions {
   kube: KubeNodeHooks;
   rebootMs: number;
-  criRestartMs: number;
+  /** pin the 1.14 restart (write → new launch) instead of drawing it from Timing */
+  criRestartMs?: number;
+  /** pin the boot gap (launch − write; negative: containerd first) instead of drawing it */
+  bootGapMs?: number;
+  /** the node's seeded generator (see timing.ts) */
+  random: () => number;
 }
 
 const HEALTHY: ServiceHealth = { unknown: false, healthy: true, lastMessage: '' };
@@ -48,6 +54,7 @@ export class NodeRuntime {
   private generation = 0;
   private restartPending = false;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timing: Timing;
 
   constructor(
     spec: AddNodeSpec,
@@ -83,20 +90,32 @@ export class NodeRuntime {
     }
     this.node = node;
     this.nextPid = randomInt(1700, 2200);
+    this.timing = new Timing(opts.random);
 
     const now = this.now();
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
     const bootAt = now - bootedAgo;
     const writeAt = now - (spec.configWrittenAgoMs ?? bootedAgo - 100);
-    const startAt = now - (spec.criStartedAgoMs ?? bootedAgo - 9000);
-    const loaded = spec.loadedCredential ?? spec.credential;
+    const startAt =
+      spec.criStartedAgoMs !== undefined ? now - spec.criStartedAgoMs : writeAt + (spec.bootGapMs ?? this.bootGap(spec.criFirst === true));
+    // containerd launched before the file was rendered read the placeholder: no credential at all
+    const loaded = startAt < writeAt && spec.criStartedAgoMs === undefined ? {} : (spec.loadedCredential ?? spec.credential);
     this.boot(bootAt, writeAt, startAt, loaded);
     if (spec.eventsWithoutStart) this.flapHealth(startAt + 1000, now);
   }
 
-  /** The node's wall clock. */
+  /** The node's wall clock, with the sub-millisecond digits the Talos API serves. */
   now(): number {
-    return Date.now() + this.node.clock.offsetMs;
+    return performance.timeOrigin + performance.now() + this.node.clock.offsetMs;
+  }
+
+  /** launch − write at boot, from the version's code path (timing.ts) unless pinned. */
+  private bootGap(criFirst = false): number {
+    // the fault is asked for by name, so it wins over a pinned gap
+    if (criFirst && this.node.version === '1.13') return this.timing.bootGap113(true);
+    if (this.opts.bootGapMs !== undefined) return this.opts.bootGapMs;
+    if (this.node.version === '1.14') return this.timing.statusAfterWrite() + this.timing.bootGap114();
+    return this.timing.bootGap113(criFirst);
   }
 
   private later(ms: number, fn: () => void): void {
@@ -143,9 +162,17 @@ export class NodeRuntime {
     c.loadedCredential = structuredClone(loaded);
     c.mountNamespace = `mnt:[${4026532000 + randomInt(100, 999)}]`;
     c.health = { ...UNKNOWN };
-    this.push('Running', `Process ${CRI_PROCESS} started with PID ${c.pid}`, at);
-    c.servicePid = { version: 1, created: at, updated: at, pid: c.pid, mountNamespace: c.mountNamespace };
-    c.serviceResource = { version: 1, created: at, updated: at, running: true, healthy: false, unknown: true };
+    // process.go: the PID is recorded right after the launch, then the event is logged
+    const after = this.timing.afterLaunch();
+    c.servicePid = {
+      version: 1,
+      created: at + after.pidRecord,
+      updated: at + after.pidRecord,
+      pid: c.pid,
+      mountNamespace: c.mountNamespace,
+    };
+    this.push('Running', `Process ${CRI_PROCESS} started with PID ${c.pid}`, at + after.event);
+    c.serviceResource = { version: 1, created: at + after.event, updated: at + after.event, running: true, healthy: false, unknown: true };
   }
 
   private healthy(at: number): void {
@@ -189,11 +216,14 @@ export class NodeRuntime {
       n.files.set(CUSTOMIZATION_PART, { content: '', mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
     }
     n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
-    this.status('cri/conf.d/base-spec.json', firstWrite, firstWrite, 1);
+    const firstStatus = firstWrite + this.timing.statusAfterWrite();
+    this.status('cri/conf.d/base-spec.json', firstStatus, firstStatus, 1);
     const rewritten = writeAt - firstWrite > 500;
+    // EtcFileController writes the file, then records its status
+    const statusAt = writeAt + this.timing.statusAfterWrite();
     for (const [path, content] of renderCriFiles(n.version, effectiveAuth(n.machineConfig))) {
       n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
-      this.status(path.slice('/etc/'.length), firstWrite, writeAt, rewritten ? 2 : 1);
+      this.status(path.slice('/etc/'.length), rewritten ? firstStatus : statusAt, statusAt, rewritten ? 2 : 1);
     }
 
     const c = n.containerd;
@@ -201,11 +231,15 @@ export class NodeRuntime {
     c.servicePid = undefined;
     c.serviceResource = undefined;
     const [waitAll, waitNet] = this.waitingMessages();
-    this.push('Starting', 'Starting service', startAt - 3200);
-    this.push('Waiting', waitAll, startAt - 3100);
-    this.push('Waiting', waitNet, startAt - 2100);
-    this.push('Preparing', 'Running pre state', startAt - 300);
-    this.push('Preparing', 'Creating service runner', startAt - 200);
+    // service_runner.go: Starting → Waiting for the condition → Running pre state → Creating service
+    // runner → launch. The service starts early in the boot and waits (network; on 1.14 also the etc files).
+    const pre = this.timing.preLaunch();
+    const startedAt = Math.min(bootAt + 1500, startAt - pre.preState - 2000);
+    this.push('Starting', 'Starting service', startedAt);
+    this.push('Waiting', waitAll, startedAt + 0.4);
+    this.push('Waiting', waitNet, startedAt + 1000);
+    this.push('Preparing', 'Running pre state', startAt - pre.preState);
+    this.push('Preparing', 'Creating service runner', startAt - pre.runner);
     this.launch(startAt, loaded);
     if (startAt + 1000 <= now) this.healthy(startAt + 1000);
     else this.later(startAt + 1000 - now, () => this.healthy(this.now()));
@@ -257,8 +291,9 @@ export class NodeRuntime {
       n.files.set(path, { content, mtimeMs: at, mode: '-rw-------', label: ETC_LABEL });
       const id = path.slice('/etc/'.length);
       const st = n.etcFileStatus.get(id);
-      if (st) this.status(id, st.created, at, st.version + 1);
-      else this.status(id, at, at, 1);
+      const statusAt = at + this.timing.statusAfterWrite();
+      if (st) this.status(id, st.created, statusAt, st.version + 1);
+      else this.status(id, statusAt, statusAt, 1);
       if (path === CRI_TOML) criTomlChanged = true;
     }
     return criTomlChanged;
@@ -272,7 +307,7 @@ export class NodeRuntime {
     }
     const criChanged = this.rerender();
     // v1.14 cri.ServiceController restarts cri when cri.toml's spec version changes; ≤1.13 never does.
-    if (criChanged && n.version === '1.14') this.scheduleCriRestart();
+    if (criChanged && n.version === '1.14') this.scheduleCriRestart(n.files.get(CRI_TOML)!.mtimeMs);
   }
 
   /** `--mode=try`: the previous config comes back when the try timeout passes. */
@@ -288,34 +323,39 @@ export class NodeRuntime {
     return applyPatches(this.node.machineConfig, patches);
   }
 
-  private scheduleCriRestart(): void {
+  /**
+   * write → status update → cri.ServiceController → stop → start, the new containerd launching
+   * `criRestartMs` (pinned) or 50–800 ms (drawn) after the write; events in that order, each stamped
+   * when its timer fires (so a loaded machine stretches the chain, as it would a real one).
+   */
+  private scheduleCriRestart(writeAt: number): void {
     if (this.restartPending) return;
     this.restartPending = true;
-    this.later(this.opts.criRestartMs, () => {
-      this.restartPending = false;
-      this.restartCri();
-    });
-  }
-
-  /** Stopping…Finished…Starting…Waiting…Preparing…Running, as TestApplyNoOpCRIPatch observes. */
-  private restartCri(): void {
+    const gap = this.opts.criRestartMs ?? this.timing.restartGap114();
+    const pre = this.timing.preLaunch();
     const c = this.node.containerd;
-    c.health = { ...NOT_RUNNING };
-    this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
-    this.later(40, () => {
+    const at = (offset: number, fn: () => void) => this.later(writeAt + offset - this.now(), fn);
+    at(gap * 0.15, () => {
+      c.health = { ...NOT_RUNNING };
+      this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
+    });
+    at(gap * 0.35, () => {
       c.pid = 0;
       c.servicePid = undefined;
       this.push('Finished', 'Service finished successfully', this.now());
     });
-    this.later(60, () => {
+    at(gap * 0.37, () => {
       c.health = { ...UNKNOWN };
       this.push('Starting', 'Starting service', this.now());
     });
-    this.later(70, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
-    this.later(120, () => this.push('Preparing', 'Running pre state', this.now()));
-    this.later(130, () => this.push('Preparing', 'Creating service runner', this.now()));
-    this.later(150, () => this.launch(this.now(), effectiveAuth(this.node.machineConfig)));
-    this.later(1150, () => this.healthy(this.now()));
+    at(gap * 0.38, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
+    at(gap - pre.preState, () => this.push('Preparing', 'Running pre state', this.now()));
+    at(gap - pre.runner, () => this.push('Preparing', 'Creating service runner', this.now()));
+    at(gap, () => {
+      this.restartPending = false;
+      this.launch(this.now(), effectiveAuth(this.node.machineConfig));
+    });
+    at(gap + 1000, () => this.healthy(this.now()));
   }
 
   // --- reboot ------------------------------------------------------------------------------------
@@ -355,14 +395,15 @@ export class NodeRuntime {
     }
     n.bootID = randomUUID();
     n.clock.epoch = 0;
-    // The boot is laid out so that the node is up with every stamp in the past: cri.toml written at
-    // boot, containerd launched 8.7 s later, healthy 1 s after that. The gap must stay clear of the
-    // 2 s default margin after the evidence rule's worst-case rounding (about 3 s with 1-second
-    // timestamps), or the twin's proof would flake; real ≤1.13 boots show gaps of seconds.
+    // The boot is laid out so that the node is up with every stamp in the past: containerd launched
+    // 1.2 s before the node answers, cri.toml written the version's boot gap before that (timing.ts),
+    // healthy 1 s after the launch. (The criFirst fault is the node's initial boot only: a reboot mends it.)
     const up = this.now();
     const startAt = up - 1200;
-    const bootAt = startAt - 8800;
-    this.boot(bootAt, bootAt + 100, startAt, effectiveAuth(n.machineConfig));
+    const gap = this.bootGap();
+    const writeAt = startAt - gap;
+    const bootAt = Math.min(writeAt, startAt) - 8000;
+    this.boot(bootAt, writeAt, startAt, gap < 0 ? {} : effectiveAuth(n.machineConfig));
     n.up = true;
     try {
       this.opts.kube.nodeUp(n.name, n.bootID);

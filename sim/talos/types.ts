@@ -150,4 +150,8 @@ export interface AddNodeSpec {
   criStartedAgoMs?: number;
   clock?: { offsetMs?: number; synced?: boolean; epoch?: number };
   eventsWithoutStart?: boolean;
+  /** the initial boot's launch − cri.toml write (overrides the drawn and the sim-wide pinned gap) */
+  bootGapMs?: number;
+  /** fault mode (≤1.13): at the initial boot containerd launched before cri.toml was written, reading the placeholder */
+  criFirst?: boolean;
 }

@@ -57,6 +57,13 @@ interface Call {
   result: RunResult;
 }
 
+/**
+ * `(D ago)` is `time.Since(ts).Round(time.Second)`: the true age at the printing moment is within
+ * ±500 ms of D, and the printing moment is somewhere in the call's runner window. So an event lies in
+ * [before − D − 500 ms, after − D + 500 ms]; a slow call widens the bounds rather than moving them.
+ */
+const AGE_ROUNDING_MS = 500;
+
 /** How long talosctl gets past its own `reboot --timeout` to report it before we kill it. */
 const REBOOT_GRACE_MS = 60_000;
 
@@ -113,7 +120,17 @@ export class Talosctl implements TalosClient {
               state: v.state,
               health: v.health,
               lastHealthMessage: v.lastHealthMessage,
-              events: v.events,
+              // talosctl printed each age at some runner instant in [before, after], rounded to the second
+              events: v.events.map((ev) => ({
+                state: ev.state,
+                message: ev.message,
+                at: {
+                  earliestMs: call.result.startedAtMs - ev.agoMs - AGE_ROUNDING_MS,
+                  latestMs: call.result.endedAtMs - ev.agoMs + AGE_ROUNDING_MS,
+                  via: 'cli' as const,
+                  text: `${ev.ageText} ago`,
+                },
+              })),
               // the "(D ago)" ages were computed by talosctl somewhere inside this window
               clientBeforeMs: call.result.startedAtMs,
               clientAfterMs: call.result.endedAtMs,
@@ -502,7 +519,8 @@ function listing(node: string, path: string, row: LsRow, nowMs: number): Reading
   if (row.mode.startsWith('d')) return { ok: false, error: `ls -l ${path} on ${node}: it is a directory, not a file` };
   try {
     const lm = interpretLastMod(row.lastMod, nowMs);
-    return { ok: true, value: { path, exists: true, lastModText: row.lastMod, mtimeMs: lm.mtimeMs, precisionMs: lm.precisionMs } };
+    const mtime = { earliestMs: lm.mtimeMs, latestMs: lm.mtimeMs + lm.precisionMs - 1, via: 'cli' as const, text: row.lastMod };
+    return { ok: true, value: { path, exists: true, lastModText: row.lastMod, mtime } };
   } catch (e) {
     if (e instanceof ParseError) return { ok: false, error: `ls -l ${path} on ${node}: unparseable: ${e.message}` };
     throw e;

@@ -69,7 +69,14 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
 }
 
 function cloneVerdict(v: EvidenceVerdict): EvidenceVerdict {
-  return { verdict: v.verdict, reason: v.reason, values: { ...v.values, files: v.values.files.map((f) => ({ ...f })) } };
+  const out: EvidenceVerdict = {
+    verdict: v.verdict,
+    reason: v.reason,
+    values: { ...v.values, files: v.values.files.map((f) => ({ ...f })) },
+  };
+  if (v.ordering !== undefined) out.ordering = v.ordering;
+  if (v.contradicts !== undefined) out.contradicts = v.contradicts;
+  return out;
 }
 
 // Each level keeps what the previous one kept minus the fields a consumer is least likely to need:
@@ -83,8 +90,14 @@ function compact(d: DecisionOutput, level: number): DecisionOutput {
   const shrink = (v: EvidenceVerdict | null): EvidenceVerdict | null => {
     if (!v || level < 2) return v;
     if (level < 4) return { ...v, values: { ...v.values, files: [] } };
-    const { criStartEarliest, configWrittenLatest, gapMs, marginMs } = v.values;
-    return { verdict: v.verdict, reason: v.reason, values: { criStartEarliest, configWrittenLatest, gapMs, marginMs, files: [] } };
+    const { criStartEarliest, configWrittenLatest, gapMs, gap, readPath, marginMs } = v.values;
+    return {
+      verdict: v.verdict,
+      reason: v.reason,
+      ordering: v.ordering,
+      contradicts: v.contradicts,
+      values: { criStartEarliest, configWrittenLatest, gapMs, gap, readPath, marginMs, files: [] },
+    };
   };
   return { ...d, steps, evidence: shrink(d.evidence), proof: shrink(d.proof) };
 }

@@ -5,6 +5,8 @@
 // - everything is HTML, and no top-level section contains a blank line (a blank line ends a GFM
 //   HTML block and the rest would be parsed as Markdown); escapeCell turns data newlines into <br>;
 // - every string that came from a node, a tool or an input goes through escapeCell.
+import { formatMagnitude } from '../format.js';
+import { formatGap, formatInstant } from '../instants.js';
 import type { DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
 import type { Redactor } from '../redact.js';
 import { escapeCell, truncateText } from './escape.js';
@@ -58,7 +60,17 @@ const ICONS: Record<Outcome | 'not-reached', string> = {
   'not-reached': '⏸️',
 };
 
-const COLUMNS = ['Node', 'Role', 'Outcome', 'Reason', 'containerd started', 'config last written', 'claim attempts', 'duration'];
+const COLUMNS = [
+  'Node',
+  'Role',
+  'Outcome',
+  'Reason',
+  'containerd started',
+  'config last written',
+  'start − write',
+  'claim attempts',
+  'duration',
+];
 
 const e = (s: string | number | boolean | undefined | null, max = MAX_VALUE): string =>
   s === undefined || s === null || s === '' ? '—' : escapeCell(truncateText(String(s), max));
@@ -227,15 +239,51 @@ function outcomeCell(o: Outcome): string {
   return `${ICONS[o] ?? ''} ${e(outcomeLabel(o))}`;
 }
 
+/**
+ * The readings that decided the outcome: the proof read after the patch or the reboot when there is
+ * one (a rebooted node's pre-patch containerd is gone, and its start says nothing about the outcome),
+ * else the evidence read before the patch.
+ */
+function decidingValues(r: DecisionRecord): EvidenceValues | undefined {
+  return (r.proof ?? r.evidence)?.values;
+}
+
+/**
+ * The UTC day instants are printed relative to: the day the node's first step started. An instant on
+ * that day prints as a time only (`10:15:44.412Z`); any other day gets its date, so "today" is never
+ * guessed from the reader's clock and an old reading cannot pass for a fresh one.
+ */
+function referenceDay(r: DecisionRecord): number | undefined {
+  const t = r.steps[0] ? Date.parse(r.steps[0].startedAt) : Number.NaN;
+  return Number.isFinite(t) ? t : undefined;
+}
+
+function instantCell(
+  bounds: { earliestMs: number; latestMs: number } | undefined,
+  iso: string | undefined,
+  refMs?: number,
+): string | undefined {
+  return bounds ? formatInstant(bounds, refMs) : iso;
+}
+
+/** `+412 ms ± 0 ms (api)`: the whole range the bounds allow and the path that read it. */
+function gapCell(v: EvidenceValues | undefined): string | undefined {
+  if (!v) return undefined;
+  if (v.gap) return `${formatGap(v.gap.lowMs, v.gap.highMs)}${v.readPath ? ` (${v.readPath})` : ''}`;
+  return v.gapMs === undefined ? undefined : `≥ ${v.gapMs < 0 ? '-' : '+'}${formatMagnitude(v.gapMs)}`;
+}
+
 function renderRow(r: DecisionRecord): string {
-  const v = r.evidence?.values;
+  const v = decidingValues(r);
+  const ref = referenceDay(r);
   const cells = [
     e(r.node, MAX_NAME),
     e(r.role),
     outcomeCell(r.outcome),
     e(r.reason, MAX_TABLE_REASON),
-    e(v?.criStartEarliest),
-    e(v?.configWrittenLatest),
+    e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
+    e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
+    e(gapCell(v)),
     e(r.claim?.attempts),
     e(formatDuration(r.durationMs)),
   ];
@@ -243,7 +291,17 @@ function renderRow(r: DecisionRecord): string {
 }
 
 function renderNotReachedRow(name: string): string {
-  const cells = [e(name, MAX_NAME), '—', `${ICONS['not-reached']} not reached`, 'the roll stopped before this node', '—', '—', '—', '—'];
+  const cells = [
+    e(name, MAX_NAME),
+    '—',
+    `${ICONS['not-reached']} not reached`,
+    'the roll stopped before this node',
+    '—',
+    '—',
+    '—',
+    '—',
+    '—',
+  ];
   return `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
 }
 
@@ -260,7 +318,7 @@ function renderDetails(r: DecisionRecord): string {
     `<p>role ${e(r.role)} · uid <code>${e(r.uid)}</code> · InternalIP <code>${e(r.internalIP)}</code> · took ${e(formatDuration(r.durationMs))}</p>`,
   );
   if (r.claim) out.push(renderClaim(r.claim));
-  if (r.evidence || r.proof) out.push(renderEvidence(r.evidence, r.proof));
+  if (r.evidence || r.proof) out.push(renderEvidence(r.evidence, r.proof, referenceDay(r)));
   if (r.steps.length) out.push(renderSteps(r.steps));
   out.push('</details>');
   return out.join('\n');
@@ -284,12 +342,12 @@ const PROOF_TITLE = 'Proof after the patch or the reboot';
 
 // Evidence and proof share one table, side by side, so a reader compares before and after at a
 // glance and the block stays small enough for many nodes to keep their details.
-function renderEvidence(evidence: EvidenceVerdict | undefined, proof: EvidenceVerdict | undefined): string {
+function renderEvidence(evidence: EvidenceVerdict | undefined, proof: EvidenceVerdict | undefined, refMs?: number): string {
   const columns = [
     evidence && { head: 'before the patch', values: evidence.values },
     proof && { head: 'proof', values: proof.values },
   ].filter((c): c is { head: string; values: EvidenceValues } => Boolean(c));
-  const cells = columns.map((c) => valueCells(c.values));
+  const cells = columns.map((c) => valueCells(c.values, refMs));
   const rows = VALUE_LABELS.map((label, i) => `<tr><td>${label}</td>${cells.map((c) => `<td>${c[i]}</td>`).join('')}</tr>`);
   const out: string[] = [];
   if (evidence) out.push(verdictLine(EVIDENCE_TITLE, evidence));
@@ -307,22 +365,18 @@ function withNote(value: string | number | undefined, note: string | undefined):
   return note ? `${e(value)} (${e(note)})` : e(value);
 }
 
-function ms(n: number | undefined): string | undefined {
-  return n === undefined ? undefined : `${n} ms`;
-}
-
 const VALUE_LABELS = [
   'Talos version',
   'cri service',
   'cri PID',
-  'containerd started (earliest)',
-  'config last written (latest)',
-  'start − write',
+  'containerd started',
+  'config last written',
+  'start − write (read via)',
   'margin',
   'node clock',
 ];
 
-function valueCells(v: EvidenceValues): string[] {
+function valueCells(v: EvidenceValues, refMs?: number): string[] {
   const cri = [v.criState, v.criHealth].filter((x) => x !== undefined && x !== '').join(', ');
   const clock =
     v.timeSynced === undefined && v.timeEpoch === undefined
@@ -332,10 +386,10 @@ function valueCells(v: EvidenceValues): string[] {
     e(v.talosVersion),
     e(cri),
     e(v.criPid),
-    withNote(v.criStartEarliest, v.criStartSource),
-    withNote(v.configWrittenLatest, v.configWrittenPath),
-    e(ms(v.gapMs)),
-    e(ms(v.marginMs)),
+    withNote(instantCell(v.criStart, v.criStartEarliest, refMs), v.criStartSource),
+    withNote(instantCell(v.configWrite, v.configWrittenLatest, refMs), v.configWrittenPath),
+    e(gapCell(v)),
+    e(formatMagnitude(v.marginMs)),
     e(clock),
   ];
 }

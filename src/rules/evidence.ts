@@ -10,23 +10,47 @@
 // Asymmetric costs decide every ambiguity: a wasted reboot costs ~90 s, a wrongly skipped one cost a day
 // of ImagePullBackOff. So the verdict is `skip` only when every rule below holds; anything missing,
 // failed, ambiguous or unparseable is `reboot`, with the first failed rule as the reason.
-// Pure: all instants arrive as arguments (epoch ms); nothing here reads a clock.
+//
+// Every instant arrives as an Instant: the bounds of the reading that produced it (nanosecond-exact
+// over the Talos API, second-rounded through talosctl; docs/talos-evidence-timing.md). The rule
+// compares bounds only, so one rule judges both read paths and a coarse reading can never pass for a
+// precise one. Besides the verdict it classifies a `reboot` as CONTRADICTED (the readings prove the
+// running containerd lacks the desired credential) or merely UNPROVEN (undecidable / unknown): after
+// a reboot only the first is a failed roll.
+// Pure: all instants arrive as arguments; nothing here reads a clock.
 import { formatDuration } from '../format.js';
-import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../model.js';
-import { latestStartEvent } from './startEvent.js';
+import { formatGap, isValidInstant } from '../instants.js';
+import type {
+  AuthFields,
+  ConfigFileReadings,
+  DesiredCredential,
+  EvidenceOrdering,
+  EvidenceReadings,
+  EvidenceValues,
+  EvidenceVerdict,
+  Instant,
+  ReadPath,
+  ServiceEvent,
+} from '../model.js';
 
-/** `(D ago)` is `time.Since(ts).Round(time.Second)`: the true age is within ±500 ms of D. */
-const AGO_ROUNDING_MS = 500;
-/** ServicePID `created` is RFC3339 truncated to the second and recorded just after the launch. */
-const SERVICEPID_SLACK_MS = 1000;
-/** Allowed disagreement between the start event and ServicePID, on top of the call's own duration. */
-const START_AGREEMENT_MS = 2000;
-/** etcfilestatus `updated` is truncated to the second: the write happened before `updated + 1 s`. */
-const UPDATED_PRECISION_MS = 1000;
+/** The cri service event logged right AFTER the containerd process was launched (process runner). */
+const START_EVENT = /started with PID (\d+)/;
+/**
+ * Service events the service runner logs BEFORE it launches the process, in this order for one run:
+ * "Starting service", "Waiting for …" (while the start condition does not hold), "Running pre state",
+ * "Creating service runner" (service_runner.go). Each is strictly earlier than that run's launch.
+ */
+const PRE_LAUNCH_EVENT = /^(Starting service|Waiting for .*|Running pre state|Creating service runner)$/s;
+/**
+ * How far a node instant may lie past the runner's clock after the read before the node clock is
+ * called "ahead or stepped". Both clocks are NTP-disciplined to well under this; an exact API instant
+ * of an event a few ms old must not fail on ordinary skew, a node clock seconds ahead must.
+ */
+const NODE_FUTURE_TOLERANCE_MS = 1000;
 
 function iso(ms: number | undefined): string | undefined {
   if (ms === undefined || !Number.isFinite(ms)) return undefined;
-  const d = new Date(ms);
+  const d = new Date(Math.floor(ms));
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
 }
 
@@ -42,226 +66,257 @@ function sameAuth(a: AuthFields, b: AuthFields): boolean {
 
 interface StartInstant {
   pid: number;
-  /** earliest instant containerd could have started (node clock) */
+  /** strict lower bound of the launch: the earliest the newest pre-launch event of the run can be */
   earliestMs: number;
-  /** latest instant it could have started (for the "not in the node's future" check) */
+  /** upper bound of the launch: ServicePID `created` and the start event are both logged after it */
   latestMs: number;
   source: string;
+  via: ReadPath[];
 }
 
 interface WriteInstant {
+  /** the last write happened no earlier than this (the newest file's mtime) */
+  earliestMs: number;
+  /** the last write happened no later than this (EtcFileStatus updated; on the CLI path also the mtime) */
   latestMs: number;
   path: string;
+  via: ReadPath[];
 }
 
-type Fail = (reason: string) => void;
+/** How a failed check counts for the post-reboot decision (see EvidenceVerdict.contradicts). */
+interface Collector {
+  /** a check that could not prove its part: reboot, but nothing is disproven */
+  fail: (reason: string) => void;
+  /** the readings prove the running containerd does not hold the desired credential */
+  contradict: (reason: string) => void;
+  /** the node clock cannot be trusted: no ordering of its instants, either way */
+  doubtClock: (reason: string) => void;
+}
+
+const byTime = (a: ServiceEvent, b: ServiceEvent): number => a.at.earliestMs - b.at.earliestMs || a.at.latestMs - b.at.latestMs;
 
 /**
  * Rule 1 — cri must be Running with health OK: a stopped, restarting or failing containerd proves
  * nothing about what it will load next, and a reading we could not take proves nothing at all.
+ * cri not Running contradicts (no containerd holds anything); Running but unhealthy only fails.
  */
-function checkCriService(r: EvidenceReadings, values: EvidenceValues, fail: Fail): void {
+function checkCriService(r: EvidenceReadings, values: EvidenceValues, c: Collector): void {
   if (!r.criService.ok) {
-    fail(`the cri service status could not be read: ${r.criService.error}`);
+    c.fail(`the cri service status could not be read: ${r.criService.error}`);
     return;
   }
-  const c = r.criService.value;
-  values.criState = c.state;
-  values.criHealth = c.health;
+  const s = r.criService.value;
+  values.criState = s.state;
+  values.criHealth = s.health;
   values.runnerWindow = {
-    before: iso(c.clientBeforeMs) ?? String(c.clientBeforeMs),
-    after: iso(c.clientAfterMs) ?? String(c.clientAfterMs),
+    before: iso(s.clientBeforeMs) ?? String(s.clientBeforeMs),
+    after: iso(s.clientAfterMs) ?? String(s.clientAfterMs),
   };
-  if (c.state !== 'Running') fail(`the cri service is ${c.state || 'in an unknown state'}, not Running`);
-  else if (c.health !== 'OK') fail(`the cri service is Running but its health is ${c.health || 'unknown'}, not OK`);
+  if (s.state !== 'Running') c.contradict(`the cri service is ${s.state || 'in an unknown state'}, not Running`);
+  else if (s.health !== 'OK') c.fail(`the cri service is Running but its health is ${s.health || 'unknown'}, not OK`);
 }
 
 /**
- * Rule 2 — when containerd started, as the EARLIEST instant it could have been.
+ * Rule 2 — when the running containerd was launched, as bounds.
  *
- * - Start event: the latest event BY TIME matching `started with PID N` (latestStartEvent; the CLI
- *   lists newest first, the API oldest first) is the current process (the service is Running). talosctl printed its age D on the runner's clock at
- *   some moment in [clientBefore, clientAfter], rounded to the second, so the start was at or after
- *   clientBefore − D − 500 ms. (Client–node skew cancels: D = clientNow − nodeTs.)
- * - A negative D means the start lies in the runner's future: the node clock is ahead or stepped, so
- *   its timestamps cannot be ordered against anything → reboot.
- * - ServicePID (Talos ≥ 1.13, when the adapter read it): the reading must be ok (a failure is
- *   unexplained, not "absent" → reboot). `created` is truncated to the second and recorded just after
- *   the launch, so the start was at or after created − 1 s.
- * - Both present: the PIDs must match, and the two instants must agree within 2 s plus the call's own
- *   duration (the worst honest disagreement is 1.5 s + duration); otherwise two processes or a clock
- *   step are in play → reboot (ambiguous). The earlier of the two earliest instants is used.
- * - No start event in the 64-event history (health flapping can push it out): ServicePID alone, if read;
- *   otherwise reboot.
+ * - The launch of the CURRENT run is the start event ("… started with PID N") that is newest BY TIME
+ *   (the CLI lists events newest first, the API oldest first: position means nothing). Another start
+ *   event whose instant overlaps it with another PID leaves "which process runs" open → reboot.
+ * - Lower bound (strict): the newest pre-launch event of that run ("Creating service runner", else
+ *   "Running pre state", "Waiting for …", "Starting service"), all logged before the launch. Pre-launch
+ *   events provably older than the PREVIOUS start event belong to an older run and do not count: with
+ *   none left, the launch has no lower bound → reboot. (The old rule took the start event's own time
+ *   minus a slack, which is an upper bound of the launch, not a lower one.)
+ * - Upper bound: the start event and ServicePID `created` (Talos ≥ 1.13), both recorded after the launch.
+ * - Cross-checks: ServicePID must be readable when the node offers it, name the same PID, and lie
+ *   between the run's pre-launch event and its start event; otherwise two processes or a clock step
+ *   are in play → reboot (ambiguous).
  */
-function containerdStart(r: EvidenceReadings, values: EvidenceValues, fail: Fail): StartInstant | undefined {
-  let event: { pid: number; earliestMs: number; latestMs: number; nominalMs: number } | undefined;
-  let callMs = 0;
-  if (r.criService.ok) {
-    const c = r.criService.value;
-    callMs = c.clientAfterMs - c.clientBeforeMs;
-    const windowOk = Number.isFinite(callMs) && callMs >= 0;
-    if (!windowOk) {
-      callMs = 0;
-      fail('the runner clock went backwards around `talosctl service cri`, so the start age cannot be placed');
-    }
-    // By time, not by position (see startEvent.ts); two start events that cannot be ordered → reboot.
-    const pick = latestStartEvent(c.events);
-    if (pick.kind === 'ambiguous') fail(`ambiguous containerd start: ${pick.reason}`);
-    if (pick.kind === 'latest') {
-      const { event: ev, pid } = pick;
-      // Until this rule reasons on Instants, an event without a printed age reads as unparseable.
-      const agoMs = ev.agoMs ?? Number.NaN;
-      values.criEvent = { pid, agoMs };
-      if (!windowOk) {
-        // already failed above; an age measured against a stepping runner clock places nothing
-      } else if (!Number.isFinite(agoMs)) {
-        fail(`the age of the containerd start event (PID ${pid}) could not be parsed`);
-      } else if (agoMs < 0) {
-        fail(
-          `the containerd start event (PID ${pid}) lies ${formatDuration(-agoMs)} in the runner's future: ` +
-            `the node clock is ahead or stepped, so its timestamps cannot be ordered`,
-        );
-      } else {
-        const nominalMs = c.clientBeforeMs - agoMs;
-        event = {
-          pid,
-          nominalMs,
-          earliestMs: nominalMs - AGO_ROUNDING_MS,
-          latestMs: c.clientAfterMs - agoMs + AGO_ROUNDING_MS,
-        };
-      }
-    }
+function containerdStart(r: EvidenceReadings, values: EvidenceValues, c: Collector): StartInstant | undefined {
+  if (!r.criService.ok) return undefined; // rule 1 said why
+  const s = r.criService.value;
+  if (!(Number.isFinite(s.clientBeforeMs) && Number.isFinite(s.clientAfterMs) && s.clientAfterMs >= s.clientBeforeMs)) {
+    c.doubtClock('the runner clock went backwards around the cri service read, so its instants cannot be placed');
+    return undefined;
   }
-
-  let sp: { pid: number; createdMs: number } | undefined;
+  const bad = s.events.find((e) => !isValidInstant(e.at));
+  if (bad) {
+    c.fail(`the instant of the cri event "${bad.message}" could not be parsed (${bad.at?.text ?? 'missing'})`);
+    return undefined;
+  }
+  const starts = s.events.filter((e) => START_EVENT.test(e.message)).sort(byTime);
+  const current = starts.reduce<ServiceEvent | undefined>(
+    (best, e) =>
+      !best || e.at.latestMs > best.at.latestMs || (e.at.latestMs === best.at.latestMs && e.at.earliestMs > best.at.earliestMs) ? e : best,
+    undefined,
+  );
+  let sp: { pid: number; created: Instant } | undefined;
   if (r.servicePid !== undefined) {
-    if (!r.servicePid.ok) {
-      fail(`the cri ServicePID could not be read: ${r.servicePid.error}`);
-    } else if (
-      r.servicePid.value.createdMs === undefined ||
-      !Number.isFinite(r.servicePid.value.createdMs) ||
-      !Number.isInteger(r.servicePid.value.pid)
-    ) {
-      fail('the cri ServicePID could not be parsed');
-    } else {
-      sp = { pid: r.servicePid.value.pid, createdMs: r.servicePid.value.createdMs };
-      values.servicePid = { pid: sp.pid, created: iso(sp.createdMs) ?? String(sp.createdMs) };
+    if (!r.servicePid.ok) c.fail(`the cri ServicePID could not be read: ${r.servicePid.error}`);
+    else if (!Number.isInteger(r.servicePid.value.pid) || !isValidInstant(r.servicePid.value.created))
+      c.fail('the cri ServicePID could not be parsed');
+    else {
+      sp = { pid: r.servicePid.value.pid, created: r.servicePid.value.created };
+      values.servicePid = { pid: sp.pid, created: iso(sp.created.earliestMs) ?? sp.created.text };
     }
   }
-
-  let start: StartInstant | undefined;
-  if (event && sp) {
-    if (event.pid !== sp.pid) {
-      fail(`ambiguous containerd start: the newest start event names PID ${event.pid} but ServicePID names PID ${sp.pid}`);
-    } else {
-      const apart = Math.abs(event.nominalMs - sp.createdMs);
-      if (apart > START_AGREEMENT_MS + callMs) {
-        fail(
-          `ambiguous containerd start: the start event and ServicePID for PID ${sp.pid} disagree by ${formatDuration(apart)} ` +
-            `(more than ${formatDuration(START_AGREEMENT_MS + callMs)})`,
-        );
-      }
-    }
-    start = {
-      pid: event.pid,
-      earliestMs: Math.min(event.earliestMs, sp.createdMs - SERVICEPID_SLACK_MS),
-      latestMs: Math.max(event.latestMs, sp.createdMs + SERVICEPID_SLACK_MS - 1),
-      source: 'start event + ServicePID',
-    };
-  } else if (event) {
-    start = { pid: event.pid, earliestMs: event.earliestMs, latestMs: event.latestMs, source: 'start event' };
-  } else if (sp) {
-    start = {
-      pid: sp.pid,
-      earliestMs: sp.createdMs - SERVICEPID_SLACK_MS,
-      latestMs: sp.createdMs + SERVICEPID_SLACK_MS - 1,
-      source: values.criEvent ? 'ServicePID' : 'ServicePID (no start event in the cri history)',
-    };
-  } else if (r.criService.ok && values.criEvent === undefined) {
-    fail(
-      r.servicePid === undefined
-        ? "no 'started with PID' event in the cri history (64 events kept) and the node offers no ServicePID"
-        : "no 'started with PID' event in the cri history (64 events kept) and no usable ServicePID",
+  if (!current) {
+    c.fail("no 'started with PID' event in the cri history (64 events kept), so the launch of the running containerd cannot be placed");
+    return undefined;
+  }
+  const pid = Number(START_EVENT.exec(current.message)![1]);
+  values.criPid = pid;
+  values.criEvent = { pid, at: iso(current.at.earliestMs) ?? current.at.text, text: current.at.text };
+  const rival = starts.find(
+    (e) => e !== current && e.at.latestMs >= current.at.earliestMs && Number(START_EVENT.exec(e.message)![1]) !== pid,
+  );
+  if (rival) {
+    c.fail(
+      `ambiguous containerd start: start events for PID ${pid} and PID ${START_EVENT.exec(rival.message)![1]} cannot be ordered ` +
+        `(${current.at.text} vs ${rival.at.text})`,
     );
+    return undefined;
   }
-
-  if (start) {
-    values.criPid = start.pid;
-    values.criStartEarliest = iso(start.earliestMs);
-    values.criStartSource = start.source;
+  // the newest start event provably older than the current one: the launch of the previous run
+  const previous = starts.filter((e) => e.at.latestMs < current.at.earliestMs).pop();
+  const pre = s.events
+    .filter((e) => PRE_LAUNCH_EVENT.test(e.message))
+    .filter((e) => e.at.earliestMs <= current.at.latestMs) // not provably after this launch
+    .filter((e) => !previous || !(e.at.latestMs < previous.at.earliestMs)) // not provably before the previous launch
+    .sort(byTime)
+    .pop();
+  if (!pre) {
+    c.fail(
+      `no pre-launch event of the current cri run (PID ${pid}) in the history ("Creating service runner", "Running pre state", …), ` +
+        'so the launch has no lower bound',
+    );
+    return undefined;
   }
-  return start;
+  let latestMs = current.at.latestMs;
+  const via: ReadPath[] = [pre.at.via, current.at.via];
+  let source = `"${pre.message}" … start event`;
+  if (sp) {
+    if (sp.pid !== pid) {
+      c.fail(`ambiguous containerd start: the newest start event names PID ${pid} but ServicePID names PID ${sp.pid}`);
+      return undefined;
+    }
+    if (sp.created.latestMs < pre.at.earliestMs || sp.created.earliestMs > current.at.latestMs) {
+      c.fail(
+        `ambiguous containerd start: ServicePID for PID ${pid} was recorded at ${sp.created.text}, outside its run ` +
+          `(pre-launch ${pre.at.text}, start event ${current.at.text}): another process or a clock step`,
+      );
+      return undefined;
+    }
+    latestMs = Math.min(latestMs, sp.created.latestMs);
+    via.push(sp.created.via);
+    source = `"${pre.message}" … ServicePID`;
+  }
+  return { pid, earliestMs: pre.at.earliestMs, latestMs: Math.max(latestMs, pre.at.earliestMs), source, via };
 }
 
 /**
- * Rule 3 — when the CRI config was last written, as the LATEST instant it could have been.
+ * Rule 3 — when the CRI config was last written, as bounds.
  *
- * For every configured path: its listing must be ok (a failed `ls` is not "missing"). A missing file
- * is reported, not an error (01-registries.part is gone on Talos 1.14), and its etcfilestatus and
- * content are not consulted (there is nothing containerd could read). An existing file's LASTMOD is
- * truncated, so the write happened before mtime + precision: latest = mtimeMs + precisionMs − 1
- * (precision 1 s normally, 1 min beyond 180 days where `ls -l` drops the seconds). When an
- * etcfilestatus reading was taken it must be ok, and `updated` (1 s precision) raises the latest to
- * updated + 999 ms if later. The config's latest write is the max over existing files; at least one
- * must exist, or nothing says what containerd read.
+ * For every configured path the listing must be ok (a failed `ls` is not "missing"). A missing file is
+ * reported, not an error (01-registries.part is gone on Talos 1.14); its status and content are not
+ * consulted. For an existing file:
+ * - EtcFileStatus `updated` is recorded after the controller wrote the file: the write's LATEST.
+ *   A status reading that was taken must be ok.
+ * - The mtime is the write itself, truncated: the write's EARLIEST, and on the CLI path (whole-second
+ *   readings everywhere) also a latest (mtime + precision − 1), the later of the two counting.
+ * - On the API path the whole-second mtime never orders anything; it only contradicts: an mtime
+ *   provably later than the status means something other than the controller wrote the file after
+ *   the status → reboot. With no status there, nothing bounds the write finely → reboot.
+ * The config's last write is the newest over existing files; at least one must exist.
  */
 function configLastWrite(
   r: EvidenceReadings,
   values: EvidenceValues,
-  fail: Fail,
+  c: Collector,
   fileValues: Map<ConfigFileReadings, EvidenceValues['files'][number]>,
 ): { latest?: WriteInstant; perFile: WriteInstant[] } {
   const perFile: WriteInstant[] = [];
   let existing = 0;
-  if (r.files.length === 0) fail('no CRI config paths were given, so nothing says what containerd read');
+  let complete = true;
+  if (r.files.length === 0) c.fail('no CRI config paths were given, so nothing says what containerd read');
 
   for (const f of r.files) {
     const entry: EvidenceValues['files'][number] = { path: f.path };
     values.files.push(entry);
     fileValues.set(f, entry);
     if (!f.listing.ok) {
-      fail(`listing ${f.path} failed: ${f.listing.error}`);
+      c.fail(`listing ${f.path} failed: ${f.listing.error}`);
+      complete = false;
       continue;
     }
     const l = f.listing.value;
     entry.exists = l.exists;
     if (l.lastModText !== undefined) entry.lastMod = l.lastModText;
+    else if (l.mtime) entry.lastMod = l.mtime.text;
     if (!l.exists) continue;
     existing++;
-
-    let latest: number | undefined;
-    if (l.mtimeMs === undefined || !Number.isFinite(l.mtimeMs) || l.precisionMs === undefined || !(l.precisionMs > 0)) {
-      fail(`the modification time of ${f.path} could not be parsed (${l.lastModText ?? 'missing'})`);
-    } else {
-      latest = l.mtimeMs + l.precisionMs - 1;
+    const printed = l.lastModText ?? l.mtime?.text ?? 'missing';
+    if (!isValidInstant(l.mtime)) {
+      c.fail(`the modification time of ${f.path} could not be parsed (${printed})`);
+      complete = false;
+      continue;
     }
+    const mtime = l.mtime;
+    let status: Instant | undefined;
     if (f.status !== undefined) {
-      if (!f.status.ok) {
-        fail(`the etcfilestatus of ${f.path} could not be read: ${f.status.error}`);
-      } else if (f.status.value.updatedMs === undefined || !Number.isFinite(f.status.value.updatedMs)) {
-        fail(`the etcfilestatus of ${f.path} could not be parsed`);
-      } else {
-        entry.updated = iso(f.status.value.updatedMs);
-        const byStatus = f.status.value.updatedMs + UPDATED_PRECISION_MS - 1;
-        latest = latest === undefined ? byStatus : Math.max(latest, byStatus);
+      if (!f.status.ok) c.fail(`the etcfilestatus of ${f.path} could not be read: ${f.status.error}`);
+      else if (!isValidInstant(f.status.value.updated)) c.fail(`the etcfilestatus of ${f.path} could not be parsed`);
+      else {
+        status = f.status.value.updated;
+        entry.updated = status.text;
+      }
+      if (!status) {
+        complete = false;
+        continue;
       }
     }
-    if (latest !== undefined) {
-      entry.latestWrite = iso(latest);
-      perFile.push({ latestMs: latest, path: f.path });
+    let latestMs: number;
+    const via: ReadPath[] = [mtime.via];
+    if (status?.via === 'api') {
+      via.splice(0, 1, 'api');
+      if (mtime.earliestMs > status.latestMs) {
+        c.fail(
+          `${f.path} was modified at ${mtime.text}, after its EtcFileStatus was recorded (${status.text}): ` +
+            'something other than the Talos controller wrote it, so its last write is not bounded',
+        );
+        complete = false;
+        continue;
+      }
+      latestMs = status.latestMs;
+    } else if (mtime.via === 'api' && !status) {
+      c.fail(`${f.path} has no EtcFileStatus reading, and its whole-second modification time cannot order the write`);
+      complete = false;
+      continue;
+    } else {
+      latestMs = status ? Math.max(mtime.latestMs, status.latestMs) : mtime.latestMs;
+      if (status) via.push(status.via);
     }
+    const w: WriteInstant = { earliestMs: Math.min(mtime.earliestMs, latestMs), latestMs, path: f.path, via };
+    entry.latestWrite = iso(w.latestMs);
+    perFile.push(w);
   }
 
   if (r.files.length > 0 && existing === 0 && r.files.every((f) => f.listing.ok)) {
-    fail(`none of the CRI config files exists (${r.files.map((f) => f.path).join(', ')})`);
+    c.fail(`none of the CRI config files exists (${r.files.map((f) => f.path).join(', ')})`);
   }
-  let latest: WriteInstant | undefined;
-  for (const w of perFile) if (!latest || w.latestMs > latest.latestMs) latest = w;
-  if (latest) {
-    values.configWrittenLatest = iso(latest.latestMs);
-    values.configWrittenPath = latest.path;
-  }
+  if (!complete || perFile.length === 0) return { perFile };
+  // the newest write over all files: its latest is the max of the latests, its earliest the max of the earliests
+  const newest = perFile.reduce((a, b) => (b.latestMs > a.latestMs ? b : a));
+  const latest: WriteInstant = {
+    earliestMs: Math.max(...perFile.map((w) => w.earliestMs)),
+    latestMs: newest.latestMs,
+    path: newest.path,
+    via: perFile.flatMap((w) => w.via),
+  };
+  values.configWrittenLatest = iso(latest.latestMs);
+  values.configWrittenEarliest = iso(latest.earliestMs);
+  values.configWrittenPath = latest.path;
+  values.configWrite = { earliestMs: latest.earliestMs, latestMs: latest.latestMs };
   return { latest, perFile };
 }
 
@@ -271,16 +326,18 @@ function configLastWrite(
  * EVERY existing file must have been read and must carry an auth entry for `desired.tomlHost`
  * (`registry-1.docker.io` for docker.io) whose four fields equal the desired ones exactly:
  * - an entry that differs → "holds an old credential": whatever containerd loaded at its start, it was
- *   not the desired one. This closes the hole of a node rebooted for an unrelated reason AFTER the old
- *   credential was written, which "started after the last write" alone would skip.
- * - no entry for the host → reboot. Stricter than "at least one file agrees": containerd reads cri.toml,
- *   so a part file agreeing while cri.toml does not is not proof.
+ *   not the desired one (contradicts). This closes the hole of a node rebooted for an unrelated reason
+ *   AFTER the old credential was written, which "started after the last write" alone would skip.
+ * - no entry for the host → reboot (contradicts: the file containerd reads lacks the credential).
+ *   Stricter than "at least one file agrees": containerd reads cri.toml, so a part file agreeing while
+ *   cri.toml does not is not proof.
+ * - a file that could not be read → reboot (unproven, not contradicted).
  * Compared in memory only; reasons and values say 'desired' | 'old' | 'absent' | 'unknown', never a value.
  */
 function checkCredential(
   r: EvidenceReadings,
   desired: DesiredCredential,
-  fail: Fail,
+  c: Collector,
   fileValues: Map<ConfigFileReadings, EvidenceValues['files'][number]>,
 ): void {
   const host = desired.tomlHost;
@@ -290,27 +347,27 @@ function checkCredential(
     if (f.content === undefined) {
       if (mustCarry) {
         entry.credential = 'unknown';
-        fail(`${f.path} exists but was not read, so its credential is unknown`);
+        c.fail(`${f.path} exists but was not read, so its credential is unknown`);
       }
       continue;
     }
     if (!f.content.ok) {
       entry.credential = 'unknown';
-      if (mustCarry) fail(`reading ${f.path} failed: ${f.content.error}`);
+      if (mustCarry) c.fail(`reading ${f.path} failed: ${f.content.error}`);
       continue;
     }
     if (!f.content.value.exists) {
       entry.credential = 'unknown';
-      if (mustCarry) fail(`${f.path} was listed but not found when read`);
+      if (mustCarry) c.fail(`${f.path} was listed but not found when read`);
       continue;
     }
     const auth = f.content.value.auth;
     if (!Object.hasOwn(auth, host)) {
       entry.credential = 'absent';
-      if (mustCarry) fail(`${f.path} has no auth entry for ${host}`);
+      if (mustCarry) c.contradict(`${f.path} has no auth entry for ${host}`);
     } else if (!sameAuth(auth[host], desired.fields)) {
       entry.credential = 'old';
-      if (mustCarry) fail(`${f.path} holds an old credential for ${host}`);
+      if (mustCarry) c.contradict(`${f.path} holds an old credential for ${host}`);
     } else {
       entry.credential = 'desired';
     }
@@ -318,94 +375,136 @@ function checkCredential(
 }
 
 /**
- * Rule 5 — the node clock gives no reason for doubt. cri does not wait for time sync, and NTP steps
- * offsets above 400 ms, so node timestamps taken across a step cannot be ordered (docs/talos-facts.md#t14-clocks):
- * - the time status must be read, synced, and at epoch 0 (epoch counts jumps > 15 min since boot);
- * - no file write or containerd start may lie later than the runner's clientAfter + margin: a node
- *   timestamp in the future means its clock is ahead or stepped back since — the dangerous direction,
- *   where a launch stamped too late makes a later write look older.
+ * Rule 5 — the node clock gives no reason for doubt. Every instant compared is machined's wall clock,
+ * and Talos's time sync STEPS the clock when the offset exceeds 400 ms (slewing below that, which
+ * never reverses the order of two instants): a backward step between a launch and a later write can
+ * stamp the launch after the write. No margin covers a step (its size is unbounded up to 15 min), so:
+ * - the time status must be read, synced, and at epoch 0 (the epoch counts jumps > 15 min);
+ * - no instant may lie in the node's future: later than the runner's clock after the read plus a
+ *   tolerance for ordinary skew. A node clock ahead of the runner is the one that will step back.
+ * A doubted clock makes the ordering undecidable, in both directions: it never skips and never
+ * proves "before" either.
  */
 function checkClock(
   r: EvidenceReadings,
-  marginMs: number,
   start: StartInstant | undefined,
   writes: WriteInstant[],
   values: EvidenceValues,
-  fail: Fail,
+  c: Collector,
 ): void {
   if (!r.timeStatus.ok) {
-    fail(`the node time status could not be read: ${r.timeStatus.error}`);
+    c.doubtClock(`the node time status could not be read: ${r.timeStatus.error}`);
   } else {
     values.timeSynced = r.timeStatus.value.synced;
     values.timeEpoch = r.timeStatus.value.epoch;
-    if (r.timeStatus.value.synced !== true) fail('the node clock is not synced');
+    if (r.timeStatus.value.synced !== true) c.doubtClock('the node clock is not synced');
     if (r.timeStatus.value.epoch !== 0) {
-      fail(`the node clock jumped by more than 15 minutes since boot (time epoch ${r.timeStatus.value.epoch})`);
+      c.doubtClock(`the node clock jumped by more than 15 minutes since boot (time epoch ${r.timeStatus.value.epoch})`);
     }
   }
   if (!r.criService.ok) return; // no runner window to compare with; rule 1 already failed
-  const limit = r.criService.value.clientAfterMs + marginMs;
+  const after = r.criService.value.clientAfterMs;
+  const limit = after + NODE_FUTURE_TOLERANCE_MS;
   for (const w of writes) {
     if (w.latestMs > limit) {
-      fail(
-        `${w.path} was written up to ${iso(w.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`,
+      c.doubtClock(
+        `${w.path} was written up to ${iso(w.latestMs)}, after the runner's now (${iso(after)}): the node clock is ahead or stepped`,
       );
     }
   }
   if (start && start.latestMs > limit) {
-    fail(
-      `containerd (PID ${start.pid}) started up to ${iso(start.latestMs)}, after the runner's now (${iso(r.criService.value.clientAfterMs)}): the node clock is ahead or stepped`,
+    c.doubtClock(
+      `containerd (PID ${start.pid}) started up to ${iso(start.latestMs)}, after the runner's now (${iso(after)}): the node clock is ahead or stepped`,
     );
   }
 }
 
+function readPathOf(paths: ReadPath[]): ReadPath | 'mixed' | undefined {
+  const set = new Set(paths);
+  if (set.size === 0) return undefined;
+  return set.size === 1 ? paths[0] : 'mixed';
+}
+
 /**
- * The verdict. `skip` iff rules 1–5 hold AND earliest start − latest write > margin (strictly):
- * an equal pair, or one within the margin (same second, the usual boot-time race on Talos ≤ 1.13),
- * cannot be ordered and means `reboot`. `values` carries everything read and compared, whatever the verdict.
+ * The verdict. `skip` iff rules 1–5 hold AND start.earliest − write.latest > margin (strictly): a
+ * pair within the margin, a tie, or overlapping bounds cannot be ordered and means `reboot`. The gap
+ * is reported as the whole range the bounds allow, [start.earliest − write.latest, start.latest −
+ * write.earliest], with the path that read it. `ordering` and `contradicts` say, for a `reboot`,
+ * whether the readings disprove the credential being loaded or merely fail to prove it.
+ * `values` carries everything read and compared, whatever the verdict.
  */
 export function rebootEvidence(r: EvidenceReadings, desired: DesiredCredential, opts: { marginMs: number }): EvidenceVerdict {
   const marginMs = opts.marginMs;
   const values: EvidenceValues = { marginMs, files: [] };
   const failures: string[] = [];
-  const fail: Fail = (reason) => {
-    failures.push(reason);
+  let contradicts = false;
+  let clockDoubted = false;
+  const c: Collector = {
+    fail: (reason) => failures.push(reason),
+    contradict: (reason) => {
+      contradicts = true;
+      failures.push(reason);
+    },
+    doubtClock: (reason) => {
+      clockDoubted = true;
+      failures.push(reason);
+    },
   };
   if (r.talosVersion.ok) values.talosVersion = r.talosVersion.value;
-  if (!Number.isFinite(marginMs) || marginMs < 0) fail(`the evidence margin (${marginMs} ms) is not a non-negative duration`);
+  if (!Number.isFinite(marginMs) || marginMs < 0) c.fail(`the evidence margin (${marginMs} ms) is not a non-negative duration`);
 
   const fileValues = new Map<ConfigFileReadings, EvidenceValues['files'][number]>();
-  checkCriService(r, values, fail);
-  const start = containerdStart(r, values, fail);
-  const { latest: write, perFile } = configLastWrite(r, values, fail, fileValues);
-  checkCredential(r, desired, fail, fileValues);
-  checkClock(r, Number.isFinite(marginMs) ? marginMs : 0, start, perFile, values, fail);
+  checkCriService(r, values, c);
+  const start = containerdStart(r, values, c);
+  if (start) {
+    values.criStartEarliest = iso(start.earliestMs);
+    values.criStartLatest = iso(start.latestMs);
+    values.criStartSource = start.source;
+    values.criStart = { earliestMs: start.earliestMs, latestMs: start.latestMs };
+  }
+  const { latest: write, perFile } = configLastWrite(r, values, c, fileValues);
+  checkCredential(r, desired, c, fileValues);
+  checkClock(r, start, perFile, values, c);
 
   // Rule 6 — the order itself.
+  let ordering: EvidenceOrdering = 'unknown';
   if (start && write) {
-    const gapMs = start.earliestMs - write.latestMs;
-    values.gapMs = gapMs;
-    if (!(gapMs > marginMs)) {
-      fail(
-        gapMs <= 0
-          ? `containerd (PID ${start.pid}) may have started before the last write of ${write.path} ` +
-              `(start ≥ ${iso(start.earliestMs)}, write ≤ ${iso(write.latestMs)}), so it may run with an older config`
-          : `containerd (PID ${start.pid}) started only ${formatDuration(gapMs)} after the last write of ${write.path}, ` +
-              `not more than the ${formatDuration(marginMs)} margin, so the order cannot be proven`,
+    const lowMs = start.earliestMs - write.latestMs;
+    const highMs = start.latestMs - write.earliestMs;
+    values.gapMs = lowMs;
+    values.gap = { lowMs, highMs };
+    values.readPath = readPathOf([...start.via, ...write.via]);
+    const gap = `${formatGap(lowMs, highMs)} (read via ${values.readPath})`;
+    if (clockDoubted) {
+      ordering = 'undecidable';
+    } else if (lowMs > marginMs) {
+      ordering = 'after';
+    } else if (highMs < 0) {
+      ordering = 'before';
+      c.contradict(
+        `containerd (PID ${start.pid}) started before the last write of ${write.path} (start − write ${gap}), so it runs with an older config`,
+      );
+    } else {
+      ordering = 'undecidable';
+      c.fail(
+        `containerd (PID ${start.pid}) started ${gap} after the last write of ${write.path}: not provably more than the ` +
+          `${formatDuration(marginMs)} margin, so the order cannot be proven`,
       );
     }
   }
 
-  if (failures.length === 0 && start && write && values.gapMs !== undefined) {
+  if (failures.length === 0 && start && write && ordering === 'after') {
     return {
       verdict: 'skip',
       reason:
-        `containerd PID ${start.pid} started ${formatDuration(values.gapMs)} after the last config write ` +
-        `(${write.path}) and the config carries the desired credential for ${desired.tomlHost}`,
+        `containerd PID ${start.pid} started ${formatGap(values.gap!.lowMs, values.gap!.highMs)} after the last config write ` +
+        `(${write.path}, read via ${values.readPath}) and the config carries the desired credential for ${desired.tomlHost}`,
       values,
+      ordering,
+      contradicts: false,
     };
   }
-  return { verdict: 'reboot', reason: failures[0] ?? 'the evidence is incomplete', values };
+  return { verdict: 'reboot', reason: failures[0] ?? 'the evidence is incomplete', values, ordering, contradicts };
 }
 
 /**

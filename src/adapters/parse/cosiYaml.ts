@@ -3,7 +3,7 @@
 // scalar as a string, so a node name or a specVersion can never turn into a number or a date behind
 // our back; the conversions below are explicit and checked.
 import { parseAllDocuments } from 'yaml';
-import type { EtcFileStatusReading, ServicePidReading, TimeStatusReading } from '../../model.js';
+import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../model.js';
 import { ParseError, excerpt } from './parseError.js';
 
 export interface CosiMetadata {
@@ -89,18 +89,45 @@ export function parseRfc3339(text: string, what = 'timestamp'): number {
   return ms;
 }
 
-/** ServicePIDs.runtime.talos.dev (v1.13+): `spec.pid` is the host PID, `created` ≈ process launch. */
-export function servicePidFrom(r: CosiResource): ServicePidReading {
-  expectType(r, 'ServicePIDs.runtime.talos.dev');
-  return { pid: int(r, 'pid', 1), createdMs: r.metadata.createdMs };
+/**
+ * A printed RFC 3339 timestamp as the bounds of the instant it was truncated from: talosctl prints
+ * whole seconds, so `12:00:07Z` stands for [12:00:07.000, 12:00:07.999]; fractional digits, when
+ * present, narrow the bounds to their last digit.
+ */
+export function rfc3339Instant(text: string, what = 'timestamp'): Instant {
+  const wholeMs = parseRfc3339(text.replace(/\.\d+(?=Z|[+-]\d{2}:\d{2}$)/, ''), what);
+  const fraction = RFC3339.exec(text)![7];
+  const digits = fraction ? fraction.slice(1) : '';
+  const unitMs = 1000 / 10 ** digits.length;
+  const earliestMs = wholeMs + (digits ? Number(`0.${digits}`) * 1000 : 0);
+  // the last whole millisecond inside the unit, or the unit itself when it is finer than a millisecond
+  const latestMs = earliestMs + (unitMs >= 1 ? unitMs - 1 : unitMs);
+  return { earliestMs, latestMs, via: 'cli', text };
 }
 
-/** EtcFileStatuses.files.talos.dev: `updated` ≈ last content write of the file. */
+/** ServicePIDs.runtime.talos.dev (v1.13+): `spec.pid` is the host PID, `created` is recorded right after the launch. */
+export function servicePidFrom(r: CosiResource): ServicePidReading {
+  expectType(r, 'ServicePIDs.runtime.talos.dev');
+  return { pid: int(r, 'pid', 1), created: rfc3339Instant(r.metadata.created, 'metadata.created') };
+}
+
+/**
+ * EtcFileStatuses.files.talos.dev: recorded after the controller wrote the file. A status only ever
+ * created has `updated` a hair before `created` (the constructor stamps it first), so the later of the
+ * two is the moment the status was recorded.
+ */
 export function etcFileStatusFrom(r: CosiResource): EtcFileStatusReading {
   expectType(r, 'EtcFileStatuses.files.talos.dev');
   const v = r.spec.specVersion;
   if (v !== undefined && typeof v !== 'string') throw new ParseError(FORMAT, `spec.specVersion of ${r.metadata.id} is not a scalar`);
-  return { id: r.metadata.id, updatedMs: r.metadata.updatedMs, specVersion: v === undefined || v === '' ? undefined : v };
+  const created = rfc3339Instant(r.metadata.created, 'metadata.created');
+  const updated = rfc3339Instant(r.metadata.updated, 'metadata.updated');
+  const recorded = updated.latestMs >= created.latestMs ? updated : created;
+  return {
+    id: r.metadata.id,
+    updated: { ...recorded, earliestMs: Math.max(created.earliestMs, updated.earliestMs) },
+    specVersion: v === undefined || v === '' ? undefined : v,
+  };
 }
 
 /** TimeStatuses.v1alpha1.talos.dev `node`: `epoch` counts clock jumps > 15 min since boot. */

@@ -7,7 +7,6 @@
 // with no tab, which ends the block, so the lines after it get a width of their own (3 for a run of
 // empty labels). Lines are therefore recognised by their label and ≥ 3 spaces, not by a fixed width;
 // a line that matches no label continues the previous multi-line message.
-import type { ServiceEvent } from '../../model.js';
 import { parseGoDuration } from './goDuration.js';
 import { ParseError, excerpt } from './parseError.js';
 
@@ -21,7 +20,17 @@ export interface ServiceNodeView {
   /** present only when talosctl printed the line (it does only when non-empty) */
   lastHealthMessage?: string;
   /** newest first, as printed */
-  events: ServiceEvent[];
+  events: PrintedEvent[];
+}
+
+/** One event line as printed: its age is relative to the moment talosctl printed it (the adapter places it). */
+export interface PrintedEvent {
+  state: string;
+  message: string;
+  /** `time.Since(ts).Round(time.Second)` in ms (negative when the node clock is ahead of the runner) */
+  agoMs: number;
+  /** the age exactly as printed, e.g. `2h59m50s` */
+  ageText: string;
 }
 
 const FORMAT = 'service';
@@ -116,8 +125,8 @@ export function unreadableCriView(view: ServiceNodeView): string | undefined {
   return undefined;
 }
 
-export function parseEvent(text: string, line = 0): ServiceEvent {
+export function parseEvent(text: string, line = 0): PrintedEvent {
   const m = EVENT.exec(text);
   if (!m) throw new ParseError(FORMAT, `line ${line}: event is not "[State]: message (D ago)": ${excerpt(text)}`);
-  return { state: m[1], message: m[2], agoMs: parseGoDuration(m[3]) };
+  return { state: m[1], message: m[2], agoMs: parseGoDuration(m[3]), ageText: m[3] };
 }
