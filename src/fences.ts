@@ -8,7 +8,7 @@ import { ToolError } from './errors.js';
 import { annotationKeys, type JsonPatchOp } from './model.js';
 import { parseOwnerToken, runUrl } from './owner.js';
 import { escapeCell, escapeHtml, truncateText } from './report/escape.js';
-import type { Clock } from './rollout.js';
+import type { Clock } from './clock.js';
 import { annotationPath } from './rules/claim.js';
 import { judgeFences, leaseReleaseCommand, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from './rules/fences.js';
 import { releaseLeasePatch } from './rules/lease.js';

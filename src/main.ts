@@ -14,7 +14,10 @@ import { buildAnnotations } from './report/annotations.js';
 import { formatCommandLine } from './report/log.js';
 import { buildOutputs } from './report/outputs.js';
 import { renderSummary } from './report/summary.js';
-import { realClock, runRollout, type RolloutResult, type RunLockLike } from './rollout.js';
+import { realClock } from './clock.js';
+import type { RunLockLike } from './pipeline/context.js';
+import { runRollout, type RolloutResult } from './pipeline/run.js';
+import { saveAccess, saveHeld, saveLease } from './state.js';
 
 export async function run(): Promise<void> {
   const runner = new Runner();
@@ -76,6 +79,8 @@ export async function run(): Promise<void> {
   }
   const owner = formatOwnerToken(newOwnerToken(process.env));
   core.info(`claim token for this run: ${owner}`);
+  // Before anything can be held: the post step acts with exactly these, never with its own defaults.
+  saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   const talos = new Talosctl({ runner, talosconfig: config.talosconfig });
 
@@ -98,9 +103,7 @@ export async function run(): Promise<void> {
           return () => core.endGroup();
         },
       },
-      holding: (h) => {
-        core.saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
-      },
+      publishHeld: (held) => saveHeld(core, held),
       cancelled: () => cancelled,
       lock:
         config.mode === 'apply'
@@ -165,13 +168,13 @@ function trackedLock(lock: RunLock, namespace: string, name: string, owner: stri
     checkNotHeldByAnother: () => lock.checkNotHeldByAnother(),
     acquire: async () => {
       await lock.acquire();
-      core.saveState('lease', JSON.stringify({ namespace, name, owner }));
+      saveLease(core, { namespace, name, owner });
     },
     startRenewing: () => lock.startRenewing(),
-    assertHeld: () => lock.assertHeld(),
+    confirm: () => lock.confirm(),
     release: async () => {
       const r = await lock.release();
-      core.saveState('lease', '');
+      saveLease(core, undefined);
       return r;
     },
     stop: () => lock.stop(),

@@ -3,7 +3,7 @@
 // authenticate the pull. `talosctl image pull` is no proof: Talos pulls with its own resolver from
 // the machine config and skips cached images.
 import type { KubeClient, PodState } from './adapters/types.js';
-import type { Clock } from './rollout.js';
+import type { Clock } from './clock.js';
 
 export interface VerifyImageArgs {
   kube: KubeClient;

@@ -136,7 +136,13 @@ describe('defect 9: a cancellation late in the run keeps the report of finished 
       if (++lists === 2) {
         // the runner's signal kills the running `kubectl get nodes`
         cancelled = true;
-        throw new ToolError({ tool: 'kubectl', command: 'kubectl get nodes', kind: 'unknown', exitCode: null, stderr: 'signal: terminated' });
+        throw new ToolError({
+          tool: 'kubectl',
+          command: 'kubectl get nodes',
+          kind: 'unknown',
+          exitCode: null,
+          stderr: 'signal: terminated',
+        });
       }
       return orig(sel);
     };

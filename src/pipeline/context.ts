@@ -1,0 +1,88 @@
+// What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
+// per-run state every step shares (defaults resolved once, the Talos versions read so far).
+import type { KubeClient, TalosClient } from '../adapters/types.js';
+import { realClock, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../model.js';
+
+export interface RolloutLog {
+  info(message: string): void;
+  /** start of a node's log group; the returned function ends it */
+  group(title: string): () => void;
+}
+
+/** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+export interface RunLockLike {
+  /** read-only: throws when another run holds the Lease */
+  checkNotHeldByAnother(): Promise<void>;
+  acquire(): Promise<void>;
+  startRenewing(): void;
+  /** a renewal now that proves the Lease is still ours; throws when it is not */
+  confirm(): Promise<void>;
+  release(): Promise<{ released: boolean; message: string }>;
+  stop(): void;
+}
+
+export interface RolloutDeps {
+  kube: KubeClient;
+  talos: TalosClient;
+  config: Config;
+  desired: DesiredCredential;
+  /** this run's claim token */
+  owner: string;
+  keys: AnnotationKeys;
+  clock?: Clock;
+  log?: RolloutLog;
+  /** interval of the post-reboot and probe polls */
+  pollIntervalMs?: number;
+  /** receives the nodes this run holds or left, each time one of their phases changes (the post step reads it) */
+  publishHeld?: (held: HeldNode[]) => void;
+  /** true once the runner was cancelled: no new step starts */
+  cancelled?: () => boolean;
+  /** the run-wide Lease (apply mode); acquired before the first mutation */
+  lock?: RunLockLike;
+  /** pause between the two empty listings that end a run (an autoscaler node may still register) */
+  relistPauseMs?: number;
+}
+
+/** The deps with every default resolved, plus what the run accumulates. */
+export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollIntervalMs' | 'relistPauseMs'> {
+  clock: Clock;
+  log: RolloutLog;
+  pollIntervalMs: number;
+  relistPauseMs: number;
+  /** Talos versions read during this run, by address (see readEvidence's knownVersions) */
+  versions: Map<string, Reading<string>>;
+}
+
+const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
+
+export function makeContext(deps: RolloutDeps): RunContext {
+  return {
+    ...deps,
+    clock: deps.clock ?? realClock,
+    log: deps.log ?? silentLog,
+    pollIntervalMs: deps.pollIntervalMs ?? 2000,
+    relistPauseMs: deps.relistPauseMs ?? 0,
+    versions: new Map(),
+  };
+}
+
+/**
+ * Immediately before every mutation that moves the roll forward (claim, phase, Talos patch, drain,
+ * reboot, the verified release): a cancelled run starts nothing new, and a renewal must prove the
+ * Lease is still ours. The renewal is a CAS on our holder identity, so it fails when anyone else
+ * wrote the holder since, which a cached "held" flag between ticks cannot see.
+ */
+export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>): Promise<void> {
+  if (ctx.cancelled?.()) throw new CancelledError('the run was cancelled; no further mutation was started');
+  await ctx.lock?.confirm();
+}
+
+export class CancelledError extends Error {
+  readonly kind = 'cancelled' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CancelledError';
+  }
+}
