@@ -120,12 +120,8 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
       return false;
     }
   }
-  const why =
-    phase === 'rebooting' || phase === 'proving'
-      ? 'it was being rebooted'
-      : phase === 'left-fenced'
-        ? 'the main step left it fenced'
-        : 'its Talos configuration was being changed';
+  const at = phase === 'left-fenced' ? (h.stoppedIn ?? 'mutating') : phase;
+  const why = at === 'rebooting' || at === 'proving' ? 'it was being rebooted' : 'its Talos configuration was being changed';
   core.error(
     `${node} was left cordoned and claimed (phase=mutating) because the run stopped while ${why}. ` +
       `Check: \`kubectl get node ${node}\` (Ready, bootID), \`talosctl -n ${capture.internalIP} service cri\` and \`talosctl -n ${capture.internalIP} version\`. ` +

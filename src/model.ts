@@ -300,6 +300,8 @@ export type NodePhase = 'read' | 'claimed' | 'mutating' | 'draining' | 'rebootin
 export interface HeldNode {
   node: string;
   phase: NodePhase;
+  /** for `left-fenced` / `left-as-set`: the phase the node was in when the run stopped on it */
+  stoppedIn?: NodePhase;
   capture: ClaimCapture;
   owner: string;
 }

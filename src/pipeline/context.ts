@@ -75,8 +75,15 @@ export function makeContext(deps: RolloutDeps): RunContext {
  * wrote the holder since, which a cached "held" flag between ticks cannot see.
  */
 export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>): Promise<void> {
-  if (ctx.cancelled?.()) throw new CancelledError('the run was cancelled; no further mutation was started');
-  await ctx.lock?.confirm();
+  const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
+  if (ctx.cancelled?.()) throw cancelled();
+  try {
+    await ctx.lock?.confirm();
+  } catch (e) {
+    // A cancellation kills the renewal too: that is the cancellation, not a lost Lease.
+    if (ctx.cancelled?.()) throw cancelled();
+    throw e;
+  }
 }
 
 export class CancelledError extends Error {

@@ -15,6 +15,7 @@ export class NodeRun {
   readonly record: DecisionRecord;
   private readonly t0: number;
   private current: NodePhase = 'read';
+  private stoppedIn?: NodePhase;
   capture?: ClaimCapture;
   /** set just before the credential patch is sent: from then on Talos may carry this run's change */
   talosTouched = false;
@@ -45,6 +46,7 @@ export class NodeRun {
 
   /** Move to `phase` and publish it (the post step acts on the last published phase). */
   enter(phase: NodePhase): void {
+    if (LEFT.has(phase)) this.stoppedIn = this.current;
     this.current = phase;
     this.onPhase();
   }
@@ -52,7 +54,9 @@ export class NodeRun {
   /** What the post step needs, while this run holds (or left) the node. */
   held(): HeldNode | undefined {
     if (NOT_HELD.has(this.current) || !this.capture) return undefined;
-    return { node: this.node.name, phase: this.current, capture: this.capture, owner: this.capture.owner };
+    const held: HeldNode = { node: this.node.name, phase: this.current, capture: this.capture, owner: this.capture.owner };
+    if (this.stoppedIn) held.stoppedIn = this.stoppedIn;
+    return held;
   }
 
   async step<T>(name: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> {
@@ -162,7 +166,8 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
         run.enter('released');
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
       } catch (releaseError) {
-        run.enter('left-fenced');
+        // The node stays in the phase it is in (already published): the post step tries the same
+        // CAS-guarded release again for `claimed` and `draining`, and leaves any other phase fenced.
         message = `${message}; releasing the claim failed too: ${errorMessage(releaseError)}`;
         nextStep =
           `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${run.node.name} -o yaml\` ` +

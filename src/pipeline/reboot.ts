@@ -6,7 +6,7 @@ import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { quorumGate } from '../rules/quorum.js';
 import { LeaseLostError } from '../lease.js';
-import { beforeMutation, CancelledError, type RunContext } from './context.js';
+import { beforeMutation, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
 import { isTransport, waitForApiserver } from './transport.js';
@@ -98,9 +98,9 @@ async function drain(ctx: RunContext, run: NodeRun): Promise<void> {
       });
     }
   } catch (e) {
-    // A stop, a lost Lease or a cancellation before the drain started is not a drain failure: the
-    // stop decides by the phase (Talos was patched, so the node stays fenced).
-    if (e instanceof NodeStop || e instanceof LeaseLostError || e instanceof CancelledError) throw e;
+    // A lost Lease is not a drain failure: Talos was patched, so the node stays fenced for a person
+    // (stopNode's default). A cancellation is one: the pods that could not move stay where they were.
+    if (e instanceof NodeStop || e instanceof LeaseLostError) throw e;
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
     throw new NodeStop('failed', `drain failed: ${errorMessage(e)}`, {
       disposition: 'release',
