@@ -2,7 +2,7 @@
 // (dist/index.js, then dist/cleanup.js with the state the main step saved) through the real kubectl on the twin.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, postStep, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -50,5 +50,67 @@ describe('e2e: a node another actor changed while this run held it is left exact
     expect(post.annotations.some((a) => a.title === 'worker-1: released by the post step')).toBe(false);
     expect(post.exitCode).toBe(1);
     expect(post.annotations.some((a) => a.kind === 'error' && a.title.startsWith('worker-1'))).toBe(true);
+  });
+});
+
+describe('e2e: however the run ends, the summary and the outputs list every node it touched', () => {
+  it('a later listing finds two nodes sharing an InternalIP: the rolled node is reported, and nothing claims "nothing was changed"', async () => {
+    c = await startCluster();
+    const cluster = c;
+    const shared = cluster.talos.node('worker-3').ip;
+    cluster.kube.beforeWrite({ method: 'POST', path: /\/eviction$/, once: true }, () => {
+      // A node registers during worker-1's drain with an address worker-3 already has.
+      cluster.kube.addNode({ name: 'worker-7', ip: shared, role: 'worker' });
+    });
+    const r = await act(cluster, { nodes: 'worker-1' });
+    expect(r.exitCode).toBe(1);
+    expect(r.outputs.result).toBe('failed');
+    expect(byName(r)['worker-1']?.outcome, r.stdout).toBe('rebooted');
+    expect(r.outputs.rebooted).toBe('1');
+    expect(ann(cluster, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(r.summary).toContain('worker-1');
+    expect(r.summary).not.toContain('No node was processed');
+    const failure = r.annotations.find((a) => a.kind === 'error' && a.message.includes(shared));
+    expect(failure, r.stdout).toBeDefined();
+    expect(`${failure!.message} ${r.summary}`).not.toMatch(/nothing was changed/i);
+    expect(failure!.message).toMatch(/1 node\(s\) were already processed/);
+  });
+
+  it('cancelled while the run lists the nodes again at the end: the rebooted node is in the summary and the outputs', async () => {
+    c = await startCluster();
+    const cluster = c;
+    const listings = (out: string) => out.split('\n').filter((l) => /exit \d+\s+kubectl get nodes/.test(l)).length;
+    // The kill arrives after the first listing again (during the pause before the second one).
+    const r = await act(
+      cluster,
+      { nodes: 'worker-1' },
+      { env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '3000' }, killWhen: (out) => listings(out) >= 2 },
+    );
+    expect(r.stdout).toMatch(/received SIGTERM/);
+    expect(r.exitCode).toBe(1);
+    expect(r.outputs.result).toBe('failed');
+    expect(byName(r)['worker-1']?.outcome, r.stdout).toBe('rebooted');
+    expect(r.outputs.rebooted).toBe('1');
+    expect(r.summary).toContain('worker-1');
+    expect(r.summary).not.toContain('No node was processed');
+    expect(r.annotations.some((a) => a.kind === 'error' && /cancel/.test(a.message))).toBe(true);
+    expect(ann(cluster, 'worker-1')[A.verified]).toBe(REVISION);
+  });
+});
+
+describe('e2e: a run refused because the Lease is kept for a fenced node', () => {
+  it('names the fenced node and the command that releases it', async () => {
+    c = await startCluster();
+    const cluster = c;
+    const first = await act(cluster, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ talosctl reboot') });
+    expect(first.exitCode).toBe(1);
+    expect(ann(cluster, 'worker-1')[A.phase]).toBe('mutating');
+    const second = await act(cluster, { nodes: 'worker-3' });
+    expect(second.exitCode).toBe(1);
+    const refusal = second.annotations.find((a) => a.kind === 'error' && /Lease .* is held by/.test(a.message));
+    expect(refusal, second.stdout).toBeDefined();
+    expect(refusal!.message).toMatch(/worker-1 \(phase=mutating/);
+    expect(refusal!.message).toContain('patch node worker-1 --type=json');
+    expect(cluster.talos.mutatingCommands().filter((x) => x.nodes.includes(cluster.talos.node('worker-3').ip))).toEqual([]);
   });
 });
