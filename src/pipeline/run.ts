@@ -237,7 +237,7 @@ async function rollNodes(ctx: RunContext, runs: NodeRuns, selected: NodeState[],
         records: [],
         notReached: selected.slice(i + 1).map((n) => n.name),
         upToDate: [],
-        error: new RolloutError(node.name, stop.message, stop.opts.nextStep ?? '', run.held() !== undefined),
+        error: new RolloutError(node.name, stop.message, stop.opts.nextStep ?? ''),
       };
     }
     endGroup();
