@@ -171,6 +171,7 @@ function trackedLock(lock: RunLock, namespace: string, name: string, owner: stri
       saveLease(core, { namespace, name, owner });
     },
     startRenewing: () => lock.startRenewing(),
+    assertHeld: () => lock.assertHeld(),
     confirm: () => lock.confirm(),
     release: async () => {
       const r = await lock.release();

@@ -114,3 +114,35 @@ describe('e2e: a run refused because the Lease is kept for a fenced node', () =>
     expect(cluster.talos.mutatingCommands().filter((x) => x.nodes.includes(cluster.talos.node('worker-3').ip))).toEqual([]);
   });
 });
+
+describe('e2e: the Lease is proven ours immediately before each mutation', () => {
+  it('the Lease taken between the claim and the credential patch: no Talos mutation, the claim undone, the Lease left to its holder', async () => {
+    c = await startCluster();
+    const cluster = c;
+    const thief = 'acme/platform/runs/777/attempts/1/5ca1ab1e';
+    const leasePath = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/registry-auth-rollout';
+    let patches = 0;
+    let stolen: Promise<Response> | undefined;
+    // The second PATCH of worker-1 is phase=mutating; a person overwrites the Lease right after it is applied.
+    cluster.kube.beforeWrite({ method: 'PATCH', path: /^\/api\/v1\/nodes\/worker-1$/ }, () => {
+      if (++patches === 2)
+        setImmediate(() => {
+          stolen = fetch(`${cluster.kube.url}${leasePath}`, {
+            method: 'PATCH',
+            headers: { 'content-type': 'application/json-patch+json' },
+            body: JSON.stringify([{ op: 'replace', path: '/spec/holderIdentity', value: thief }]),
+          });
+        });
+    });
+    const r = await act(cluster, { nodes: 'worker-1' });
+    expect((await stolen)?.status).toBe(200);
+    expect(r.exitCode).toBe(1);
+    const d = byName(r)['worker-1'];
+    expect(d.outcome, r.stdout).toBe('failed');
+    expect(d.reason).toContain(thief);
+    expect(cluster.talos.mutatingCommands()).toEqual([]);
+    expect(ann(cluster, 'worker-1')[A.owner]).toBeUndefined();
+    expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
+    expect(cluster.kube.lease('kube-system', 'registry-auth-rollout').spec.holderIdentity).toBe(thief);
+  });
+});

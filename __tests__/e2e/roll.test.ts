@@ -11,7 +11,7 @@ afterEach(async () => {
 });
 
 describe('e2e: a roll of the default cluster', () => {
-  it('reboots the stale nodes, skips the fresh autoscaler node, keeps the operator cordon, and reports every decision', async () => {
+  it('reboots the stale nodes, skips the fresh autoscaler node, keeps the operator cordon, and reports every decision', { timeout: 120_000 }, async () => {
     c = await startCluster();
     const run = await act(c);
     expect(run.exitCode, run.stdout).toBe(0);

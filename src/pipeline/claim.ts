@@ -31,7 +31,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
   for (let attempt = 1; attempt <= config.claimAttempts; attempt++) {
     const capture = { ...captureClaim(current, owner), wasCordoned: original.wasCordoned };
     try {
-      await beforeMutation(deps);
+      await beforeMutation(deps, { fresh: false });
       await kube.patchNode(current.name, buildClaimPatch(current, owner, keys));
       return { capture, attempts: attempt, conflicts };
     } catch (e) {

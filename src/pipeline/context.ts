@@ -17,6 +17,8 @@ export interface RunLockLike {
   checkNotHeldByAnother(): Promise<void>;
   acquire(): Promise<void>;
   startRenewing(): void;
+  /** throws when the lock is known lost (another holder seen by a renewal, or renewals failing past its duration) */
+  assertHeld(): void;
   /** a renewal now that proves the Lease is still ours; throws when it is not */
   confirm(): Promise<void>;
   release(): Promise<{ released: boolean; message: string }>;
@@ -69,14 +71,18 @@ export function makeContext(deps: RolloutDeps): RunContext {
 }
 
 /**
- * Immediately before every mutation that moves the roll forward (claim, phase, Talos patch, drain,
- * reboot, the verified release): a cancelled run starts nothing new, and a renewal must prove the
- * Lease is still ours. The renewal is a CAS on our holder identity, so it fails when anyone else
- * wrote the holder since, which a cached "held" flag between ticks cannot see.
+ * Immediately before every mutation that moves the roll forward: a cancelled run starts nothing new,
+ * and the Lease must still be ours. Before a Talos mutation, the drain, the reboot and the verified
+ * release (`fresh`), a renewal must prove it: the renewal is a CAS on our holder identity, so it fails
+ * when anyone else wrote the holder since, which the lock's cached state between ticks cannot see.
+ * The claim and the phase patch only check the cached state: they touch nothing but our own
+ * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
+ * is released, nothing on Talos having changed) when the Lease was lost meanwhile.
  */
-export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>): Promise<void> {
+export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>, opts: { fresh: boolean }): Promise<void> {
   const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
   if (ctx.cancelled?.()) throw cancelled();
+  if (!opts.fresh) return ctx.lock?.assertHeld();
   try {
     await ctx.lock?.confirm();
   } catch (e) {

@@ -88,7 +88,7 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
   const capture = run.capture!;
   try {
     await run.step('phase=mutating', async () => {
-      await beforeMutation(ctx);
+      await beforeMutation(ctx, { fresh: false });
       return patchNodeSurvivingTransport(
         ctx,
         run.node.name,
@@ -121,7 +121,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   }
   try {
     await run.step('talosctl patch machineconfig', async () => {
-      await beforeMutation(ctx);
+      await beforeMutation(ctx, { fresh: true });
       run.talosTouched = true;
       return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
     });
@@ -179,7 +179,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
     });
   }
   await run.step('release', async () => {
-    await beforeMutation(ctx);
+    await beforeMutation(ctx, { fresh: true });
     return patchNodeSurvivingTransport(
       ctx,
       run.node.name,

@@ -82,7 +82,7 @@ async function drain(ctx: RunContext, run: NodeRun): Promise<void> {
   try {
     try {
       await run.step('drain', async () => {
-        await beforeMutation(ctx);
+        await beforeMutation(ctx, { fresh: true });
         return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
       });
     } catch (e) {
@@ -93,7 +93,7 @@ async function drain(ctx: RunContext, run: NodeRun): Promise<void> {
       await waitForApiserver(ctx, run);
       await guard(ctx, run, 'after the drain was cut off');
       await run.step('drain (retry after a transport failure)', async () => {
-        await beforeMutation(ctx);
+        await beforeMutation(ctx, { fresh: true });
         return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
       });
     }
@@ -166,7 +166,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const bootBefore = drained.bootID;
   run.enter('rebooting');
   await run.step('talosctl reboot', async () => {
-    await beforeMutation(ctx);
+    await beforeMutation(ctx, { fresh: true });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
   const back = await waitForReady(ctx, run, bootBefore);
