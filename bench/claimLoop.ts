@@ -1,6 +1,6 @@
 // The two claims the benchmark compares.
 //
-// `actionClaim` is the action's own claim: `claimNode` from src/rollout.ts, through the same Kubectl
+// `actionClaim` is the action's own claim: `claimNode` from src/pipeline/claim.ts, through the same Kubectl
 // adapter (no Lease and no cancellation here); its refusals are mapped to ClaimRefused.
 //
 // `oneShotClaim` is the old script's claim: read, PATCH guarded by `test /metadata/resourceVersion`,
@@ -8,7 +8,9 @@
 import type { KubeClient } from '../src/adapters/types.js';
 import { ToolError } from '../src/errors.js';
 import type { AnnotationKeys, NodeState } from '../src/model.js';
-import { claimNode, NodeStop, type ClaimResult, type Clock } from '../src/rollout.js';
+import type { Clock } from '../src/clock.js';
+import { claimNode, type ClaimResult } from '../src/pipeline/claim.js';
+import { NodeStop } from '../src/pipeline/nodeRun.js';
 import { oneShotClaimPatch } from '../src/rules/claim.js';
 
 export interface ClaimDeps {

@@ -7,7 +7,8 @@ import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
 import { RunLock } from '../src/lease.js';
 import type { DecisionRecord } from '../src/model.js';
-import { realClock, runRollout } from '../src/rollout.js';
+import { realClock } from '../src/clock.js';
+import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
 

@@ -4,7 +4,8 @@
 // node by node would cost.
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
-import { realClock, runRollout } from '../src/rollout.js';
+import { realClock } from '../src/clock.js';
+import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionDeps, commandKind, median, round, withClusterEnv } from './lib.js';
 

@@ -125,7 +125,7 @@ async function main(): Promise<number> {
         `${claimsPerRate} claims of each kind per rate, interleaved (action, one-shot alternately first); every 10th of each kind had a concurrent cordon injected between its read and its PATCH, ` +
         'so successRate and meanAttempts are over the other (benign) claims and conflicts are counted apart. Latency runs from the start of the read to the claim landing (successful claims). The node is released between claims by a direct write to the twin (KubeSim.mutateNode).',
       claimImplementation:
-        "claimNode from src/rollout.ts (the action's own claim) through the Kubectl adapter, called by bench/claimLoop.ts",
+        "claimNode from src/pipeline/claim.ts (the action's own claim) through the Kubectl adapter, called by bench/claimLoop.ts",
       planSizes,
       startupRuns,
       sections: [...only],

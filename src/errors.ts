@@ -56,18 +56,15 @@ export class InputError extends Error {
   }
 }
 
-/** The rollout stopped on a node; `nextStep` says what to check and how to recover. */
+/** The rollout stopped on a node; `nextStep` says what to check and how to recover (the node's phase says what it was left as). */
 export class RolloutError extends Error {
   readonly node: string;
   readonly nextStep: string;
-  /** true when the node was left cordoned and claimed (phase=mutating) */
-  readonly leftFenced: boolean;
-  constructor(node: string, message: string, nextStep: string, leftFenced: boolean) {
+  constructor(node: string, message: string, nextStep: string) {
     super(`${node}: ${message}`);
     this.name = 'RolloutError';
     this.node = node;
     this.nextStep = nextStep;
-    this.leftFenced = leftFenced;
   }
 }
 

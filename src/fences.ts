@@ -8,7 +8,7 @@ import { errorMessage, ToolError } from './errors.js';
 import { annotationKeys, type JsonPatchOp } from './model.js';
 import { parseOwnerToken, runUrl } from './owner.js';
 import { renderFencesSummary } from './report/fences.js';
-import type { Clock } from './rollout.js';
+import type { Clock } from './clock.js';
 import { annotationPath } from './rules/claim.js';
 import { judgeFences, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from './rules/fences.js';
 import { releaseLeasePatch } from './rules/lease.js';

@@ -4,7 +4,7 @@
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import { errorMessage, ToolError, type FailureCause } from './errors.js';
 import { formatDuration } from './format.js';
-import type { Clock } from './rollout.js';
+import type { Clock } from './clock.js';
 import { acquireSpec, judgeLease, LEASE_DURATION_SECONDS, releaseLeasePatch, renewPatch, takeFreeLeasePatch } from './rules/lease.js';
 
 /** Another run holds the Lease. Never overridden by time: see judgeLease. */
@@ -230,6 +230,32 @@ export class RunLock {
       }
     } finally {
       this.renewing = false;
+    }
+  }
+
+  /**
+   * A renewal right now, immediately before a mutation: the CAS on our holder identity succeeds only
+   * while the Lease still names us, so a holder written by anyone since (a person, another run) is
+   * seen here and not only at the next tick. A rejected renewal marks the lock lost and throws; when
+   * the renewal cannot be sent (transport, 5xx), a fresh read naming us proves holdership instead,
+   * and without either the mutation is not started (the lock is not marked lost: it may be passing).
+   */
+  async confirm(): Promise<void> {
+    this.assertHeld();
+    const now = this.clock.now();
+    try {
+      await this.kube.patchLease(this.namespace, this.name, renewPatch(this.owner, now));
+      this.lastRenewOkMs = now;
+      this.lastError = undefined;
+    } catch (e) {
+      if (e instanceof ToolError && DEFINITIVE.has(e.kind)) {
+        this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
+        this.assertHeld();
+      }
+      // The renewal may not have reached the server: a fresh read that names us proves it as well.
+      const lease = await this.kube.getLease(this.namespace, this.name).catch(() => undefined);
+      if (lease && judgeLease(lease, this.owner, this.clock.now(), this.serverUrl).kind === 'ours') return;
+      throw new LeaseLostError(this.lease, `could not prove the Lease is still ours (${errorMessage(e)})`);
     }
   }
 

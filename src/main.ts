@@ -7,14 +7,17 @@ import { readConfig } from './config.js';
 import { runFences } from './fences.js';
 import { RunLock } from './lease.js';
 import { readAuthPatch } from './credential.js';
-import { InputError, RolloutError } from './errors.js';
+import { errorMessage, InputError, RolloutError } from './errors.js';
 import { annotationKeys } from './model.js';
 import { formatOwnerToken, newOwnerToken } from './owner.js';
 import { buildAnnotations } from './report/annotations.js';
 import { formatCommandLine } from './report/log.js';
 import { buildOutputs } from './report/outputs.js';
 import { renderSummary } from './report/summary.js';
-import { realClock, runRollout, type RolloutResult, type RunLockLike } from './rollout.js';
+import { realClock } from './clock.js';
+import type { RunLockLike } from './pipeline/context.js';
+import { runRollout, type RolloutResult } from './pipeline/run.js';
+import { saveAccess, saveHeld, saveLease } from './state.js';
 
 export async function run(): Promise<void> {
   const runner = new Runner();
@@ -37,7 +40,7 @@ export async function run(): Promise<void> {
       runner.addSecret(s);
     });
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorMessage(e);
     for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
     core.setFailed(message);
     return;
@@ -70,12 +73,14 @@ export async function run(): Promise<void> {
       if (!res.ok) core.setFailed(`recover-fences: ${res.failures.join('; ')}`);
     } catch (e) {
       core.setOutput('result', 'failed');
-      core.setFailed(e instanceof Error ? e.message : String(e));
+      core.setFailed(errorMessage(e));
     }
     return;
   }
   const owner = formatOwnerToken(newOwnerToken(process.env));
   core.info(`claim token for this run: ${owner}`);
+  // Before anything can be held: the post step acts with exactly these, never with its own defaults.
+  saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   const talos = new Talosctl({ runner, talosconfig: config.talosconfig });
 
@@ -98,9 +103,7 @@ export async function run(): Promise<void> {
           return () => core.endGroup();
         },
       },
-      holding: (h) => {
-        core.saveState('holding', h ? JSON.stringify({ node: h.node, phase: h.phase, capture: h.capture, owner }) : '');
-      },
+      publishHeld: (held) => saveHeld(core, held),
       cancelled: () => cancelled,
       lock:
         config.mode === 'apply'
@@ -151,7 +154,7 @@ export async function run(): Promise<void> {
     );
     await core.summary.addRaw(html).write();
   } catch (e) {
-    core.warning(`could not write the job summary: ${e instanceof Error ? e.message : String(e)}`);
+    core.warning(`could not write the job summary: ${errorMessage(e)}`);
   }
 
   if (outcome.result === 'clean') core.info(`every selected node already verified revision ${config.revision}: nothing to do`);
@@ -169,13 +172,14 @@ function trackedLock(lock: RunLock, namespace: string, name: string, owner: stri
     checkNotHeldByAnother: () => lock.checkNotHeldByAnother(),
     acquire: async () => {
       await lock.acquire();
-      core.saveState('lease', JSON.stringify({ namespace, name, owner }));
+      saveLease(core, { namespace, name, owner });
     },
     startRenewing: () => lock.startRenewing(),
     assertHeld: () => lock.assertHeld(),
+    confirm: () => lock.confirm(),
     release: async () => {
       const r = await lock.release();
-      core.saveState('lease', '');
+      saveLease(core, undefined);
       return r;
     },
     stop: () => lock.stop(),

@@ -302,3 +302,28 @@ export interface DecisionRecord {
   /** for refused/failed: what to check and how to recover */
   nextStep?: string;
 }
+
+// ---------------------------------------------------------------------------------------------
+// A node's phase in this run: the one record of how far the run got with it and what it leaves.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * - `read`: read, nothing written yet; `claimed`: cordoned and claimed, nothing on Talos changed;
+ * - `mutating`: phase=mutating is on the node, the credential patch may have been sent;
+ * - `draining`: the credential patch was applied, the drain runs, no reboot started;
+ * - `rebooting`: the reboot was sent; `proving`: the node is back, the proof is read;
+ * - `released`: given back (verified or restored); nothing of this run is left on it;
+ * - `left-fenced`: left cordoned and claimed for a person to check (Talos may have changed);
+ * - `left-as-set`: another actor changed the node while this run held it: left exactly as they set it.
+ */
+export type NodePhase = 'read' | 'claimed' | 'mutating' | 'draining' | 'rebooting' | 'proving' | 'released' | 'left-fenced' | 'left-as-set';
+
+/** A node this run still holds (or left), as handed from the main step to the post step. */
+export interface HeldNode {
+  node: string;
+  phase: NodePhase;
+  /** for `left-fenced` / `left-as-set`: the phase the node was in when the run stopped on it */
+  stoppedIn?: NodePhase;
+  capture: ClaimCapture;
+  owner: string;
+}

@@ -4,7 +4,7 @@
 // the machine config and skips cached images (docs/talos-facts.md#t16-image-pull-is-no-proof).
 import type { KubeClient, PodState } from './adapters/types.js';
 import { formatDuration } from './format.js';
-import type { Clock } from './rollout.js';
+import type { Clock } from './clock.js';
 
 export interface VerifyImageArgs {
   kube: KubeClient;

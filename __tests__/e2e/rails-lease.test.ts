@@ -160,17 +160,9 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     cluster.kube.setPdbAllowed('default', 'web', 0);
     let startSecond!: () => void;
     const secondMayStart = new Promise<void>((r) => (startSecond = r));
-    const first = actAs(
-      cluster,
-      '4242',
-      { nodes: 'worker-1', 'drain-timeout': '40s' },
-      {
-        killWhen: (out) => {
-          if (out.includes('▶ drain')) startSecond();
-          return false;
-        },
-      },
-    );
+    // B starts once A's drain runs (its first eviction), after A's renewal just before the drain.
+    cluster.kube.beforeWrite({ method: 'POST', path: /\/eviction$/, once: true }, () => startSecond());
+    const first = actAs(cluster, '4242', { nodes: 'worker-1', 'drain-timeout': '40s' });
     await secondMayStart;
     const holderNow = cluster.kube.lease(LEASE_NS, LEASE_NAME)?.spec?.holderIdentity ?? '';
     expect(holderNow).toMatch(/^acme\/platform\/runs\/4242\/attempts\/1\//);
@@ -218,17 +210,16 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
       stolenAt = Date.now();
     };
     let stealing: Promise<void> | undefined;
+    // Stolen once the drain runs (its first eviction): the renewal just before the drain still proved the Lease ours.
+    cluster.kube.beforeWrite({ method: 'POST', path: /\/eviction$/, once: true }, () => {
+      stealing ??= steal();
+    });
     const running = actAs(
       cluster,
       '4242',
       // the drain waits on the PDB past the next renewal (renewed every 2 s here, 30 s in production)
       { nodes: 'worker-1', 'drain-timeout': '60s' },
-      {
-        killWhen: (out) => {
-          if (out.includes('▶ drain')) stealing ??= steal();
-          return false;
-        },
-      },
+      {},
       { RAR_LEASE_RENEW_MS: '2000' },
     );
     // The renewal that finds the thief is a 422 on our holder `test`; then the PDB lets the drain finish.

@@ -93,7 +93,7 @@ describe('e2e rails: cancellation and the post step', () => {
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
     expect(main.stdout).toMatch(/received SIGTERM/);
-    expect(JSON.parse(main.state.holding)).toMatchObject({ node: 'worker-1', phase: 'draining', owner });
+    expect(JSON.parse(main.state.held)).toMatchObject([{ node: 'worker-1', phase: 'draining', owner }]);
     expect(JSON.parse(main.state.lease)).toEqual({ namespace: LEASE_NS, name: LEASE_NAME, owner });
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
     expect(c.kube.pods().some((p: any) => p.metadata.name === 'web-1')).toBe(true);
@@ -120,7 +120,8 @@ describe('e2e rails: cancellation and the post step', () => {
     const owner = ownerOf(main);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
-    expect(JSON.parse(main.state.holding)).toMatchObject({ node: 'worker-1', phase: 'rebooting', owner });
+    // The main step ended on it and left it fenced; it was stopped while rebooting.
+    expect(JSON.parse(main.state.held)).toMatchObject([{ node: 'worker-1', phase: 'left-fenced', stoppedIn: 'rebooting', owner }]);
     expect(main.stdout).toMatch(/run Lease: kept/);
 
     const post = await postStep(c, main);

@@ -345,3 +345,40 @@ afterEach(() => {
   if (saved === undefined) delete process.env.GITHUB_SERVER_URL;
   else process.env.GITHUB_SERVER_URL = saved;
 });
+
+describe('RunLock.confirm (immediately before a mutation)', () => {
+  it('a renewal that succeeds proves the Lease ours and renews it', async () => {
+    const { kube, clock, lock } = setup();
+    await lock.acquire();
+    clock.t += 5000;
+    await lock.confirm();
+    expect(spec(kube as FakeKube).renewTime).toBe(microTime(clock.now()));
+  });
+
+  it('another holder written since the last tick is seen at once: lost, naming the holder', async () => {
+    const { kube, lock } = setup();
+    await lock.acquire();
+    await kube.patchLease(NS, NAME, [{ op: 'replace', path: '/spec/holderIdentity', value: OTHER }]);
+    await expect(lock.confirm()).rejects.toThrow(LeaseLostError);
+    await expect(lock.confirm()).rejects.toThrow(OTHER);
+    expect(() => lock.assertHeld()).toThrow(OTHER);
+    expect(spec(kube as FakeKube).holderIdentity).toBe(OTHER);
+  });
+
+  it('a renewal lost in transit is proven by a read that names us; without that read it throws but is not marked lost', async () => {
+    const fake = new FakeKube();
+    const { lock } = setup(fake);
+    await lock.acquire();
+    const patch = fake.patchLease.bind(fake);
+    fake.patchLease = async () => {
+      throw kubeError('transport');
+    };
+    await expect(lock.confirm()).resolves.toBeUndefined();
+    fake.getLease = async () => {
+      throw kubeError('transport');
+    };
+    await expect(lock.confirm()).rejects.toThrow(/could not prove the Lease is still ours/);
+    expect(() => lock.assertHeld()).not.toThrow();
+    fake.patchLease = patch;
+  });
+});

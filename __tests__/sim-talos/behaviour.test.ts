@@ -355,4 +355,3 @@ describe('fault injection and the call record', () => {
     }
   });
 });
-

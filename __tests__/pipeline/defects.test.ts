@@ -1,0 +1,220 @@
+// Safety defects found in acceptance testing, each reproduced on the in-memory fakes: which node is
+// held, in which phase, and what a failure, a lost Lease or a cancellation does with it.
+import { describe, expect, it } from 'vitest';
+import { ToolError } from '../../src/errors.js';
+import { RunLock } from '../../src/lease.js';
+import { keys, makeCluster, OWNER, roll } from './harness.js';
+
+const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
+const THIEF = 'thief/repo/runs/1/attempts/1/0000';
+const OTHER = 'acme/infra/runs/43/attempts/1/bbbb';
+
+const transport = (what: string) =>
+  new ToolError({ tool: 'kubectl', command: what, kind: 'transport', exitCode: 1, stderr: 'Unable to connect to the server: EOF' });
+const forbidden = (what: string) =>
+  new ToolError({ tool: 'kubectl', command: what, kind: 'forbidden', exitCode: 1, stderr: 'Error from server (Forbidden)' });
+
+const isPhasePatch = (ops: { op: string; path: string; value?: unknown }[]) =>
+  ops.some((o) => o.op === 'add' && o.path.endsWith('phase') && o.value === 'mutating');
+const isReleasePatch = (ops: { op: string; path: string }[]) => ops.some((o) => o.op === 'remove' && o.path.endsWith('owner'));
+const isClaimPatch = (ops: { op: string; path: string; value?: unknown }[]) =>
+  ops.some((o) => o.op === 'add' && (o.path.endsWith('owner') || o.path === '/metadata/annotations'));
+
+async function steal(c: ReturnType<typeof makeCluster>): Promise<void> {
+  await c.kube.patchLease(...LEASE, [{ op: 'replace', path: '/spec/holderIdentity', value: THIEF }]);
+}
+
+describe('defect 3: a later pass that finds the inventory unsafe keeps the report complete and true', () => {
+  it('two nodes sharing an InternalIP at the re-listing: the rolled node stays in the result, nothing claims "nothing was changed"', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2', current: true }]);
+    c.kube.drain = async (name) => {
+      c.kube.calls.push({ method: 'drain', name });
+      // a node registers with w2's address while w1 is drained
+      c.kube.addNode({ name: 'w9', ip: '10.0.0.11' });
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.records.map((r) => [r.node, r.outcome])).toEqual([
+      ['w1', 'rebooted'],
+      ['w2', 'reboot-skipped'],
+    ]);
+    expect(res.error?.message).toMatch(/10\.0\.0\.11/);
+    expect(res.error?.message).not.toMatch(/nothing was changed/i);
+    expect(res.error?.message).toMatch(/2 node\(s\) were already processed/);
+  });
+
+  it('a failed release after a failed credential patch never says nothing on Talos was changed', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.patchFails = 'rpc error: code = Unavailable';
+    const orig = c.kube.patchNode.bind(c.kube);
+    c.kube.patchNode = async (name, ops) => {
+      if (isReleasePatch(ops)) throw forbidden(`kubectl patch node ${name}`);
+      return orig(name, ops);
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(`${r.reason} ${r.nextStep}`).not.toMatch(/nothing on Talos was changed/i);
+    expect(r.reason).toMatch(/credential patch/);
+    expect(r.reason).toMatch(/releas/);
+    expect(r.nextStep).toMatch(/patch node w1 --type=json/);
+    // the claim is still on the node: the Lease stays held so nobody starts over it
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(OWNER);
+  });
+});
+
+describe('defect 5: a fresh Lease check immediately before each mutation', () => {
+  it('the Lease taken between the claim and the credential patch: no Talos mutation, our claim released, the run fails', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    let stolen = false;
+    const orig = c.kube.patchNode.bind(c.kube);
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (!stolen && isPhasePatch(ops)) {
+        stolen = true;
+        await steal(c);
+      }
+      return r;
+    };
+    const res = await roll(c);
+    expect(stolen).toBe(true);
+    expect(res.result).toBe('failed');
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(res.records[0].reason).toMatch(/Lease/);
+    expect(res.records[0].reason).toContain(THIEF);
+    // nothing on Talos changed: our claim is undone
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.unschedulable).toBe(false);
+    expect(res.notReached).toEqual(['w2']);
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(THIEF);
+  });
+
+  it('the Lease taken before the drain: no drain, no reboot', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const origPatch = c.talos.patchMachineConfig.bind(c.talos);
+    c.talos.patchMachineConfig = async (address, file) => {
+      await origPatch(address, file);
+      await steal(c);
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+    expect(res.records[0].reason).toContain(THIEF);
+    // Talos was changed: the node stays fenced for a person to look at
+    expect(c.kube.state('w1').annotations[keys.phase]).toBe('mutating');
+  });
+
+  it('another holder at our final release: the Lease is not cleared and the run fails', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    const orig = c.kube.patchNode.bind(c.kube);
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (isReleasePatch(ops)) await steal(c);
+      return r;
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.error?.message).toContain(THIEF);
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(THIEF);
+    // the node's own work is reported as done
+    expect(res.records[0].outcome).toBe('reboot-skipped');
+  });
+});
+
+describe('defect 9: a cancellation late in the run keeps the report of finished work', () => {
+  it('cancelled while the run lists the nodes again at the end: every rolled node is in the result', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2', current: true }]);
+    let cancelled = false;
+    let lists = 0;
+    const orig = c.kube.listNodes.bind(c.kube);
+    c.kube.listNodes = async (sel) => {
+      if (++lists === 2) {
+        // the runner's signal kills the running `kubectl get nodes`
+        cancelled = true;
+        throw new ToolError({
+          tool: 'kubectl',
+          command: 'kubectl get nodes',
+          kind: 'unknown',
+          exitCode: null,
+          stderr: 'signal: terminated',
+        });
+      }
+      return orig(sel);
+    };
+    const res = await roll(c, {}, { cancelled: () => cancelled });
+    expect(res.result).toBe('failed');
+    expect(res.records.map((r) => [r.node, r.outcome])).toEqual([
+      ['w1', 'rebooted'],
+      ['w2', 'reboot-skipped'],
+    ]);
+    expect(res.error?.message).toMatch(/cancel/);
+    // finished work is kept and the Lease is given back (no node is held)
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe('');
+  });
+});
+
+describe('defect 10: adopting a claim whose response was lost re-validates the fence', () => {
+  it('an operator uncordons the node before the re-read: no Talos mutation ever runs on it', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const orig = c.kube.patchNode.bind(c.kube);
+    let lost = false;
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (!lost && isClaimPatch(ops)) {
+        lost = true;
+        c.kube.mutate(name, (o) => {
+          o.spec.unschedulable = false;
+        });
+        throw transport(`kubectl patch node ${name}`);
+      }
+      return r;
+    };
+    const res = await roll(c);
+    expect(lost).toBe(true);
+    expect(res.result).toBe('failed');
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(res.records[0].reason).toMatch(/uncordon|unschedulable/);
+    expect(res.records[0].nextStep ?? '').not.toMatch(/left cordoned/);
+  });
+
+  it('the phase=mutating patch tests the fence: a node uncordoned after the claim is never patched on Talos', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.beforePatch = (name, ops) => {
+      if (isPhasePatch(ops))
+        c.kube.mutate(name, (o) => {
+          o.spec.unschedulable = false;
+        });
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    const phaseOps = c.kube.calls.find((x) => x.method === 'patchNode' && isPhasePatch(x.ops ?? []))?.ops ?? [];
+    expect(phaseOps).toContainEqual({ op: 'test', path: '/spec/unschedulable', value: true });
+  });
+});
+
+describe('defect 11: a run refused because the Lease is kept for a fenced node names the node and the release command', () => {
+  it('the second run names the fenced node of the first and how to release it', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    const first = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(first.result).toBe('failed');
+    expect(c.kube.state('w1').annotations[keys.phase]).toBe('mutating');
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(OWNER);
+
+    const second = roll(
+      c,
+      {},
+      { owner: OTHER, lock: new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock }) },
+    );
+    await expect(second).rejects.toThrow(/w1/);
+    await expect(second).rejects.toThrow(/kubectl patch node w1 --type=json/);
+    await expect(second).rejects.toThrow(/phase=mutating/);
+  });
+});

@@ -1,0 +1,101 @@
+// What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
+// per-run state every step shares (defaults resolved once, the Talos versions read so far).
+import type { KubeClient, TalosClient } from '../adapters/types.js';
+import { realClock, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../model.js';
+
+export interface RolloutLog {
+  info(message: string): void;
+  /** start of a node's log group; the returned function ends it */
+  group(title: string): () => void;
+}
+
+/** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+export interface RunLockLike {
+  /** read-only: throws when another run holds the Lease */
+  checkNotHeldByAnother(): Promise<void>;
+  acquire(): Promise<void>;
+  startRenewing(): void;
+  /** throws when the lock is known lost (another holder seen by a renewal, or renewals failing past its duration) */
+  assertHeld(): void;
+  /** a renewal now that proves the Lease is still ours; throws when it is not */
+  confirm(): Promise<void>;
+  release(): Promise<{ released: boolean; message: string }>;
+  stop(): void;
+}
+
+export interface RolloutDeps {
+  kube: KubeClient;
+  talos: TalosClient;
+  config: Config;
+  desired: DesiredCredential;
+  /** this run's claim token */
+  owner: string;
+  keys: AnnotationKeys;
+  clock?: Clock;
+  log?: RolloutLog;
+  /** interval of the post-reboot and probe polls */
+  pollIntervalMs?: number;
+  /** receives the nodes this run holds or left, each time one of their phases changes (the post step reads it) */
+  publishHeld?: (held: HeldNode[]) => void;
+  /** true once the runner was cancelled: no new step starts */
+  cancelled?: () => boolean;
+  /** the run-wide Lease (apply mode); acquired before the first mutation */
+  lock?: RunLockLike;
+  /** pause between the two empty listings that end a run (an autoscaler node may still register) */
+  relistPauseMs?: number;
+}
+
+/** The deps with every default resolved, plus what the run accumulates. */
+export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollIntervalMs' | 'relistPauseMs'> {
+  clock: Clock;
+  log: RolloutLog;
+  pollIntervalMs: number;
+  relistPauseMs: number;
+  /** Talos versions read during this run, by address (see readEvidence's knownVersions) */
+  versions: Map<string, Reading<string>>;
+}
+
+const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
+
+export function makeContext(deps: RolloutDeps): RunContext {
+  return {
+    ...deps,
+    clock: deps.clock ?? realClock,
+    log: deps.log ?? silentLog,
+    pollIntervalMs: deps.pollIntervalMs ?? 2000,
+    relistPauseMs: deps.relistPauseMs ?? 0,
+    versions: new Map(),
+  };
+}
+
+/**
+ * Immediately before every mutation that moves the roll forward: a cancelled run starts nothing new,
+ * and the Lease must still be ours. Before a Talos mutation, the drain, the reboot and the verified
+ * release (`fresh`), a renewal must prove it: the renewal is a CAS on our holder identity, so it fails
+ * when anyone else wrote the holder since, which the lock's cached state between ticks cannot see.
+ * The claim and the phase patch only check the cached state: they touch nothing but our own
+ * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
+ * is released, nothing on Talos having changed) when the Lease was lost meanwhile.
+ */
+export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>, opts: { fresh: boolean }): Promise<void> {
+  const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
+  if (ctx.cancelled?.()) throw cancelled();
+  if (!opts.fresh) return ctx.lock?.assertHeld();
+  try {
+    await ctx.lock?.confirm();
+  } catch (e) {
+    // A cancellation kills the renewal too: that is the cancellation, not a lost Lease.
+    if (ctx.cancelled?.()) throw cancelled();
+    throw e;
+  }
+}
+
+export class CancelledError extends Error {
+  readonly kind = 'cancelled' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CancelledError';
+  }
+}

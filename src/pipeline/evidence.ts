@@ -1,0 +1,40 @@
+// Evidence reads inside a run: one batched `talosctl version` per pass, single-node readings that
+// reuse it, and the wait for Talos >= 1.14 to restart cri by itself after the patch.
+import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
+import { readEvidence } from '../readEvidence.js';
+import { rebootEvidence } from '../rules/evidence.js';
+import type { RunContext } from './context.js';
+
+/** One batched `talosctl version` for a pass's nodes, instead of one per node; failures are read again later. */
+export async function prefetchVersions(ctx: RunContext, nodes: NodeState[]): Promise<void> {
+  if (ctx.config.reboot === 'always') return;
+  const known = ctx.versions;
+  const addresses = nodes.map((n) => n.internalIPs[0]).filter((a): a is string => !!a && !known.get(a)?.ok);
+  if (addresses.length === 0) return;
+  const read = await ctx.talos.version(addresses).catch(() => new Map<string, Reading<string>>());
+  for (const [a, v] of read) if (v.ok) known.set(a, v);
+}
+
+export async function readOne(ctx: RunContext, name: string, address: string): Promise<EvidenceVerdict> {
+  const readings = await readEvidence(ctx.talos, [{ name, address }], ctx.config.criConfigPaths, ctx.versions);
+  const v = readings.get(name)!.talosVersion;
+  if (v.ok) ctx.versions.set(address, v);
+  return rebootEvidence(readings.get(name)!, ctx.desired, { marginMs: ctx.config.evidenceMarginMs });
+}
+
+/**
+ * Talos >= 1.14 restarts cri itself when cri.toml changes. The same evidence rule, read again after
+ * the patch, proves the new containerd loaded the desired credential; until it does (or the wait ends)
+ * we keep polling. Anything short of proof falls back to the reboot.
+ */
+export async function waitForCriRestart(ctx: RunContext, name: string, address: string): Promise<EvidenceVerdict> {
+  const deadline = ctx.clock.now() + ctx.config.criRestartWaitMs;
+  const poll = Math.max(500, ctx.pollIntervalMs);
+  let last: EvidenceVerdict | undefined;
+  for (;;) {
+    last = await readOne(ctx, name, address);
+    if (last.verdict === 'skip') return last;
+    if (ctx.clock.now() + poll > deadline || ctx.cancelled?.()) return last;
+    await ctx.clock.sleep(poll);
+  }
+}

@@ -1,0 +1,192 @@
+// One node, the numbered steps of the roll in order. Each step is a small function; a step that
+// stops the node throws, and src/pipeline/nodeRun.ts's stopNode decides what the node is left as.
+import { formatDuration } from '../format.js';
+import { errorMessage } from '../errors.js';
+import type { EvidenceVerdict, NodeState } from '../model.js';
+import { buildPhasePatch } from '../rules/claim.js';
+import { isTalosAtLeast } from '../rules/evidence.js';
+import { identityChanges } from '../rules/inventory.js';
+import { buildReleasePatch } from '../rules/release.js';
+import { verifyImage } from '../verifyImage.js';
+import { claimNode } from './claim.js';
+import { beforeMutation, type RunContext } from './context.js';
+import { readOne, waitForCriRestart } from './evidence.js';
+import { NodeStop, type NodeRun } from './nodeRun.js';
+import { fenceProblems, rebootNode } from './reboot.js';
+import { patchNodeSurvivingTransport } from './transport.js';
+
+export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
+  const fresh = await readFresh(ctx, run); // 3.1
+  await claim(ctx, run, fresh); // 3.2
+  const before = await readEvidenceBefore(ctx, run); // 3.3
+  await markMutating(ctx, run); // 3.4
+  await applyCredential(ctx, run); // 3.5
+  const skipReason = await decide(ctx, run, before); // 3.6
+  if (skipReason) {
+    run.record.outcome = 'reboot-skipped';
+    run.record.reason = skipReason;
+  } else {
+    await rebootNode(ctx, run); // 3.7
+    run.record.outcome = 'rebooted';
+    run.record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${run.record.proof?.reason ?? 'no proof was read'}`;
+  }
+  await verifyThroughContainerd(ctx, run); // 3.8
+  await releaseVerified(ctx, run); // 3.9
+}
+
+/** 3.1 Fresh read: the node must still be the one the inventory saw. */
+async function readFresh(ctx: RunContext, run: NodeRun): Promise<NodeState> {
+  const fresh = await run.step('read node', () => ctx.kube.getNode(run.node.name));
+  const changed = identityChanges(run.node, fresh);
+  if (changed.length > 0) {
+    throw new NodeStop('refused', `node changed since the inventory: ${changed.join('; ')}`, {
+      nextStep: 'Nothing was changed. Rerun the action: it lists the nodes again.',
+    });
+  }
+  return fresh;
+}
+
+/** 3.2 Claim: cordon and owner token in one CAS-guarded patch. */
+async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<void> {
+  try {
+    const result = await run.step(
+      'claim',
+      () => claimNode(ctx, fresh, ctx.clock),
+      (c) => `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}`,
+    );
+    run.record.claim = { attempts: result.attempts, conflicts: result.conflicts };
+    run.capture = result.capture;
+    run.enter('claimed');
+  } catch (e) {
+    // A claim that landed but is refused afterwards is ours to account for.
+    if (e instanceof NodeStop && e.opts.heldCapture) {
+      run.capture = e.opts.heldCapture;
+      run.enter('claimed');
+    }
+    throw e;
+  }
+}
+
+/** 3.3 Evidence before the patch (none with reboot: always). */
+async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<EvidenceVerdict | undefined> {
+  if (ctx.config.reboot === 'always') return undefined;
+  const before = await run.step(
+    'read reboot evidence',
+    () => readOne(ctx, run.node.name, run.address),
+    (v) => `${v.verdict}: ${v.reason}`,
+  );
+  run.record.evidence = before;
+  return before;
+}
+
+/**
+ * 3.4 From here on Talos may be touched: mark it, so a crash leaves a fence that says so. The patch
+ * tests the fence as well as the hold (uid, our owner, spec.unschedulable true): a node someone
+ * uncordoned since the claim is never marked, so no Talos mutation runs on an unfenced node.
+ */
+async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
+  const { keys, owner } = ctx;
+  const capture = run.capture!;
+  try {
+    await run.step('phase=mutating', async () => {
+      await beforeMutation(ctx, { fresh: false });
+      return patchNodeSurvivingTransport(
+        ctx,
+        run.node.name,
+        [...buildPhasePatch(capture, keys, 'mutating'), { op: 'test', path: '/spec/unschedulable', value: true }],
+        (n) => n.annotations[keys.owner] === owner && n.annotations[keys.phase] === 'mutating' && n.unschedulable,
+      );
+    });
+  } catch (e) {
+    if (e instanceof NodeStop) throw e;
+    // Did another actor change the node (a failed `test`), or did the write fail for another reason?
+    const check = await fenceProblems(ctx, run, 're-read node (phase=mutating failed)').catch(() => undefined);
+    if (check && check.problems.length > 0) throw asSetStop(run, `phase=mutating was refused: ${check.problems.join('; ')}`);
+    throw e;
+  }
+  run.enter('mutating');
+}
+
+function asSetStop(run: NodeRun, message: string): NodeStop {
+  return new NodeStop('failed', message, { disposition: 'leave-as-set' });
+}
+
+/** 3.5 Apply the credential, on the node we claimed and still fenced. */
+async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
+  const { problems } = await fenceProblems(ctx, run, 're-read node (before the credential patch)');
+  if (problems.length > 0) {
+    throw new NodeStop('failed', `node changed before the credential patch: ${problems.join('; ')}`, {
+      disposition: 'leave-as-set',
+      nextStep: `The node ${run.node.name} is not as this run claimed it (nothing on Talos was changed; it was left exactly as found). Check the node and its Talos endpoint before anything else, then release the claim: ${run.releaseCommand()}`,
+    });
+  }
+  try {
+    await run.step('talosctl patch machineconfig', async () => {
+      await beforeMutation(ctx, { fresh: true });
+      run.talosTouched = true;
+      return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
+    });
+  } catch (e) {
+    if (!run.talosTouched) throw e;
+    // Nothing was drained and containerd still runs as before: uncordoning is safe.
+    throw new NodeStop('failed', `applying the credential patch failed: ${errorMessage(e)}`, {
+      disposition: 'release',
+      nextStep: `The node was released and is schedulable as before; its machine config may or may not carry the new credential. Check \`talosctl -n ${run.address} get registryauthconfigs\` (or the machine config) and rerun.`,
+    });
+  }
+}
+
+/** 3.6 Decide: the reason to skip the reboot, or undefined to reboot. */
+async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | undefined): Promise<string | undefined> {
+  const { config } = ctx;
+  if (config.reboot !== 'evidence' || !verdict) return undefined;
+  if (verdict.verdict === 'skip') return verdict.reason;
+  if (!verdict.values.talosVersion || !isTalosAtLeast(verdict.values.talosVersion, 1, 14)) return undefined;
+  const proof = await run.step(
+    `wait for Talos to restart cri (up to ${formatDuration(config.criRestartWaitMs)})`,
+    () => waitForCriRestart(ctx, run.node.name, run.address),
+    (v) => `${v.verdict}: ${v.reason}`,
+  );
+  run.record.proof = proof;
+  return proof.verdict === 'skip' ? `Talos restarted cri after the patch: ${proof.reason}` : undefined;
+}
+
+/** 3.8 Prove the credential through containerd itself (optional). */
+async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<void> {
+  const image = ctx.config.verifyImage;
+  if (!image) return;
+  await run.step(`verify ${image} through containerd`, () =>
+    verifyImage({
+      kube: ctx.kube,
+      node: run.node.name,
+      image,
+      namespace: ctx.config.verifyNamespace,
+      timeoutMs: ctx.config.readyTimeoutMs,
+      pollMs: ctx.pollIntervalMs,
+      clock: ctx.clock,
+      nonce: ctx.owner,
+    }),
+  );
+}
+
+/** 3.9 Release with verified-revision, on the node we claimed, while the Lease is still ours. */
+async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
+  const { keys, config } = ctx;
+  const changed = identityChanges(run.node, await run.step('re-read node (before the release)', () => ctx.kube.getNode(run.node.name)));
+  if (changed.length > 0) {
+    throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {
+      disposition: 'leave-as-set',
+      nextStep: `The machine behind ${run.node.name} is not the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
+    });
+  }
+  await run.step('release', async () => {
+    await beforeMutation(ctx, { fresh: true });
+    return patchNodeSurvivingTransport(
+      ctx,
+      run.node.name,
+      buildReleasePatch(run.capture!, keys, { verifiedRevision: config.revision }),
+      (n) => n.annotations[keys.owner] === undefined && n.annotations[keys.verifiedRevision] === config.revision,
+    );
+  });
+  run.enter('released');
+}

@@ -1,0 +1,188 @@
+// One node's run: its phase (the single record of how far the run got with it), its decision record,
+// and the one function every stop goes through to decide release vs leave and say what to do next.
+import { errorMessage } from '../errors.js';
+import type { ClaimCapture, DecisionRecord, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
+import { releaseCommand } from '../recovery.js';
+import { buildReleasePatch } from '../rules/release.js';
+import type { RunContext } from './context.js';
+
+/** Phases in which nothing of this run is on the node any more (or never was). */
+const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released']);
+/** Phases in which the run is over for the node and it stays as it is for a person. */
+export const LEFT: ReadonlySet<NodePhase> = new Set<NodePhase>(['left-fenced', 'left-as-set']);
+
+export class NodeRun {
+  readonly record: DecisionRecord;
+  private readonly t0: number;
+  private current: NodePhase = 'read';
+  private stoppedIn?: NodePhase;
+  capture?: ClaimCapture;
+  /** set just before the credential patch is sent: from then on Talos may carry this run's change */
+  talosTouched = false;
+  readonly address: string;
+
+  constructor(
+    readonly node: NodeState,
+    private readonly ctx: RunContext,
+    private readonly onPhase: () => void,
+  ) {
+    this.t0 = ctx.clock.now();
+    this.address = node.internalIPs[0] ?? '';
+    this.record = {
+      node: node.name,
+      uid: node.uid,
+      role: node.role,
+      internalIP: this.address,
+      outcome: 'failed',
+      reason: '',
+      steps: [],
+      durationMs: 0,
+    };
+  }
+
+  get phase(): NodePhase {
+    return this.current;
+  }
+
+  /** Move to `phase` and publish it (the post step acts on the last published phase). */
+  enter(phase: NodePhase): void {
+    if (LEFT.has(phase)) this.stoppedIn = this.current;
+    this.current = phase;
+    this.onPhase();
+  }
+
+  /** What the post step needs, while this run holds (or left) the node. */
+  held(): HeldNode | undefined {
+    if (NOT_HELD.has(this.current) || !this.capture) return undefined;
+    const held: HeldNode = { node: this.node.name, phase: this.current, capture: this.capture, owner: this.capture.owner };
+    if (this.stoppedIn) held.stoppedIn = this.stoppedIn;
+    return held;
+  }
+
+  async step<T>(name: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> {
+    const start = this.ctx.clock.now();
+    const s: StepRecord = { name, startedAt: new Date(start).toISOString(), durationMs: 0, ok: false };
+    this.record.steps.push(s);
+    this.ctx.log.info(`▶ ${name}`);
+    try {
+      const v = await fn();
+      s.ok = true;
+      const d = detail?.(v);
+      if (d) s.detail = d;
+      return v;
+    } catch (e) {
+      s.detail = errorMessage(e).split('\n')[0];
+      throw e;
+    } finally {
+      s.durationMs = this.ctx.clock.now() - start;
+    }
+  }
+
+  finish(): DecisionRecord {
+    this.record.durationMs = this.ctx.clock.now() - this.t0;
+    return this.record;
+  }
+
+  /** The release command a person runs for this node (only meaningful once claimed). */
+  releaseCommand(): string {
+    return this.capture ? releaseCommand(this.capture, this.ctx.keys, this.ctx.config) : '';
+  }
+
+  /** What to check on a node left fenced, and how to release it. */
+  fencedNextStep(): string {
+    const name = this.node.name;
+    const a = this.address;
+    return (
+      `Node ${name} is left cordoned and claimed (phase=mutating). Check it: \`kubectl get node ${name}\`, \`talosctl -n ${a} service cri\`, \`talosctl -n ${a} version\`. ` +
+      `When it is healthy, release it: ${this.releaseCommand()}`
+    );
+  }
+}
+
+/**
+ * What a stop asks for the node:
+ * - `release`: give it back (restoring its cordon state, no verified-revision). Only when nothing this
+ *   run did needs a reboot to be safe: nothing on Talos changed, or the patch failed / the drain or the
+ *   quorum gate stopped before any reboot (containerd still runs as before, so uncordoning is safe).
+ * - `leave-fenced`: Talos may carry the change and the node was not proven: a person checks it.
+ * - `leave-as-set`: another actor changed the node while we held it: touch nothing, not even to uncordon
+ *   (an autoscaler may be deleting it, its address may point at another machine).
+ * - absent: decided by the phase (see defaultDisposition).
+ */
+export type Disposition = 'release' | 'leave-fenced' | 'leave-as-set';
+
+/** A refusal or failure that stops the roll on a node. */
+export class NodeStop extends Error {
+  constructor(
+    readonly outcome: 'refused' | 'failed',
+    message: string,
+    readonly opts: {
+      disposition?: Disposition;
+      /** the next step to show once the disposition is done as asked (a default is built otherwise) */
+      nextStep?: string;
+      /** set by the claim: a genuine conflict, or claim-attempts exhausted by benign changes */
+      claimFailure?: 'conflict' | 'exhausted';
+      /** set by the claim when our claim is on the node although the claim is refused (a lost response adopted, then found unsafe) */
+      heldCapture?: ClaimCapture;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'NodeStop';
+  }
+
+  get claimFailure(): 'conflict' | 'exhausted' | undefined {
+    return this.opts.claimFailure;
+  }
+}
+
+/** Anything not a NodeStop: release when nothing on Talos changed, otherwise leave it fenced. */
+function defaultDisposition(run: NodeRun): Disposition {
+  if (LEFT.has(run.phase)) return run.phase === 'left-as-set' ? 'leave-as-set' : 'leave-fenced';
+  return run.talosTouched ? 'leave-fenced' : 'release';
+}
+
+/**
+ * THE stop: every failure or refusal of a node ends here. It carries out the disposition (or the
+ * phase's default), moves the node to its final phase, handles a release that fails (the node then
+ * stays claimed, and the report says so and whether Talos was changed), and writes the record's
+ * outcome, reason and next step. Returns the stop as recorded.
+ */
+export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promise<NodeStop> {
+  const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e));
+  let message = stop.message;
+  let nextStep = stop.opts.nextStep;
+  const talos = run.talosTouched
+    ? 'the credential patch was sent to Talos, so the machine config may carry the new credential'
+    : 'nothing on Talos was changed';
+
+  if (run.phase === 'read' || !run.capture) {
+    // Nothing of ours is on the node.
+    nextStep ??= 'Nothing on the node was changed by this run; fix the cause and rerun.';
+  } else {
+    const disposition = stop.opts.disposition ?? defaultDisposition(run);
+    if (disposition === 'release') {
+      try {
+        await run.step('release (restore)', () => ctx.kube.patchNode(run.node.name, buildReleasePatch(run.capture!, ctx.keys, {})));
+        run.enter('released');
+        nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
+      } catch (releaseError) {
+        // The node stays in the phase it is in (already published): the post step tries the same
+        // CAS-guarded release again for `claimed` and `draining`, and leaves any other phase fenced.
+        message = `${message}; releasing the claim failed too: ${errorMessage(releaseError)}`;
+        nextStep =
+          `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${run.node.name} -o yaml\` ` +
+          `(was it re-created?) and, if it still carries this run's claim, release it: ${run.releaseCommand()}`;
+      }
+    } else if (disposition === 'leave-as-set') {
+      run.enter('left-as-set');
+      nextStep ??= `Another actor changed the node while this run held it; it was left exactly as they set it. Check who changed it, then release the claim: ${run.releaseCommand()}`;
+    } else {
+      run.enter('left-fenced');
+      nextStep = stop.opts.nextStep ?? run.fencedNextStep();
+    }
+  }
+  run.record.outcome = stop.outcome;
+  run.record.reason = message;
+  run.record.nextStep = nextStep;
+  return new NodeStop(stop.outcome, message, { ...stop.opts, nextStep });
+}

@@ -1,0 +1,52 @@
+// Surviving a connection that drops mid-request: wait for the apiserver, and node patches whose
+// response may be lost in transit.
+import { ToolError } from '../errors.js';
+import type { JsonPatchOp, NodeState } from '../model.js';
+import type { RunContext } from './context.js';
+import type { NodeRun } from './nodeRun.js';
+
+/** How long to wait for the apiserver to answer /readyz again after a transport failure. */
+const READYZ_WAIT_MS = 120_000;
+
+export function isTransport(e: unknown): boolean {
+  return e instanceof ToolError && e.kind === 'transport';
+}
+
+/** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again. */
+export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<void> {
+  await run.step('wait for the apiserver (/readyz)', async () => {
+    const deadline = ctx.clock.now() + READYZ_WAIT_MS;
+    for (;;) {
+      try {
+        await ctx.kube.readyz();
+        return;
+      } catch (e) {
+        if (ctx.clock.now() + 1000 > deadline || ctx.cancelled?.()) throw e;
+        await ctx.clock.sleep(1000);
+      }
+    }
+  });
+}
+
+/**
+ * A node patch whose response may be lost in transit: on a transport failure, re-read the node and
+ * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
+ * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
+ */
+export async function patchNodeSurvivingTransport(
+  ctx: Pick<RunContext, 'kube'>,
+  name: string,
+  ops: JsonPatchOp[],
+  landed: (n: NodeState) => boolean,
+  attempts = 3,
+): Promise<NodeState> {
+  for (let i = 1; ; i++) {
+    try {
+      return await ctx.kube.patchNode(name, ops);
+    } catch (e) {
+      if (!isTransport(e) || i >= attempts) throw e;
+      const reread = await ctx.kube.getNode(name).catch(() => undefined);
+      if (reread && landed(reread)) return reread;
+    }
+  }
+}
