@@ -23,6 +23,8 @@ export interface ApiCallRecord {
   /** full method path */
   method: string;
   node: string;
+  /** the client's address and port: one per connection */
+  peer: string;
   /** gRPC status code of the answer */
   code: number;
   /** real clock, ms */
@@ -92,11 +94,11 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
         const res = fn(rt, call.request);
-        hooks.record({ method: RPC[rpc].path, node, code: grpc.status.OK, at: Date.now() });
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
         cb(null, res);
       } catch (e) {
         const err = asApiError(e);
-        hooks.record({ method: RPC[rpc].path, node, code: err.code, at: Date.now() });
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
         cb({ code: err.code, details: err.details, metadata: new grpc.Metadata() });
       }
     },
@@ -112,11 +114,11 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
         for (const m of fn(rt, call.request)) call.write(m);
-        hooks.record({ method: RPC[rpc].path, node, code: grpc.status.OK, at: Date.now() });
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
         call.end();
       } catch (e) {
         const err = asApiError(e);
-        hooks.record({ method: RPC[rpc].path, node, code: err.code, at: Date.now() });
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
         call.emit('error', { code: err.code, details: err.details, metadata: new grpc.Metadata() });
       }
     },

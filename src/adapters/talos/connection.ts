@@ -85,6 +85,16 @@ export class TalosConnection {
     this.client.close();
   }
 
+  /** calls started and not settled */
+  get active(): number {
+    return this.inFlight;
+  }
+
+  /** calls waiting for a slot */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   /** One unary call to one node. */
   async unary(rpc: RpcName, node: string, request: Plain = {}): Promise<Plain> {
     const m = RPC[rpc];
