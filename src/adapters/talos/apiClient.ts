@@ -4,7 +4,7 @@
 // Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
 // the boot id for us): they are delegated to the CLI adapter given at construction.
 import { parse as parseYaml } from 'yaml';
-import { ToolError, errorMessage } from '../../errors.js';
+import { ToolError, errorMessage, type FailureCause } from '../../errors.js';
 import type {
   CriServiceReading,
   EtcFileStatusReading,
@@ -119,7 +119,8 @@ export class TalosApi implements TalosClient {
   async etcFileStatus(addresses: string[], paths: string[]): Promise<Map<string, Map<string, Reading<EtcFileStatusReading>>>> {
     return perNodePath(addresses, paths, async (node, path) => {
       const id = etcFileId(path);
-      if (id === undefined) throw new Error(`${path} is not a file under /etc, so it has no EtcFileStatus`);
+      if (id === undefined)
+        throw refused('/cosi.resource.State/Get', node, 'usage', `${path} is not a file under /etc, so it has no EtcFileStatus`);
       const r = await this.cosiGet(node, 'etcFileStatus', id);
       // The constructor stamps `updated` a hair before `created`: the later one is the status write.
       const updated = later(r.created, r.updated);
@@ -139,8 +140,8 @@ export class TalosApi implements TalosClient {
       }
       const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
       if (!entry) throw unparseable('/machine.MachineService/List', node, `no entry for ${path}`);
-      if (entry.error) throw new Error(`/machine.MachineService/List for ${node}: ${path}: ${str(entry.error)}`);
-      if (entry.is_dir) throw new Error(`/machine.MachineService/List for ${node}: ${path} is a directory, not a file`);
+      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${str(entry.error)}`);
+      if (entry.is_dir) throw refused('/machine.MachineService/List', node, 'invalid', `${path} is a directory, not a file`);
       const s = Number(entry.modified);
       // whole seconds (ModTime().Unix()): the write happened somewhere in [s, s+1)
       return { path, exists: true, mtime: { earliestMs: s * 1000, latestMs: s * 1000 + 999.999, via: 'api', text: rfc3339Seconds(s) } };
@@ -287,19 +288,26 @@ function isUnregistered(e: ToolError): boolean {
 }
 
 function unparseable(rpc: string, node: string, why: string): ToolError {
+  return refused(rpc, node, 'unparseable', `unparseable answer: ${why}`);
+}
+
+/** The node answered, but not with a reading we can use. */
+function refused(rpc: string, node: string, kind: FailureCause, why: string): ToolError {
   return new ToolError({
     tool: 'talos-api',
     command: `${rpc} (node ${node})`,
-    kind: 'unparseable',
+    kind,
     exitCode: null,
     stderr: why,
     node,
-    message: `${rpc} for ${node}: unparseable answer: ${why}`,
+    message: `${rpc} for ${node}: ${why}`,
   });
 }
 
+/** A classified failure becomes the node's failed reading; anything else is a defect and propagates. */
 function failed(e: unknown): { ok: false; error: string } {
-  return { ok: false, error: errorMessage(e) };
+  if (e instanceof ToolError) return { ok: false, error: errorMessage(e) };
+  throw e;
 }
 
 async function perNode<T>(addresses: string[], read: (node: string) => Promise<T>): Promise<Map<string, Reading<T>>> {
