@@ -307,7 +307,10 @@ describe('errors', () => {
     try {
       const r = (await o.client.version([CP])).get(CP)!;
       expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toMatch(/failed \(transport: rpc error: code = Unavailable desc = .*(unsuitable certificate purpose|not a TLS server certificate)/);
+      if (!r.ok)
+        expect(r.error).toMatch(
+          /failed \(transport: rpc error: code = Unavailable desc = .*(unsuitable certificate purpose|not a TLS server certificate)/,
+        );
     } finally {
       o.close();
       impostor.close();
