@@ -1,7 +1,7 @@
 // Pure conversions of the API path: Timestamp → Instant (exact, 9 fractional digits), the twin's
 // ms → Timestamp, and endpoint parsing with Talos's default port.
 import { describe, expect, it } from 'vitest';
-import { timestamp } from '../../src/adapters/talos/apiClient.js';
+import { decodeSpec, timestamp } from '../../src/adapters/talos/apiClient.js';
 import { relabelKey, splitEndpoint } from '../../src/adapters/talos/talosconfig.js';
 import { toTimestamp } from '../../sim/talos/api/server.js';
 
@@ -42,5 +42,32 @@ describe('talosconfig helpers', () => {
     );
     const ec = '-----BEGIN EC PRIVATE KEY-----\nMHc=\n-----END EC PRIVATE KEY-----\n';
     expect(relabelKey(ec)).toBe(ec);
+  });
+});
+
+describe('COSI spec decoding', () => {
+  it('reads yaml_spec (Go yaml tags) when a server sends no proto_spec', () => {
+    expect(
+      decodeSpec('n', 'talos.resource.definitions.files.EtcFileStatusSpec', {
+        proto_spec: Buffer.alloc(0),
+        yaml_spec: 'specVersion: "7"\n',
+      }),
+    ).toMatchObject({ spec_version: '7' });
+    expect(
+      decodeSpec('n', 'talos.resource.definitions.runtime.ServicePIDSpec', { yaml_spec: 'pid: 2338\nmountNamespace: mnt:[4026532123]\n' }),
+    ).toMatchObject({ pid: 2338, mount_namespace: 'mnt:[4026532123]' });
+  });
+
+  it('prefers proto_spec', () => {
+    const bytes = Buffer.from([0x08, 0x2a]); // field 1 (pid), varint 42
+    expect(
+      decodeSpec('n', 'talos.resource.definitions.runtime.ServicePIDSpec', { proto_spec: bytes, yaml_spec: 'pid: 1\n' }),
+    ).toMatchObject({ pid: 42 });
+  });
+
+  it('an unparseable spec is a classified failure naming the node', () => {
+    expect(() => decodeSpec('10.0.0.5', 'talos.resource.definitions.runtime.ServicePIDSpec', { yaml_spec: 'pid: [1\n' })).toThrow(
+      expect.objectContaining({ kind: 'unparseable', node: '10.0.0.5' }),
+    );
   });
 });

@@ -221,7 +221,7 @@ export class TalosApi implements TalosClient {
 }
 
 /** `proto_spec` when the server filled it (field names as in the .proto), else the `yaml_spec` text. */
-function decodeSpec(node: string, specType: string, spec: Plain): Plain {
+export function decodeSpec(node: string, specType: string, spec: Plain): Plain {
   const bytes = spec.proto_spec as Buffer | undefined;
   if (bytes && bytes.length > 0) {
     try {
