@@ -16,7 +16,8 @@ export type FailureCause =
   | 'unknown';
 
 export class ToolError extends Error {
-  readonly tool: 'kubectl' | 'talosctl';
+  /** `talos-api`: the Talos API over gRPC (src/adapters/talos/) */
+  readonly tool: 'kubectl' | 'talosctl' | 'talos-api';
   /** the command line, secrets already masked */
   readonly command: string;
   /** the classified failure (not Error's own `cause`, which chains an underlying error) */
@@ -26,7 +27,7 @@ export class ToolError extends Error {
   readonly node?: string;
 
   constructor(args: {
-    tool: 'kubectl' | 'talosctl';
+    tool: 'kubectl' | 'talosctl' | 'talos-api';
     command: string;
     kind: FailureCause;
     exitCode: number | null;

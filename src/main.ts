@@ -2,7 +2,7 @@
 import * as core from '@actions/core';
 import { Runner } from './adapters/exec.js';
 import { Kubectl } from './adapters/kubectl.js';
-import { Talosctl } from './adapters/talosctl.js';
+import { openTalosClient } from './adapters/talos/open.js';
 import { readConfig } from './config.js';
 import { runFences } from './fences.js';
 import { RunLock } from './lease.js';
@@ -82,7 +82,18 @@ export async function run(): Promise<void> {
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
-  const talos = new Talosctl({ runner, talosconfig: config.talosconfig });
+  // API reads when the talosconfig context has a client certificate, talosctl otherwise; a context
+  // whose credentials are present but unusable fails here, before anything is mutated.
+  let opened;
+  try {
+    opened = openTalosClient({ runner, path: config.talosconfig });
+  } catch (e) {
+    for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
+    core.setFailed(e instanceof Error ? e.message : String(e));
+    return;
+  }
+  core.info(opened.describe);
+  const talos = opened.client;
 
   let outcome: RolloutResult;
   try {
@@ -125,6 +136,9 @@ export async function run(): Promise<void> {
     });
   } catch (e) {
     outcome = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };
+  } finally {
+    // the API connection would keep the process alive
+    opened.close();
   }
 
   const { redactor } = runner;

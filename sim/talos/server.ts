@@ -1,7 +1,11 @@
-// Loopback HTTP endpoint the fake talosctl talks to. A call's output is streamed back as
+// The twin's Talos endpoint. One loopback port, like apid's: a connection that opens with a TLS
+// handshake is the Talos API (gRPC, sim/talos/api/); anything else is the fake talosctl's plain HTTP.
+// The HTTP side: the fake talosctl talks to it. A call's output is streamed back as
 // newline-delimited JSON segments ({fd,text,tab?} or {error}) and ends with {exit}; streaming lets
 // `reboot --wait` print its tracker lines while the machine is down, as the real client does.
 import { createServer } from 'node:http';
+import { createServer as createNetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Out, RunRequest } from './commands/context.js';
@@ -20,6 +24,8 @@ export interface Dispatcher {
 
 export interface SimServer {
   port: number;
+  /** TLS connections handed to the API side so far */
+  readonly tlsConnections: number;
   close(): Promise<void>;
 }
 
@@ -85,9 +91,29 @@ async function handle(d: Dispatcher, req: IncomingMessage, res: ServerResponse):
   if (!res.writableEnded) res.end(`${JSON.stringify({ exit: code })}\n`);
 }
 
-export function startServer(d: Dispatcher): Promise<SimServer> {
-  const server = createServer((req, res) => {
+/** TLS records start with content type 22 (handshake). */
+const TLS_HANDSHAKE = 0x16;
+
+export function startServer(d: Dispatcher, onTls?: (socket: Duplex) => void): Promise<SimServer> {
+  const http = createServer((req, res) => {
     void handle(d, req, res);
+  });
+  const sockets = new Set<Socket>();
+  let tlsConnections = 0;
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE && onTls) {
+        tlsConnections++;
+        onTls(socket);
+      } else {
+        http.emit('connection', socket);
+        socket.resume();
+      }
+    });
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -95,10 +121,14 @@ export function startServer(d: Dispatcher): Promise<SimServer> {
       const { port } = server.address() as AddressInfo;
       resolve({
         port,
+        get tlsConnections() {
+          return tlsConnections;
+        },
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
-            server.closeAllConnections();
+            http.closeAllConnections();
+            for (const s of sockets) s.destroy();
           }),
       });
     });

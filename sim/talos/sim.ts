@@ -16,6 +16,8 @@ import { readCommand } from './commands/read.js';
 import { rebootCommand } from './commands/reboot.js';
 import { serviceCommand } from './commands/service.js';
 import { versionCommand } from './commands/version.js';
+import { clusterCerts, talosconfigYaml, type ClusterCerts } from './api/certs.js';
+import { startApiServer, type ApiCallRecord, type ApiServer, type Route } from './api/server.js';
 import { unavailableError } from './format.js';
 import { sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
@@ -36,7 +38,43 @@ export interface TalosSimOptions {
   seed?: number;
   /** where to write the talosconfig (default: a new temporary directory, removed on stop) */
   dir?: string;
+  /**
+   * Serve the Talos API (gRPC, mutual TLS) on the same endpoint and put the client certificate in
+   * the talosconfig (default true). false: a talosconfig without credentials, as a context using
+   * Omni's signed requests has, so the action reads through talosctl.
+   */
+  api?: boolean;
 }
+
+/** The MachineService / COSI methods under the talosctl command names that `failNext` matches. */
+const API_COMMANDS: Record<string, string> = {
+  '/machine.MachineService/Version': 'version',
+  '/machine.MachineService/ServiceList': 'service',
+  '/machine.MachineService/List': 'ls',
+  '/machine.MachineService/Read': 'read',
+  '/machine.MachineService/EtcdStatus': 'etcd status',
+  '/machine.MachineService/EtcdAlarmList': 'etcd alarm list',
+  '/cosi.resource.State/Get': 'get',
+};
+
+const GRPC_CODES: Record<string, number> = {
+  Canceled: 1,
+  Unknown: 2,
+  InvalidArgument: 3,
+  DeadlineExceeded: 4,
+  NotFound: 5,
+  AlreadyExists: 6,
+  PermissionDenied: 7,
+  ResourceExhausted: 8,
+  FailedPrecondition: 9,
+  Aborted: 10,
+  OutOfRange: 11,
+  Unimplemented: 12,
+  Internal: 13,
+  Unavailable: 14,
+  DataLoss: 15,
+  Unauthenticated: 16,
+};
 
 const COMMANDS: Record<string, Command> = {
   service: serviceCommand,
@@ -84,35 +122,35 @@ export class TalosSim {
   readonly talosconfigPath: string;
   readonly binDir: string;
   readonly commands: CommandRecord[] = [];
+  /** every Talos API call the twin answered */
+  readonly apiCalls: ApiCallRecord[] = [];
+  /** the certificates of the twin's cluster (CA, apid, clients by role) */
+  readonly certs?: ClusterCerts;
   readonly imagePull: ImagePullHooks;
 
   private readonly runtimes: NodeRuntime[] = [];
   private readonly registry = new Map<string, AuthFields>();
   private readonly failRules: FailRule[] = [];
   private readonly services: SimServices;
+  private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
+  private api?: ApiServer;
 
   private constructor(
-    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'criRestartMs' | 'bootGapMs'>> &
+    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'criRestartMs' | 'bootGapMs'>> &
       Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
+    certs: ClusterCerts | undefined,
   ) {
     this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
     this.talosconfigPath = join(dir, 'talosconfig');
+    this.certs = certs;
+    // The endpoint is the loopback address, which the apid certificate does not name (as when a
+    // cluster is reached through a load balancer or a tunnel).
     writeFileSync(
       this.talosconfigPath,
-      [
-        'context: sim',
-        'contexts:',
-        '    sim:',
-        '        endpoints:',
-        `            - 127.0.0.1:${server.port}`,
-        '        ca: ""',
-        '        crt: ""',
-        '        key: ""',
-        '',
-      ].join('\n'),
+      talosconfigYaml({ context: 'sim', endpoints: [`127.0.0.1:${server.port}`], ca: certs?.ca.crt, client: certs?.client('os:admin') }),
     );
     this.services = {
       rebootMs: opts.rebootMs,
@@ -126,10 +164,14 @@ export class TalosSim {
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'talos-sim-'));
     // eslint-disable-next-line prefer-const -- assigned once the hooks that read it exist
     let sim: TalosSim | undefined;
-    const server = await startServer({
-      run: (req, out, signal) => (sim as TalosSim).run(req, out, signal),
-      record: (rec) => sim?.recordLocal(rec),
-    });
+    const certs = opts.api === false ? undefined : clusterCerts();
+    const server = await startServer(
+      {
+        run: (req, out, signal) => (sim as TalosSim).run(req, out, signal),
+        record: (rec) => sim?.recordLocal(rec),
+      },
+      certs ? (socket) => sim?.api?.inject(socket) : undefined,
+    );
     sim = new TalosSim(
       {
         kube: opts.kube,
@@ -141,7 +183,9 @@ export class TalosSim {
       server,
       dir,
       opts.dir === undefined,
+      certs,
     );
+    if (certs) sim.api = sim.startApi(certs);
     const exe = join(sim.binDir, 'talosctl');
     // A checkout or copy may lose the executable bit; PATH lookup needs it.
     if ((statSync(exe).mode & 0o111) === 0) chmodSync(exe, 0o755);
@@ -152,8 +196,25 @@ export class TalosSim {
     return { PATH: `${this.binDir}:${process.env.PATH ?? ''}`, TALOSCONFIG: this.talosconfigPath };
   }
 
+  /** the talosconfig endpoint (`127.0.0.1:PORT`), serving talosctl's HTTP and the Talos API */
+  get endpoint(): string {
+    return `127.0.0.1:${this.server.port}`;
+  }
+
+  /** TLS connections opened to the Talos API so far (one per client connection, however many calls) */
+  get apiConnections(): number {
+    return this.server.tlsConnections;
+  }
+
+  /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
+  forgetResourceType(nameOrIp: string, type: string): void {
+    const rt = this.get(nameOrIp);
+    this.unknownTypes.set(rt, new Set([...(this.unknownTypes.get(rt) ?? []), type]));
+  }
+
   async stop(): Promise<void> {
     for (const rt of this.runtimes) rt.dispose();
+    this.api?.close();
     await this.server.close();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
@@ -272,6 +333,31 @@ export class TalosSim {
     const impl = COMMANDS[req.command];
     rec.exitCode = impl ? await impl(ctx) : (out.fail(`talosctl simulator: ${req.commandPath} is not simulated`), 1);
     return rec.exitCode;
+  }
+
+  // --- calls to the Talos API ---------------------------------------------------------------------
+
+  private startApi(certs: ClusterCerts): ApiServer {
+    return startApiServer(certs, {
+      route: (node, method) => this.route(node, method),
+      controlPlanes: () => this.services.controlPlanes(),
+      knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
+      record: (rec) => this.apiCalls.push(rec),
+    });
+  }
+
+  /** apid's routing of a `node` value, with the same fault rules as the talosctl commands. */
+  private route(node: string, method: string): Route {
+    const command = API_COMMANDS[method] ?? method;
+    const rule = this.takeRule(command.split(' ')[0], command, [node]);
+    if (rule && 'stderr' in rule.action) {
+      const m = /rpc error: code = (\w+) desc = ([^\n]*)/.exec(rule.action.stderr);
+      return { ok: false, code: GRPC_CODES[m?.[1] ?? 'Unknown'] ?? 2, details: m ? m[2] : rule.action.stderr.trim() };
+    }
+    const rt = this.find(node);
+    if (rule || !rt || !rt.node.up)
+      return { ok: false, code: 14, details: unavailableError(node).replace(/^rpc error: code = Unavailable desc = /, '') };
+    return { ok: true, rt };
   }
 
   // --- the simulated kubelet's pulls -------------------------------------------------------------

@@ -6,7 +6,7 @@ import type { NodeRuntime } from '../state.js';
 import type { CommandContext } from './context.js';
 import { flag } from './context.js';
 
-interface Entry {
+export interface Entry {
   rel: string;
   dir: boolean;
   size: number;
@@ -15,7 +15,7 @@ interface Entry {
   label: string;
 }
 
-function walk(rt: NodeRuntime, root: string, maxDepth: number, types: Set<string>): Entry[] | undefined {
+export function walk(rt: NodeRuntime, root: string, maxDepth: number, types: Set<string>): Entry[] | undefined {
   const tree = rt.listing();
   const rootEntry = tree.get(root);
   if (!rootEntry) return undefined;

@@ -6,14 +6,14 @@ import type { NodeRuntime } from '../state.js';
 import type { ServiceEvent, ServiceHealth } from '../types.js';
 import type { CommandContext } from './context.js';
 
-interface ServiceView {
+export interface ServiceView {
   id: string;
   state: string;
   health: ServiceHealth;
   events: ServiceEvent[];
 }
 
-function services(rt: NodeRuntime): ServiceView[] {
+export function services(rt: NodeRuntime): ServiceView[] {
   const c = rt.node.containerd;
   const cri: ServiceView = { id: 'cri', state: c.state, health: c.health, events: c.events };
   return [...rt.otherServices, cri].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -1,0 +1,501 @@
+// The Talos API adapter against the twin's gRPC server over real mutual TLS: each read, exact
+// nanosecond instants, each error class, the talosconfig traps (Ed25519 label, CA, malformed
+// contexts), the CLI fallback without a client certificate, and one connection for many calls.
+import { createPrivateKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type Server, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Runner } from '../../src/adapters/exec.js';
+import { TalosApi } from '../../src/adapters/talos/apiClient.js';
+import { TalosConnection } from '../../src/adapters/talos/connection.js';
+import { openTalosClient, type OpenedTalos } from '../../src/adapters/talos/open.js';
+import { encodePlain, messageType, toPlain } from '../../src/adapters/talos/proto.js';
+import { loadTalosContext, relabelKey } from '../../src/adapters/talos/talosconfig.js';
+import { Talosctl } from '../../src/adapters/talosctl.js';
+import { InputError, ToolError } from '../../src/errors.js';
+import { clusterCerts, talosconfigYaml, talosKeyLabel } from '../../sim/talos/api/certs.js';
+import { startApiServer } from '../../sim/talos/api/server.js';
+import { TalosSim } from '../../sim/talos/index.js';
+import { recordingHooks } from '../sim-talos/helpers.js';
+
+const CRED = { username: 'ci-bot', password: 'token-1' };
+const CP = '10.0.1.10';
+const W13 = '10.0.1.1';
+const W14 = '10.0.1.2';
+/** a Talos older than ServicePIDs (v1.13.0) */
+const OLD = '10.0.1.3';
+const GONE = '10.0.9.9';
+const CRI_TOML = '/etc/cri/conf.d/cri.toml';
+const PART = '/etc/cri/conf.d/01-registries.part';
+const NS_TEXT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/;
+
+let sim: TalosSim;
+let work: string;
+let opened: OpenedTalos;
+let api: TalosApi;
+
+/** A talosconfig in the work directory; returns its path. */
+function writeConfig(name: string, text: string): string {
+  const p = join(work, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+function apiFor(path: string, callTimeoutMs?: number): OpenedTalos {
+  return openTalosClient({ runner: new Runner(), path, callTimeoutMs });
+}
+
+beforeAll(async () => {
+  sim = await TalosSim.start({ kube: recordingHooks() });
+  sim.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+  sim.addNode({ name: 'w-13', ip: W13, role: 'worker', version: '1.13', credential: { 'ghcr.io': CRED } });
+  sim.addNode({ name: 'w-14', ip: W14, role: 'worker', version: '1.14', credential: { 'ghcr.io': CRED } });
+  sim.addNode({ name: 'w-old', ip: OLD, role: 'worker', credential: { 'ghcr.io': CRED } });
+  sim.forgetResourceType(OLD, 'ServicePIDs.runtime.talos.dev');
+  work = mkdtempSync(join(tmpdir(), 'talos-api-test-'));
+  opened = apiFor(sim.talosconfigPath);
+  expect(opened.readPath).toBe('api');
+  api = opened.client as TalosApi;
+});
+
+afterAll(async () => {
+  opened?.close();
+  await sim?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('reads', () => {
+  it('Version: the server tag per node, one call per node with the `node` key', async () => {
+    const before = sim.apiCalls.length;
+    const r = await api.version([CP, W14]);
+    expect([...r]).toEqual([
+      [CP, { ok: true, value: 'v1.13.8' }],
+      [W14, { ok: true, value: 'v1.14.0' }],
+    ]);
+    const calls = sim.apiCalls.slice(before);
+    expect(calls.map((c) => [c.method, c.node]).sort()).toEqual([
+      ['/machine.MachineService/Version', CP],
+      ['/machine.MachineService/Version', W14],
+    ]);
+  });
+
+  it('ServiceList: cri state, health and every event at the exact instant the node logged it', async () => {
+    const c = sim.node(CP).containerd;
+    // a sub-millisecond part (exactly representable) must come through as nanoseconds
+    c.events[0].ts = Math.floor(c.events[0].ts) + 0.125;
+    const r = (await api.criService([CP])).get(CP)!;
+    if (!r.ok) throw new Error(r.error);
+    expect(r.value).toMatchObject({ via: 'api', state: c.state, health: 'OK' });
+    expect(r.value.events.map((e) => [e.state, e.message, e.at?.earliestMs, e.at?.latestMs])).toEqual(
+      c.events.map((e) => [e.state, e.msg, e.ts, e.ts]),
+    );
+    for (const e of r.value.events) {
+      expect(e.at?.via).toBe('api');
+      expect(e.at?.text).toMatch(NS_TEXT);
+      expect(e).not.toHaveProperty('agoMs');
+    }
+    const ms = c.events[0].ts;
+    expect(r.value.events[0].at?.text).toBe(
+      `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}.${String(Math.round((ms % 1000) * 1e6)).padStart(9, '0')}Z`,
+    );
+    expect(r.value.events[0].at?.text).toMatch(/\.\d{3}125000Z$/);
+    expect(r.value.clientBeforeMs).toBeLessThanOrEqual(r.value.clientAfterMs);
+  });
+
+  it('ServicePIDs: the pid and the exact creation instant; undefined on a node older than the type', async () => {
+    const r = await api.servicePids([CP, W14, OLD]);
+    const p = sim.node(CP).containerd.servicePid!;
+    expect(r.get(CP)).toEqual({
+      ok: true,
+      value: { pid: p.pid, created: expect.objectContaining({ earliestMs: p.created, latestMs: p.created, via: 'api' }) },
+    });
+    expect(r.get(W14)).toMatchObject({ ok: true, value: { pid: sim.node(W14).containerd.pid } });
+    expect(r.has(OLD)).toBe(true);
+    expect(r.get(OLD)).toBeUndefined();
+  });
+
+  it('EtcFileStatus: the later of created and updated, exact; a path without a status fails with not-found', async () => {
+    const st = sim.node(W13).etcFileStatus;
+    const s = st.get('cri/conf.d/cri.toml')!;
+    // a status only ever created: its constructor stamped `updated` a hair before `created`
+    st.set('cri/conf.d/cri.toml', { ...s, created: s.updated + 0.25 });
+    const r = await api.etcFileStatus([W13, W14], [CRI_TOML, PART]);
+    expect(r.get(W13)!.get(CRI_TOML)).toEqual({
+      ok: true,
+      value: {
+        id: 'cri/conf.d/cri.toml',
+        specVersion: s.specVersion,
+        updated: expect.objectContaining({ earliestMs: s.updated + 0.25, latestMs: s.updated + 0.25 }),
+      },
+    });
+    expect(r.get(W13)!.get(CRI_TOML)!.ok && r.get(W13)!.get(CRI_TOML)).toBeTruthy();
+    // 1.14 merges registry auth into cri.toml: no 01-registries.part, so no status for it
+    const missing = r.get(W14)!.get(PART)!;
+    expect(missing.ok).toBe(false);
+    if (!missing.ok)
+      expect(missing.error).toMatch(/^\/cosi\.resource\.State\/Get for 10\.0\.1\.2 via .* failed \(not-found: .*doesn't exist\)$/);
+  });
+
+  it('TimeStatus: synced and epoch as the node has them', async () => {
+    sim.setClock(W14, { synced: false, epoch: 2 });
+    const r = await api.timeStatus([CP, W14]);
+    expect(r.get(CP)).toEqual({ ok: true, value: { synced: true, epoch: 0 } });
+    expect(r.get(W14)).toEqual({ ok: true, value: { synced: false, epoch: 2 } });
+    sim.setClock(W14, { synced: true, epoch: 0 });
+  });
+
+  it('List: existence and the whole-second mtime as [s, s+999.999 ms]; a missing file exists:false; a directory is an error', async () => {
+    const r = await api.listFiles([W13, W14], [CRI_TOML, PART, '/etc/cri/conf.d']);
+    const mtime = sim.node(W13).files.get(CRI_TOML)!.mtimeMs;
+    const s = Math.floor(mtime / 1000);
+    expect(r.get(W13)!.get(CRI_TOML)).toEqual({
+      ok: true,
+      value: {
+        path: CRI_TOML,
+        exists: true,
+        mtime: {
+          earliestMs: s * 1000,
+          latestMs: s * 1000 + 999.999,
+          via: 'api',
+          text: `${new Date(s * 1000).toISOString().slice(0, 19)}Z`,
+        },
+      },
+    });
+    expect(r.get(W14)!.get(PART)).toEqual({ ok: true, value: { path: PART, exists: false } });
+    const dir = r.get(W13)!.get('/etc/cri/conf.d')!;
+    expect(dir.ok).toBe(false);
+    if (!dir.ok) expect(dir.error).toMatch(/List for 10\.0\.1\.1: \/etc\/cri\/conf\.d is a directory/);
+  });
+
+  it('Read: the file through the CRI TOML parser; a missing file is exists:false', async () => {
+    expect(await api.readAuth(W14, CRI_TOML)).toEqual({
+      ok: true,
+      value: {
+        path: CRI_TOML,
+        exists: true,
+        auth: { 'ghcr.io': { username: 'ci-bot', password: 'token-1', auth: '', identitytoken: '' } },
+      },
+    });
+    expect(await api.readAuth(W14, '/etc/cri/conf.d/nothing.toml')).toEqual({
+      ok: true,
+      value: { path: '/etc/cri/conf.d/nothing.toml', exists: false, auth: {} },
+    });
+  });
+
+  it('EtcdStatus and EtcdAlarmList: member id in hex, learner, alarms; a worker answers Unimplemented', async () => {
+    sim.setEtcd(CP, { alarm: 'NOSPACE' });
+    const id = sim.node(CP).etcd!.memberId;
+    expect(await api.etcdStatus(CP)).toEqual([{ node: CP, memberId: id, learner: false, errors: '' }]);
+    expect(await api.etcdAlarms(CP)).toEqual([{ node: CP, memberId: id, alarm: 'NOSPACE' }]);
+    sim.setEtcd(CP, { alarm: null });
+    expect(await api.etcdAlarms(CP)).toEqual([]);
+    const e = await api.etcdStatus(W13).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ToolError);
+    expect(e).toMatchObject({ tool: 'talos-api', kind: 'invalid', node: W13 });
+    expect((e as Error).message).toContain('etcd status is only available on control plane nodes');
+  });
+});
+
+describe('errors', () => {
+  it('a node apid cannot reach: transport, naming the node and the RPC', async () => {
+    const r = (await api.version([GONE])).get(GONE)!;
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.error).toMatch(
+        /^\/machine\.MachineService\/Version for 10\.0\.9\.9 via 127\.0\.0\.1:\d+ failed \(transport: rpc error: code = Unavailable desc = connection error: .*dial tcp 10\.0\.9\.9:50000: connect: connection refused/,
+      );
+  });
+
+  it('an endpoint nobody listens on: transport for every node', async () => {
+    const certs = clusterCerts();
+    const p = writeConfig(
+      'refused',
+      talosconfigYaml({ context: 'x', endpoints: ['127.0.0.1:1'], ca: certs.ca.crt, client: certs.client('os:admin') }),
+    );
+    const o = apiFor(p);
+    try {
+      const r = (await o.client.version([CP])).get(CP)!;
+      expect(r.ok).toBe(false);
+      if (!r.ok)
+        expect(r.error).toMatch(
+          /^\/machine\.MachineService\/Version for 10\.0\.1\.10 via 127\.0\.0\.1:1 failed \(transport: rpc error: code = Unavailable/,
+        );
+    } finally {
+      o.close();
+    }
+  });
+
+  it('a reader certificate may list but not read files: forbidden (PermissionDenied)', async () => {
+    const certs = clusterCerts();
+    const p = writeConfig(
+      'reader',
+      talosconfigYaml({ context: 'r', endpoints: [sim.endpoint], ca: certs.ca.crt, client: certs.client('os:reader') }),
+    );
+    const o = apiFor(p);
+    try {
+      expect((await o.client.version([CP])).get(CP)).toEqual({ ok: true, value: 'v1.13.8' });
+      const r = await o.client.readAuth(CP, CRI_TOML);
+      expect(r.ok).toBe(false);
+      if (!r.ok)
+        expect(r.error).toMatch(
+          /Read for 10\.0\.1\.10 via .* failed \(forbidden: rpc error: code = PermissionDenied desc = not authorized\)/,
+        );
+    } finally {
+      o.close();
+    }
+  });
+
+  it('a server that never answers: timeout at the per-call deadline', async () => {
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const certs = clusterCerts();
+    const p = writeConfig(
+      'silent',
+      talosconfigYaml({ context: 's', endpoints: [`127.0.0.1:${port}`], ca: certs.ca.crt, client: certs.client('os:admin') }),
+    );
+    const o = apiFor(p, 300);
+    try {
+      const t0 = Date.now();
+      const r = (await o.client.timeStatus([CP])).get(CP)!;
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(/State\/Get for 10\.0\.1\.10 via .* failed \(timeout: rpc error: code = DeadlineExceeded/);
+    } finally {
+      o.close();
+      silent.close();
+    }
+  });
+
+  it('a server certificate from another CA is refused', async () => {
+    const mine = clusterCerts();
+    const other = clusterCerts('another-cluster');
+    const p = writeConfig(
+      'wrong-ca',
+      talosconfigYaml({ context: 'w', endpoints: [sim.endpoint], ca: other.ca.crt, client: mine.client('os:admin') }),
+    );
+    const o = apiFor(p);
+    try {
+      const r = (await o.client.version([CP])).get(CP)!;
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(/failed \(transport: rpc error: code = Unavailable desc = .*certificate/);
+    } finally {
+      o.close();
+    }
+  });
+
+  it('a certificate of the right CA that is not a server certificate is refused (a client key cannot pose as apid)', async () => {
+    const certs = clusterCerts();
+    const impostor = startApiServer(
+      { ...certs, server: certs.client('os:reader') },
+      {
+        route: () => ({ ok: false, code: 14, details: 'unused' }),
+        controlPlanes: () => [],
+        knowsType: () => true,
+        record: () => undefined,
+      },
+    );
+    const front: Server = createServer((socket) => impostor.inject(socket));
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const port = (front.address() as { port: number }).port;
+    const p = writeConfig(
+      'impostor',
+      talosconfigYaml({ context: 'i', endpoints: [`127.0.0.1:${port}`], ca: certs.ca.crt, client: certs.client('os:admin') }),
+    );
+    const o = apiFor(p);
+    try {
+      const r = (await o.client.version([CP])).get(CP)!;
+      expect(r.ok).toBe(false);
+      if (!r.ok)
+        expect(r.error).toMatch(
+          /failed \(transport: rpc error: code = Unavailable desc = .*(unsuitable certificate purpose|not a TLS server certificate)/,
+        );
+    } finally {
+      o.close();
+      impostor.close();
+      front.close();
+    }
+  });
+
+  it('fault rules of the twin apply to API calls as to talosctl commands', async () => {
+    sim.failNext({ command: 'get', node: W14 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
+    const r = (await api.timeStatus([W14])).get(W14)!;
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = not authorized)');
+    expect((await api.timeStatus([W14])).get(W14)!.ok).toBe(true);
+  });
+});
+
+describe("the twin's routing", () => {
+  /** A raw COSI Get with the metadata given, to see what apid answers to other routing keys. */
+  async function rawGet(md: Record<string, string[]>): Promise<grpc.ServiceError | undefined> {
+    const certs = clusterCerts();
+    const admin = certs.client('os:admin');
+    const client = new grpc.Client(
+      sim.endpoint,
+      grpc.credentials.createSsl(Buffer.from(certs.ca.crt), Buffer.from(admin.key), Buffer.from(admin.crt), {
+        checkServerIdentity: () => undefined,
+      }),
+    );
+    const meta = new grpc.Metadata();
+    for (const [k, vs] of Object.entries(md)) for (const v of vs) meta.add(k, v);
+    const req = messageType('cosi.resource.GetRequest');
+    const res = messageType('cosi.resource.GetResponse');
+    try {
+      return await new Promise((resolve) =>
+        client.makeUnaryRequest(
+          '/cosi.resource.State/Get',
+          (v: Record<string, unknown>) => encodePlain(req, v),
+          (b: Buffer) => toPlain(res, b),
+          { namespace: 'runtime', type: 'TimeStatuses.v1alpha1.talos.dev', id: 'node' },
+          meta,
+          (err) => resolve(err ?? undefined),
+        ),
+      );
+    } finally {
+      client.close();
+    }
+  }
+
+  it('answers one node per call; refuses `nodes` on the COSI State API', async () => {
+    expect(await rawGet({ node: [CP] })).toBeUndefined();
+    expect(await rawGet({ nodes: [CP, W13] })).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: 'one-2-many proxying is not supported for method /cosi.resource.State/Get',
+    });
+    // (grpc-js folds several values of one key into one comma-joined header, which apid takes as one
+    // address; a client that sends several fields gets "node metadata must be single-valued")
+  });
+});
+
+describe('one connection', () => {
+  it('many concurrent calls share one HTTP/2 connection', async () => {
+    const o = apiFor(sim.talosconfigPath);
+    try {
+      const before = sim.apiCalls.length;
+      const nodes = [CP, W13, W14, OLD];
+      const all = await Promise.all(Array.from({ length: 50 }, () => o.client.criService(nodes)));
+      for (const m of all) for (const n of nodes) expect(m.get(n)!.ok).toBe(true);
+      const calls = sim.apiCalls.slice(before);
+      expect(calls).toHaveLength(200);
+      // every call came over the same client socket
+      expect(new Set(calls.map((c) => c.peer)).size).toBe(1);
+    } finally {
+      o.close();
+    }
+  });
+
+  it('bounds the calls in flight', async () => {
+    const certs = clusterCerts();
+    const admin = certs.client('os:admin');
+    const conn = new TalosConnection({
+      endpoint: sim.endpoint,
+      credentials: { ca: certs.ca.crt, crt: admin.crt, key: admin.key },
+      maxInFlight: 2,
+    });
+    try {
+      const calls = Array.from({ length: 12 }, () => conn.unary('version', CP));
+      expect([conn.active, conn.waiting]).toEqual([2, 10]);
+      const res = await Promise.all(calls);
+      expect(res).toHaveLength(12);
+      expect([conn.active, conn.waiting]).toEqual([0, 0]);
+    } finally {
+      conn.close();
+    }
+  });
+});
+
+describe('talosconfig', () => {
+  it('the twin writes the client key with the Talos label, which OpenSSL 3 refuses; the adapter relabels it', () => {
+    const ctx = loadTalosContext({ path: sim.talosconfigPath });
+    const raw = talosKeyLabel(clusterCerts().client('os:admin').key);
+    expect(raw).toContain('-----BEGIN ED25519 PRIVATE KEY-----');
+    expect(() => createPrivateKey(raw)).toThrow();
+    expect(ctx.credentials!.key).toBe(relabelKey(raw));
+    expect(createPrivateKey(ctx.credentials!.key).asymmetricKeyType).toBe('ed25519');
+  });
+
+  const certs = () => clusterCerts();
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const bad: Array<[string, () => string, RegExp]> = [
+    [
+      'crt not base64 PEM',
+      () =>
+        talosconfigYaml({
+          context: 'c',
+          endpoints: ['1.2.3.4'],
+          ca: certs().ca.crt,
+          client: { crt: '%%%', key: certs().client('os:admin').key },
+        }),
+      /crt is not base64 of a PEM CERTIFICATE/,
+    ],
+    [
+      'ca garbage PEM',
+      () =>
+        talosconfigYaml({
+          context: 'c',
+          endpoints: ['1.2.3.4'],
+          ca: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+          client: certs().client('os:admin'),
+        }),
+      /ca is not a parseable certificate/,
+    ],
+    [
+      'key of another certificate',
+      () =>
+        talosconfigYaml({
+          context: 'c',
+          endpoints: ['1.2.3.4'],
+          ca: certs().ca.crt,
+          client: { crt: certs().client('os:admin').crt, key: certs().client('os:reader').key },
+        }),
+      /key does not belong to crt/,
+    ],
+    [
+      'crt without key',
+      () =>
+        `context: c\ncontexts:\n  c:\n    endpoints: [1.2.3.4]\n    ca: ${b64(certs().ca.crt)}\n    crt: ${b64(certs().client('os:admin').crt)}\n`,
+      /crt is set but key is empty/,
+    ],
+    ['no such context', () => `context: nope\ncontexts:\n  c:\n    endpoints: [1.2.3.4]\n`, /no such context/],
+  ];
+  for (const [what, text, message] of bad) {
+    it(`a malformed context is an input error naming the file and the context: ${what}`, () => {
+      const p = writeConfig(`bad-${what.replace(/\W+/g, '-')}`, text());
+      let err: unknown;
+      try {
+        apiFor(p);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).input).toBe('talosconfig');
+      expect((err as Error).message).toContain(p);
+      expect((err as Error).message).toMatch(/context "(c|nope)"/);
+      expect((err as Error).message).toMatch(message);
+    });
+  }
+
+  it('a context without a client certificate reads through talosctl and says why', async () => {
+    const cli = await TalosSim.start({ kube: recordingHooks(), api: false });
+    try {
+      const o = openTalosClient({ runner: new Runner(), path: cli.talosconfigPath });
+      expect(o.readPath).toBe('cli');
+      expect(o.client).toBeInstanceOf(Talosctl);
+      expect(o.describe).toMatch(/reading Talos through talosctl: .*talosconfig, context "sim": the context has no client certificate/);
+      o.close();
+    } finally {
+      await cli.stop();
+    }
+    const omni = writeConfig(
+      'omni',
+      'context: omni\ncontexts:\n  omni:\n    endpoints: [https://omni.example.com]\n    auth:\n      siderov1:\n        identity: me@example.com\n',
+    );
+    const o = openTalosClient({ runner: new Runner(), path: omni });
+    expect(o.readPath).toBe('cli');
+    expect(o.describe).toContain('authenticates with `auth`');
+  });
+});

@@ -1,0 +1,113 @@
+// Certificates for the twin's Talos API, made with the openssl CLI the way a Talos cluster has them:
+// an Ed25519 CA; an apid server certificate (ExtKeyUsage serverAuth) whose SANs name the machine
+// but not the loopback address the client dials; client certificates with ExtKeyUsage clientAuth
+// and the role as Organization (`os:admin`, `os:reader`), their keys PEM-labelled
+// `ED25519 PRIVATE KEY` as talosctl writes them. Made once per process and per CA name.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface KeyPair {
+  /** PEM */
+  crt: string;
+  /** PEM, standard `PRIVATE KEY` label (what Node's TLS loads) */
+  key: string;
+}
+
+export interface ClusterCerts {
+  ca: KeyPair;
+  server: KeyPair;
+  /** by role: `os:admin`, `os:reader`, … */
+  client(role: string): KeyPair;
+}
+
+/** The names in the twin's apid certificate (none of them is 127.0.0.1). */
+export const SERVER_SANS = ['DNS:talos-sim-apid', 'DNS:talos-sim-apid.cluster.local', 'IP:10.255.255.1'];
+
+/** PEM with the label Talos gives its Ed25519 keys (pkg crypto x509: `ED25519 PRIVATE KEY`). */
+export function talosKeyLabel(pem: string): string {
+  return pem.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, '-----$1 ED25519 PRIVATE KEY-----');
+}
+
+const made = new Map<string, ClusterCerts>();
+
+/** openssl's own config would add CA extensions to every `req -x509`: only what we ask for goes in. */
+const MINIMAL_CNF = '[req]\ndistinguished_name = dn\n[dn]\n';
+
+export function clusterCerts(name = 'talos-sim'): ClusterCerts {
+  const known = made.get(name);
+  if (known) return known;
+  const dir = mkdtempSync(join(tmpdir(), 'talos-sim-pki-'));
+  try {
+    writeFileSync(join(dir, 'min.cnf'), MINIMAL_CNF);
+    const file = (f: string) => readFileSync(join(dir, f), 'utf8');
+    // one process per certificate: `req -x509 -newkey` makes the key and (with -CA) signs it
+    const make = (base: string, subj: string, ext: string[], ca = true): KeyPair => {
+      const signer = ca ? ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-days', '365'] : ['-days', '3650'];
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-config',
+          'min.cnf',
+          '-x509',
+          '-newkey',
+          'ed25519',
+          '-nodes',
+          '-keyout',
+          `${base}.key`,
+          '-out',
+          `${base}.crt`,
+          '-subj',
+          subj,
+          ...signer,
+          ...ext.flatMap((e) => ['-addext', e]),
+        ],
+        { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      return { crt: file(`${base}.crt`), key: file(`${base}.key`) };
+    };
+    const ca = make('ca', `/O=${name}`, ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,digitalSignature'], false);
+    const leafExt = (eku: string) => [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature',
+      `extendedKeyUsage=${eku}`,
+    ];
+    const server = make('server', '/CN=talos-sim-apid', [...leafExt('serverAuth'), `subjectAltName=${SERVER_SANS.join(',')}`]);
+    const clients = new Map<string, KeyPair>([
+      ['os:admin', make('admin', '/O=os:admin/CN=admin', leafExt('clientAuth'))],
+      ['os:reader', make('reader', '/O=os:reader/CN=reader', leafExt('clientAuth'))],
+    ]);
+    const certs: ClusterCerts = {
+      ca,
+      server,
+      client: (role) => {
+        const kp = clients.get(role);
+        if (!kp) throw new Error(`no twin client certificate for role ${role}`);
+        return kp;
+      },
+    };
+    made.set(name, certs);
+    return certs;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A talosconfig context for these certificates (base64 PEM fields, the client key Talos-labelled). */
+export function talosconfigYaml(opts: { context: string; endpoints: string[]; ca?: string; client?: KeyPair; extra?: string[] }): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return [
+    `context: ${opts.context}`,
+    'contexts:',
+    `    ${opts.context}:`,
+    '        endpoints:',
+    ...opts.endpoints.map((e) => `            - ${e}`),
+    `        ca: ${opts.ca ? b64(opts.ca) : '""'}`,
+    `        crt: ${opts.client ? b64(opts.client.crt) : '""'}`,
+    `        key: ${opts.client ? b64(talosKeyLabel(opts.client.key)) : '""'}`,
+    ...(opts.extra ?? []),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,377 @@
+// TalosClient over the Talos API (gRPC through apid): every read, one call per node and resource,
+// all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
+// instants here are exact, except a file's `modified`, which the server sends in whole seconds.
+// Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
+// the boot id for us): they are delegated to the CLI adapter given at construction.
+import { parse as parseYaml } from 'yaml';
+import { ToolError, errorMessage, type FailureCause } from '../../errors.js';
+import type {
+  CriServiceReading,
+  EtcFileStatusReading,
+  FileAuthReading,
+  FileListing,
+  Instant,
+  Reading,
+  ServiceEvent,
+  ServicePidReading,
+  TimeStatusReading,
+} from '../../model.js';
+import { parseCriRegistryAuth } from '../parse/criToml.js';
+import { ParseError } from '../parse/parseError.js';
+import { etcFileId } from '../talosctl.js';
+import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from '../types.js';
+import { type TalosConnection, grpcCodeOf, grpcDetailsOf } from './connection.js';
+import { messageType, toPlain } from './proto.js';
+
+type Plain = Record<string, unknown>;
+
+/** The COSI resources the adapter reads: type, namespace and the spec message of each. */
+export const COSI = {
+  servicePid: { type: 'ServicePIDs.runtime.talos.dev', namespace: 'runtime', spec: 'talos.resource.definitions.runtime.ServicePIDSpec' },
+  etcFileStatus: {
+    type: 'EtcFileStatuses.files.talos.dev',
+    namespace: 'files',
+    spec: 'talos.resource.definitions.files.EtcFileStatusSpec',
+  },
+  timeStatus: { type: 'TimeStatuses.v1alpha1.talos.dev', namespace: 'runtime', spec: 'talos.resource.definitions.time.StatusSpec' },
+} as const;
+
+interface CosiDoc {
+  created?: Instant;
+  updated?: Instant;
+  spec: Plain;
+}
+
+export class TalosApi implements TalosClient {
+  readonly readPath = 'api' as const;
+
+  constructor(
+    private readonly conn: TalosConnection,
+    /** the CLI adapter that performs the mutations */
+    private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot'>,
+  ) {}
+
+  close(): void {
+    this.conn.close();
+  }
+
+  // --- reads -----------------------------------------------------------------------------------
+
+  async version(addresses: string[]): Promise<Map<string, Reading<string>>> {
+    return perNode(addresses, async (node) => {
+      const res = await this.conn.unary('version', node);
+      const tag = (first(res, 'messages')?.version as Plain | undefined)?.tag;
+      if (typeof tag !== 'string' || tag === '') throw unparseable('/machine.MachineService/Version', node, 'no version tag');
+      return tag;
+    });
+  }
+
+  async criService(addresses: string[]): Promise<Map<string, Reading<CriServiceReading>>> {
+    return perNode(addresses, async (node) => {
+      const clientBeforeMs = Date.now();
+      const res = await this.conn.unary('serviceList', node);
+      const clientAfterMs = Date.now();
+      const services = (first(res, 'messages')?.services ?? []) as Plain[];
+      const cri = services.find((s) => s.id === 'cri');
+      if (!cri) throw unparseable('/machine.MachineService/ServiceList', node, 'the node lists no service "cri"');
+      const health = (cri.health ?? {}) as Plain;
+      const events = (((cri.events ?? {}) as Plain).events ?? []) as Plain[];
+      return {
+        via: 'api',
+        state: str(cri.state),
+        health: health.unknown ? '?' : health.healthy ? 'OK' : 'Fail',
+        lastHealthMessage: str(health.last_message) || undefined,
+        events: events.map((e): ServiceEvent => ({
+          state: str(e.state),
+          message: str(e.msg),
+          at: required(
+            timestamp(e.ts as Plain | undefined),
+            '/machine.MachineService/ServiceList',
+            node,
+            `the cri event "${str(e.msg)}" has no timestamp`,
+          ),
+        })),
+        clientBeforeMs,
+        clientAfterMs,
+      };
+    });
+  }
+
+  async servicePids(addresses: string[]): Promise<Map<string, Reading<ServicePidReading> | undefined>> {
+    const out = new Map<string, Reading<ServicePidReading> | undefined>();
+    await Promise.all(
+      unique(addresses).map(async (node) => {
+        try {
+          const r = await this.cosiGet(node, 'servicePid', 'cri');
+          const created = required(r.created, '/cosi.resource.State/Get', node, 'ServicePIDs cri has no metadata.created');
+          out.set(node, { ok: true, value: { pid: Number(r.spec.pid), created } });
+        } catch (e) {
+          // A node older than the type answers through its access filter (docs/talos-api.md).
+          if (e instanceof ToolError && isUnregistered(e)) out.set(node, undefined);
+          else out.set(node, failed(e));
+        }
+      }),
+    );
+    return reorder(out, addresses);
+  }
+
+  async timeStatus(addresses: string[]): Promise<Map<string, Reading<TimeStatusReading>>> {
+    return perNode(addresses, async (node) => {
+      const r = await this.cosiGet(node, 'timeStatus', 'node');
+      return { synced: Boolean(r.spec.synced), epoch: Number(r.spec.epoch ?? 0) };
+    });
+  }
+
+  async etcFileStatus(addresses: string[], paths: string[]): Promise<Map<string, Map<string, Reading<EtcFileStatusReading>>>> {
+    return perNodePath(addresses, paths, async (node, path) => {
+      const id = etcFileId(path);
+      if (id === undefined)
+        throw refused('/cosi.resource.State/Get', node, 'usage', `${path} is not a file under /etc, so it has no EtcFileStatus`);
+      const r = await this.cosiGet(node, 'etcFileStatus', id);
+      // The constructor stamps `updated` a hair before `created`: the later one is the status write.
+      const updated = required(
+        later(r.created, r.updated),
+        '/cosi.resource.State/Get',
+        node,
+        `EtcFileStatus ${id} has no created/updated timestamps`,
+      );
+      return { id, updated, specVersion: r.spec.spec_version === undefined ? undefined : str(r.spec.spec_version) };
+    });
+  }
+
+  async listFiles(addresses: string[], paths: string[]): Promise<Map<string, Map<string, Reading<FileListing>>>> {
+    return perNodePath(addresses, paths, async (node, path) => {
+      let entries: Plain[];
+      try {
+        entries = await this.conn.stream('list', node, { root: path });
+      } catch (e) {
+        // the server's lstat of the root fails before anything is streamed: the path is not there
+        if (e instanceof ToolError && /\bl?stat [^\n]*: no such file or directory/.test(grpcDetailsOf(e))) return { path, exists: false };
+        throw e;
+      }
+      const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
+      if (!entry) throw unparseable('/machine.MachineService/List', node, `no entry for ${path}`);
+      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${str(entry.error)}`);
+      if (entry.is_dir) throw refused('/machine.MachineService/List', node, 'invalid', `${path} is a directory, not a file`);
+      const s = Number(entry.modified);
+      // whole seconds (ModTime().Unix()): the write happened somewhere in [s, s+1)
+      return { path, exists: true, mtime: { earliestMs: s * 1000, latestMs: s * 1000 + 999.999, via: 'api', text: rfc3339Seconds(s) } };
+    });
+  }
+
+  async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
+    let chunks: Plain[];
+    try {
+      chunks = await this.conn.stream('read', address, { path });
+    } catch (e) {
+      if (e instanceof ToolError && e.kind === 'not-found') return { ok: true, value: { path, exists: false, auth: {} } };
+      return failed(e);
+    }
+    const text = Buffer.concat(chunks.map((c) => (c.bytes as Buffer | undefined) ?? Buffer.alloc(0))).toString('utf8');
+    try {
+      return { ok: true, value: { path, exists: true, auth: parseCriRegistryAuth(text) } };
+    } catch (e) {
+      // the ParseError names a line and column only; the file text holds the credential
+      if (e instanceof ParseError)
+        return { ok: false, error: `/machine.MachineService/Read ${path} for ${address}: unparseable: ${e.message}` };
+      throw e;
+    }
+  }
+
+  async etcdStatus(address: string): Promise<EtcdMemberStatus[]> {
+    const res = await this.conn.unary('etcdStatus', address);
+    return ((res.messages ?? []) as Plain[]).map((m) => {
+      const s = (m.member_status ?? {}) as Plain;
+      return {
+        node: address,
+        memberId: memberHex(s.member_id),
+        learner: Boolean(s.is_learner),
+        errors: ((s.errors ?? []) as string[]).join(', '),
+      };
+    });
+  }
+
+  async etcdAlarms(address: string): Promise<EtcdAlarm[]> {
+    const res = await this.conn.unary('etcdAlarmList', address);
+    return ((res.messages ?? []) as Plain[]).flatMap((m) =>
+      ((m.member_alarms ?? []) as Plain[]).map((a) => ({ node: address, memberId: memberHex(a.member_id), alarm: String(a.alarm) })),
+    );
+  }
+
+  // --- mutations (talosctl) --------------------------------------------------------------------
+
+  patchMachineConfig(address: string, patchFile: string): Promise<void> {
+    return this.mutations.patchMachineConfig(address, patchFile);
+  }
+
+  reboot(address: string, timeoutMs: number): Promise<void> {
+    return this.mutations.reboot(address, timeoutMs);
+  }
+
+  // --- machinery -------------------------------------------------------------------------------
+
+  private async cosiGet(node: string, kind: keyof typeof COSI, id: string): Promise<CosiDoc> {
+    const def = COSI[kind];
+    const res = await this.conn.unary('cosiGet', node, { namespace: def.namespace, type: def.type, id });
+    const resource = res.resource as Plain | undefined;
+    const md = (resource?.metadata ?? {}) as Plain;
+    if (md.id !== id || md.type !== def.type) {
+      throw unparseable(
+        '/cosi.resource.State/Get',
+        node,
+        `expected ${def.type} ${JSON.stringify(id)}, got ${String(md.type)} ${JSON.stringify(md.id)}`,
+      );
+    }
+    const spec = (resource?.spec ?? {}) as Plain;
+    return {
+      created: timestamp(md.created as Plain | undefined),
+      updated: timestamp(md.updated as Plain | undefined),
+      spec: decodeSpec(node, def.spec, spec),
+    };
+  }
+}
+
+/** `proto_spec` when the server filled it (field names as in the .proto), else the `yaml_spec` text. */
+export function decodeSpec(node: string, specType: string, spec: Plain): Plain {
+  const bytes = spec.proto_spec as Buffer | undefined;
+  if (bytes && bytes.length > 0) {
+    try {
+      return toPlain(messageType(specType), bytes);
+    } catch (e) {
+      throw unparseable('/cosi.resource.State/Get', node, `${specType}: ${errorMessage(e)}`);
+    }
+  }
+  const yaml = typeof spec.yaml_spec === 'string' ? spec.yaml_spec : '';
+  let doc: unknown;
+  try {
+    doc = parseYaml(yaml);
+  } catch {
+    throw unparseable('/cosi.resource.State/Get', node, `${specType}: yaml_spec is not valid YAML`);
+  }
+  const o = (doc ?? {}) as Plain;
+  // yaml_spec keys are the Go yaml tags (camelCase): map the ones we read to the .proto names
+  return { ...o, spec_version: o.specVersion, mount_namespace: o.mountNamespace, sync_disabled: o.syncDisabled };
+}
+
+/** A google.protobuf.Timestamp as an exact Instant (milliseconds with the nanoseconds as a fraction). */
+export function timestamp(ts: Plain | undefined): Instant | undefined {
+  if (!ts) return undefined;
+  const seconds = Number(ts.seconds ?? 0);
+  const nanos = Number(ts.nanos ?? 0);
+  if (seconds === 0 && nanos === 0) return undefined; // unset
+  const ms = seconds * 1000 + nanos / 1e6;
+  return { earliestMs: ms, latestMs: ms, via: 'api', text: `${rfc3339Seconds(seconds).slice(0, -1)}.${String(nanos).padStart(9, '0')}Z` };
+}
+
+/** An instant the evidence cannot do without: its absence makes the answer unparseable (→ reboot). */
+function required(i: Instant | undefined, rpc: string, node: string, why: string): Instant {
+  if (!i) throw unparseable(rpc, node, why);
+  return i;
+}
+
+function rfc3339Seconds(s: number): string {
+  return `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+function later(a: Instant | undefined, b: Instant | undefined): Instant | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return b.latestMs >= a.latestMs ? b : a;
+}
+
+function memberHex(v: unknown): string {
+  return BigInt(str(v) || '0')
+    .toString(16)
+    .padStart(16, '0');
+}
+
+/** A scalar field as text ('' when absent); never an object's default stringification. */
+function str(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : '';
+}
+
+function first(res: Plain, key: string): Plain | undefined {
+  return ((res[key] ?? []) as Plain[])[0];
+}
+
+/** ServicePIDs on a node older than the type: the access filter's answer, or a NotFound of the kind. */
+function isUnregistered(e: ToolError): boolean {
+  const code = grpcCodeOf(e);
+  const d = grpcDetailsOf(e);
+  return (
+    (code === 'PermissionDenied' && /^resource type "[^"]+" is not supported$/.test(d)) ||
+    (code === 'NotFound' && /is not registered/.test(d))
+  );
+}
+
+function unparseable(rpc: string, node: string, why: string): ToolError {
+  return refused(rpc, node, 'unparseable', `unparseable answer: ${why}`);
+}
+
+/** The node answered, but not with a reading we can use. */
+function refused(rpc: string, node: string, kind: FailureCause, why: string): ToolError {
+  return new ToolError({
+    tool: 'talos-api',
+    command: `${rpc} (node ${node})`,
+    kind,
+    exitCode: null,
+    stderr: why,
+    node,
+    message: `${rpc} for ${node}: ${why}`,
+  });
+}
+
+/** A classified failure becomes the node's failed reading; anything else is a defect and propagates. */
+function failed(e: unknown): { ok: false; error: string } {
+  if (e instanceof ToolError) return { ok: false, error: errorMessage(e) };
+  throw e;
+}
+
+async function perNode<T>(addresses: string[], read: (node: string) => Promise<T>): Promise<Map<string, Reading<T>>> {
+  const out = new Map<string, Reading<T>>();
+  await Promise.all(
+    unique(addresses).map(async (node) => {
+      try {
+        out.set(node, { ok: true, value: await read(node) });
+      } catch (e) {
+        out.set(node, failed(e));
+      }
+    }),
+  );
+  return reorder(out, addresses);
+}
+
+async function perNodePath<T>(
+  addresses: string[],
+  paths: string[],
+  read: (node: string, path: string) => Promise<T>,
+): Promise<Map<string, Map<string, Reading<T>>>> {
+  const nodes = unique(addresses);
+  const ps = unique(paths);
+  const out = new Map(nodes.map((n) => [n, new Map<string, Reading<T>>()]));
+  const results = await Promise.all(
+    nodes.flatMap((n) =>
+      ps.map(async (p): Promise<[string, string, Reading<T>]> => {
+        try {
+          return [n, p, { ok: true, value: await read(n, p) }];
+        } catch (e) {
+          return [n, p, failed(e)];
+        }
+      }),
+    ),
+  );
+  for (const [n, p, r] of results) out.get(n)!.set(p, r);
+  return out;
+}
+
+function unique(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+function reorder<R>(m: Map<string, R>, order: string[]): Map<string, R> {
+  return new Map(
+    unique(order)
+      .filter((n) => m.has(n))
+      .map((n) => [n, m.get(n)!]),
+  );
+}

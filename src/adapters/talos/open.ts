@@ -1,0 +1,63 @@
+// Chooses how the run reads Talos: over the API when the talosconfig context has a client
+// certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). Mutations go
+// through talosctl either way. The choice and its reason are returned for the log and the report.
+import { existsSync } from 'node:fs';
+import type { Runner } from '../exec.js';
+import { Talosctl } from '../talosctl.js';
+import type { TalosClient } from '../types.js';
+import type { ReadPath } from '../../model.js';
+import { TalosApi } from './apiClient.js';
+import { TalosConnection } from './connection.js';
+import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './talosconfig.js';
+
+export interface OpenedTalos {
+  client: TalosClient;
+  readPath: ReadPath;
+  /** one line for the log: which path, which endpoint or why not the API */
+  describe: string;
+  /** closes the API connection (a no-op on the CLI path); call once at the end of the run */
+  close(): void;
+}
+
+export interface OpenTalosOptions extends TalosconfigSource {
+  runner: Runner;
+  /** per-call deadline of API reads */
+  callTimeoutMs?: number;
+  /** see TalosConnectionOptions.serverName */
+  serverName?: string;
+}
+
+/**
+ * Throws InputError('talosconfig') when the context's certificate, key or CA is present but
+ * unusable: before anything is mutated.
+ */
+export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
+  const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path });
+  const path = talosconfigPath(opts);
+  if (!opts.path && !existsSync(path)) {
+    // talosctl has further defaults (e.g. the in-cluster /var/run/secrets/talos.dev/config): let it decide
+    return { client: cli, readPath: 'cli', describe: `reading Talos through talosctl: no talosconfig at ${path}`, close: () => undefined };
+  }
+  const ctx = loadTalosContext(opts);
+  if (!ctx.credentials) {
+    return {
+      client: cli,
+      readPath: 'cli',
+      describe: `reading Talos through talosctl: ${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}`,
+      close: () => undefined,
+    };
+  }
+  const conn = new TalosConnection({
+    endpoint: ctx.endpoints[0],
+    credentials: ctx.credentials,
+    serverName: opts.serverName,
+    callTimeoutMs: opts.callTimeoutMs,
+  });
+  const api = new TalosApi(conn, cli);
+  return {
+    client: api,
+    readPath: 'api',
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}); patches and reboots through talosctl`,
+    close: () => api.close(),
+  };
+}
