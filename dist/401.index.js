@@ -9,10 +9,14 @@ export const modules = {
 /* harmony export */   GitHubRuns: () => (/* binding */ GitHubRuns)
 /* harmony export */ });
 /* harmony import */ var _actions_github__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(2413);
-/* harmony import */ var _owner_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(5860);
+/* harmony import */ var _errors_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(3916);
+/* harmony import */ var _format_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(6264);
+/* harmony import */ var _owner_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(5860);
 // The state of the workflow run attempt that owns a fence or holds the Lease, from the GitHub API.
 // recover-fences releases a fence only when this says `completed`, so every doubt (no token, an
 // error, a 404, an answer that does not match the question) maps to `unknown`, never to `completed`.
+
+
 
 
 // GitHub's workflow run `status` values. `waiting` (an environment approval), `requested` and
@@ -37,7 +41,7 @@ class GitHubRuns {
             this.octokit = (0,_actions_github__WEBPACK_IMPORTED_MODULE_0__/* .getOctokit */ .Q)(token, { baseUrl: opts.baseUrl ?? (process.env.GITHUB_API_URL || 'https://api.github.com') });
     }
     async runAttempt(owner) {
-        const url = (0,_owner_js__WEBPACK_IMPORTED_MODULE_1__/* .runUrl */ .Vp)(owner, this.serverUrl);
+        const url = (0,_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .runUrl */ .Vp)(owner, this.serverUrl);
         const unknown = (error) => ({ state: 'unknown', url, error });
         if (!this.octokit)
             return unknown('no github-token was given, so the run cannot be looked up');
@@ -60,11 +64,11 @@ class GitHubRuns {
         }
         catch (e) {
             const status = e.status;
-            const msg = e instanceof Error ? e.message : String(e);
+            const msg = (0,_errors_js__WEBPACK_IMPORTED_MODULE_1__/* .errorMessage */ .gJ)(e);
             // Octokit reports a failed fetch (here: our abort) as a RequestError with status 500.
             const cause = e.cause?.name;
             if (cause === 'TimeoutError' || cause === 'AbortError')
-                return unknown(`GitHub API did not answer within ${this.timeoutMs / 1000}s`);
+                return unknown(`GitHub API did not answer within ${(0,_format_js__WEBPACK_IMPORTED_MODULE_3__/* .formatDuration */ .a)(this.timeoutMs)}`);
             if (status === 404) {
                 return unknown(`GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`);
             }

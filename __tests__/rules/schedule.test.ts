@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { schedule, type ScheduleInput, type SchedulableNode } from '../../src/rules/schedule.js';
+import { seededRandom } from '../../sim/talos/timing.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const w = (name: string, zone?: string): SchedulableNode => ({ name, role: 'worker', labels: zone === undefined ? {} : { [ZONE]: zone } });
@@ -155,19 +156,8 @@ describe('schedule: stop and completion', () => {
 // Property: simulate whole rolls with random clusters, settings, finishing orders and failures, and
 // check the rules after every start. Seeded, so a failure names a seed that reproduces it.
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function simulate(seed: number): { peakWorkers: number; workers: number; stopped: boolean; startedAfterStop: number } {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const zones = ['a', 'b', 'c'].slice(0, int(1, 3));
   const useTopology = rnd() < 0.5;
