@@ -125,25 +125,13 @@ function cutsNote(label: string, k: KindCost): string {
       saves: (reads - 1) * evReads,
     });
   }
-  // a node re-read right after a PATCH of the node: kubectl patch -o json already returned that node
-  const after: string[] = [];
-  k.steps.forEach((s, i) => {
-    const prev = k.steps[i - 1];
-    if (s.commands === '1× kubectl get node' && s.step !== 'read node' && prev && /kubectl patch node/.test(prev.commands))
-      after.push(s.step);
-  });
-  if (after.length)
-    cuts.push({
-      what: `${after.map((s) => `"${s}"`).join(', ')} re-read${after.length > 1 ? '' : 's'} the node right after a PATCH whose \`-o json\` response already is the node`,
-      saves: after.length,
-    });
   const rereads = k.steps.filter((s) => s.commands === '1× kubectl get node' && s.step !== 'read node').map((s) => s.step);
   const saved = cuts.reduce((a, c) => a + c.saves, 0);
   const left = (k.processes ?? 0) - saved;
   return (
-    `${label} node, what could be cut: ${cuts.map((c) => `${c.what} (−${c.saves})`).join('; ')}. ` +
+    `${label} node, what could be cut: ${cuts.length ? cuts.map((c) => `${c.what} (−${c.saves})`).join('; ') : 'nothing on the Talos side (no talosctl read is left)'}. ` +
     `That leaves ${left} processes${left > 12 ? ` (still above 12${evReads > 1 ? ': the proof after the reboot repeats the whole evidence read; a narrower proof would be the next cut' : ''})` : ''}. ` +
-    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}).`
+    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion).`
   );
 }
 

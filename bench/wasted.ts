@@ -6,13 +6,13 @@
 // - a skip is UNSAFE when, at the end, the running containerd of a skipped node had not loaded it.
 // The share reported is wasted / (wasted + correct skips): of the nodes whose containerd provably
 // (in the twin's truth) ran the desired credential at the decision, how many were rebooted anyway.
-import { isDeepStrictEqual } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import type { TalosClient } from '../src/adapters/types.js';
 import { realClock } from '../src/clock.js';
 import { RunLock } from '../src/lease.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { NEW_CREDENTIAL, REGISTRY, SimCluster, type SimNodeSpec } from '../sim/cluster.js';
+import { sameAuth } from '../sim/talos/machineconfig.js';
 import { CRI_TOML } from '../sim/talos/render.js';
 import { actionDeps, withClusterEnv } from './lib.js';
 
@@ -66,7 +66,7 @@ export interface WastedResult {
 }
 
 function loadedDesired(cluster: SimCluster, name: string): boolean {
-  return isDeepStrictEqual(cluster.talos.node(name).containerd.loadedCredential[REGISTRY], NEW_CREDENTIAL);
+  return sameAuth(cluster.talos.node(name).containerd.loadedCredential[REGISTRY], NEW_CREDENTIAL);
 }
 
 function gapMs(cluster: SimCluster, name: string): number {
