@@ -4,11 +4,12 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { Runner, type CommandRecord } from '../src/adapters/exec.js';
 import { Kubectl } from '../src/adapters/kubectl.js';
-import { Talosctl } from '../src/adapters/talosctl.js';
+import { openTalosClient } from '../src/adapters/talos/open.js';
+import type { TalosClient } from '../src/adapters/types.js';
 import { readConfig, type Config } from '../src/config.js';
 import { readAuthPatch } from '../src/credential.js';
 import { errorMessage } from '../src/errors.js';
-import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/model.js';
+import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential, type ReadPath } from '../src/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
 import type { SimCluster } from '../sim/cluster.js';
 
@@ -63,24 +64,35 @@ export async function withClusterEnv<T>(cluster: SimCluster, fn: () => Promise<T
 export interface ActionDeps {
   runner: Runner;
   kube: Kubectl;
-  talos: Talosctl;
+  talos: TalosClient;
+  /** which path reads Talos (the twin's talosconfig has a client certificate: 'api') */
+  readPath: ReadPath;
+  /** closes the API connection; call once the run is over */
+  close(): void;
   config: Config;
   desired: DesiredCredential;
   owner: string;
   keys: AnnotationKeys;
 }
 
-/** What src/main.ts builds from the inputs: the same config parser, credential reader, owner token and adapters. */
+/**
+ * What src/main.ts builds from the inputs: the same config parser, credential reader, owner token and
+ * adapters, the Talos client opened from the twin's talosconfig exactly as main.ts opens it (reads over
+ * the API, one connection; patches and reboots through talosctl).
+ */
 export function actionDeps(cluster: SimCluster, inputs: Record<string, string>): ActionDeps {
   const runner = new Runner();
   const all: Record<string, string> = { 'auth-patch': cluster.writeAuthPatch(), revision: '2026-11-30.1', ...inputs };
   const config = readConfig((name) => all[name] ?? '');
   const parsed = readAuthPatch(config.authPatch, config.registry, (s) => runner.addSecret(s));
   const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
+  const opened = openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG });
   return {
     runner,
     kube: new Kubectl({ runner }),
-    talos: new Talosctl({ runner }),
+    talos: opened.client,
+    readPath: opened.readPath,
+    close: () => opened.close(),
     config,
     desired: parsed.desired,
     owner,

@@ -1,6 +1,7 @@
 // The profile of the cost per node, written as findings from the measured figures (perNode.notes).
 import type { KindCost, PerNodeResult } from './perNode.js';
 import type { PlanResult } from './plan.js';
+import type { WastedResult } from './wasted.js';
 
 const EVIDENCE_STEPS = ['read reboot evidence', 'prove the new credential is loaded'];
 
@@ -34,7 +35,12 @@ export function profileNotes(p: PerNodeResult): string[] {
   notes.push(evidenceLine('Skip', p.skip));
 
   const ev = stepOf(p.skip, 'read reboot evidence');
-  if (ev) {
+  if (ev && ev.processes === 0) {
+    notes.push(
+      `One evidence read is 0 processes: "${ev.step}" takes ${ev.ms} ms over the one Talos API connection (the CLI path took 8 talosctl processes and about 750 ms). ` +
+        `What is left per node is kubectl and the two talosctl mutations (patch, reboot): a bare \`kubectl version --client\` costs ${p.processFloorMs.kubectl} ms on this machine now, a bare \`talosctl version --client\` of the twin ${p.processFloorMs.talosctl} ms, so ${p.reboot.processesWithLeaseProofs} processes cannot fit 1 s here whatever the action does between them.`,
+    );
+  } else if (ev) {
     notes.push(
       `One evidence read is ${ev.processes} talosctl processes: ${ev.commands}. All but the \`talosctl read\`s start together (readEvidence's Promise.all), ` +
         `so on ${p.processFloorMs ? 'this 2-core machine' : 'this machine'} each of them takes far longer than a lone start: a bare \`talosctl version --client\` of the twin costs ${p.processFloorMs.talosctl} ms ` +
@@ -44,6 +50,7 @@ export function profileNotes(p: PerNodeResult): string[] {
   }
 
   notes.push(cutsNote('Reboot', p.reboot), cutsNote('Skip', p.skip));
+  notes.push(leaseNote(p));
   notes.push(
     `Waits (excluded): drain, talosctl reboot and wait for Ready take ${p.reboot.waitMs} ms per reboot node on this twin (reboot ${p.rebootMs} ms, Ready polled every ${p.pollIntervalMs} ms: ${
       (p.reboot.processesIncludingWaits ?? 0) - (p.reboot.processes ?? 0) + 1
@@ -53,9 +60,31 @@ export function profileNotes(p: PerNodeResult): string[] {
   return notes;
 }
 
+/** Where the Lease proofs go, and the cut that would merge each with the fence read before it. */
+function leaseNote(p: PerNodeResult): string {
+  return (
+    `Lease proofs: ${p.reboot.leaseProofs} per reboot node (before the credential patch, the drain, the reboot and the verified release) and ${p.skip.leaseProofs} per skip node (the patch and the release), one \`kubectl patch lease\` each, outside \`processes\` but inside \`processesWithLeaseProofs\`. ` +
+    'Each follows a fence read of the node (re-read before the patch, the guards around the drain, the re-read before the release). A proof read together with that node read, `kubectl get node/X lease/Y -n NS -o json` (one process, a List), would save one process per proof, but it proves by a read (holder ours and unexpired) instead of a renewal CAS: a change of the proof rule in src/lease.ts for the lead to judge, not made here.'
+  );
+}
+
 /** Findings of the plan at scale (planDetail.notes). */
 export function planNotes(plan: PlanResult): string[] {
   const notes: string[] = [];
+  const api = plan.rows.length > 0 && plan.rows.every((r) => r.talosctlProcesses === 0);
+  if (api) {
+    const big = plan.rows[plan.rows.length - 1]!;
+    notes.push(
+      `Plan over the Talos API: ${plan.rows.map((r) => `${r.nodes} nodes ${r.wallMs} ms (${r.talosctlProcesses} talosctl, ${r.kubectlProcesses} kubectl; ${r.talosReads} reads over ${r.apiConnections} connection${r.apiConnections === 1 ? '' : 's'})`).join(', ')}. ` +
+        `The process count does not grow with the nodes (exponent ${plan.processGrowthExponent ?? '–'} over all processes): the reads share one HTTP/2 connection, 32 in flight. ` +
+        `Through talosctl (the CLI fallback path) one node's evidence is ${plan.perNodeReads} talosctl processes (${Object.entries(
+          plan.perNodeReadKinds,
+        )
+          .map(([k, n]) => `${n}× ${k}`)
+          .join(', ')}), ${plan.perNodeReads * big.nodes} for ${big.nodes} nodes read node by node.`,
+    );
+    return notes;
+  }
   if (plan.rows.length) {
     const big = plan.rows[plan.rows.length - 1]!;
     notes.push(
@@ -96,24 +125,30 @@ function cutsNote(label: string, k: KindCost): string {
       saves: (reads - 1) * evReads,
     });
   }
-  // a node re-read right after a PATCH of the node: kubectl patch -o json already returned that node
-  const after: string[] = [];
-  k.steps.forEach((s, i) => {
-    const prev = k.steps[i - 1];
-    if (s.commands === '1× kubectl get node' && s.step !== 'read node' && prev && /kubectl patch node/.test(prev.commands))
-      after.push(s.step);
-  });
-  if (after.length)
-    cuts.push({
-      what: `${after.map((s) => `"${s}"`).join(', ')} re-read${after.length > 1 ? '' : 's'} the node right after a PATCH whose \`-o json\` response already is the node`,
-      saves: after.length,
-    });
   const rereads = k.steps.filter((s) => s.commands === '1× kubectl get node' && s.step !== 'read node').map((s) => s.step);
   const saved = cuts.reduce((a, c) => a + c.saves, 0);
   const left = (k.processes ?? 0) - saved;
   return (
-    `${label} node, what could be cut: ${cuts.map((c) => `${c.what} (−${c.saves})`).join('; ')}. ` +
+    `${label} node, what could be cut: ${cuts.length ? cuts.map((c) => `${c.what} (−${c.saves})`).join('; ') : 'nothing on the Talos side (no talosctl read is left)'}. ` +
     `That leaves ${left} processes${left > 12 ? ` (still above 12${evReads > 1 ? ': the proof after the reboot repeats the whole evidence read; a narrower proof would be the next cut' : ''})` : ''}. ` +
-    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}).`
+    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion).`
   );
+}
+
+/** Findings of the wasted-reboots roll. */
+export function wastedNotes(w: WastedResult): string[] {
+  const notes: string[] = [];
+  notes.push(
+    `Mixed twin of ${w.nodes} workers (seed ${w.seed}): ${w.byKind.map((k) => `${k.kind} ${k.nodes} (skipped ${k.skipped}, rebooted ${k.rebooted}${k.wasted ? `, ${k.wasted} wasted` : ''})`).join('; ')}. ` +
+      `${w.currentAtDecision} nodes ran containerd with the desired credential at the decision (twin truth); ${w.wastedReboots} of them were rebooted anyway (${(w.wastedShare * 100).toFixed(1)}%); ${w.unsafeSkips} unsafe skips; roll ${Math.round(w.wallMs / 1000)} s.`,
+  );
+  for (const n of w.wasted) {
+    notes.push(
+      `Wasted: ${n.node} (${n.kind}, boot gap ${n.initialGapMs} ms in the twin, read via ${n.readPath ?? '?'}): the action said "${n.reason}".`,
+    );
+  }
+  for (const n of w.unsafe) {
+    notes.push(`UNSAFE skip: ${n.node} (${n.kind}, boot gap ${n.initialGapMs} ms): the action said "${n.reason}".`);
+  }
+  return notes;
 }

@@ -1,9 +1,12 @@
 // 3. Plan at scale: `mode: plan` through runRollout on N workers (half current), wall time and
-// processes. The per-node cost of "one talosctl call per node per read" is measured, not assumed: a
-// plan on ONE node shows how many talosctl calls one node's evidence takes; times N is what reading
-// node by node would cost.
+// processes, with the Talos client opened as src/main.ts opens it (reads over the API, one
+// connection). The per-node cost of "one talosctl call per node per read" is measured, not assumed: a
+// plan on ONE node read through talosctl (the CLI fallback path) shows how many talosctl calls one
+// node's evidence takes; times N is what reading node by node through the CLI would cost.
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
+import { Talosctl } from '../src/adapters/talosctl.js';
+import type { TalosClient } from '../src/adapters/types.js';
 import { realClock } from '../src/clock.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
@@ -16,6 +19,10 @@ export interface PlanRow {
   talosctlProcesses: number;
   talosctlProcessesOnePerNode: number;
   kubectlProcesses: number;
+  /** TLS connections the run opened to the Talos API (one client connection carries every read) */
+  apiConnections: number;
+  /** calls of the Talos client's read methods (each one or a few gRPC calls on that connection) */
+  talosReads: number;
   runs: number;
   wallMsRuns: number[];
   /** talosctl processes per command kind, in one run */
@@ -27,32 +34,54 @@ export interface PlanRow {
 
 export interface PlanResult {
   rows: PlanRow[];
-  /** talosctl processes of a plan on one node: the per-node reads */
+  /** talosctl processes of a plan on one node read through talosctl (the CLI path): the per-node reads */
   perNodeReads: number;
   perNodeReadKinds: Record<string, number>;
   /** log(processes ratio) / log(nodes ratio) between the smallest and the largest size: 1 is linear */
   growthExponent: number | null;
+  /** the same over all child processes (kubectl + talosctl): 0 is a constant count */
+  processGrowthExponent: number | null;
 }
 
 async function planOnce(
   cluster: SimCluster,
-): Promise<{ wallMs: number; commands: CommandRecord[]; records: Awaited<ReturnType<typeof runRollout>>['records'] }> {
+  opts: { cli?: boolean } = {},
+): Promise<{
+  wallMs: number;
+  commands: CommandRecord[];
+  records: Awaited<ReturnType<typeof runRollout>>['records'];
+  apiConnections: number;
+  talosReads: number;
+}> {
   const d = actionDeps(cluster, { mode: 'plan' });
   const commands: CommandRecord[] = [];
   d.runner.onCommand((c) => commands.push(c));
+  const base: TalosClient = opts.cli ? new Talosctl({ runner: d.runner }) : d.talos;
+  let talosReads = 0;
+  const talos = new Proxy(base, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        talosReads++;
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const connectionsBefore = cluster.talos.apiConnections;
   const t0 = performance.now();
   const res = await runRollout({
     kube: d.kube,
-    talos: d.talos,
+    talos,
     config: d.config,
     desired: d.desired,
     owner: d.owner,
     keys: d.keys,
     clock: realClock,
-  });
+  }).finally(() => d.close());
   const wallMs = performance.now() - t0;
   if (res.result !== 'planned') throw new Error(`plan did not complete: ${res.result} ${res.error?.message ?? ''}`);
-  return { wallMs, commands, records: res.records };
+  return { wallMs, commands, records: res.records, apiConnections: cluster.talos.apiConnections - connectionsBefore, talosReads };
 }
 
 function byKind(commands: CommandRecord[], tool: string): Record<string, number> {
@@ -77,7 +106,7 @@ export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, p
     }
   };
 
-  const one = await withCluster(1, (c) => planOnce(c));
+  const one = await withCluster(1, (c) => planOnce(c, { cli: true }));
   const perNodeReadKinds = byKind(one.commands, 'talosctl');
   const perNodeReads = one.commands.filter((c) => c.command.startsWith('talosctl')).length;
 
@@ -94,6 +123,8 @@ export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, p
         talosctlProcesses: talos.length,
         talosctlProcessesOnePerNode: perNodeReads * size.nodes,
         kubectlProcesses: last.commands.filter((x) => x.command.startsWith('kubectl')).length,
+        apiConnections: last.apiConnections,
+        talosReads: last.talosReads,
         runs: size.runs,
         wallMsRuns: runs.map((x) => Math.round(x.wallMs)),
         talosctlByKind: byKind(last.commands, 'talosctl'),
@@ -106,12 +137,15 @@ export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, p
     });
     rows.push(row);
     progress(
-      `plan ${row.nodes} nodes: ${row.wallMs} ms, ${row.talosctlProcesses} talosctl processes (one per node: ${row.talosctlProcessesOnePerNode})`,
+      `plan ${row.nodes} nodes: ${row.wallMs} ms, ${row.talosctlProcesses} talosctl + ${row.kubectlProcesses} kubectl processes (talosctl per node on the CLI path: ${row.talosctlProcessesOnePerNode}); ${row.talosReads} Talos reads over ${row.apiConnections} API connection(s)`,
     );
   }
   const a = rows[0];
   const b = rows[rows.length - 1];
   const growthExponent =
     a && b && b.nodes > a.nodes ? round(Math.log(b.talosctlProcesses / a.talosctlProcesses) / Math.log(b.nodes / a.nodes), 3) : null;
-  return { rows, perNodeReads, perNodeReadKinds, growthExponent };
+  const procs = (r: PlanRow) => r.talosctlProcesses + r.kubectlProcesses;
+  const processGrowthExponent =
+    a && b && b.nodes > a.nodes && procs(a) > 0 ? round(Math.log(procs(b) / procs(a)) / Math.log(b.nodes / a.nodes), 3) : null;
+  return { rows, perNodeReads, perNodeReadKinds, growthExponent, processGrowthExponent };
 }
