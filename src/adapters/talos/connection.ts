@@ -72,10 +72,13 @@ export class TalosConnection {
     });
     // The expected name is set explicitly (SNI and :authority) rather than left to the dialed
     // address, which need not be among the certificate's SANs (a load balancer, a tunnel). An IP
-    // address is no TLS server name (RFC 6066): then grpc-js's default applies.
-    const name = opts.serverName ?? (isIP(host) ? undefined : host);
+    // address is no TLS server name (RFC 6066, and Node warns with DEP0123 when one is sent), so a
+    // dialed IP sends a fixed placeholder name: apid serves one certificate whatever the SNI, and the
+    // identity check above never reads it (only an explicit `serverName` is matched).
+    const name = opts.serverName ?? (isIP(host) ? IP_ENDPOINT_SERVER_NAME : host);
     this.client = new grpc.Client(this.endpoint, creds, {
-      ...(name === undefined ? {} : { 'grpc.ssl_target_name_override': name, 'grpc.default_authority': name }),
+      'grpc.ssl_target_name_override': name,
+      'grpc.default_authority': name,
       // our own channel: no subchannel shared with another client in the process
       'grpc.use_local_subchannel_pool': 1,
     });
@@ -184,6 +187,9 @@ export function grpcCodeOf(e: ToolError): string | undefined {
 export function grpcDetailsOf(e: ToolError): string {
   return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');
 }
+
+/** The TLS server name sent when the endpoint is an IP address (see the constructor). */
+const IP_ENDPOINT_SERVER_NAME = 'talos-apid';
 
 function serverIdentity(cert: PeerCertificate, serverName: string | undefined): Error | undefined {
   // apid's server certificate carries ExtKeyUsage ServerAuth only; the CA's client certificates
