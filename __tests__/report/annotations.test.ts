@@ -73,7 +73,7 @@ describe('buildAnnotations', () => {
 
     const warnings = ofKind(a, 'warning');
     expect(warnings[9].title).toBe('w09 and 15 more: claim retried 16');
-    expect(warnings[9].message).toContain('16 more claim retries');
+    expect(warnings[9].message).toContain('16 more warnings');
 
     const errors = ofKind(a, 'error');
     expect(errors[9].title).toBe('f09 and 15 more: refused 8, failed 8');

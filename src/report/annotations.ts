@@ -40,6 +40,19 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
     if (NOTICE_OUTCOMES.has(r.outcome)) {
       byKind.notice.push({ kind: 'notice', node, group: label, title: `${node}: ${label}`, message: noticeMessage(r) });
     }
+    if (r.proofUndecided?.settledBy === 'warning') {
+      byKind.warning.push({
+        kind: 'warning',
+        node,
+        group: 'released on an undecided proof',
+        title: `${node}: rebooted and released, but the proof is undecided`,
+        message: [
+          `Could not prove: ${r.proofUndecided.unproven}`,
+          `Residual risk: ${r.proofUndecided.residualRisk}`,
+          ...(r.proofUndecided.nextStep ? [`Next step: ${r.proofUndecided.nextStep}`] : []),
+        ].join('\n'),
+      });
+    }
     if (r.claim && r.claim.attempts > 1) {
       const conflicts = r.claim.conflicts.length ? r.claim.conflicts.map((c) => `- ${oneLine(c)}`).join('\n') : '- (no conflict recorded)';
       byKind.warning.push({
@@ -64,7 +77,7 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
   }
   return [
     ...limit(byKind.notice, 'node outcomes'),
-    ...limit(byKind.warning, 'claim retries'),
+    ...limit(byKind.warning, 'warnings'),
     ...limit(byKind.error, 'nodes refused or failed'),
   ].map(({ kind, title, message }) => ({
     kind,

@@ -235,8 +235,10 @@ function renderCounts(input: SummaryInput): string {
 // Table
 // ------------------------------------------------------------------------------------------------
 
-function outcomeCell(o: Outcome): string {
-  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o))}`;
+function outcomeCell(o: Outcome, r?: DecisionRecord): string {
+  const u = r?.proofUndecided;
+  const note = u ? ` (proof undecided; ${u.settledBy === 'verify-image' ? 'proven by verify-image' : '⚠️ released with a warning'})` : '';
+  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o))}${e(note)}`;
 }
 
 /**
@@ -279,7 +281,7 @@ function renderRow(r: DecisionRecord): string {
   const cells = [
     e(r.node, MAX_NAME),
     e(r.role),
-    outcomeCell(r.outcome),
+    outcomeCell(r.outcome, r),
     e(r.reason, MAX_TABLE_REASON),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
