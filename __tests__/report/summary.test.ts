@@ -277,3 +277,19 @@ describe('renderSummary', () => {
     });
   });
 });
+
+describe('renderSummary: which path read Talos', () => {
+  it('says it under the counts, escaped', () => {
+    const html = renderSummary({
+      mode: 'apply',
+      registry: 'ghcr.io',
+      revision: 'r1',
+      result: 'processed',
+      records: [record('w1', 'rebooted')],
+      talosReads: 'reading Talos through talosctl: /tmp/talosconfig, context "omni": the context has no client certificate <x>',
+    });
+    expect(html).toContain(
+      '<p><b>Talos readings:</b> reading Talos through talosctl: /tmp/talosconfig, context &quot;omni&quot;: the context has no client certificate &lt;x&gt;</p>',
+    );
+  });
+});

@@ -26,6 +26,8 @@ export interface SummaryInput {
   error?: string;
   /** nodes left out because they already verified this revision (their names or their count); counted when given */
   upToDate?: number | readonly string[];
+  /** optional: which path read Talos and why (the API, or talosctl as the fallback), one line */
+  talosReads?: string;
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -85,6 +87,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   const notReached = input.notReached ?? [];
 
   const head = [renderHeading(input), renderCounts(input)];
+  if (input.talosReads) head.push(`<p><b>Talos readings:</b> ${e(input.talosReads, MAX_TEXT)}</p>`);
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
   if (records.length === 0 && notReached.length === 0) {
     head.push(
