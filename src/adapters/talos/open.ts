@@ -61,6 +61,8 @@ export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
     credentials: ctx.credentials,
     serverName: opts.serverName,
     callTimeoutMs: opts.callTimeoutMs,
+    // the same masking as every talosctl and kubectl output (src/adapters/exec.ts)
+    redact: (text) => opts.runner.redactor.redact(text),
   });
   const api = new TalosApi(conn, cli);
   return {
