@@ -241,7 +241,7 @@ function renderCounts(input: SummaryInput): string {
 function outcomeCell(o: Outcome, r?: DecisionRecord): string {
   const u = r?.proofUndecided;
   const note = u ? ` (proof undecided; ${u.settledBy === 'verify-image' ? 'proven by verify-image' : '⚠️ released with a warning'})` : '';
-  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o))}${e(note)}`;
+  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o) + note)}`;
 }
 
 /**
