@@ -73,7 +73,9 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(d.reason).toMatch(/Talos restarted cri/);
     expect(c.talos.node('worker-1').containerd.pid).not.toBe(pidBefore);
     expectApiGap(d.proof, trueGap(c, 'worker-1'));
-    expect(Math.round(trueGap(c, 'worker-1'))).toBe(300);
+    // the twin schedules the restart on a timer: 300 ms, or a little later on a loaded machine
+    expect(trueGap(c, 'worker-1')).toBeGreaterThanOrEqual(299);
+    expect(trueGap(c, 'worker-1')).toBeLessThan(500);
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
     expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
