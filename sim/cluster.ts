@@ -41,6 +41,8 @@ export interface SimClusterOptions {
   bootGapMs?: number;
   /** seeds the twin's timings (default 1) */
   seed?: number;
+  /** serve the Talos API and put a client certificate in the talosconfig (default true); false: the CLI read path */
+  api?: boolean;
 }
 
 export class SimCluster {
@@ -72,6 +74,7 @@ export class SimCluster {
       criRestartMs: opts.criRestartMs,
       bootGapMs: opts.bootGapMs,
       seed: opts.seed,
+      api: opts.api,
       dir: join(dir, 'talos'),
     });
     kube = await KubeSim.start({ heartbeatMs: opts.heartbeatMs ?? 1000, imagePull: talos.imagePull, dir: join(dir, 'kube') });

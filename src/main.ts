@@ -163,6 +163,7 @@ export async function run(): Promise<void> {
         notReached: outcome.notReached,
         upToDate: outcome.upToDate,
         error: outcome.error?.message,
+        talosReads: opened.describe,
       },
       { redactor },
     );

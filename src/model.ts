@@ -301,6 +301,28 @@ export interface DecisionRecord {
   durationMs: number;
   /** for refused/failed: what to check and how to recover */
   nextStep?: string;
+  /**
+   * optional, only on a `rebooted` node: the node came back (new boot id, Ready, the config carrying the
+   * desired credential) but the proof could not order containerd's start after the config write.
+   * Set means the roll did not fail on it; see ProofUndecided.
+   */
+  proofUndecided?: ProofUndecided;
+}
+
+/**
+ * A post-reboot proof that neither proved nor contradicted the credential being loaded (rules in
+ * src/rules/proof.ts): what could not be proven, and how the run settled it.
+ * - `verify-image`: containerd itself pulled `verify-image` with the node's credential: proven another way;
+ * - `warning`: no `verify-image`; released (verified-revision written) with a warning naming the residual risk.
+ */
+export interface ProofUndecided {
+  /** the evidence rule's reason, one line: which ordering could not be proven, with the gap and the read path */
+  unproven: string;
+  settledBy: 'verify-image' | 'warning';
+  /** what may still be wrong, for a person (one line) */
+  residualRisk: string;
+  /** for `warning`: how a person settles it */
+  nextStep?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

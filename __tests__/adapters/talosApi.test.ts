@@ -499,3 +499,29 @@ describe('talosconfig', () => {
     expect(o.describe).toContain('authenticates with `auth`');
   });
 });
+
+describe('redaction', () => {
+  it("an API error echoing a secret passes through the runner's redactor, registered before or after the connection opened", async () => {
+    const runner = new Runner();
+    runner.addSecret('s3cret-before-open');
+    const o = openTalosClient({ runner, path: sim.talosconfigPath });
+    runner.addSecret('s3cret-after-open');
+    try {
+      sim.failNext(
+        { command: 'get', node: W14 },
+        { stderr: 'rpc error: code = PermissionDenied desc = bad auth s3cret-before-open / s3cret-after-open\n', exitCode: 1 },
+      );
+      const r = (await o.client.timeStatus([W14])).get(W14)!;
+      expect(r.ok).toBe(false);
+      if (!r.ok) {
+        expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = bad auth *** / ***)');
+        expect(r.error).not.toMatch(/s3cret/);
+      }
+      sim.failNext({ command: 'version', node: W14 }, { stderr: 'rpc error: code = Unavailable desc = s3cret-after-open\n', exitCode: 1 });
+      const v = (await o.client.version([W14])).get(W14)!;
+      expect(!v.ok && v.error).toMatch(/desc = \*\*\*/);
+    } finally {
+      o.close();
+    }
+  });
+});

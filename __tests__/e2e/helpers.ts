@@ -28,21 +28,22 @@ export function requireKubectl(): void {
 }
 
 /**
- * The twin's timings are realistic by default (sub-second gaps, sim/talos/timing.ts), which the
- * talosctl read path cannot order: its 1-second readings leave such a gap undecidable, so a fresh
- * node is rebooted and a post-reboot proof cannot be decided. Tests about something else (drain,
- * rails, claims) pin the old spread-out timings (a boot's cri launch 8.7 s after cri.toml, a 1.14
- * restart 5 s after it) so their outcome does not hinge on the read path; tests about the evidence
- * ask for `realisticTimings`. Drop the pins once the twin is read over the Talos API by default.
+ * The twin reads like a real cluster by default: the Talos API over mutual TLS (nanosecond instants)
+ * and realistic, seeded timings (sub-second gaps, sim/talos/timing.ts). `cliPath` gives a talosconfig
+ * without a client certificate, so the action falls back to talosctl: for tests of that path. Its
+ * 1-second readings cannot order a sub-second gap, so CLI-path tests about something other than the
+ * gap pin timings it can order (a boot's launch 8.7 s after cri.toml, a 1.14 restart 5 s after it)
+ * unless they ask for `realisticTimings`.
  */
 export const CLI_DECIDABLE_TIMINGS = { bootGapMs: 8700, criRestartMs: 5000 } as const;
 
 export async function startCluster(
-  opts: SimClusterOptions & { defaultNodes?: boolean; realisticTimings?: boolean } = {},
+  opts: SimClusterOptions & { defaultNodes?: boolean; cliPath?: boolean; realisticTimings?: boolean } = {},
 ): Promise<SimCluster> {
-  const timings = opts.realisticTimings ? {} : CLI_DECIDABLE_TIMINGS;
-  const c = await SimCluster.start({ heartbeatMs: 500, rebootMs: 1000, ...timings, ...opts });
-  if (opts.defaultNodes !== false) addDefaultNodes(c);
+  const { defaultNodes, cliPath, realisticTimings, ...sim } = opts;
+  const timings = cliPath && !realisticTimings ? CLI_DECIDABLE_TIMINGS : {};
+  const c = await SimCluster.start({ heartbeatMs: 500, rebootMs: 1000, ...timings, ...(cliPath ? { api: false } : {}), ...sim });
+  if (defaultNodes !== false) addDefaultNodes(c);
   return c;
 }
 

@@ -48,6 +48,8 @@ export class FakeTalos implements TalosClient {
   patchRenders: Record<string, AuthFields> = {};
   rebootHook?: (node: FakeTalosNode) => void;
   patchFails?: string;
+  /** containerd's start after the boot-time config write, in ms (negative: containerd first) */
+  rebootGapMs = 6000;
 
   constructor(private readonly clock: TestClock) {}
 
@@ -175,7 +177,7 @@ export class FakeTalos implements TalosClient {
     const n = this.nodes.get(address)!;
     const now = this.clock.now();
     for (const f of Object.values(n.files)) f.mtimeMs = now + 1000;
-    n.criStartedAtMs = now + 7000;
+    n.criStartedAtMs = now + 1000 + this.rebootGapMs;
     n.criPid = 1000 + Math.floor(Math.random() * 1000);
     this.clock.t += 30_000;
     this.rebootHook?.(n);

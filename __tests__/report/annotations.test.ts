@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/model.js';
 import { buildAnnotations, MAX_ANNOTATIONS_PER_KIND } from '../../src/report/annotations.js';
-import { record } from './fixtures.js';
+import { record, verdict } from './fixtures.js';
 
 const ofKind = (a: ReturnType<typeof buildAnnotations>, kind: string) => a.filter((x) => x.kind === kind);
 
@@ -73,7 +73,7 @@ describe('buildAnnotations', () => {
 
     const warnings = ofKind(a, 'warning');
     expect(warnings[9].title).toBe('w09 and 15 more: claim retried 16');
-    expect(warnings[9].message).toContain('16 more claim retries');
+    expect(warnings[9].message).toContain('16 more warnings');
 
     const errors = ofKind(a, 'error');
     expect(errors[9].title).toBe('f09 and 15 more: refused 8, failed 8');
@@ -91,5 +91,25 @@ describe('buildAnnotations', () => {
     const a = buildAnnotations(Array.from({ length: 10 }, (_, i) => record(`n${i}`, 'rebooted')));
     expect(a).toHaveLength(10);
     expect(a[9].title).toBe('n9: rebooted');
+  });
+});
+
+describe('buildAnnotations: the readings behind a notice', () => {
+  it('names the read path and the gap ± its uncertainty of both the pre-patch reading and the proof', () => {
+    const r = record('w1', 'rebooted', {
+      evidence: verdict('reboot', 'cri.toml carries the old credential', { gap: { lowMs: 7_000, highMs: 9_000 }, readPath: 'cli' }),
+      proof: verdict('skip', 'containerd started after the write', { gap: { lowMs: 410, highMs: 414 }, readPath: 'api' }),
+    });
+    const [notice] = buildAnnotations([r]);
+    expect(notice.message).toContain(
+      'Readings: before the patch: start − write +8 s ± 1 s, read via cli; proof: start − write +412 ms ± 2 ms, read via api',
+    );
+  });
+
+  it('says when a reading measured no gap', () => {
+    const r = record('w1', 'reboot-skipped', {
+      evidence: verdict('reboot', 'cri is not Running', { gap: undefined, readPath: undefined }),
+    });
+    expect(buildAnnotations([r])[0].message).toContain('Readings: before the patch: start − write not measured');
   });
 });

@@ -28,10 +28,21 @@ export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   } else {
     await rebootNode(ctx, run); // 3.7
     run.record.outcome = 'rebooted';
-    run.record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${run.record.proof?.reason ?? 'no proof was read'}`;
+    run.record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${rebootProofReason(ctx, run)}`;
   }
   await verifyThroughContainerd(ctx, run); // 3.8
   await releaseVerified(ctx, run); // 3.9
+}
+
+/** The proof part of a rebooted node's reason: what proved it, or what could not be proven and how it was settled. */
+function rebootProofReason(ctx: RunContext, run: NodeRun): string {
+  const u = run.record.proofUndecided;
+  if (!u) return run.record.proof?.reason ?? 'no proof was read';
+  const settled =
+    u.settledBy === 'verify-image'
+      ? `proven instead by pulling ${ctx.config.verifyImage} through containerd`
+      : `released with a warning (no verify-image): ${u.residualRisk}`;
+  return `the proof is undecided: ${u.unproven}; ${settled}`;
 }
 
 /** 3.1 Fresh read: the node must still be the one the inventory saw. */

@@ -1,8 +1,9 @@
 // One node's run: its phase (the single record of how far the run got with it), its decision record,
 // and the one function every stop goes through to decide release vs leave and say what to do next.
 import { errorMessage } from '../errors.js';
-import type { ClaimCapture, DecisionRecord, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
+import type { ClaimCapture, DecisionRecord, EvidenceVerdict, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
 import { releaseCommand } from '../recovery.js';
+import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch } from '../rules/release.js';
 import type { RunContext } from './context.js';
 
@@ -185,4 +186,41 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
   run.record.reason = message;
   run.record.nextStep = nextStep;
   return new NodeStop(stop.outcome, message, { ...stop.opts, nextStep });
+}
+
+/**
+ * The post-reboot proof decides the node's fate here, next to stopNode, so release vs leave has one
+ * home (rules: src/rules/proof.ts):
+ * - proven: continue to verify-image (when set) and the verified release;
+ * - undecided: continue too; the record says what could not be proven. With `verify-image` containerd
+ *   itself settles it (a failed pull then stops the node, left fenced); without it the node is released
+ *   with a warning that names the residual risk;
+ * - failed (contradicted, or not read): stop, the node is left fenced for a person.
+ */
+export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
+  const judged = judgeProof(proof);
+  if (judged.kind === 'proven') return;
+  if (judged.kind === 'failed') {
+    throw new NodeStop(
+      'failed',
+      `after the reboot (boot id ${boot.before} → ${boot.after}) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${ctx.desired.host}: ${proof.reason}`,
+      { disposition: 'leave-fenced' },
+    );
+  }
+  run.record.proofUndecided = ctx.config.verifyImage
+    ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
+    : {
+        unproven: judged.unproven,
+        settledBy: 'warning',
+        residualRisk: residualRisk(ctx.desired.host),
+        nextStep:
+          `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
+          `(\`kubectl annotate node ${run.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+      };
+  ctx.log.info(
+    `⚠ ${run.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
+      (ctx.config.verifyImage
+        ? `proving it by pulling ${ctx.config.verifyImage} through containerd`
+        : `releasing it with a warning: ${residualRisk(ctx.desired.host)}`),
+  );
 }

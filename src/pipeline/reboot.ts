@@ -9,7 +9,7 @@ import { quorumGate } from '../rules/quorum.js';
 import { LeaseLostError } from '../lease.js';
 import { beforeMutation, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
-import { NodeStop, type NodeRun } from './nodeRun.js';
+import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
@@ -145,7 +145,7 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string): 
 
 /** Drain, reboot, wait for Ready, prove. A stop after the reboot was sent leaves the node fenced (the default). */
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
-  const { talos, config, desired } = ctx;
+  const { talos, config } = ctx;
   const name = run.node.name;
 
   await guard(ctx, run, 'before drain');
@@ -180,10 +180,5 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.record.proof = proof;
-  if (proof.verdict !== 'skip') {
-    throw new NodeStop(
-      'failed',
-      `after the reboot (boot id ${bootBefore} → ${back.bootID}) the evidence still does not prove containerd loaded the desired credential for ${desired.host}: ${proof.reason}`,
-    );
-  }
+  settleProof(ctx, run, proof, { before: bootBefore, after: back.bootID });
 }

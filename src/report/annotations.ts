@@ -1,7 +1,8 @@
 // Annotations are what a user sees first on the run page, so each node gets one line there.
 // They are plain text: @actions/core escapes the workflow-command syntax itself, and GitHub
 // renders annotation messages as text, so no HTML escaping here.
-import type { DecisionRecord, Outcome } from '../model.js';
+import { formatGap } from '../instants.js';
+import type { DecisionRecord, EvidenceValues, Outcome } from '../model.js';
 import type { Redactor } from '../redact.js';
 import { oneLine, truncateText } from './escape.js';
 import { outcomeLabel } from './log.js';
@@ -40,6 +41,19 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
     if (NOTICE_OUTCOMES.has(r.outcome)) {
       byKind.notice.push({ kind: 'notice', node, group: label, title: `${node}: ${label}`, message: noticeMessage(r) });
     }
+    if (r.proofUndecided?.settledBy === 'warning') {
+      byKind.warning.push({
+        kind: 'warning',
+        node,
+        group: 'released on an undecided proof',
+        title: `${node}: rebooted and released, but the proof is undecided`,
+        message: [
+          `Could not prove: ${r.proofUndecided.unproven}`,
+          `Residual risk: ${r.proofUndecided.residualRisk}`,
+          ...(r.proofUndecided.nextStep ? [`Next step: ${r.proofUndecided.nextStep}`] : []),
+        ].join('\n'),
+      });
+    }
     if (r.claim && r.claim.attempts > 1) {
       const conflicts = r.claim.conflicts.length ? r.claim.conflicts.map((c) => `- ${oneLine(c)}`).join('\n') : '- (no conflict recorded)';
       byKind.warning.push({
@@ -64,7 +78,7 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
   }
   return [
     ...limit(byKind.notice, 'node outcomes'),
-    ...limit(byKind.warning, 'claim retries'),
+    ...limit(byKind.warning, 'warnings'),
     ...limit(byKind.error, 'nodes refused or failed'),
   ].map(({ kind, title, message }) => ({
     kind,
@@ -79,7 +93,19 @@ function noticeMessage(r: DecisionRecord): string {
   if (evidence && evidence !== r.reason) lines.push(`Evidence: ${evidence}`);
   const proof = r.proof?.reason;
   if (proof && proof !== r.reason) lines.push(`Proof: ${proof}`);
+  // The readings' precision, whatever the reasons say: which path read them and how wide the gap is.
+  const readings = [
+    r.evidence && readingsNote('before the patch', r.evidence.values),
+    r.proof && readingsNote('proof', r.proof.values),
+  ].filter(Boolean);
+  if (readings.length) lines.push(`Readings: ${readings.join('; ')}`);
   return lines.join('\n');
+}
+
+/** `proof: start − write +412 ms ± 2 ms, read via api` (or what was missing to compute it). */
+function readingsNote(what: string, v: EvidenceValues): string {
+  const via = v.readPath ? `, read via ${v.readPath}` : '';
+  return v.gap ? `${what}: start − write ${formatGap(v.gap.lowMs, v.gap.highMs)}${via}` : `${what}: start − write not measured`;
 }
 
 function oneLineOrBlock(s: string): string {

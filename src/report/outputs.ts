@@ -1,6 +1,6 @@
 // Step outputs. main.ts sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
-import type { DecisionRecord, EvidenceVerdict, Outcome, Role } from '../model.js';
+import type { DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../model.js';
 import type { Redactor } from '../redact.js';
 
 export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed';
@@ -25,6 +25,8 @@ export interface DecisionOutput {
   proof: EvidenceVerdict | null;
   claim: { attempts: number; conflicts: string[] } | null;
   nextStep: string | null;
+  /** set on a rebooted node whose post-reboot proof could not be decided (see ProofUndecided) */
+  proofUndecided: ProofUndecided | null;
   durationMs: number;
   steps: DecisionStepOutput[];
 }
@@ -57,6 +59,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     proof: r.proof ? cloneVerdict(r.proof) : null,
     claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
     nextStep: r.nextStep ?? null,
+    proofUndecided: r.proofUndecided ? { ...r.proofUndecided } : null,
     durationMs: r.durationMs,
     steps: r.steps.map((s) => ({
       name: s.name,

@@ -26,6 +26,8 @@ export interface SummaryInput {
   error?: string;
   /** nodes left out because they already verified this revision (their names or their count); counted when given */
   upToDate?: number | readonly string[];
+  /** optional: which path read Talos and why (the API, or talosctl as the fallback), one line */
+  talosReads?: string;
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -85,6 +87,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   const notReached = input.notReached ?? [];
 
   const head = [renderHeading(input), renderCounts(input)];
+  if (input.talosReads) head.push(`<p><b>Talos readings:</b> ${e(input.talosReads, MAX_TEXT)}</p>`);
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
   if (records.length === 0 && notReached.length === 0) {
     head.push(
@@ -235,8 +238,10 @@ function renderCounts(input: SummaryInput): string {
 // Table
 // ------------------------------------------------------------------------------------------------
 
-function outcomeCell(o: Outcome): string {
-  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o))}`;
+function outcomeCell(o: Outcome, r?: DecisionRecord): string {
+  const u = r?.proofUndecided;
+  const note = u ? ` (proof undecided; ${u.settledBy === 'verify-image' ? 'proven by verify-image' : '⚠️ released with a warning'})` : '';
+  return `${ICONS[o] ?? ''} ${e(outcomeLabel(o) + note)}`;
 }
 
 /**
@@ -279,7 +284,7 @@ function renderRow(r: DecisionRecord): string {
   const cells = [
     e(r.node, MAX_NAME),
     e(r.role),
-    outcomeCell(r.outcome),
+    outcomeCell(r.outcome, r),
     e(r.reason, MAX_TABLE_REASON),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),

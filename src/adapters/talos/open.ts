@@ -27,6 +27,10 @@ export interface OpenTalosOptions extends TalosconfigSource {
   serverName?: string;
 }
 
+// What the fallback costs, said where the fallback is announced (README, "Two read paths").
+const CLI_PRECISION =
+  '. talosctl prints instants to the second, so a containerd start less than about 2 s after the config write cannot be ordered: such a node is rebooted, and a post-reboot proof may be undecided';
+
 /**
  * Throws InputError('talosconfig') when the context's certificate, key or CA is present but
  * unusable: before anything is mutated.
@@ -36,14 +40,19 @@ export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
   const path = talosconfigPath(opts);
   if (!opts.path && !existsSync(path)) {
     // talosctl has further defaults (e.g. the in-cluster /var/run/secrets/talos.dev/config): let it decide
-    return { client: cli, readPath: 'cli', describe: `reading Talos through talosctl: no talosconfig at ${path}`, close: () => undefined };
+    return {
+      client: cli,
+      readPath: 'cli',
+      describe: `reading Talos through talosctl: no talosconfig at ${path}${CLI_PRECISION}`,
+      close: () => undefined,
+    };
   }
   const ctx = loadTalosContext(opts);
   if (!ctx.credentials) {
     return {
       client: cli,
       readPath: 'cli',
-      describe: `reading Talos through talosctl: ${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}`,
+      describe: `reading Talos through talosctl: ${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}${CLI_PRECISION}`,
       close: () => undefined,
     };
   }
@@ -52,12 +61,14 @@ export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
     credentials: ctx.credentials,
     serverName: opts.serverName,
     callTimeoutMs: opts.callTimeoutMs,
+    // the same masking as every talosctl and kubectl output (src/adapters/exec.ts)
+    redact: (text) => opts.runner.redactor.redact(text),
   });
   const api = new TalosApi(conn, cli);
   return {
     client: api,
     readPath: 'api',
-    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}); patches and reboots through talosctl`,
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}); instants to the nanosecond; patches and reboots through talosctl`,
     close: () => api.close(),
   };
 }

@@ -1,0 +1,193 @@
+// End to end over the Talos API (the default read path) on the twin's realistic timings: the
+// nanosecond readings order the sub-second gaps real Talos has, so a provably current node is not
+// rebooted and a post-reboot proof holds. And the CLI fallback, which says so.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimCluster } from '../../sim/cluster.js';
+import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+const CRI_TOML = '/etc/cri/conf.d/cri.toml';
+const reboots = (c: SimCluster, name: string) =>
+  c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
+/** launch − write of the running containerd, on the node's clock, as the twin laid it out */
+const trueGap = (c: SimCluster, name: string) => {
+  const n = c.talos.node(name);
+  return n.containerd.startedAtMs - n.files.get(CRI_TOML)!.mtimeMs;
+};
+const values = (v: unknown) => (v as { values: { readPath?: string; gap?: { lowMs: number; highMs: number } } }).values;
+
+/**
+ * The gap the action reported holds the true one, read via the API. Its lower end — the one compared
+ * with the margin — is within a few ms of the truth (a pre-launch event against the EtcFileStatus
+ * update, both nanosecond); its upper end may be up to a second wider (the write's earliest is the
+ * whole-second mtime).
+ */
+function expectApiGap(v: unknown, gap: number): void {
+  const { readPath, gap: range } = values(v);
+  expect(readPath).toBe('api');
+  expect(range!.lowMs).toBeLessThanOrEqual(gap);
+  expect(gap - range!.lowMs).toBeLessThan(20);
+  expect(range!.highMs).toBeGreaterThanOrEqual(gap);
+  expect(range!.highMs - range!.lowMs).toBeLessThan(1020);
+}
+
+function expectReleasedVerified(c: SimCluster, name: string): void {
+  const a = ann(c, name);
+  expect(a[A.verified]).toBe(REVISION);
+  expect(a[A.owner]).toBeUndefined();
+  expect(a[A.phase]).toBeUndefined();
+  expect(node(c, name).spec.unschedulable).toBeFalsy();
+}
+
+describe('e2e over the Talos API on realistic timings', () => {
+  it('a fresh 1.13 node whose cri started 1.2 s after the write is skipped: no drain, no reboot', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1200 });
+    const gap = trueGap(c, 'worker-1');
+    expect(Math.round(gap)).toBe(1200);
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/reading Talos through its API at 127\.0\.0\.1:\d+/);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome).toBe('reboot-skipped');
+    expectApiGap(d.evidence, gap);
+    expect(drainRequests(c, 'worker-1')).toEqual([]);
+    expect(reboots(c, 'worker-1')).toEqual([]);
+    expectReleasedVerified(c, 'worker-1');
+  });
+
+  it('a 1.14 node whose cri restarts 0.3 s after the rewrite is skipped with no drain, proven by the new start', async () => {
+    c = await startCluster({ defaultNodes: false, criRestartMs: 300 });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.14' });
+    const pidBefore = c.talos.node('worker-1').containerd.pid;
+    const run = await act(c, { 'cri-restart-wait': '10s' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome).toBe('reboot-skipped');
+    expect(d.reason).toMatch(/Talos restarted cri/);
+    expect(c.talos.node('worker-1').containerd.pid).not.toBe(pidBefore);
+    expectApiGap(d.proof, trueGap(c, 'worker-1'));
+    // the twin schedules the restart on a timer: 300 ms, or a little later on a loaded machine
+    expect(trueGap(c, 'worker-1')).toBeGreaterThanOrEqual(299);
+    expect(trueGap(c, 'worker-1')).toBeLessThan(500);
+    expect(drainRequests(c, 'worker-1')).toEqual([]);
+    expect(reboots(c, 'worker-1')).toEqual([]);
+    expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
+    expectReleasedVerified(c, 'worker-1');
+  });
+
+  it('a 1.13 reboot with a 0.6 s boot gap is rebooted and released, proven (not left fenced)', async () => {
+    c = await startCluster({ defaultNodes: false, bootGapMs: 600 });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'] as ReturnType<typeof byName>[string] & { proofUndecided: unknown };
+    expect(d.outcome).toBe('rebooted');
+    expect(d.proof?.verdict).toBe('skip');
+    expect(d.proofUndecided).toBeNull();
+    expect(reboots(c, 'worker-1')).toHaveLength(1);
+    expect(Math.round(trueGap(c, 'worker-1'))).toBe(600);
+    expectApiGap(d.proof, trueGap(c, 'worker-1'));
+    expectReleasedVerified(c, 'worker-1');
+    expect(run.annotations.filter((a) => a.kind !== 'notice')).toEqual([]);
+    // the notice names both readings, with their precision and path
+    const notice = run.annotations.find((a) => a.title === 'worker-1: rebooted')!;
+    expect(notice.message).toMatch(
+      /Readings: before the patch: start − write [+-][\d.]+ (µs|ms|s) ± [\d.]+ (µs|ms|s), read via api; proof: start − write \+[\d.]+ (µs|ms|s) ± [\d.]+ (µs|ms|s), read via api/,
+    );
+  });
+
+  it('a node whose containerd started before the write (the ≤1.13 fault) is rebooted, the order read as before', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, criFirst: true });
+    expect(trueGap(c, 'worker-1')).toBeLessThan(0);
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'] as any;
+    expect(d.evidence.verdict).toBe('reboot');
+    expect(d.evidence.ordering).toBe('before');
+    expect(d.evidence.contradicts).toBe(true);
+    expect(d.outcome).toBe('rebooted');
+    expect(reboots(c, 'worker-1')).toHaveLength(1);
+    expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
+    expectReleasedVerified(c, 'worker-1');
+  });
+
+  // The twin's drawn timings (1.13 boot gaps 0.3–3 s, 1.14 restarts 50–800 ms, 1.14 boots ms after
+  // the status), several seeds: every provably current node is skipped, every reboot proven.
+  it.each([11, 23, 37])('seed %i: fresh nodes skipped, 1.14 restarts skipped, stale 1.13 rebooted and proven', async (seed) => {
+    c = await startCluster({ defaultNodes: false, seed });
+    c.addNode({ name: 'fresh-113', role: 'worker', current: true, bootedAgoMs: 120_000 });
+    c.addNode({ name: 'stale-113', role: 'worker' });
+    c.addNode({ name: 'stale-114', role: 'worker', version: '1.14' });
+    c.addNode({ name: 'fresh-114', role: 'worker', version: '1.14', current: true, bootedAgoMs: 120_000 });
+    const run = await act(c, { 'cri-restart-wait': '10s' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run);
+    for (const n of ['fresh-113', 'stale-114', 'fresh-114']) {
+      expect(d[n].outcome, `${n}: ${d[n].reason}`).toBe('reboot-skipped');
+      expect(drainRequests(c, n)).toEqual([]);
+    }
+    expectApiGap(d['fresh-113'].evidence, trueGap(c, 'fresh-113'));
+    expectApiGap(d['fresh-114'].evidence, trueGap(c, 'fresh-114'));
+    expectApiGap(d['stale-114'].proof, trueGap(c, 'stale-114'));
+    expect(d['stale-113'].outcome, d['stale-113'].reason).toBe('rebooted');
+    expect(d['stale-113'].proof?.verdict).toBe('skip');
+    expectApiGap(d['stale-113'].proof, trueGap(c, 'stale-113'));
+    for (const n of ['fresh-113', 'stale-113', 'stale-114', 'fresh-114']) {
+      expectReleasedVerified(c, n);
+      expect(c.talos.imagePull.pull(n, 'ghcr.io/acme/private:1').ok).toBe(true);
+    }
+  });
+});
+
+describe('e2e: a talosconfig without a client certificate falls back to talosctl', () => {
+  it('says so in the log and the summary, and the evidence names the CLI path', async () => {
+    c = await startCluster({ defaultNodes: false, cliPath: true });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/reading Talos through talosctl: .*talosconfig, context "sim": the context has no client certificate/);
+    expect(run.stdout).toMatch(/talosctl prints instants to the second/);
+    expect(run.summary).toMatch(/<b>Talos readings:<\/b> reading Talos through talosctl: .*no client certificate/);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome).toBe('rebooted');
+    expect(values(d.evidence).readPath).toBe('cli');
+    expect(values(d.proof).readPath).toBe('cli');
+  });
+
+  it('a reboot whose 0.6 s boot gap talosctl cannot order is released with a warning naming the residual risk', async () => {
+    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600 });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'] as any;
+    expect(d.outcome).toBe('rebooted');
+    expect(d.proof.ordering).toBe('undecidable');
+    expect(d.proofUndecided).toMatchObject({ settledBy: 'warning' });
+    expectReleasedVerified(c, 'worker-1');
+    const warning = run.annotations.find((a) => a.kind === 'warning' && a.title.startsWith('worker-1'));
+    expect(warning?.title).toBe('worker-1: rebooted and released, but the proof is undecided');
+    expect(warning?.message).toMatch(/Residual risk: containerd may have read its CRI config before the credential for ghcr\.io/);
+    expect(run.summary).toMatch(/rebooted \(proof undecided; ⚠️ released with a warning\)/);
+  });
+
+  it('the same with verify-image: containerd pulls the image and proves it', async () => {
+    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600 });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    const run = await act(c, { 'verify-image': 'ghcr.io/acme/private:1', 'verify-namespace': 'default' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'] as any;
+    expect(d.outcome).toBe('rebooted');
+    expect(d.proofUndecided).toMatchObject({ settledBy: 'verify-image' });
+    expect(d.reason).toMatch(/proven instead by pulling ghcr\.io\/acme\/private:1 through containerd/);
+    expect(run.annotations.filter((a) => a.kind === 'warning')).toEqual([]);
+    expectReleasedVerified(c, 'worker-1');
+  });
+});

@@ -1,0 +1,94 @@
+// The post-reboot proof: undecidable is not a failed roll (released with a warning, or proven by
+// verify-image); contradicted stays a failure (left fenced).
+import { describe, expect, it } from 'vitest';
+import { buildAnnotations } from '../../src/report/annotations.js';
+import { buildOutputs } from '../../src/report/outputs.js';
+import { renderSummary } from '../../src/report/summary.js';
+import { keys, makeCluster, OLD, OWNER, roll } from './harness.js';
+
+describe('the post-reboot proof', () => {
+  it('undecidable (boot gap within the margin on second readings): rebooted, released with a warning naming the residual risk', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.rebootGapMs = 500; // containerd 0.5 s after the boot-time write: seconds cannot order it
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.proof?.verdict).toBe('reboot');
+    expect(r.proof?.ordering).toBe('undecidable');
+    expect(r.outcome).toBe('rebooted');
+    expect(res.result).toBe('processed');
+    expect(r.proofUndecided).toMatchObject({ settledBy: 'warning', unproven: r.proof!.reason });
+    expect(r.reason).toMatch(/the proof is undecided: .*cannot be proven.*released with a warning/);
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(false);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+
+    const warnings = buildAnnotations(res.records).filter((a) => a.kind === 'warning');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].title).toMatch(/w1: rebooted and released, but the proof is undecided/);
+    expect(warnings[0].message).toMatch(/Could not prove: containerd .*started .*after the last write/);
+    expect(warnings[0].message).toMatch(/Residual risk: containerd may have read its CRI config before the credential for ghcr\.io/);
+    expect(warnings[0].message).toMatch(/verify-image.*kubectl annotate node w1 registry-auth-rollout\/verified-revision-/);
+    const decisions = JSON.parse(buildOutputs(res.result, res.records).decisions);
+    expect(decisions[0].proofUndecided).toMatchObject({ settledBy: 'warning' });
+    expect(buildOutputs(res.result, res.records).rebooted).toBe('1');
+    expect(renderSummary({ mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', result: res.result, records: res.records })).toMatch(
+      /rebooted \(proof undecided; ⚠️ released with a warning\)/,
+    );
+  });
+
+  it('undecidable with verify-image: containerd pulling the image proves it, and no warning is raised', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.rebootGapMs = 500;
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    const r = res.records[0];
+    expect(r.outcome).toBe('rebooted');
+    expect(r.proofUndecided).toMatchObject({ settledBy: 'verify-image' });
+    expect(r.reason).toMatch(/proven instead by pulling ghcr\.io\/acme\/private:1 through containerd/);
+    expect(r.steps.some((s) => s.name.startsWith('verify ghcr.io/acme/private:1') && s.ok)).toBe(true);
+    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(buildAnnotations(res.records).filter((a) => a.kind === 'warning')).toEqual([]);
+  });
+
+  it('undecidable with verify-image that fails to pull: left fenced', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.rebootGapMs = 500;
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(res.records[0].outcome).toBe('failed');
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.owner]).toBe(OWNER);
+  });
+
+  it('contradicted (containerd provably started before the boot-time write): failed, left fenced', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.rebootGapMs = -5000;
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.proof?.ordering).toBe('before');
+    expect(r.proof?.contradicts).toBe(true);
+    expect(r.outcome).toBe('failed');
+    expect(r.proofUndecided).toBeUndefined();
+    expect(r.reason).toMatch(/evidence contradicts that containerd loaded/);
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.owner]).toBe(OWNER);
+    expect(s.annotations[keys.phase]).toBe('mutating');
+    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+  });
+
+  it('contradicted (an old credential in the file after the reboot), even on an undecidable ordering: failed, left fenced', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.rebootGapMs = 500;
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (n) => {
+      for (const f of Object.values(n.files)) f.auth = { 'ghcr.io': { ...OLD } };
+      hook(n);
+    };
+    const res = await roll(c);
+    expect(res.records[0].proof?.contradicts).toBe(true);
+    expect(res.records[0].outcome).toBe('failed');
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+  });
+});
