@@ -3,7 +3,7 @@
 import type { DecisionRecord, EvidenceVerdict, Outcome, Role } from '../model.js';
 import type { Redactor } from '../redact.js';
 
-export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed';
+export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed' | 'partial';
 
 export interface DecisionStepOutput {
   name: string;
@@ -36,6 +36,10 @@ export interface ActionOutputs {
   rebooted: string;
   'reboots-skipped': string;
   refused: string;
+  /** selected nodes never started (the roll stopped first) */
+  left: string;
+  /** the largest number of nodes in flight at once */
+  'in-flight-max': string;
 }
 
 /**
@@ -107,7 +111,7 @@ const MAX_LEVEL = 4;
 export function buildOutputs(
   result: ReportResult,
   records: readonly DecisionRecord[],
-  options: { budgetBytes?: number; redactor?: Redactor } = {},
+  options: { budgetBytes?: number; redactor?: Redactor; left?: number; inFlightMax?: number } = {},
 ): ActionOutputs {
   const budget = options.budgetBytes ?? DECISIONS_BUDGET_BYTES;
   // A later step's script reads this output as it is: the runner's log masking never applies to it.
@@ -123,5 +127,7 @@ export function buildOutputs(
     rebooted: count('rebooted'),
     'reboots-skipped': count('reboot-skipped'),
     refused: count('refused'),
+    left: String(options.left ?? 0),
+    'in-flight-max': String(options.inFlightMax ?? 0),
   };
 }
