@@ -10,7 +10,8 @@
 //                           each by default: a 500-node plan alone takes minutes here (1000 sequential
 //                           `talosctl read`s), so a run already is the sum of many process timings
 //   BENCH_STARTUP_RUNS=10
-//   BENCH_ONLY=claim,perNode,plan,startup
+//   BENCH_ONLY=claim,perNode,plan,startup   (add `parallel` for the 60-worker max-unavailable roll, minutes long:
+//                           BENCH_PARALLEL_NODES=60, BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=60)
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +19,7 @@ import { repoRoot } from '../sim/runAction.js';
 import { benchClaims, type ClaimRow } from './claim.js';
 import { machineInfo } from './lib.js';
 import { benchPerNode, type PerNodeResult } from './perNode.js';
+import { benchParallel, parallelTargets, type ParallelResult } from './parallel.js';
 import { benchPlan, type PlanResult } from './plan.js';
 import { planNotes, profileNotes } from './notes.js';
 import { benchStartup, type StartupResult } from './startup.js';
@@ -73,12 +75,14 @@ async function main(): Promise<number> {
   let perNode: PerNodeResult | undefined;
   let plan: PlanResult | undefined;
   let startup: StartupResult | undefined;
+  let parallel: ParallelResult | undefined;
   let claimsPerRate = 0;
   let claimPairMs: number | undefined;
   let claimsReason = '';
   // Start-up first (the most sensitive to a busy machine); the claims last, sized to the time left.
   if (only.has('startup')) startup = await timed('startup', () => benchStartup(startupRuns, progress));
   if (only.has('perNode')) perNode = await timed('perNode', () => benchPerNode(progress));
+  if (only.has('parallel')) parallel = await timed('parallel', () => benchParallel(progress));
   if (only.has('plan')) plan = await timed('plan', () => benchPlan(planSizes, progress));
   if (only.has('claim')) {
     const c = await timed('claim', () =>
@@ -111,6 +115,7 @@ async function main(): Promise<number> {
 
   const wallMs = Math.round(performance.now() - started);
   const targets = evaluate({ claim, perNode, plan, startup, wallMs, claimsPerRate });
+  if (parallel) targets.push(...parallelTargets(parallel));
 
   const results = {
     machine,
@@ -145,6 +150,7 @@ async function main(): Promise<number> {
     startupMs: startup?.startupMs ?? null,
     distBytes: startup?.distBytes ?? null,
     startup: startup ?? null,
+    parallel: parallel ?? null,
     targets,
   };
   const out = join(repoRoot, 'bench', 'results.json');

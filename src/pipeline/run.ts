@@ -127,7 +127,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     runStartMs,
     times: [],
     peak: 0,
-    logs: deps.nodeLogs ?? new NodeLogs(sinkOf(ctx.log)),
+    logs:
+      deps.nodeLogs ??
+      ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
   };
   let result: RolloutResult;
   try {
@@ -168,6 +170,27 @@ async function endLease(ctx: RunContext, runs: NodeRuns, result: RolloutResult):
   if (outcome.released) return {};
   const error = new Error(`the run Lease was not released at the end of the run: ${outcome.message}`);
   return { result: 'failed', error: result.error ?? error };
+}
+
+/**
+ * One node at a time and no NodeLogs given (tests, benchmarks): the port's group opens when the node
+ * starts and closes when it ends, and lines go straight through, as before nodes ran in parallel.
+ */
+function passThrough(log: RunContext['log']): NodeLogsLike {
+  return {
+    info: (m) => log.info(m),
+    forNode: (node) => ({
+      node,
+      info: (m) => log.info(m),
+      progress: (m) => log.info(m),
+      group: (title) => {
+        const end = log.group(title);
+        return () => end();
+      },
+    }),
+    within: (_log, fn) => fn(),
+    flushAll: () => undefined,
+  };
 }
 
 /** NodeLogs over the rollout's own log port (tests, the demo): a group is the port's group. */
