@@ -43,14 +43,15 @@ describe('e2e: several workers at once', () => {
       c = await startCluster({ defaultNodes: false });
       for (const cp of ['cp-1', 'cp-2', 'cp-3']) c.addNode({ name: cp, role: 'control-plane' });
       addWorkers(c, ['worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5']);
-      const run = await act(c, { 'max-unavailable': '3' });
+      // two of the three control planes are rolled (each takes seconds); the gate still counts all three
+      const run = await act(c, { 'max-unavailable': '3', nodes: 'worker-1,worker-2,worker-3,worker-4,worker-5,cp-1,cp-2' });
       expect(run.exitCode, run.stdout).toBe(0);
       expect(run.outputs.result).toBe('processed');
       expect(checkMoments(c, 3)).toBe(3);
       expect(run.outputs['in-flight-max']).toBe('3');
       expect(run.outputs.left).toBe('0');
       const d = byName(run);
-      for (const cp of ['cp-1', 'cp-2', 'cp-3']) {
+      for (const cp of ['cp-1', 'cp-2']) {
         const steps = d[cp].steps.map((s) => s.name);
         const gate = (label: string) => steps.findIndex((s) => s.startsWith('quorum gate') && s.includes(label));
         expect(steps.indexOf('drain')).toBeGreaterThan(gate('drain'));
@@ -60,7 +61,7 @@ describe('e2e: several workers at once', () => {
         expect(lastGate).toBeGreaterThan(steps.indexOf('drain'));
         expect(steps.filter((s) => s.startsWith('quorum gate')).length).toBeGreaterThanOrEqual(2);
       }
-      for (const n of c.kube.nodes()) expect(n.metadata.annotations[A.verified]).toBe(REVISION);
+      for (const n of c.kube.nodes()) expect(n.metadata.annotations[A.verified] === REVISION).toBe(n.metadata.name !== 'cp-3');
       // each node's log group is one contiguous block: its lines never interleave with another's
       const groups = run.stdout.split('\n').filter((l) => l.startsWith('::group::') || l.startsWith('::endgroup::'));
       for (let i = 0; i < groups.length; i += 2) {
@@ -158,8 +159,10 @@ describe('e2e: several workers at once', () => {
 
   it('time-budget reached: result partial, nothing half-done, and the next run finishes the rest', { timeout: 60_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
-    addWorkers(c, ['w-1', 'w-2', 'w-3', 'w-4', 'w-5', 'w-6']);
-    const first = await act(c, { 'time-budget': '12s', 'drain-timeout': '5s', 'ready-timeout': '5s' });
+    addWorkers(c, ['w-1', 'w-2', 'w-3', 'w-4']);
+    // before a node rebooted a start needs drain-timeout + ready-timeout (8 s) left: the first node
+    // starts, and once it took its seconds fewer than that are left
+    const first = await act(c, { 'time-budget': '9s', 'drain-timeout': '4s', 'ready-timeout': '4s' });
     expect(first.exitCode, first.stdout).toBe(0);
     expect(first.outputs.result).toBe('partial');
     const left = Number(first.outputs.left);
@@ -172,7 +175,7 @@ describe('e2e: several workers at once', () => {
       expect(!!n.spec.unschedulable, n.metadata.name).toBe(false);
       if (a[A.verified] === REVISION) verified++;
     }
-    expect(verified).toBe(6 - left);
+    expect(verified).toBe(4 - left);
     const again = await act(c);
     expect(again.exitCode, again.stdout).toBe(0);
     expect(again.outputs.result).toBe('processed');
