@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
-import { A, act, ann, byName, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -100,20 +100,13 @@ describe('e2e: several workers at once', () => {
       expect(run.outputs.result).toBe('failed');
       const d = byName(run);
       expect(d['worker-1'].outcome).toBe('failed');
-      const w = c.kube.nodeWrites;
-      const releasedAt = w.find(
-        (x) =>
-          x.node === 'worker-1' &&
-          x.rv > 0 &&
-          !(A.owner in x.annotations) &&
-          w.some((y) => y.node === 'worker-1' && y.rv < x.rv && A.owner in y.annotations),
-      )!.rv;
-      // nothing claimed after the failure
-      const claimsAfter = w.filter(
-        (x, i) =>
-          x.rv > releasedAt && A.owner in x.annotations && !w.slice(0, i).some((y) => y.node === x.node && A.owner in y.annotations),
-      );
-      expect(claimsAfter.map((x) => x.node)).toEqual([]);
+      // no node started after worker-1's drain failed (the action's own times), and a node it never
+      // started was never written to (the twin's writes)
+      const drain = d['worker-1'].steps.find((s) => s.name === 'drain' && !s.ok)!;
+      const failedAt = Date.parse(drain.startedAt!) + drain.durationMs;
+      for (const x of decisions(run)) expect(Date.parse(x.startedAt!), x.name).toBeLessThanOrEqual(failedAt);
+      const claimed = new Set(c.kube.nodeWrites.filter((x) => A.owner in x.annotations).map((x) => x.node));
+      expect([...claimed].sort()).toEqual(Object.keys(d).sort());
       // every node started ended released (worker-1, its cordon restored) or verified; none stays claimed
       for (const n of c.kube.nodes()) {
         const a = n.metadata.annotations ?? {};

@@ -310,6 +310,8 @@ async function rollNodes(
   const inFlight = new Map<string, Promise<void>>();
   const finished = new Set<string>();
   const failures: RolloutError[] = [];
+  /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
+  const failing = new Set<string>();
   let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
 
   const runOne = async (node: NodeState): Promise<void> => {
@@ -324,6 +326,7 @@ async function rollNodes(
         try {
           await rollNode(nodeCtx, run);
         } catch (e) {
+          failing.add(node.name);
           const s = await stopNode(nodeCtx, run, e);
           failures.push(new RolloutError(node.name, s.message, s.opts.nextStep ?? ''));
         }
@@ -345,7 +348,8 @@ async function rollNodes(
   };
 
   for (;;) {
-    if (!stop && failures.length > 0) stop = { why: 'failure', message: 'a node failed: no further node was started' };
+    if (!stop && (failures.length > 0 || failing.size > 0))
+      stop = { why: 'failure', message: 'a node failed: no further node was started' };
     if (!stop && ctx.cancelled?.()) stop = { why: 'cancelled', message: 'the run was cancelled; no further node was started' };
     const d = schedule({
       order: selected,

@@ -26,6 +26,9 @@ export interface DecisionOutput {
   claim: { attempts: number; conflicts: string[] } | null;
   nextStep: string | null;
   durationMs: number;
+  /** when the run started and ended the node (apply mode) */
+  startedAt?: string;
+  endedAt?: string;
   steps: DecisionStepOutput[];
 }
 
@@ -62,6 +65,8 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
     nextStep: r.nextStep ?? null,
     durationMs: r.durationMs,
+    ...(r.startedAt ? { startedAt: r.startedAt } : {}),
+    ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     steps: r.steps.map((s) => ({
       name: s.name,
       startedAt: s.startedAt,
