@@ -11,7 +11,8 @@
 //                           `talosctl read`s), so a run already is the sum of many process timings
 //   BENCH_STARTUP_RUNS=10
 //   BENCH_WASTED_SEED=10     seed of the wasted-reboots twin's timings
-//   BENCH_ONLY=claim,perNode,plan,startup,wasted
+//   BENCH_ONLY=claim,perNode,plan,startup,wasted   (add `parallel` for the 60-worker max-unavailable roll, minutes long:
+//                           BENCH_PARALLEL_NODES=60, BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=60)
 //
 // Each section is its own file (bench/<section>.ts) exporting one bench function and its result type;
 // a new section adds a file, one line in main() and its rows in evaluate().
@@ -23,6 +24,7 @@ import { repoRoot } from '../sim/runAction.js';
 import { benchClaims, type ClaimRow } from './claim.js';
 import { machineInfo } from './lib.js';
 import { benchPerNode, type PerNodeResult } from './perNode.js';
+import { benchParallel, parallelTargets, type ParallelResult } from './parallel.js';
 import { benchPlan, type PlanResult } from './plan.js';
 import { planNotes, profileNotes, wastedNotes } from './notes.js';
 import { benchStartup, type StartupResult } from './startup.js';
@@ -83,12 +85,14 @@ async function main(): Promise<number> {
   let plan: PlanResult | undefined;
   let startup: StartupResult | undefined;
   let wasted: WastedResult | undefined;
+  let parallel: ParallelResult | undefined;
   let claimsPerRate = 0;
   let claimPairMs: number | undefined;
   let claimsReason = '';
   // Start-up first (the most sensitive to a busy machine); the claims last, sized to the time left.
   if (only.has('startup')) startup = await timed('startup', () => benchStartup(startupRuns, progress));
   if (only.has('perNode')) perNode = await timed('perNode', () => benchPerNode(progress));
+  if (only.has('parallel')) parallel = await timed('parallel', () => benchParallel(progress));
   if (only.has('plan')) plan = await timed('plan', () => benchPlan(planSizes, progress));
   if (only.has('wasted'))
     wasted = await timed('wasted', () =>
@@ -125,6 +129,7 @@ async function main(): Promise<number> {
 
   const wallMs = Math.round(performance.now() - started);
   const targets = evaluate({ claim, perNode, plan, startup, wasted, wallMs, claimsPerRate });
+  if (parallel) targets.push(...parallelTargets(parallel));
 
   const results = {
     machine,
@@ -162,6 +167,7 @@ async function main(): Promise<number> {
     distBytes: startup?.distBytes ?? null,
     startup: startup ?? null,
     wasted: wasted ?? null,
+    parallel: parallel ?? null,
     targets,
   };
   const out = join(repoRoot, 'bench', 'results.json');

@@ -43,7 +43,20 @@ export interface SimClusterOptions {
   seed?: number;
   /** serve the Talos API and put a client certificate in the talosconfig (default true); false: the CLI read path */
   api?: boolean;
+  /**
+   * Realistic durations in proportion, scaled down together (e.g. 1/60: a 90 s reboot takes 1.5 s).
+   * A claim or any API write is never scaled: it costs what a real request costs, so the proportion
+   * of a reboot to a claim stays that of a cluster. Explicit rebootMs/heartbeatMs still win.
+   */
+  timeScale?: number;
 }
+
+/**
+ * A cluster's durations (ms, unscaled): a reboot of a Talos machine until its kubelet registers
+ * again (90 s), a pod's termination grace during a drain (30 s), the kubelet's Ready after boot and
+ * the CNI agent's readiness (10 s, 5 s), and the kubelet heartbeat (10 s).
+ */
+export const REALISTIC_MS = { rebootMs: 90_000, terminationMs: 30_000, bootDelayMs: 10_000, ciliumDelayMs: 5_000, heartbeatMs: 10_000 };
 
 export class SimCluster {
   private ipSeq = 10;
@@ -68,16 +81,31 @@ export class SimCluster {
       nodeDown: (name) => kube?.nodeDown(name),
       nodeUp: (name, bootID) => kube?.nodeUp(name, bootID),
     };
+    const s = opts.timeScale;
+    const scaled = (ms: number) => Math.max(1, Math.round(ms * s!));
+    const kubeTiming =
+      s === undefined
+        ? {}
+        : {
+            terminationMs: scaled(REALISTIC_MS.terminationMs),
+            bootDelayMs: scaled(REALISTIC_MS.bootDelayMs),
+            ciliumDelayMs: scaled(REALISTIC_MS.ciliumDelayMs),
+          };
     const talos = await TalosSim.start({
       kube: hooks,
-      rebootMs: opts.rebootMs ?? 1500,
+      rebootMs: opts.rebootMs ?? (s === undefined ? 1500 : scaled(REALISTIC_MS.rebootMs)),
       criRestartMs: opts.criRestartMs,
       bootGapMs: opts.bootGapMs,
       seed: opts.seed,
       api: opts.api,
       dir: join(dir, 'talos'),
     });
-    kube = await KubeSim.start({ heartbeatMs: opts.heartbeatMs ?? 1000, imagePull: talos.imagePull, dir: join(dir, 'kube') });
+    kube = await KubeSim.start({
+      heartbeatMs: opts.heartbeatMs ?? (s === undefined ? 1000 : scaled(REALISTIC_MS.heartbeatMs)),
+      ...kubeTiming,
+      imagePull: talos.imagePull,
+      dir: join(dir, 'kube'),
+    });
     talos.setRegistryCredential(REGISTRY, NEW_CREDENTIAL);
     return new SimCluster(kube, talos, dir);
   }

@@ -7,6 +7,8 @@
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
 //   npm run demo -- --scenario NAME    one of: default, churn, pdb, etcd-alarm, talos-1.14
 //   npm run demo -- --verbose          every command the action runs, with its duration
+//   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
+//   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +23,8 @@ async function main(): Promise<number> {
       nodes: { type: 'string' },
       scenario: { type: 'string', default: 'default' },
       verbose: { type: 'boolean', default: false },
+      'max-unavailable': { type: 'string', default: '1' },
+      'topology-key': { type: 'string' },
     },
   });
   const scenario = SCENARIOS[values.scenario!];
@@ -43,13 +47,20 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const cluster = await SimCluster.start();
+  // Durations in a cluster's proportions (a reboot 90 s, a drain's pod grace 30 s), 60 times faster.
+  const cluster = await SimCluster.start({ timeScale: 1 / 60 });
+  const zoneKey = values['topology-key'];
   const stopChurn: Array<() => void> = [];
   try {
     addDefaultNodes(cluster, { mixedVersions: true });
     // extra workers alternate between Talos 1.13 and 1.14, like a cluster mid-upgrade
     for (let i = 4; total !== undefined && i <= total - 3; i++) {
-      cluster.addNode({ name: `worker-${i}`, role: 'worker', version: i % 2 === 0 ? '1.14' : '1.13' });
+      cluster.addNode({
+        name: `worker-${i}`,
+        role: 'worker',
+        version: i % 2 === 0 ? '1.14' : '1.13',
+        labels: zoneKey ? { [zoneKey]: `zone-${'abc'[i % 3]}` } : undefined,
+      });
     }
     stopChurn.push(...scenario.setup(cluster));
 
@@ -67,20 +78,24 @@ async function main(): Promise<number> {
         'drain-timeout': '60s',
         'ready-timeout': '90s',
         'cri-restart-wait': '20s',
+        'max-unavailable': values['max-unavailable']!,
+        ...(zoneKey ? { 'topology-key': zoneKey } : {}),
         ...scenario.inputs,
       },
       env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '500', RAR_RELIST_PAUSE_MS: '1000' },
       onStdout: lineByLine((line) => {
         if (values.verbose) console.log(`  │ ${line}`);
-        else if (line.startsWith('::group::')) process.stdout.write(`  ${line.slice(9)}:`);
-        else if (line.startsWith('▶')) process.stdout.write(` ${line.slice(2).replace(/ \(.*\)$/, '')} →`);
-        else if (line.startsWith('::endgroup::')) process.stdout.write(' done\n');
+        // several nodes run at once: one line per step start as it happens, one per node as it ends
+        else if (line.startsWith('::group::')) console.log(`  ✔ ${line.slice(9)}`);
+        else if (/^[^\s:]+: ▶ /.test(line)) console.log(`    ${line.replace(/ \(.*\)$/, '')}`);
       }),
     });
     // The post step runs in a fresh process with the state the main step saved, as on a runner.
     await runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: cluster.env(), state: run.state });
 
-    console.log(`\n── finished in ${((Date.now() - started) / 1000).toFixed(1)} s, exit code ${run.exitCode}`);
+    console.log(
+      `\n── finished in ${((Date.now() - started) / 1000).toFixed(1)} s, exit code ${run.exitCode}; at most ${run.outputs['in-flight-max']} node(s) in flight (max-unavailable ${values['max-unavailable']})`,
+    );
     console.log('\n── annotations');
     for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title}: ${a.message.split('\n')[0]}`);
     console.log('\n── outputs');

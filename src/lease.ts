@@ -217,7 +217,7 @@ export class RunLock {
       await this.kube.patchLease(this.namespace, this.name, renewPatch(this.owner, now));
       if (this.state !== 'held') return;
       // Counted from when the request was sent: the server may have stamped an earlier renewTime.
-      this.lastRenewOkMs = now;
+      this.lastRenewOkMs = Math.max(this.lastRenewOkMs, now);
       this.lastError = undefined;
     } catch (e) {
       if (this.state !== 'held') return;
@@ -245,16 +245,21 @@ export class RunLock {
     const now = this.clock.now();
     try {
       await this.kube.patchLease(this.namespace, this.name, renewPatch(this.owner, now));
-      this.lastRenewOkMs = now;
+      // Several nodes confirm at once: an answer may arrive after a later renewal (never move the
+      // last success back) or after another node's renewal proved the Lease lost (then the loss wins:
+      // it was learned later than this renewal was applied).
+      this.lastRenewOkMs = Math.max(this.lastRenewOkMs, now);
       this.lastError = undefined;
+      this.assertHeld();
     } catch (e) {
+      if (e instanceof LeaseLostError) throw e;
       if (e instanceof ToolError && DEFINITIVE.has(e.kind)) {
-        this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
+        if (this.state === 'held') this.markLost(`renewal rejected: ${await this.describeLoss(e)}`);
         this.assertHeld();
       }
       // The renewal may not have reached the server: a fresh read that names us proves it as well.
       const lease = await this.kube.getLease(this.namespace, this.name).catch(() => undefined);
-      if (lease && judgeLease(lease, this.owner, this.clock.now(), this.serverUrl).kind === 'ours') return;
+      if (lease && judgeLease(lease, this.owner, this.clock.now(), this.serverUrl).kind === 'ours') return this.assertHeld();
       throw new LeaseLostError(this.lease, `could not prove the Lease is still ours (${errorMessage(e)})`);
     }
   }

@@ -12,6 +12,7 @@ import { annotationKeys } from './model.js';
 import { formatOwnerToken, newOwnerToken } from './owner.js';
 import { buildAnnotations } from './report/annotations.js';
 import { formatCommandLine } from './report/log.js';
+import { NodeLogs } from './report/nodeLog.js';
 import { buildOutputs } from './report/outputs.js';
 import { renderSummary } from './report/summary.js';
 import { realClock } from './clock.js';
@@ -46,7 +47,7 @@ export async function run(): Promise<void> {
     return;
   }
 
-  runner.onCommand((rec) => core.info(formatCommandLine(rec)));
+  const stopPlainLog = runner.onCommand((rec) => core.info(formatCommandLine(rec)));
 
   if (config.mode === 'fences' || config.mode === 'recover-fences') {
     if (config.githubToken) core.setSecret(config.githubToken);
@@ -81,6 +82,11 @@ export async function run(): Promise<void> {
   core.info(`claim token for this run: ${owner}`);
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
+  // Several nodes run at once: each node's lines (its commands included) are buffered and written as
+  // one contiguous group when it ends; step starts are shown at once, prefixed with the node.
+  const logs = new NodeLogs({ info: (l) => core.info(l), startGroup: (t) => core.startGroup(t), endGroup: () => core.endGroup() });
+  stopPlainLog();
+  runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   // API reads when the talosconfig context has a client certificate, talosctl otherwise; a context
   // whose credentials are present but unusable fails here, before anything is mutated.
@@ -108,12 +114,13 @@ export async function run(): Promise<void> {
       pollIntervalMs: Number(process.env.RAR_POLL_INTERVAL_MS) || undefined,
       relistPauseMs: process.env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(process.env.RAR_RELIST_PAUSE_MS),
       log: {
-        info: (m) => core.info(m),
+        info: (m) => logs.info(m),
         group: (title) => {
           core.startGroup(title);
           return () => core.endGroup();
         },
       },
+      nodeLogs: logs,
       publishHeld: (held) => saveHeld(core, held),
       cancelled: () => cancelled,
       lock:
@@ -142,7 +149,11 @@ export async function run(): Promise<void> {
   }
 
   const { redactor } = runner;
-  const outputs = buildOutputs(outcome.result, outcome.records, { redactor });
+  const outputs = buildOutputs(outcome.result, outcome.records, {
+    redactor,
+    left: outcome.notReached.length,
+    inFlightMax: outcome.inFlightMax ?? 0,
+  });
   for (const [k, v] of Object.entries(outputs)) core.setOutput(k, v);
 
   for (const a of buildAnnotations(outcome.records, { redactor })) {
@@ -164,6 +175,10 @@ export async function run(): Promise<void> {
         upToDate: outcome.upToDate,
         error: outcome.error?.message,
         talosReads: opened.describe,
+        notice: outcome.notice,
+        inFlightMax: outcome.inFlightMax,
+        maxUnavailable: outcome.maxUnavailable,
+        topologyKey: config.topologyKey,
       },
       { redactor },
     );
@@ -173,6 +188,11 @@ export async function run(): Promise<void> {
   }
 
   if (outcome.result === 'clean') core.info(`every selected node already verified revision ${config.revision}: nothing to do`);
+  if (outcome.result === 'partial') {
+    const message = `${outcome.notReached.length} node(s) left for the next run (${outcome.notice ?? 'the time budget stopped the roll'}); every node started ended released or verified, and a rerun continues with the rest`;
+    if (config.failOnPartial) core.setFailed(`${message} (fail-on-partial: true)`);
+    else core.notice(message, { title: 'time-budget reached' });
+  }
   if (outcome.error) {
     const e = outcome.error;
     if (e instanceof RolloutError) core.setFailed(runner.mask(`${e.message}\nNext step: ${e.nextStep}`));

@@ -299,6 +299,9 @@ export interface DecisionRecord {
   claim?: { attempts: number; conflicts: string[] };
   steps: StepRecord[];
   durationMs: number;
+  /** when the run started and ended this node (ISO, the runner's clock); absent in plan mode */
+  startedAt?: string;
+  endedAt?: string;
   /** for refused/failed: what to check and how to recover */
   nextStep?: string;
   /**

@@ -55,7 +55,9 @@ export interface Decision {
   evidence: { verdict: string; reason: string } | null;
   proof: { verdict: string; reason: string } | null;
   nextStep: string | null;
-  steps: Array<{ name: string; durationMs: number; ok: boolean; detail?: string }>;
+  steps: Array<{ name: string; startedAt?: string; durationMs: number; ok: boolean; detail?: string }>;
+  startedAt?: string;
+  endedAt?: string;
 }
 
 export function decisions(run: ActionRun): Decision[] {

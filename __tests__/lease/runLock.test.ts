@@ -381,4 +381,30 @@ describe('RunLock.confirm (immediately before a mutation)', () => {
     expect(() => lock.assertHeld()).not.toThrow();
     fake.patchLease = patch;
   });
+
+  it('several nodes confirming at once: a renewal answered after another one proved the Lease lost does not let its mutation start', async () => {
+    const fake = new FakeKube();
+    const { lock, clock } = setup(fake);
+    await lock.acquire();
+    const patch = fake.patchLease.bind(fake);
+    let answerFirst!: () => void;
+    let calls = 0;
+    fake.patchLease = async (ns, name, ops) => {
+      calls++;
+      if (calls === 1) {
+        // the first node's renewal reached the server while the Lease was still ours; its answer is slow
+        const answer = await patch(ns, name, ops);
+        await new Promise<void>((r) => (answerFirst = r));
+        return answer;
+      }
+      // meanwhile someone else took the Lease: the second node's renewal is rejected
+      await patch(ns, name, [{ op: 'replace', path: '/spec/holderIdentity', value: OTHER }]);
+      throw kubeError('invalid');
+    };
+    const first = lock.confirm();
+    clock.t += 1000;
+    await expect(lock.confirm()).rejects.toThrow(OTHER);
+    answerFirst();
+    await expect(first).rejects.toThrow(LeaseLostError);
+  });
 });

@@ -58,7 +58,15 @@ describe('buildOutputs', () => {
   });
 
   it('is an empty array with zero counts when nothing was selected', () => {
-    expect(buildOutputs('clean', [])).toEqual({ result: 'clean', decisions: '[]', rebooted: '0', 'reboots-skipped': '0', refused: '0' });
+    expect(buildOutputs('clean', [])).toEqual({
+      result: 'clean',
+      decisions: '[]',
+      rebooted: '0',
+      'reboots-skipped': '0',
+      refused: '0',
+      left: '0',
+      'in-flight-max': '0',
+    });
   });
 
   it('stays under the job-output budget for 1000 nodes with long step details, keeping every decision', () => {

@@ -47,6 +47,21 @@ export interface KubeSimOptions extends Partial<SimTiming> {
   dir?: string;
 }
 
+/**
+ * One write to a Node as the twin's store applied it, in order: what a test checks "how many nodes
+ * were out at once" against, independently of what the action reports about itself.
+ */
+export interface NodeWrite {
+  /** the store's revision of the write (a total order) */
+  rv: number;
+  at: number;
+  node: string;
+  unschedulable: boolean;
+  annotations: Record<string, string>;
+  labels: Record<string, string>;
+  deleted: boolean;
+}
+
 export interface PodSpecInput {
   namespace?: string;
   name: string;
@@ -77,6 +92,8 @@ export class KubeSim implements KubeNodeHooks {
   readonly kubeconfigPath: string;
   private readonly cacheDir: string;
   private nodeCount = 0;
+  /** every write to a Node since the twin started, in store order (see NodeWrite) */
+  readonly nodeWrites: NodeWrite[] = [];
 
   private constructor(
     private readonly ctx: SimContext,
@@ -92,6 +109,19 @@ export class KubeSim implements KubeNodeHooks {
     this.url = `http://127.0.0.1:${port}`;
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.cacheDir = join(dir, 'cache');
+    ctx.store.onChange((e) => {
+      if (e.def !== R.nodes) return;
+      const o = e.obj;
+      this.nodeWrites.push({
+        rv: e.rv,
+        at: Date.now(),
+        node: o.metadata.name,
+        unschedulable: !!o.spec?.unschedulable,
+        annotations: { ...(o.metadata.annotations ?? {}) },
+        labels: { ...(o.metadata.labels ?? {}) },
+        deleted: e.type === 'DELETED',
+      });
+    });
   }
 
   static async start(opts: KubeSimOptions = {}): Promise<KubeSim> {
@@ -406,4 +436,27 @@ export class KubeSim implements KubeNodeHooks {
   mutatingRequests(): RequestRecord[] {
     return this.requests.filter((r) => isMutating(r.method));
   }
+}
+
+/**
+ * From the twin's own node writes: the largest number of nodes that were out at the same moment —
+ * cordoned AND carrying an owner annotation `ownerKey` (unschedulable by a roll, not by an
+ * operator) — and, for each change, who they were. Replayed in store order, so a claim and a release never look simultaneous.
+ */
+export function outOverTime(
+  writes: readonly NodeWrite[],
+  ownerKey: string,
+): { peak: number; moments: Array<{ rv: number; out: string[] }> } {
+  const state = new Map<string, boolean>();
+  let peak = 0;
+  const moments: Array<{ rv: number; out: string[] }> = [];
+  for (const w of writes) {
+    const out = !w.deleted && w.unschedulable && ownerKey in w.annotations;
+    if ((state.get(w.node) ?? false) === out) continue;
+    state.set(w.node, out);
+    const now = [...state].filter(([, o]) => o).map(([n]) => n);
+    peak = Math.max(peak, now.length);
+    moments.push({ rv: w.rv, out: now });
+  }
+  return { peak, moments };
 }

@@ -3,13 +3,19 @@
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { NodeLogs } from '../report/nodeLog.js';
 import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../model.js';
 
 export interface RolloutLog {
   info(message: string): void;
   /** start of a node's log group; the returned function ends it */
   group(title: string): () => void;
+  /** a step starting: shown at once even while the node's group is buffered (src/report/nodeLog.ts) */
+  progress?(message: string): void;
 }
+
+/** The per-node log groups of src/report/nodeLog.ts (main routes the runner's command lines through it). */
+export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flushAll'>;
 
 /** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
@@ -43,6 +49,8 @@ export interface RolloutDeps {
   cancelled?: () => boolean;
   /** the run-wide Lease (apply mode); acquired before the first mutation */
   lock?: RunLockLike;
+  /** per-node log groups; by default built over `log` */
+  nodeLogs?: NodeLogsLike;
   /** pause between the two empty listings that end a run (an autoscaler node may still register) */
   relistPauseMs?: number;
 }

@@ -64,7 +64,8 @@ export class NodeRun {
     const start = this.ctx.clock.now();
     const s: StepRecord = { name, startedAt: new Date(start).toISOString(), durationMs: 0, ok: false };
     this.record.steps.push(s);
-    this.ctx.log.info(`▶ ${name}`);
+    if (this.ctx.log.progress) this.ctx.log.progress(`▶ ${name}`);
+    else this.ctx.log.info(`▶ ${name}`);
     try {
       const v = await fn();
       s.ok = true;

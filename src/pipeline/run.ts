@@ -6,19 +6,31 @@ import type { DecisionRecord, HeldNode, NodeState } from '../model.js';
 import { fenceCapture } from '../rules/fences.js';
 import { selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../recovery.js';
-import { CancelledError, makeContext, type RolloutDeps, type RunContext } from './context.js';
+import { CancelledError, makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
 import { rollNode } from './node.js';
+import { resolveMaxUnavailable } from '../config.js';
+import { formatGroupTitle } from '../report/log.js';
+import { NodeLogs } from '../report/nodeLog.js';
+import { budgetAllows, type FinishedNode } from '../rules/budget.js';
+import { schedule } from '../rules/schedule.js';
 import { LEFT, NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
 
 export interface RolloutResult {
-  result: 'clean' | 'processed' | 'planned' | 'failed';
+  /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
+  result: 'clean' | 'processed' | 'planned' | 'failed' | 'partial';
   records: DecisionRecord[];
-  /** selected nodes the roll did not reach because it stopped earlier */
+  /** selected nodes the roll did not reach because it stopped earlier (the `left` output) */
   notReached: string[];
   upToDate: string[];
   error?: Error;
+  /** the budget's message when it stopped the roll (result `partial`) */
+  notice?: string;
+  /** the largest number of nodes in flight at once (the `in-flight-max` output) */
+  inFlightMax?: number;
+  /** max-unavailable as resolved against the selected workers */
+  maxUnavailable?: number;
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -29,8 +41,9 @@ class NodeRuns {
   readonly all = new Set<NodeRun>();
   constructor(private readonly ctx: RunContext) {}
 
-  start(node: NodeState): NodeRun {
-    const run = new NodeRun(node, this.ctx, () => this.publish());
+  /** `ctx` is the node's own view of the run context (its log) */
+  start(node: NodeState, ctx: RunContext = this.ctx): NodeRun {
+    const run = new NodeRun(node, ctx, () => this.publish());
     this.all.add(run);
     return run;
   }
@@ -86,6 +99,7 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<{ sele
 export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const ctx = makeContext(deps);
   const { config } = ctx;
+  const runStartMs = ctx.clock.now();
 
   // Another run's claim on a node would read as a residual claim below; when that run still holds
   // the Lease, say so (who, the URL of its run, and the nodes it left claimed) instead.
@@ -108,13 +122,30 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     ctx.lock.startRenewing();
   }
   const runs = new NodeRuns(ctx);
+  const roll: RollState = {
+    maxUnavailable: resolveMaxUnavailable(config.maxUnavailable, first.selected.filter((n) => n.role === 'worker').length),
+    runStartMs,
+    times: [],
+    peak: 0,
+    logs:
+      deps.nodeLogs ??
+      ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
+  };
   let result: RolloutResult;
   try {
-    result = await rollPasses(ctx, runs, first);
+    result = await rollPasses(ctx, runs, first, roll);
   } finally {
     ctx.lock?.stop();
+    roll.logs.flushAll();
   }
-  return { ...result, records: runs.records(), upToDate: first.upToDate, ...(await endLease(ctx, runs, result)) };
+  return {
+    ...result,
+    records: runs.records(),
+    upToDate: first.upToDate,
+    inFlightMax: roll.peak,
+    maxUnavailable: roll.maxUnavailable,
+    ...(await endLease(ctx, runs, result)),
+  };
 }
 
 /**
@@ -139,6 +170,39 @@ async function endLease(ctx: RunContext, runs: NodeRuns, result: RolloutResult):
   if (outcome.released) return {};
   const error = new Error(`the run Lease was not released at the end of the run: ${outcome.message}`);
   return { result: 'failed', error: result.error ?? error };
+}
+
+/**
+ * One node at a time and no NodeLogs given (tests, benchmarks): the port's group opens when the node
+ * starts and closes when it ends, and lines go straight through, as before nodes ran in parallel.
+ */
+function passThrough(log: RunContext['log']): NodeLogsLike {
+  return {
+    info: (m) => log.info(m),
+    forNode: (node) => ({
+      node,
+      info: (m) => log.info(m),
+      progress: (m) => log.info(m),
+      group: (title) => {
+        const end = log.group(title);
+        return () => end();
+      },
+    }),
+    within: (_log, fn) => fn(),
+    flushAll: () => undefined,
+  };
+}
+
+/** NodeLogs over the rollout's own log port (tests, the demo): a group is the port's group. */
+function sinkOf(log: RunContext['log']): ConstructorParameters<typeof NodeLogs>[0] {
+  let end: (() => void) | undefined;
+  return {
+    info: (line) => log.info(line),
+    startGroup: (title) => {
+      end = log.group(title);
+    },
+    endGroup: () => end?.(),
+  };
 }
 
 /** On a LeaseHeldError: name the nodes the holder left claimed, with their release commands. */
@@ -170,7 +234,7 @@ async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Pro
  * never rolled twice, whatever its annotations say. Any failure or cancellation in any pass ends
  * the run with the nodes processed so far in the result.
  */
-async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: NodeState[] }): Promise<RolloutResult> {
+async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RolloutResult> {
   const done = new Set<string>();
   const base = { records: [], upToDate: [] };
   let pass = first;
@@ -182,7 +246,7 @@ async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: No
         emptyListings = 0;
         await prefetchVersions(ctx, todo);
         if (extra > 0) ctx.log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
-        const stopped = await rollNodes(ctx, runs, todo, done);
+        const stopped = await rollNodes(ctx, runs, todo, done, roll);
         if (stopped) return stopped;
       } else {
         emptyListings++;
@@ -210,37 +274,131 @@ function endedEarly(e: unknown, processed: number): Error {
   return err;
 }
 
-/** Roll `selected` one at a time; returns the failed result when a node stops the roll. */
-async function rollNodes(ctx: RunContext, runs: NodeRuns, selected: NodeState[], done: Set<string>): Promise<RolloutResult | undefined> {
-  for (const [i, node] of selected.entries()) {
-    if (ctx.cancelled?.()) {
-      return {
-        result: 'failed',
-        records: [],
-        notReached: selected.slice(i).map((n) => n.name),
-        upToDate: [],
-        error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
-      };
-    }
-    done.add(node.uid);
-    const endGroup = ctx.log.group(`${node.name} (${node.role})`);
-    const run = runs.start(node);
+/** What the passes of one run share: the resolved max-unavailable, the budget's clock, the peak. */
+interface RollState {
+  maxUnavailable: number;
+  runStartMs: number;
+  /** nodes of this run that finished, for the time budget */
+  times: FinishedNode[];
+  /** the largest number of nodes in flight at once */
+  peak: number;
+  logs: NodeLogsLike;
+}
+
+/** A node rebooted when its record has the reboot step: its time then includes a drain, a reboot and the wait for Ready. */
+function rebooted(run: NodeRun): boolean {
+  return run.record.steps.some((s) => s.name === 'talosctl reboot');
+}
+
+/**
+ * Roll `selected` with up to max-unavailable workers at once (src/rules/schedule.ts decides which
+ * node may start, src/rules/budget.ts whether the time left allows it; docs/parallel.md). Each node
+ * runs its whole pipeline under its own claim; a node's run never throws out of here: a stop is
+ * turned into its record by stopNode, exactly as with one node at a time. The first failure, a
+ * cancellation or the budget stops new starts; nodes in flight always run to their own end.
+ * Returns the result that ends the run, or undefined when the pass finished every node.
+ */
+async function rollNodes(
+  ctx: RunContext,
+  runs: NodeRuns,
+  selected: NodeState[],
+  done: Set<string>,
+  roll: RollState,
+): Promise<RolloutResult | undefined> {
+  const { clock, config } = ctx;
+  const byName = new Map(selected.map((n) => [n.name, n]));
+  const inFlight = new Map<string, Promise<void>>();
+  const finished = new Set<string>();
+  const failures: RolloutError[] = [];
+  /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
+  const failing = new Set<string>();
+  let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
+
+  const runOne = async (node: NodeState): Promise<void> => {
+    const log = roll.logs.forNode(node.name);
+    const endGroup = log.group(`${node.name} (${node.role})`);
+    const nodeCtx: RunContext = { ...ctx, log };
+    const run = runs.start(node, nodeCtx);
+    const startMs = clock.now();
+    run.record.startedAt = new Date(startMs).toISOString();
     try {
-      await rollNode(ctx, run);
-      run.finish();
+      await roll.logs.within(log, async () => {
+        try {
+          await rollNode(nodeCtx, run);
+        } catch (e) {
+          failing.add(node.name);
+          const s = await stopNode(nodeCtx, run, e);
+          failures.push(new RolloutError(node.name, s.message, s.opts.nextStep ?? ''));
+        }
+      });
     } catch (e) {
-      const stop = await stopNode(ctx, run, e);
+      // stopNode itself failed (it should not): the node's phase, already published, is what the post step acts on
+      run.record.outcome = 'failed';
+      run.record.reason = `${run.record.reason ? `${run.record.reason}; ` : ''}${errorMessage(e)}`;
+      failures.push(new RolloutError(node.name, run.record.reason, run.record.nextStep ?? ''));
+    } finally {
       run.finish();
-      endGroup();
-      return {
-        result: 'failed',
-        records: [],
-        notReached: selected.slice(i + 1).map((n) => n.name),
-        upToDate: [],
-        error: new RolloutError(node.name, stop.message, stop.opts.nextStep ?? ''),
-      };
+      const endMs = clock.now();
+      run.record.endedAt = new Date(endMs).toISOString();
+      roll.times.push({ role: node.role, tookMs: endMs - startMs, rebooted: rebooted(run) });
+      inFlight.delete(node.name);
+      finished.add(node.name);
+      endGroup(formatGroupTitle(run.record));
     }
-    endGroup();
+  };
+
+  for (;;) {
+    if (!stop && (failures.length > 0 || failing.size > 0))
+      stop = { why: 'failure', message: 'a node failed: no further node was started' };
+    if (!stop && ctx.cancelled?.()) stop = { why: 'cancelled', message: 'the run was cancelled; no further node was started' };
+    const d = schedule({
+      order: selected,
+      inFlight: new Set(inFlight.keys()),
+      finished,
+      maxUnavailable: roll.maxUnavailable,
+      topologyKey: config.topologyKey,
+      stopped: stop !== undefined,
+    });
+    for (const name of d.start) {
+      const node = byName.get(name)!;
+      const b = budgetAllows({
+        budgetMs: config.timeBudgetMs,
+        runStartMs: roll.runStartMs,
+        nowMs: clock.now(),
+        role: node.role,
+        finished: roll.times,
+        boundMs: config.drainTimeoutMs + config.readyTimeoutMs,
+        left: selected.length - finished.size - inFlight.size,
+      });
+      if (!b.allowed) {
+        stop = { why: 'budget', message: b.message };
+        roll.logs.info(b.message);
+        break;
+      }
+      done.add(node.uid);
+      inFlight.set(name, runOne(node));
+      roll.peak = Math.max(roll.peak, inFlight.size);
+    }
+    if (inFlight.size === 0) break;
+    // runOne never rejects; it removes itself from inFlight when its node's run ended
+    await Promise.race(inFlight.values());
   }
+
+  const notReached = selected.filter((n) => !finished.has(n.name)).map((n) => n.name);
+  const base = { records: [], notReached, upToDate: [] };
+  if (failures.length > 0) {
+    const [first] = failures;
+    if (failures.length > 1)
+      first.message += ` (${failures.length} nodes failed: ${failures.map((f) => f.node).join(', ')}; see each below)`;
+    return { ...base, result: 'failed', error: first };
+  }
+  if (stop?.why === 'cancelled') {
+    return {
+      ...base,
+      result: 'failed',
+      error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
+    };
+  }
+  if (stop?.why === 'budget') return { ...base, result: 'partial', notice: stop.message };
   return undefined;
 }

@@ -3,7 +3,7 @@
 import type { DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../model.js';
 import type { Redactor } from '../redact.js';
 
-export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed';
+export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed' | 'partial';
 
 export interface DecisionStepOutput {
   name: string;
@@ -28,6 +28,9 @@ export interface DecisionOutput {
   /** set on a rebooted node whose post-reboot proof could not be decided (see ProofUndecided) */
   proofUndecided: ProofUndecided | null;
   durationMs: number;
+  /** when the run started and ended the node (apply mode) */
+  startedAt?: string;
+  endedAt?: string;
   steps: DecisionStepOutput[];
 }
 
@@ -38,6 +41,10 @@ export interface ActionOutputs {
   rebooted: string;
   'reboots-skipped': string;
   refused: string;
+  /** selected nodes never started (the roll stopped first) */
+  left: string;
+  /** the largest number of nodes in flight at once */
+  'in-flight-max': string;
 }
 
 /**
@@ -61,6 +68,8 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     nextStep: r.nextStep ?? null,
     proofUndecided: r.proofUndecided ? { ...r.proofUndecided } : null,
     durationMs: r.durationMs,
+    ...(r.startedAt ? { startedAt: r.startedAt } : {}),
+    ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     steps: r.steps.map((s) => ({
       name: s.name,
       startedAt: s.startedAt,
@@ -110,7 +119,7 @@ const MAX_LEVEL = 4;
 export function buildOutputs(
   result: ReportResult,
   records: readonly DecisionRecord[],
-  options: { budgetBytes?: number; redactor?: Redactor } = {},
+  options: { budgetBytes?: number; redactor?: Redactor; left?: number; inFlightMax?: number } = {},
 ): ActionOutputs {
   const budget = options.budgetBytes ?? DECISIONS_BUDGET_BYTES;
   // A later step's script reads this output as it is: the runner's log masking never applies to it.
@@ -126,5 +135,7 @@ export function buildOutputs(
     rebooted: count('rebooted'),
     'reboots-skipped': count('reboot-skipped'),
     refused: count('refused'),
+    left: String(options.left ?? 0),
+    'in-flight-max': String(options.inFlightMax ?? 0),
   };
 }

@@ -28,6 +28,12 @@ export interface SummaryInput {
   upToDate?: number | readonly string[];
   /** optional: which path read Talos and why (the API, or talosctl as the fallback), one line */
   talosReads?: string;
+  /** the largest number of nodes in flight at once, and the setting it was bounded by */
+  inFlightMax?: number;
+  maxUnavailable?: number;
+  topologyKey?: string;
+  /** why the roll stopped early without a failure (the time budget) */
+  notice?: string;
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -88,6 +94,13 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
 
   const head = [renderHeading(input), renderCounts(input)];
   if (input.talosReads) head.push(`<p><b>Talos readings:</b> ${e(input.talosReads, MAX_TEXT)}</p>`);
+  if (input.inFlightMax !== undefined && input.maxUnavailable !== undefined) {
+    const key = input.topologyKey ? ` · topology-key <code>${e(input.topologyKey, MAX_NAME)}</code>` : '';
+    head.push(
+      `<p>At most ${e(input.inFlightMax)} in flight at once (max-unavailable ${e(input.maxUnavailable)} workers; control planes one at a time)${key}</p>`,
+    );
+  }
+  if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
   if (records.length === 0 && notReached.length === 0) {
     head.push(
@@ -290,9 +303,16 @@ function renderRow(r: DecisionRecord): string {
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
     e(gapCell(v)),
     e(r.claim?.attempts),
-    e(formatDuration(r.durationMs)),
+    e(formatDuration(r.durationMs) + spanOf(r)),
   ];
   return `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+}
+
+/** ` (13:01:02–13:05:07)`: when the run started and ended the node (UTC), to see which ran together. */
+function spanOf(r: DecisionRecord): string {
+  if (!r.startedAt || !r.endedAt) return '';
+  const t = (iso: string) => iso.slice(11, 19);
+  return ` (${t(r.startedAt)}–${t(r.endedAt)})`;
 }
 
 function renderNotReachedRow(name: string): string {

@@ -1,0 +1,137 @@
+// Several workers at once: a 60-worker roll on the twin, every worker needing a reboot, with
+// max-unavailable 1, 5 and 25%. Per setting: the wall time, the speed-up against 1, and the peak
+// number of nodes out, counted from the TWIN's own node writes (a node is out while it is cordoned
+// and carries the owner annotation), never from what the action reports.
+// The twin's durations keep a cluster's proportions (sim/cluster.ts REALISTIC_MS: a 90 s reboot, a
+// 30 s pod grace in the drain), scaled down by BENCH_PARALLEL_SCALE (default 1/60); an API write is
+// never scaled, so the fixed per-node cost of the action's own commands weighs more here than on a
+// cluster, where a reboot costs minutes: the speed-up measured here is a floor.
+import { performance } from 'node:perf_hooks';
+import { realClock } from '../src/clock.js';
+import { RunLock } from '../src/lease.js';
+import { resolveMaxUnavailable } from '../src/config.js';
+import { runRollout } from '../src/pipeline/run.js';
+import { SimCluster } from '../sim/cluster.js';
+import { outOverTime } from '../sim/kube/index.js';
+import { actionDeps, withClusterEnv } from './lib.js';
+
+export interface ParallelRow {
+  setting: string;
+  /** max-unavailable resolved against the workers */
+  k: number;
+  wallMs: number;
+  speedUp: number | null;
+  /** speed-up if nothing but the waves counted: workers / ceil(workers / k) */
+  idealSpeedUp: number;
+  /** nodes out at once, from the twin's writes */
+  peakOut: number;
+  rebooted: number;
+  result: string;
+}
+
+export interface ParallelResult {
+  workers: number;
+  timeScale: number;
+  rows: ParallelRow[];
+}
+
+export async function benchParallel(progress: (msg: string) => void): Promise<ParallelResult> {
+  const workers = Number(process.env.BENCH_PARALLEL_NODES ?? 60);
+  const timeScale = 1 / Number(process.env.BENCH_PARALLEL_SPEEDUP ?? 60);
+  const settings = (process.env.BENCH_PARALLEL_SETTINGS ?? '1,5,25%').split(',').map((s) => s.trim());
+  const rows: ParallelRow[] = [];
+  for (const setting of settings) {
+    // boot gaps talosctl's second-rounded readings can order (as the e2e tests pin them): the
+    // bench measures scheduling, not the read path
+    const cluster = await SimCluster.start({ timeScale, seed: 7, bootGapMs: 8700, criRestartMs: 5000 });
+    try {
+      for (let i = 1; i <= workers; i++) {
+        const name = `w-${String(i).padStart(3, '0')}`;
+        cluster.addNode({ name, role: 'worker' });
+        // one evictable pod per worker: the drain waits for its (scaled) termination grace
+        cluster.kube.addPod({ namespace: 'default', name: `app-${i}`, nodeName: name, owner: { kind: 'ReplicaSet', name: 'app-1' } });
+      }
+      const d = actionDeps(cluster, { mode: 'apply', 'max-unavailable': setting, 'drain-timeout': '5m', 'ready-timeout': '5m' });
+      const k = resolveMaxUnavailable(d.config.maxUnavailable, workers);
+      progress(`parallel: ${workers} workers, max-unavailable ${setting} (${k}) …`);
+      const t0 = performance.now();
+      const result = await withClusterEnv(cluster, () =>
+        runRollout({
+          kube: d.kube,
+          talos: d.talos,
+          config: d.config,
+          desired: d.desired,
+          owner: d.owner,
+          keys: d.keys,
+          clock: realClock,
+          pollIntervalMs: 250,
+          lock: new RunLock({
+            kube: d.kube,
+            namespace: d.config.leaseNamespace,
+            name: d.config.leaseName,
+            owner: d.owner,
+            clock: realClock,
+          }),
+        }),
+      );
+      const wallMs = Math.round(performance.now() - t0);
+      if (process.env.BENCH_PARALLEL_STEPS)
+        for (const r of result.records) progress(`${r.node}: ${r.steps.map((s) => `${s.name} ${s.durationMs}`).join(', ')}`);
+      const rebooted = result.records.filter((r) => r.outcome === 'rebooted').length;
+      const peakOut = outOverTime(cluster.kube.nodeWrites, d.keys.owner).peak;
+      rows.push({
+        setting,
+        k,
+        wallMs,
+        speedUp: null,
+        idealSpeedUp: Math.round((workers / Math.ceil(workers / k)) * 100) / 100,
+        peakOut,
+        rebooted,
+        result: result.result,
+      });
+      progress(
+        `parallel: max-unavailable ${setting}: ${(wallMs / 1000).toFixed(1)} s, peak out ${peakOut}, ${rebooted} rebooted, ${result.result}${result.error ? ` (${result.error.message.split('\n')[0]})` : ''}`,
+      );
+    } finally {
+      await cluster.stop();
+    }
+  }
+  const base = rows.find((r) => r.k === 1)?.wallMs;
+  for (const r of rows) r.speedUp = base ? Math.round((base / r.wallMs) * 100) / 100 : null;
+  return { workers, timeScale, rows };
+}
+
+/** The section's rows of the bench table (the shape of bench/run.ts's Target). */
+export function parallelTargets(
+  p: ParallelResult,
+): Array<{ section: string; metric: string; measured: string; target: string; pass: boolean | null }> {
+  const out = [];
+  for (const r of p.rows) {
+    const section = `parallel ${p.workers} workers @${r.setting}`;
+    out.push({
+      section,
+      metric: `wall time (${r.rebooted} rebooted, result ${r.result})`,
+      measured: `${(r.wallMs / 1000).toFixed(1)} s`,
+      target: '(shown)',
+      pass: null,
+    });
+    out.push({
+      section,
+      metric: "peak nodes out (from the twin's writes)",
+      measured: String(r.peakOut),
+      target: `= ${r.k}`,
+      pass: r.peakOut === r.k,
+    });
+    if (r.k === 1) continue;
+    const speedUp = r.speedUp ?? 0;
+    const atFive = r.setting === '5';
+    out.push({
+      section,
+      metric: `speed-up vs max-unavailable 1 (ideal ${r.idealSpeedUp}×)`,
+      measured: `${speedUp}×`,
+      target: atFive ? '≥ 4×' : `≥ ${Math.round(r.idealSpeedUp * 0.8 * 100) / 100}× (within 20 % of ideal)`,
+      pass: atFive ? speedUp >= 4 : speedUp >= r.idealSpeedUp * 0.8,
+    });
+  }
+  return out;
+}
