@@ -101,7 +101,7 @@ export async function benchClaims(
   try {
     cluster.addNode({ name: TARGET, role: 'worker' });
     cluster.addNode({ name: 'bystander', role: 'worker' });
-    const d = actionDeps(cluster, { mode: 'apply' });
+    const d = await actionDeps(cluster, { mode: 'apply' });
     d.close(); // the claim never reads Talos
     const deps: ClaimDeps = { kube: d.kube, keys: d.keys, owner: d.owner, config: d.config };
     const kube = cluster.kube;

@@ -80,13 +80,13 @@ export interface ActionDeps {
  * adapters, the Talos client opened from the twin's talosconfig exactly as main.ts opens it (reads over
  * the API, one connection; patches and reboots through talosctl).
  */
-export function actionDeps(cluster: SimCluster, inputs: Record<string, string>): ActionDeps {
+export async function actionDeps(cluster: SimCluster, inputs: Record<string, string>): Promise<ActionDeps> {
   const runner = new Runner();
   const all: Record<string, string> = { 'auth-patch': cluster.writeAuthPatch(), revision: '2026-11-30.1', ...inputs };
   const config = readConfig((name) => all[name] ?? '');
   const parsed = readAuthPatch(config.authPatch, config.registry, (s) => runner.addSecret(s));
   const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
-  const opened = openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG });
+  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG });
   return {
     runner,
     kube: new Kubectl({ runner }),

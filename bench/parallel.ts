@@ -51,7 +51,7 @@ export async function benchParallel(progress: (msg: string) => void): Promise<Pa
         // one evictable pod per worker: the drain waits for its (scaled) termination grace
         cluster.kube.addPod({ namespace: 'default', name: `app-${i}`, nodeName: name, owner: { kind: 'ReplicaSet', name: 'app-1' } });
       }
-      const d = actionDeps(cluster, { mode: 'apply', 'max-unavailable': setting, 'drain-timeout': '5m', 'ready-timeout': '5m' });
+      const d = await actionDeps(cluster, { mode: 'apply', 'max-unavailable': setting, 'drain-timeout': '5m', 'ready-timeout': '5m' });
       const k = resolveMaxUnavailable(d.config.maxUnavailable, workers);
       progress(`parallel: ${workers} workers, max-unavailable ${setting} (${k}) …`);
       const t0 = performance.now();

@@ -79,7 +79,7 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
     for (let i = 1; i <= NODES; i++) {
       cluster.addNode({ name: `node-${String(i).padStart(2, '0')}`, role: 'worker', current: i % 2 === 0 });
     }
-    const d = actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
+    const d = await actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
     const commands: CommandRecord[] = [];
     d.runner.onCommand((c) => commands.push(c));
     const windows: Array<{ name: string; start: number; end: number }> = [];

@@ -53,7 +53,7 @@ async function planOnce(
   apiConnections: number;
   talosReads: number;
 }> {
-  const d = actionDeps(cluster, { mode: 'plan' });
+  const d = await actionDeps(cluster, { mode: 'plan' });
   const commands: CommandRecord[] = [];
   d.runner.onCommand((c) => commands.push(c));
   const base: TalosClient = opts.cli ? new Talosctl({ runner: d.runner }) : d.talos;

@@ -94,7 +94,7 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
         initialGap.set(name, gapMs(cluster, name));
       }
     }
-    const d = actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
+    const d = await actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
     // The truth at the decision to reboot: what the running containerd had loaded when the reboot was sent.
     const atReboot = new Map<string, boolean>();
     const talos: TalosClient = new Proxy(d.talos, {

@@ -92,10 +92,10 @@ export async function run(): Promise<void> {
   // whose credentials are present but unusable fails here, before anything is mutated.
   let opened;
   try {
-    opened = openTalosClient({ runner, path: config.talosconfig });
+    opened = await openTalosClient({ runner, path: config.talosconfig });
   } catch (e) {
     for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
-    core.setFailed(e instanceof Error ? e.message : String(e));
+    core.setFailed(errorMessage(e));
     return;
   }
   core.info(opened.describe);

@@ -44,7 +44,7 @@ function writeConfig(name: string, text: string): string {
   return p;
 }
 
-function apiFor(path: string, callTimeoutMs?: number): OpenedTalos {
+function apiFor(path: string, callTimeoutMs?: number): Promise<OpenedTalos> {
   return openTalosClient({ runner: new Runner(), path, callTimeoutMs });
 }
 
@@ -56,7 +56,7 @@ beforeAll(async () => {
   sim.addNode({ name: 'w-old', ip: OLD, role: 'worker', credential: { 'ghcr.io': CRED } });
   sim.forgetResourceType(OLD, 'ServicePIDs.runtime.talos.dev');
   work = mkdtempSync(join(tmpdir(), 'talos-api-test-'));
-  opened = apiFor(sim.talosconfigPath);
+  opened = await apiFor(sim.talosconfigPath);
   expect(opened.readPath).toBe('api');
   api = opened.client as TalosApi;
 });
@@ -215,7 +215,7 @@ describe('errors', () => {
       'refused',
       talosconfigYaml({ context: 'x', endpoints: ['127.0.0.1:1'], ca: certs.ca.crt, client: certs.client('os:admin') }),
     );
-    const o = apiFor(p);
+    const o = await apiFor(p);
     try {
       const r = (await o.client.version([CP])).get(CP)!;
       expect(r.ok).toBe(false);
@@ -234,7 +234,7 @@ describe('errors', () => {
       'reader',
       talosconfigYaml({ context: 'r', endpoints: [sim.endpoint], ca: certs.ca.crt, client: certs.client('os:reader') }),
     );
-    const o = apiFor(p);
+    const o = await apiFor(p);
     try {
       expect((await o.client.version([CP])).get(CP)).toEqual({ ok: true, value: 'v1.13.8' });
       const r = await o.client.readAuth(CP, CRI_TOML);
@@ -257,7 +257,7 @@ describe('errors', () => {
       'silent',
       talosconfigYaml({ context: 's', endpoints: [`127.0.0.1:${port}`], ca: certs.ca.crt, client: certs.client('os:admin') }),
     );
-    const o = apiFor(p, 300);
+    const o = await apiFor(p, 300);
     try {
       const t0 = Date.now();
       const r = (await o.client.timeStatus([CP])).get(CP)!;
@@ -277,7 +277,7 @@ describe('errors', () => {
       'wrong-ca',
       talosconfigYaml({ context: 'w', endpoints: [sim.endpoint], ca: other.ca.crt, client: mine.client('os:admin') }),
     );
-    const o = apiFor(p);
+    const o = await apiFor(p);
     try {
       const r = (await o.client.version([CP])).get(CP)!;
       expect(r.ok).toBe(false);
@@ -305,7 +305,7 @@ describe('errors', () => {
       'impostor',
       talosconfigYaml({ context: 'i', endpoints: [`127.0.0.1:${port}`], ca: certs.ca.crt, client: certs.client('os:admin') }),
     );
-    const o = apiFor(p);
+    const o = await apiFor(p);
     try {
       const r = (await o.client.version([CP])).get(CP)!;
       expect(r.ok).toBe(false);
@@ -373,7 +373,7 @@ describe("the twin's routing", () => {
 
 describe('one connection', () => {
   it('many concurrent calls share one HTTP/2 connection', async () => {
-    const o = apiFor(sim.talosconfigPath);
+    const o = await apiFor(sim.talosconfigPath);
     try {
       const before = sim.apiCalls.length;
       const nodes = [CP, W13, W14, OLD];
@@ -463,11 +463,11 @@ describe('talosconfig', () => {
     ['no such context', () => `context: nope\ncontexts:\n  c:\n    endpoints: [1.2.3.4]\n`, /no such context/],
   ];
   for (const [what, text, message] of bad) {
-    it(`a malformed context is an input error naming the file and the context: ${what}`, () => {
+    it(`a malformed context is an input error naming the file and the context: ${what}`, async () => {
       const p = writeConfig(`bad-${what.replace(/\W+/g, '-')}`, text());
       let err: unknown;
       try {
-        apiFor(p);
+        await apiFor(p);
       } catch (e) {
         err = e;
       }
@@ -482,7 +482,7 @@ describe('talosconfig', () => {
   it('a context without a client certificate reads through talosctl and says why', async () => {
     const cli = await TalosSim.start({ kube: recordingHooks(), api: false });
     try {
-      const o = openTalosClient({ runner: new Runner(), path: cli.talosconfigPath });
+      const o = await openTalosClient({ runner: new Runner(), path: cli.talosconfigPath });
       expect(o.readPath).toBe('cli');
       expect(o.client).toBeInstanceOf(Talosctl);
       expect(o.describe).toMatch(/reading Talos through talosctl: .*talosconfig, context "sim": the context has no client certificate/);
@@ -494,7 +494,7 @@ describe('talosconfig', () => {
       'omni',
       'context: omni\ncontexts:\n  omni:\n    endpoints: [https://omni.example.com]\n    auth:\n      siderov1:\n        identity: me@example.com\n',
     );
-    const o = openTalosClient({ runner: new Runner(), path: omni });
+    const o = await openTalosClient({ runner: new Runner(), path: omni });
     expect(o.readPath).toBe('cli');
     expect(o.describe).toContain('authenticates with `auth`');
   });
@@ -504,7 +504,7 @@ describe('redaction', () => {
   it("an API error echoing a secret passes through the runner's redactor, registered before or after the connection opened", async () => {
     const runner = new Runner();
     runner.addSecret('s3cret-before-open');
-    const o = openTalosClient({ runner, path: sim.talosconfigPath });
+    const o = await openTalosClient({ runner, path: sim.talosconfigPath });
     runner.addSecret('s3cret-after-open');
     try {
       sim.failNext(

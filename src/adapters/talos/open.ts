@@ -6,8 +6,6 @@ import type { Runner } from '../exec.js';
 import { Talosctl } from '../talosctl.js';
 import type { TalosClient } from '../types.js';
 import type { ReadPath } from '../../model.js';
-import { TalosApi } from './apiClient.js';
-import { TalosConnection } from './connection.js';
 import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './talosconfig.js';
 
 export interface OpenedTalos {
@@ -33,9 +31,11 @@ const CLI_PRECISION =
 
 /**
  * Throws InputError('talosconfig') when the context's certificate, key or CA is present but
- * unusable: before anything is mutated.
+ * unusable: before anything is mutated. The gRPC stack (grpc-js, protobufjs) is loaded only when the
+ * API path is chosen: it would otherwise more than double the action's start-up, which every run and
+ * every input error pays (bench/startup.ts).
  */
-export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
+export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTalos> {
   const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path });
   const path = talosconfigPath(opts);
   if (!opts.path && !existsSync(path)) {
@@ -56,6 +56,7 @@ export function openTalosClient(opts: OpenTalosOptions): OpenedTalos {
       close: () => undefined,
     };
   }
+  const [{ TalosConnection }, { TalosApi }] = await Promise.all([import('./connection.js'), import('./apiClient.js')]);
   const conn = new TalosConnection({
     endpoint: ctx.endpoints[0],
     credentials: ctx.credentials,
