@@ -56,7 +56,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
       close: () => undefined,
     };
   }
-  const [{ TalosConnection }, { TalosApi }] = await Promise.all([import('./connection.js'), import('./apiClient.js')]);
+  const { TalosConnection, TalosApi } = await import('./apiPath.js');
   const conn = new TalosConnection({
     endpoint: ctx.endpoints[0],
     credentials: ctx.credentials,
