@@ -11,6 +11,9 @@ import { readAuthPatch } from '../src/credential.js';
 import { errorMessage } from '../src/errors.js';
 import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential, type ReadPath } from '../src/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
+import { realClock } from '../src/clock.js';
+import { RunLock } from '../src/lease.js';
+import type { RolloutDeps } from '../src/pipeline/context.js';
 import type { SimCluster } from '../sim/cluster.js';
 
 // --- statistics ------------------------------------------------------------------------------------
@@ -98,6 +101,19 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
     owner,
     keys: annotationKeys(config.annotationPrefix),
   };
+}
+
+/**
+ * The rollout's dependencies as src/main.ts wires them from ActionDeps: the real clock and, in apply
+ * mode, the run Lease. `extra` replaces or adds (a wrapped Talos client, a poll interval, a log).
+ */
+export function rolloutDeps(d: ActionDeps, extra: Partial<RolloutDeps> = {}): RolloutDeps {
+  const { kube, talos, config, desired, owner, keys } = d;
+  const lock =
+    config.mode === 'apply'
+      ? new RunLock({ kube, namespace: config.leaseNamespace, name: config.leaseName, owner, clock: realClock })
+      : undefined;
+  return { kube, talos, config, desired, owner, keys, clock: realClock, lock, ...extra };
 }
 
 // --- attribution of child processes ----------------------------------------------------------------

@@ -7,13 +7,11 @@
 // never scaled, so the fixed per-node cost of the action's own commands weighs more here than on a
 // cluster, where a reboot costs minutes: the speed-up measured here is a floor.
 import { performance } from 'node:perf_hooks';
-import { realClock } from '../src/clock.js';
-import { RunLock } from '../src/lease.js';
 import { resolveMaxUnavailable } from '../src/config.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { outOverTime } from '../sim/kube/index.js';
-import { actionDeps, withClusterEnv } from './lib.js';
+import { actionDeps, rolloutDeps, withClusterEnv } from './lib.js';
 
 export interface ParallelRow {
   setting: string;
@@ -55,25 +53,7 @@ export async function benchParallel(progress: (msg: string) => void): Promise<Pa
       const k = resolveMaxUnavailable(d.config.maxUnavailable, workers);
       progress(`parallel: ${workers} workers, max-unavailable ${setting} (${k}) …`);
       const t0 = performance.now();
-      const result = await withClusterEnv(cluster, () =>
-        runRollout({
-          kube: d.kube,
-          talos: d.talos,
-          config: d.config,
-          desired: d.desired,
-          owner: d.owner,
-          keys: d.keys,
-          clock: realClock,
-          pollIntervalMs: 250,
-          lock: new RunLock({
-            kube: d.kube,
-            namespace: d.config.leaseNamespace,
-            name: d.config.leaseName,
-            owner: d.owner,
-            clock: realClock,
-          }),
-        }),
-      );
+      const result = await withClusterEnv(cluster, () => runRollout(rolloutDeps(d, { pollIntervalMs: 250 })));
       const wallMs = Math.round(performance.now() - t0);
       if (process.env.BENCH_PARALLEL_STEPS)
         for (const r of result.records) progress(`${r.node}: ${r.steps.map((s) => `${s.name} ${s.durationMs}`).join(', ')}`);

@@ -5,12 +5,10 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
-import { RunLock } from '../src/lease.js';
 import type { DecisionRecord } from '../src/model.js';
-import { realClock } from '../src/clock.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
-import { actionDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
+import { actionDeps, rolloutDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
 
 export interface KindCost {
   nodes: number;
@@ -85,27 +83,21 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
     const windows: Array<{ name: string; start: number; end: number }> = [];
     const t0 = performance.now();
     const result = await withClusterEnv(cluster, () =>
-      runRollout({
-        kube: d.kube,
-        talos: d.talos,
-        config: d.config,
-        desired: d.desired,
-        owner: d.owner,
-        keys: d.keys,
-        clock: realClock,
-        pollIntervalMs: POLL_MS,
-        lock: new RunLock({ kube: d.kube, namespace: d.config.leaseNamespace, name: d.config.leaseName, owner: d.owner, clock: realClock }),
-        log: {
-          info: () => undefined,
-          group: (title) => {
-            const w = { name: title.split(' ')[0]!, start: Date.now(), end: Number.POSITIVE_INFINITY };
-            windows.push(w);
-            return () => {
-              w.end = Date.now();
-            };
+      runRollout(
+        rolloutDeps(d, {
+          pollIntervalMs: POLL_MS,
+          log: {
+            info: () => undefined,
+            group: (title) => {
+              const w = { name: title.split(' ')[0]!, start: Date.now(), end: Number.POSITIVE_INFINITY };
+              windows.push(w);
+              return () => {
+                w.end = Date.now();
+              };
+            },
           },
-        },
-      }).finally(() => d.close()),
+        }),
+      ).finally(() => d.close()),
     );
     const wallMs = performance.now() - t0;
     if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);

@@ -7,10 +7,9 @@ import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
 import { Talosctl } from '../src/adapters/talosctl.js';
 import type { TalosClient } from '../src/adapters/types.js';
-import { realClock } from '../src/clock.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
-import { actionDeps, commandKind, median, round, withClusterEnv } from './lib.js';
+import { actionDeps, rolloutDeps, commandKind, median, round, withClusterEnv } from './lib.js';
 
 export interface PlanRow {
   nodes: number;
@@ -70,15 +69,7 @@ async function planOnce(
   });
   const connectionsBefore = cluster.talos.apiConnections;
   const t0 = performance.now();
-  const res = await runRollout({
-    kube: d.kube,
-    talos,
-    config: d.config,
-    desired: d.desired,
-    owner: d.owner,
-    keys: d.keys,
-    clock: realClock,
-  }).finally(() => d.close());
+  const res = await runRollout(rolloutDeps(d, { talos })).finally(() => d.close());
   const wallMs = performance.now() - t0;
   if (res.result !== 'planned') throw new Error(`plan did not complete: ${res.result} ${res.error?.message ?? ''}`);
   return { wallMs, commands, records: res.records, apiConnections: cluster.talos.apiConnections - connectionsBefore, talosReads };

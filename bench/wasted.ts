@@ -8,13 +8,11 @@
 // (in the twin's truth) ran the desired credential at the decision, how many were rebooted anyway.
 import { performance } from 'node:perf_hooks';
 import type { TalosClient } from '../src/adapters/types.js';
-import { realClock } from '../src/clock.js';
-import { RunLock } from '../src/lease.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { NEW_CREDENTIAL, REGISTRY, SimCluster, type SimNodeSpec } from '../sim/cluster.js';
 import { sameAuth } from '../sim/talos/machineconfig.js';
 import { CRI_TOML } from '../sim/talos/render.js';
-import { actionDeps, withClusterEnv } from './lib.js';
+import { actionDeps, rolloutDeps, withClusterEnv } from './lib.js';
 
 /** The mix: how many nodes of each kind, in roll order interleaved (see KINDS). */
 export const MIX = [
@@ -110,17 +108,7 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
     });
     const t0 = performance.now();
     const result = await withClusterEnv(cluster, () =>
-      runRollout({
-        kube: d.kube,
-        talos,
-        config: d.config,
-        desired: d.desired,
-        owner: d.owner,
-        keys: d.keys,
-        clock: realClock,
-        pollIntervalMs: POLL_MS,
-        lock: new RunLock({ kube: d.kube, namespace: d.config.leaseNamespace, name: d.config.leaseName, owner: d.owner, clock: realClock }),
-      }).finally(() => d.close()),
+      runRollout(rolloutDeps(d, { talos, pollIntervalMs: POLL_MS })).finally(() => d.close()),
     );
     const wallMs = Math.round(performance.now() - t0);
     if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);
