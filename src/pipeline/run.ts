@@ -285,11 +285,6 @@ interface RollState {
   logs: NodeLogsLike;
 }
 
-/** A node rebooted when its record has the reboot step: its time then includes a drain, a reboot and the wait for Ready. */
-function rebooted(run: NodeRun): boolean {
-  return run.record.steps.some((s) => s.name === 'talosctl reboot');
-}
-
 /**
  * Roll `selected` with up to max-unavailable workers at once (src/rules/schedule.ts decides which
  * node may start, src/rules/budget.ts whether the time left allows it; docs/parallel.md). Each node
@@ -340,7 +335,7 @@ async function rollNodes(
       run.finish();
       const endMs = clock.now();
       run.record.endedAt = new Date(endMs).toISOString();
-      roll.times.push({ role: node.role, tookMs: endMs - startMs, rebooted: rebooted(run) });
+      roll.times.push({ role: node.role, tookMs: endMs - startMs, rebooted: run.reachedReboot });
       inFlight.delete(node.name);
       finished.add(node.name);
       endGroup(formatGroupTitle(run.record));
