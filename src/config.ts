@@ -50,14 +50,6 @@ export const DEFAULT_CRI_CONFIG_PATHS = ['/etc/cri/conf.d/cri.toml', '/etc/cri/c
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Parse a duration such as `90s`, `45m`, `1h`, `1h30m`, `500ms`; `input` names the input in the error. */
-/**
- * The default `evidence-margin`: the instants compared are machined's wall clock, which Talos slews
- * (never reversing two instants) below a 400 ms offset and steps above it; no margin covers a step,
- * the clock checks do. What is left is noise an exact reading does not have (README, decision rules).
- */
-export const DEFAULT_EVIDENCE_MARGIN = '10ms';
-export const DEFAULT_EVIDENCE_MARGIN_MS = 10;
-
 export function parseDuration(input: string, text: string): number {
   const t = text.trim();
   if (!/^(\d+(?:\.\d+)?(ms|s|m|h))+$/.test(t)) {
@@ -67,6 +59,14 @@ export function parseDuration(input: string, text: string): number {
   for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * UNIT_MS[m[2]];
   return Math.round(total);
 }
+
+/**
+ * The default `evidence-margin`: the instants compared are machined's wall clock, which Talos slews
+ * (never reversing two instants) below a 400 ms offset and steps above it; no margin covers a step,
+ * the clock checks do. What is left is noise an exact reading does not have (README, decision rules).
+ */
+export const DEFAULT_EVIDENCE_MARGIN = '10ms';
+export const DEFAULT_EVIDENCE_MARGIN_MS = parseDuration('evidence-margin', DEFAULT_EVIDENCE_MARGIN);
 
 /**
  * A duration that must be longer than zero. Zero is not a short wait here: kubectl drain reads
