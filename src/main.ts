@@ -7,7 +7,7 @@ import { readConfig } from './config.js';
 import { runFences } from './fences.js';
 import { RunLock } from './lease.js';
 import { readAuthPatch } from './credential.js';
-import { errorMessage, InputError, RolloutError } from './errors.js';
+import { errorMessage, RolloutError } from './errors.js';
 import { annotationKeys } from './model.js';
 import { formatOwnerToken, newOwnerToken } from './owner.js';
 import { buildAnnotations } from './report/annotations.js';
@@ -41,9 +41,7 @@ export async function run(): Promise<void> {
       runner.addSecret(s);
     });
   } catch (e) {
-    const message = errorMessage(e);
-    for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
-    core.setFailed(message);
+    failBeforeAnything(e);
     return;
   }
 
@@ -94,8 +92,7 @@ export async function run(): Promise<void> {
   try {
     opened = await openTalosClient({ runner, path: config.talosconfig });
   } catch (e) {
-    for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
-    core.setFailed(errorMessage(e));
+    failBeforeAnything(e);
     return;
   }
   core.info(opened.describe);
@@ -195,10 +192,14 @@ export async function run(): Promise<void> {
   }
   if (outcome.error) {
     const e = outcome.error;
-    if (e instanceof RolloutError) core.setFailed(runner.mask(`${e.message}\nNext step: ${e.nextStep}`));
-    else if (e instanceof InputError) core.setFailed(runner.mask(e.message));
-    else core.setFailed(runner.mask(e.message));
+    core.setFailed(runner.mask(e instanceof RolloutError ? `${e.message}\nNext step: ${e.nextStep}` : e.message));
   }
+}
+
+/** An input error before anything ran: the outputs still say `failed` (a later step may read them). */
+function failBeforeAnything(e: unknown): void {
+  for (const [k, v] of Object.entries(buildOutputs('failed', []))) core.setOutput(k, v);
+  core.setFailed(errorMessage(e));
 }
 
 /** The Lease, with its holding recorded in the step state so the post step can release it. */
