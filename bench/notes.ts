@@ -60,11 +60,11 @@ export function profileNotes(p: PerNodeResult): string[] {
   return notes;
 }
 
-/** Where the Lease proofs go, and the cut that would merge each with the fence read before it. */
+/** Where the Lease proofs go: on the fence read before each mutation (src/lease.ts, RunLock.confirm). */
 function leaseNote(p: PerNodeResult): string {
   return (
-    `Lease proofs: ${p.reboot.leaseProofs} per reboot node (before the credential patch, the drain, the reboot and the verified release) and ${p.skip.leaseProofs} per skip node (the patch and the release), one \`kubectl patch lease\` each, outside \`processes\` but inside \`processesWithLeaseProofs\`. ` +
-    'Each follows a fence read of the node (re-read before the patch, the guards around the drain, the re-read before the release). A proof read together with that node read, `kubectl get node/X lease/Y -n NS -o json` (one process, a List), would save one process per proof, but it proves by a read (holder ours and unexpired) instead of a renewal CAS: a change of the proof rule in src/lease.ts for the lead to judge, not made here.'
+    'Lease proofs: one immediately before the credential patch, the drain, the reboot and the verified release of each node, each read in the same process as the fence read of the node before it (`kubectl get node/X lease/Y -n NS -o json`, a List): the read proves the Lease when it names this run, unexpired (RunLock.confirm). ' +
+    `Lease commands of their own started inside a node's group (a renewal for a read that did not prove the Lease, or a background renewal tick): median ${p.reboot.leaseProofs} per reboot node and ${p.skip.leaseProofs} per skip node, outside \`processes\` but inside \`processesWithLeaseProofs\`.`
   );
 }
 

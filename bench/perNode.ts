@@ -22,9 +22,10 @@ export interface KindCost {
   kubectl: number | null;
   talosctl: number | null;
   /**
-   * median Lease proofs per node: the renewals (kubectl patch lease) started inside the node's log
-   * group, one immediately before each Talos mutation, the drain and the verified release (a
-   * background renewal tick falling inside the group counts too; the median hides the rare one)
+   * median Lease commands of their own per node, started inside the node's log group: the proof
+   * before each Talos mutation, the drain and the verified release rides on the node read before it
+   * (`kubectl get node/X lease/Y`, counted in `processes`); a renewal is left only where that read
+   * did not prove the Lease, or a background renewal tick fell inside the group
    */
   leaseProofs: number | null;
   /** `processes` plus the node's Lease proofs: every process the node costs */
@@ -145,9 +146,9 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
         ownMs:
           'median over the nodes of the kind: the decision record durationMs minus the durations of the steps drain, talosctl reboot and wait for Ready',
         processes:
-          'median child processes started for the node (between its log group start and end, Lease renewals excluded), with the wait for Ready counted as one poll: what an instantaneous reboot needs; processesIncludingWaits counts every poll, processesExcludingWaitSteps drops the drain, the reboot and every poll',
+          'median child processes started for the node (between its log group start and end, Lease-only commands excluded), with the wait for Ready counted as one poll: what an instantaneous reboot needs; processesIncludingWaits counts every poll, processesExcludingWaitSteps drops the drain, the reboot and every poll',
         processesWithLeaseProofs:
-          "processes plus the node's Lease proofs (the renewal immediately before each Talos mutation, the drain and the verified release, started inside the node's log group): what the targets are judged on",
+          "processes plus the node's Lease commands of their own (renewals started inside the node's log group; the proof before each mutation rides on the node read before it, already in processes): what the targets are judged on",
         readPath:
           "Talos reads over the API (openTalosClient on the twin's talosconfig, as src/main.ts opens it); patches and reboots through talosctl",
         reboot: 'nodes booted with the old credential (outcome rebooted)',

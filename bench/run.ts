@@ -279,7 +279,7 @@ function evaluate(r: {
       });
       t.push({
         section: `per node (${kind})`,
-        metric: `child processes with the Lease proofs (${k.processes} + ${k.leaseProofs} Lease renewals before the mutations)`,
+        metric: `child processes with the Lease proofs (${k.processes} + ${k.leaseProofs} Lease commands of their own; each proof rides on a node read)`,
         measured: String(k.processesWithLeaseProofs),
         target: `≤ ${limit}`,
         pass: k.processesWithLeaseProofs !== null && k.processesWithLeaseProofs <= limit,

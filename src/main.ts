@@ -212,7 +212,8 @@ function trackedLock(lock: RunLock, namespace: string, name: string, owner: stri
     },
     startRenewing: () => lock.startRenewing(),
     assertHeld: () => lock.assertHeld(),
-    confirm: () => lock.confirm(),
+    ref: lock.ref,
+    confirm: (read) => lock.confirm(read),
     release: async () => {
       const r = await lock.release();
       saveLease(core, undefined);

@@ -1,7 +1,7 @@
 // An in-memory KubeClient for pipeline tests. Node patches go through the rule tests' JSON Patch
 // applier, which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
-import type { KubeClient, LeaseState, PodState } from '../../src/adapters/types.js';
+import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
 import { ToolError } from '../../src/errors.js';
 import type { JsonPatchOp, NodeState, Taint } from '../../src/model.js';
@@ -195,6 +195,19 @@ export class FakeKube implements KubeClient {
     this.calls.push({ method: 'getLease', name });
     const o = this.leases.get(`${namespace}/${name}`);
     return o ? this.leaseState(o) : undefined;
+  }
+
+  /** when set, the Lease half of getNodeAndLease fails with this text (the node half still answers) */
+  leaseReadError?: string;
+
+  // kubectl sends the two GETs of `get node/N lease/L` one after the other: recorded as the two reads.
+  async getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }> {
+    const node = await this.getNode(name);
+    if (this.leaseReadError) {
+      this.calls.push({ method: 'getLease', name: leaseName });
+      return { node, lease: { ok: false, error: this.leaseReadError } };
+    }
+    return { node, lease: { ok: true, lease: await this.getLease(leaseNamespace, leaseName) } };
   }
 
   async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {

@@ -408,3 +408,68 @@ describe('RunLock.confirm (immediately before a mutation)', () => {
     await expect(first).rejects.toThrow(LeaseLostError);
   });
 });
+
+// The proof by read (RunLock.confirm's doc comment): the Lease read in the same command as the fence
+// read of the node. Only a read that names us, unexpired, proves it; anything else goes to the
+// renewal, which decides and classifies the loss.
+describe('RunLock.confirm with the Lease read beside the node', () => {
+  const readNow = async (fake: FakeKube) => ({ ok: true as const, lease: await fake.getLease(NS, NAME) });
+
+  it('a read naming us, unexpired, proves the Lease: no renewal is sent', async () => {
+    const fake = new FakeKube();
+    const { lock, clock } = setup(fake);
+    await lock.acquire();
+    clock.t += 5000;
+    const read = await readNow(fake);
+    fake.calls.length = 0;
+    await expect(lock.confirm(read)).resolves.toBeUndefined();
+    expect(fake.calls).toEqual([]);
+  });
+
+  it('a read naming another holder is not a proof: the renewal is rejected and the lock lost, naming the holder', async () => {
+    const fake = new FakeKube();
+    const { lock } = setup(fake);
+    await lock.acquire();
+    await fake.patchLease(NS, NAME, [{ op: 'replace', path: '/spec/holderIdentity', value: OTHER }]);
+    const read = await readNow(fake);
+    fake.calls.length = 0;
+    await expect(lock.confirm(read)).rejects.toThrow(OTHER);
+    expect(fake.calls[0]).toMatchObject({ method: 'patchLease' });
+    expect(() => lock.assertHeld()).toThrow(OTHER);
+  });
+
+  it('a read naming us whose last renewal has expired is not a proof: a renewal is sent', async () => {
+    const fake = new FakeKube();
+    const { lock, clock } = setup(fake);
+    await lock.acquire();
+    const read = await readNow(fake);
+    clock.t += 120_000; // the Lease's duration: expired at the read's own renewTime + 120 s
+    fake.calls.length = 0;
+    await lock.confirm(read);
+    expect(fake.calls.map((c) => c.method)).toEqual(['patchLease']);
+    expect(spec(fake).renewTime).toBe(microTime(clock.now()));
+  });
+
+  it('an unreadable or absent Lease beside the node is not a proof: the renewal decides (deleted: lost)', async () => {
+    const fake = new FakeKube();
+    const { lock } = setup(fake);
+    await lock.acquire();
+    fake.calls.length = 0;
+    await lock.confirm({ ok: false, error: 'Error from server (Forbidden): leases.coordination.k8s.io "x" is forbidden' });
+    expect(fake.calls.map((c) => c.method)).toEqual(['patchLease']);
+    fake.leases.delete(KEY);
+    await expect(lock.confirm({ ok: true, lease: undefined })).rejects.toThrow(/the Lease was deleted/);
+  });
+
+  it('a read naming us does not revive a lock already known lost (another node learned it first)', async () => {
+    const fake = new FakeKube();
+    const { lock } = setup(fake);
+    await lock.acquire();
+    const read = await readNow(fake);
+    await fake.patchLease(NS, NAME, [{ op: 'replace', path: '/spec/holderIdentity', value: OTHER }]);
+    await lock.tick();
+    fake.calls.length = 0;
+    await expect(lock.confirm(read)).rejects.toThrow(LeaseLostError);
+    expect(fake.calls).toEqual([]);
+  });
+});

@@ -5,7 +5,7 @@ import type { JsonPatchOp, NodeState } from '../model.js';
 import type { Runner, RunResult } from './exec.js';
 import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
-import type { KubeClient, LeaseState, PodContainerStatus, PodState } from './types.js';
+import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from './types.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -39,33 +39,35 @@ export class Kubectl implements KubeClient {
   }
 
   private async run(args: string[], opts: { timeoutMs?: number; input?: string; node?: string } = {}): Promise<RunResult> {
-    // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
-    // apiserver would hang it forever), and ours kills the process as a last resort.
-    const full = [...this.globals, ...args];
-    const res = await this.runner.run({
+    const res = await this.exec(args, opts);
+    if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, opts.node);
+    return res;
+  }
+
+  // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
+  // apiserver would hang it forever), and ours kills the process as a last resort.
+  private exec(args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
+    return this.runner.run({
       file: this.binary,
-      args: full,
+      args: [...this.globals, ...args],
       timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
       input: opts.input,
     });
-    if (res.exitCode !== 0) {
-      const command = this.runner.describe({ file: this.binary, args: full });
-      const cause = res.timedOut
-        ? 'timeout'
-        : res.exitCode === 127 && /ENOENT/.test(res.stderr)
-          ? 'usage'
-          : classifyKubectlFailure(res.stderr);
-      throw new ToolError({
-        tool: 'kubectl',
-        command,
-        kind: cause,
-        exitCode: res.exitCode,
-        stderr: this.runner.mask(res.stderr),
-        node: opts.node,
-        message: res.exitCode === 127 && /ENOENT/.test(res.stderr) ? `${this.binary} not found on PATH (install kubectl)` : undefined,
-      });
-    }
-    return res;
+  }
+
+  /** The failed run as a ToolError, classified from `stderr` (all of it, or the lines about one resource). */
+  private failure(args: string[], res: RunResult, stderr: string, node?: string): ToolError {
+    const command = this.runner.describe({ file: this.binary, args: [...this.globals, ...args] });
+    const missing = res.exitCode === 127 && /ENOENT/.test(res.stderr);
+    return new ToolError({
+      tool: 'kubectl',
+      command,
+      kind: res.timedOut ? 'timeout' : missing ? 'usage' : classifyKubectlFailure(stderr),
+      exitCode: res.exitCode,
+      stderr: this.runner.mask(stderr),
+      node,
+      message: missing ? `${this.binary} not found on PATH (install kubectl)` : undefined,
+    });
   }
 
   private parseJson(res: RunResult, what: string, node?: string): Json {
@@ -87,6 +89,47 @@ export class Kubectl implements KubeClient {
   async getNode(name: string): Promise<NodeState> {
     const res = await this.run(['get', 'node', name, '-o', 'json', '--request-timeout=30s'], { node: name });
     return nodeFromJson(this.parseJson(res, `kubectl get node ${name}`, name));
+  }
+
+  async getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }> {
+    // kubectl GETs each named object on its own and prints those it got as one List; a failed one is
+    // a line of its own on stderr and makes the exit code 1 (docs/kubernetes-facts.md#k11-multi-get).
+    const args = ['get', `node/${name}`, `lease/${leaseName}`, '-n', leaseNamespace, '-o', 'json', '--request-timeout=30s'];
+    const res = await this.exec(args);
+    const what = `kubectl get node/${name} lease/${leaseName}`;
+    let items: Json[] = [];
+    if (res.stdout.trim() !== '' || res.exitCode === 0) {
+      const list = this.parseJson(res, what, name);
+      items = Array.isArray(list.items) ? (list.items as Json[]) : [];
+    }
+    const named = (kind: string, n: string) => items.find((i) => i.kind === kind && str((i.metadata as Json | undefined)?.name) === n);
+    const nodeJson = named('Node', name);
+    const leaseJson = named('Lease', leaseName);
+    // Lines about the Lease name the resource `leases.coordination.k8s.io`; every other line is about
+    // the node or the whole command (a transport failure, an unknown flag).
+    const lines = res.stderr.split('\n').filter((l) => l.trim() !== '');
+    const aboutLease = (l: string) => /leases(\.coordination\.k8s\.io)?\b/.test(l) && l.includes(`"${leaseName}"`);
+    if (!nodeJson) {
+      if (res.exitCode === 0) {
+        throw new ToolError({
+          tool: 'kubectl',
+          command: what,
+          kind: 'unparseable',
+          exitCode: 0,
+          stderr: `no Node ${name} in the output`,
+          node: name,
+        });
+      }
+      throw this.failure(args, res, lines.filter((l) => !aboutLease(l)).join('\n') || res.stderr, name);
+    }
+    const node = nodeFromJson(nodeJson);
+    if (leaseJson) return { node, lease: { ok: true, lease: leaseFromJson(leaseJson) } };
+    const leaseLines = lines.filter(aboutLease);
+    if (leaseLines.length > 0 && leaseLines.every((l) => classifyKubectlFailure(l) === 'not-found')) {
+      return { node, lease: { ok: true, lease: undefined } };
+    }
+    const why = this.runner.mask(leaseLines.join('; ') || res.stderr.trim() || `no Lease ${leaseName} in the output`);
+    return { node, lease: { ok: false, error: why } };
   }
 
   async patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState> {

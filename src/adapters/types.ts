@@ -67,7 +67,16 @@ export interface KubeClient {
   createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState>;
   /** `kubectl patch lease --type=json`; a failed `test` op throws cause 'invalid' */
   patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState>;
+  /**
+   * The node and the Lease in one command (`kubectl get node/N lease/L -n NS`): a node read that
+   * also proves who holds the run lock (src/lease.ts, proveByRead). Throws as getNode does when the
+   * node cannot be read; a Lease that cannot be read is reported in `lease`, never thrown.
+   */
+  getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }>;
 }
+
+/** The Lease as read beside a node: undefined when it does not exist; `error` when it could not be read. */
+export type LeaseReading = { ok: true; lease: LeaseState | undefined } | { ok: false; error: string };
 
 export interface EtcdMemberStatus {
   /** the NODE column (the address we asked) */

@@ -1,10 +1,10 @@
 // What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
 // per-run state every step shares (defaults resolved once, the Talos versions read so far).
-import type { KubeClient, TalosClient } from '../adapters/types.js';
+import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js';
 import { realClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
-import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../model.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading } from '../model.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -25,8 +25,10 @@ export interface RunLockLike {
   startRenewing(): void;
   /** throws when the lock is known lost (another holder seen by a renewal, or renewals failing past its duration) */
   assertHeld(): void;
-  /** a renewal now that proves the Lease is still ours; throws when it is not */
-  confirm(): Promise<void>;
+  /** where the Lease is: the fence read before a mutation reads it beside the node */
+  readonly ref: { namespace: string; name: string };
+  /** proves the Lease is still ours (by `read`, the Lease read with the node just before, or by a renewal now); throws when it is not */
+  confirm(read?: LeaseReading): Promise<void>;
   release(): Promise<{ released: boolean; message: string }>;
   stop(): void;
 }
@@ -78,21 +80,37 @@ export function makeContext(deps: RolloutDeps): RunContext {
   };
 }
 
+/** A fence read of a node; under a run Lease, the Lease read in the same command (see beforeMutation). */
+export interface FenceRead {
+  node: NodeState;
+  lease?: LeaseReading;
+}
+
+/** One process either way: `kubectl get node/N` alone, or with the run Lease beside it. */
+export async function readNodeForMutation(ctx: Pick<RolloutDeps, 'kube' | 'lock'>, name: string): Promise<FenceRead> {
+  if (!ctx.lock) return { node: await ctx.kube.getNode(name) };
+  return ctx.kube.getNodeAndLease(name, ctx.lock.ref.namespace, ctx.lock.ref.name);
+}
+
 /**
  * Immediately before every mutation that moves the roll forward: a cancelled run starts nothing new,
  * and the Lease must still be ours. Before a Talos mutation, the drain, the reboot and the verified
- * release (`fresh`), a renewal must prove it: the renewal is a CAS on our holder identity, so it fails
- * when anyone else wrote the holder since, which the lock's cached state between ticks cannot see.
+ * release (`fresh`), that must be proven now, not taken from the lock's state cached between ticks:
+ * by `read`, the Lease as read together with the node in the fence read that immediately precedes
+ * the mutation (no other step in between), or else by a renewal (RunLock.confirm has the rule).
  * The claim and the phase patch only check the cached state: they touch nothing but our own
  * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
  * is released, nothing on Talos having changed) when the Lease was lost meanwhile.
  */
-export async function beforeMutation(ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>, opts: { fresh: boolean }): Promise<void> {
+export async function beforeMutation(
+  ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>,
+  opts: { fresh: false } | { fresh: true; read: FenceRead | undefined },
+): Promise<void> {
   const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
   if (ctx.cancelled?.()) throw cancelled();
   if (!opts.fresh) return ctx.lock?.assertHeld();
   try {
-    await ctx.lock?.confirm();
+    await ctx.lock?.confirm(opts.read?.lease);
   } catch (e) {
     // A cancellation kills the renewal too: that is the cancellation, not a lost Lease.
     if (ctx.cancelled?.()) throw cancelled();

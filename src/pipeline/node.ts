@@ -9,7 +9,7 @@ import { identityChanges } from '../rules/inventory.js';
 import { buildReleasePatch } from '../rules/release.js';
 import { verifyImage } from '../verifyImage.js';
 import { claimNode } from './claim.js';
-import { beforeMutation, type RunContext } from './context.js';
+import { beforeMutation, readNodeForMutation, type RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
 import { fenceProblems, rebootNode } from './reboot.js';
@@ -124,7 +124,7 @@ function asSetStop(run: NodeRun, message: string): NodeStop {
 
 /** 3.5 Apply the credential, on the node we claimed and still fenced. */
 async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
-  const { problems } = await fenceProblems(ctx, run, 're-read node (before the credential patch)');
+  const { problems, ...fence } = await fenceProblems(ctx, run, 're-read node (before the credential patch)');
   if (problems.length > 0) {
     throw new NodeStop('failed', `node changed before the credential patch: ${problems.join('; ')}`, {
       disposition: 'leave-as-set',
@@ -133,7 +133,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   }
   try {
     await run.step('talosctl patch machineconfig', async () => {
-      await beforeMutation(ctx, { fresh: true });
+      await beforeMutation(ctx, { fresh: true, read: fence });
       run.talosTouched = true;
       return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
     });
@@ -183,7 +183,8 @@ async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<v
 /** 3.9 Release with verified-revision, on the node we claimed, while the Lease is still ours. */
 async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
   const { keys, config } = ctx;
-  const changed = identityChanges(run.node, await run.step('re-read node (before the release)', () => ctx.kube.getNode(run.node.name)));
+  const fence = await run.step('re-read node (before the release)', () => readNodeForMutation(ctx, run.node.name));
+  const changed = identityChanges(run.node, fence.node);
   if (changed.length > 0) {
     throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {
       disposition: 'leave-as-set',
@@ -191,7 +192,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
     });
   }
   await run.step('release', async () => {
-    await beforeMutation(ctx, { fresh: true });
+    await beforeMutation(ctx, { fresh: true, read: fence });
     return patchNodeSurvivingTransport(
       ctx,
       run.node.name,

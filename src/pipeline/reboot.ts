@@ -7,31 +7,31 @@ import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { quorumGate } from '../rules/quorum.js';
 import { LeaseLostError } from '../lease.js';
-import { beforeMutation, type RunContext } from './context.js';
+import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
-export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<{ node: NodeState; problems: string[] }> {
-  const node = await run.step(label, () => ctx.kube.getNode(run.node.name));
-  const problems = [...new Set([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)])];
-  return { node, problems };
+export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
+  const read = await run.step(label, () => readNodeForMutation(ctx, run.node.name));
+  const problems = [...new Set([...identityChanges(run.node, read.node), ...checkGuard(run.capture!, read.node, ctx.keys)])];
+  return { ...read, problems };
 }
 
 /**
  * The guard: another actor changed the node while we hold it. Nothing more is done to it, not even
  * an uncordon (an autoscaler may be deleting it; a changed address may point at another machine).
  */
-export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<NodeState> {
-  const { node, problems } = await fenceProblems(ctx, run, `guard (${label})`);
+export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
+  const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
   if (problems.length > 0) {
     throw new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
       disposition: 'leave-as-set',
       nextStep: `Another actor changed the node while this run held it; it was left exactly as they set it and was not rebooted. Check who changed it, then release the claim: ${run.releaseCommand()}`,
     });
   }
-  return node;
+  return read;
 }
 
 class QuorumRefusal extends Error {
@@ -66,24 +66,35 @@ async function checkQuorum(ctx: RunContext, run: NodeRun, label: string): Promis
   if (problems.length > 0) throw new QuorumRefusal(problems);
 }
 
-/** The quorum gate for a control plane; a refusal gives the node back (nothing was rebooted). */
-async function quorumOrRelease(ctx: RunContext, run: NodeRun, label: string, nextStep: string): Promise<void> {
-  if (run.node.role !== 'control-plane') return;
+/**
+ * The quorum gate for a control plane; a refusal gives the node back (nothing was rebooted).
+ * Returns the fence read still usable as the Lease proof of the next mutation: none after the gate
+ * ran, since the proof must come from the read immediately before the mutation.
+ */
+async function quorumOrRelease(
+  ctx: RunContext,
+  run: NodeRun,
+  fence: FenceRead,
+  label: string,
+  nextStep: string,
+): Promise<FenceRead | undefined> {
+  if (run.node.role !== 'control-plane') return fence;
   try {
     await checkQuorum(ctx, run, label);
   } catch (e) {
     if (!(e instanceof QuorumRefusal)) throw e;
     throw new NodeStop('refused', e.message, { disposition: 'release', nextStep });
   }
+  return undefined;
 }
 
-async function drain(ctx: RunContext, run: NodeRun): Promise<void> {
+async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined): Promise<void> {
   const name = run.node.name;
   run.enter('draining');
   try {
     try {
       await run.step('drain', async () => {
-        await beforeMutation(ctx, { fresh: true });
+        await beforeMutation(ctx, { fresh: true, read: proof });
         return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
       });
     } catch (e) {
@@ -92,9 +103,9 @@ async function drain(ctx: RunContext, run: NodeRun): Promise<void> {
       // is the cluster saying no.
       if (!isTransport(e) || ctx.cancelled?.()) throw e;
       await waitForApiserver(ctx, run);
-      await guard(ctx, run, 'after the drain was cut off');
+      const again = await guard(ctx, run, 'after the drain was cut off');
       await run.step('drain (retry after a transport failure)', async () => {
-        await beforeMutation(ctx, { fresh: true });
+        await beforeMutation(ctx, { fresh: true, read: again });
         return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
       });
     }
@@ -148,26 +159,28 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const { talos, config } = ctx;
   const name = run.node.name;
 
-  await guard(ctx, run, 'before drain');
-  await quorumOrRelease(
+  const beforeDrain = await guard(ctx, run, 'before drain');
+  const drainProof = await quorumOrRelease(
     ctx,
     run,
+    beforeDrain,
     'before drain',
     'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.',
   );
-  await drain(ctx, run);
+  await drain(ctx, run, drainProof);
   const drained = await guard(ctx, run, 'after drain');
-  await quorumOrRelease(
+  const rebootProof = await quorumOrRelease(
     ctx,
     run,
+    drained,
     'after drain',
     'The node was drained but not rebooted, and released again. Fix etcd on the peers, then rerun.',
   );
 
-  const bootBefore = drained.bootID;
+  const bootBefore = drained.node.bootID;
   run.enter('rebooting');
   await run.step('talosctl reboot', async () => {
-    await beforeMutation(ctx, { fresh: true });
+    await beforeMutation(ctx, { fresh: true, read: rebootProof });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
   const back = await waitForReady(ctx, run, bootBefore);
