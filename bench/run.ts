@@ -11,8 +11,10 @@
 //                           `talosctl read`s), so a run already is the sum of many process timings
 //   BENCH_STARTUP_RUNS=10
 //   BENCH_WASTED_SEED=10     seed of the wasted-reboots twin's timings
-//   BENCH_ONLY=claim,perNode,plan,startup,wasted   (add `parallel` for the 60-worker max-unavailable roll, minutes long:
-//                           BENCH_PARALLEL_NODES=60, BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=60)
+//   BENCH_ONLY=claim,perNode,plan,startup,wasted   (`parallel` is the 60-worker max-unavailable roll, about
+//                           35 minutes, so it runs on its own: `npm run bench:parallel`, written to
+//                           bench/results-parallel.{json,md}; BENCH_PARALLEL_NODES=60,
+//                           BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=6, BENCH_PARALLEL_POLL_MS=2000)
 //
 // Each section is its own file (bench/<section>.ts) exporting one bench function and its result type;
 // a new section adds a file, one line in main() and its rows in evaluate().
@@ -128,7 +130,7 @@ async function main(): Promise<number> {
   const planFindings = plan ? planNotes(plan) : [];
 
   const wallMs = Math.round(performance.now() - started);
-  const targets = evaluate({ claim, perNode, plan, startup, wasted, wallMs, claimsPerRate });
+  const targets = evaluate({ claim, perNode, plan, startup, wasted, wallMs, claimsPerRate, withParallel: !!parallel });
   if (parallel) targets.push(...parallelTargets(parallel));
 
   const results = {
@@ -170,7 +172,9 @@ async function main(): Promise<number> {
     parallel: parallel ?? null,
     targets,
   };
-  const out = join(repoRoot, 'bench', 'results.json');
+  // The parallel roll alone (npm run bench:parallel) keeps its own files, so neither run overwrites the other's figures.
+  const stem = only.size === 1 && only.has('parallel') ? 'results-parallel' : 'results';
+  const out = join(repoRoot, 'bench', `${stem}.json`);
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 
   const loadEnd = loadavg().map((l) => l.toFixed(2));
@@ -186,7 +190,7 @@ async function main(): Promise<number> {
     planFindings,
     wastedFindings: wasted ? wastedNotes(wasted) : [],
   });
-  writeFileSync(join(repoRoot, 'bench', 'results.md'), await formatMarkdown(table));
+  writeFileSync(join(repoRoot, 'bench', `${stem}.md`), await formatMarkdown(table));
   console.log(`\nwritten: ${out}`);
   return 0;
 }
@@ -210,6 +214,8 @@ function evaluate(r: {
   wasted?: WastedResult;
   wallMs: number;
   claimsPerRate: number;
+  /** the parallel roll ran: it alone takes over half an hour, so the 10-minute budget is not judged */
+  withParallel: boolean;
 }): Target[] {
   const t: Target[] = [];
   for (const row of r.claim ?? []) {
@@ -360,8 +366,8 @@ function evaluate(r: {
     section: 'bench',
     metric: `whole run (${r.claimsPerRate} claims per rate)`,
     measured: ms(r.wallMs),
-    target: '< 600000 ms',
-    pass: r.wallMs < BUDGET_MS,
+    target: r.withParallel ? '(shown; the parallel roll is outside the budget)' : '< 600000 ms',
+    pass: r.withParallel ? null : r.wallMs < BUDGET_MS,
   });
   return t;
 }
