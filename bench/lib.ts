@@ -118,7 +118,11 @@ export function rolloutDeps(d: ActionDeps, extra: Partial<RolloutDeps> = {}): Ro
 
 // --- attribution of child processes ----------------------------------------------------------------
 
-/** `kubectl get node NAME -o json …` → `kubectl get node`; `talosctl --nodes A,B get servicepids cri` → `talosctl get servicepids`. */
+/**
+ * `kubectl get node NAME -o json …` → `kubectl get node`; the fence read with the Lease beside it,
+ * `kubectl get node/NAME lease/L …` → `kubectl get node+lease`; `talosctl --nodes A,B get servicepids
+ * cri` → `talosctl get servicepids`.
+ */
 export function commandKind(command: string): string {
   const words = command.split(' ');
   const tool = words[0]!.split('/').pop()!;
@@ -138,7 +142,8 @@ export function commandKind(command: string): string {
     return `talosctl ${rest[0] ?? ''}`;
   }
   if (tool === 'kubectl') {
-    if (rest[0] === 'get' && rest[1] === 'node') return 'kubectl get node';
+    if (rest[0] === 'get' && rest[1]?.startsWith('node/') && rest[2]?.startsWith('lease/')) return 'kubectl get node+lease';
+    if (rest[0] === 'get' && (rest[1] === 'node' || rest[1]?.startsWith('node/'))) return 'kubectl get node';
     if (rest[0] === 'get' || rest[0] === 'patch' || rest[0] === 'create') return `kubectl ${rest.slice(0, 2).join(' ')}`;
     return `kubectl ${rest[0] ?? ''}`;
   }

@@ -125,13 +125,15 @@ function cutsNote(label: string, k: KindCost): string {
       saves: (reads - 1) * evReads,
     });
   }
-  const rereads = k.steps.filter((s) => s.commands === '1× kubectl get node' && s.step !== 'read node').map((s) => s.step);
+  const rereads = k.steps
+    .filter((s) => (s.commands === '1× kubectl get node' || s.commands === '1× kubectl get node+lease') && s.step !== 'read node')
+    .map((s) => s.step);
   const saved = cuts.reduce((a, c) => a + c.saves, 0);
   const left = (k.processes ?? 0) - saved;
   return (
     `${label} node, what could be cut: ${cuts.length ? cuts.map((c) => `${c.what} (−${c.saves})`).join('; ') : 'nothing on the Talos side (no talosctl read is left)'}. ` +
     `That leaves ${left} processes${left > 12 ? ` (still above 12${evReads > 1 ? ': the proof after the reboot repeats the whole evidence read; a narrower proof would be the next cut' : ''})` : ''}. ` +
-    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion).`
+    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion); each of them also reads the Lease, the proof for the mutation right after it.`
   );
 }
 
