@@ -73,8 +73,10 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(d.reason).toMatch(/Talos restarted cri/);
     expect(c.talos.node('worker-1').containerd.pid).not.toBe(pidBefore);
     expectApiGap(d.proof, trueGap(c, 'worker-1'));
-    // the twin schedules the restart on a timer: 300 ms, or a little later on a loaded machine
-    expect(trueGap(c, 'worker-1')).toBeGreaterThanOrEqual(299);
+    // the twin schedules the restart on a timer: about 300 ms. A Node timer counts from the event
+    // loop's cached time, which can be a few ms older than the write's stamp, so it may fire a little
+    // early against that stamp (298.7 ms was seen in CI); on a loaded machine it fires later.
+    expect(trueGap(c, 'worker-1')).toBeGreaterThanOrEqual(290);
     expect(trueGap(c, 'worker-1')).toBeLessThan(500);
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
