@@ -280,14 +280,11 @@ describe('renderSummary', () => {
 
 describe('renderSummary: which path read Talos', () => {
   it('says it under the counts, escaped', () => {
-    const html = renderSummary({
-      mode: 'apply',
-      registry: 'ghcr.io',
-      revision: 'r1',
-      result: 'processed',
-      records: [record('w1', 'rebooted')],
-      talosReads: 'reading Talos through talosctl: /tmp/talosconfig, context "omni": the context has no client certificate <x>',
-    });
+    const html = renderSummary(
+      base([record('w1', 'rebooted')], {
+        talosReads: 'reading Talos through talosctl: /tmp/talosconfig, context "omni": the context has no client certificate <x>',
+      }),
+    );
     expect(html).toContain(
       '<p><b>Talos readings:</b> reading Talos through talosctl: /tmp/talosconfig, context &quot;omni&quot;: the context has no client certificate &lt;x&gt;</p>',
     );
@@ -296,18 +293,12 @@ describe('renderSummary: which path read Talos', () => {
 
 describe('renderSummary: the outcome cell', () => {
   it('is the label alone for a decided node, and names an undecided proof and how it was settled', () => {
-    const plain = renderSummary({
-      mode: 'apply',
-      registry: 'ghcr.io',
-      revision: 'r1',
-      result: 'processed',
-      records: [record('w1', 'rebooted')],
-    });
+    const plain = renderSummary(base([record('w1', 'rebooted')]));
     expect(plain).toContain('<td>🔄 rebooted</td>');
     const undecided = record('w2', 'rebooted', {
       proofUndecided: { unproven: 'the order cannot be proven', settledBy: 'verify-image', residualRisk: 'r' },
     });
-    const html = renderSummary({ mode: 'apply', registry: 'ghcr.io', revision: 'r1', result: 'processed', records: [undecided] });
+    const html = renderSummary(base([undecided]));
     expect(html).toContain('<td>🔄 rebooted (proof undecided; proven by verify-image)</td>');
   });
 });
