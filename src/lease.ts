@@ -279,7 +279,6 @@ export class RunLock {
   }
 
   private async confirmByRenewal(): Promise<void> {
-    this.assertHeld();
     const now = this.clock.now();
     try {
       await this.kube.patchLease(this.namespace, this.name, renewPatch(this.owner, now));

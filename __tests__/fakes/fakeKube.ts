@@ -197,16 +197,9 @@ export class FakeKube implements KubeClient {
     return o ? this.leaseState(o) : undefined;
   }
 
-  /** when set, the Lease half of getNodeAndLease fails with this text (the node half still answers) */
-  leaseReadError?: string;
-
   // kubectl sends the two GETs of `get node/N lease/L` one after the other: recorded as the two reads.
   async getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }> {
     const node = await this.getNode(name);
-    if (this.leaseReadError) {
-      this.calls.push({ method: 'getLease', name: leaseName });
-      return { node, lease: { ok: false, error: this.leaseReadError } };
-    }
     return { node, lease: { ok: true, lease: await this.getLease(leaseNamespace, leaseName) } };
   }
 
