@@ -165,7 +165,14 @@ export class FakeKube implements KubeClient {
     const killed = new Promise<never>((_, reject) => {
       const fail = () =>
         reject(
-          new ToolError({ tool: 'kubectl', command: `kubectl drain ${name}`, kind: 'unknown', exitCode: null, stderr: 'killed', node: name }),
+          new ToolError({
+            tool: 'kubectl',
+            command: `kubectl drain ${name}`,
+            kind: 'unknown',
+            exitCode: null,
+            stderr: 'killed',
+            node: name,
+          }),
         );
       if (stop.aborted) fail();
       else stop.addEventListener('abort', fail, { once: true });

@@ -26,7 +26,11 @@ function slowDrain(c: ReturnType<typeof makeCluster>, otherActor: () => void) {
 
 describe('the drain is ended the moment the claim is lost', () => {
   const cases: Array<[string, (c: ReturnType<typeof makeCluster>) => void, RegExp]> = [
-    ['another actor replaces the owner annotation', (c) => c.kube.mutate('w1', (o) => (o.metadata.annotations[keys.owner] = OTHER)), /is held by/],
+    [
+      'another actor replaces the owner annotation',
+      (c) => c.kube.mutate('w1', (o) => (o.metadata.annotations[keys.owner] = OTHER)),
+      /is held by/,
+    ],
     ['another actor uncordons the node', (c) => c.kube.mutate('w1', (o) => (o.spec.unschedulable = false)), /uncordoned/],
     ['the node is re-created with a new uid', (c) => c.kube.replace('w1'), /uid changed/],
     ['the node is deleted', (c) => c.kube.remove('w1'), /w1 was deleted/],

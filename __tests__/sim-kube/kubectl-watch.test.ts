@@ -106,7 +106,10 @@ describe('Kubectl.watchNode', () => {
 
   it('a watch that keeps failing is given up: the promise rejects with the classified failure', async () => {
     const kube = new Kubectl({ runner: new Runner(), kubeconfig: sim.kubeconfigPath });
-    sim.failNext({ method: 'GET', path: /^\/api\/v1\/nodes$/, count: 10 }, { status: 403, reason: 'Forbidden', message: 'nodes is forbidden: cannot watch' });
+    sim.failNext(
+      { method: 'GET', path: /^\/api\/v1\/nodes$/, count: 10 },
+      { status: 403, reason: 'Forbidden', message: 'nodes is forbidden: cannot watch' },
+    );
     const w = watch(kube, (await kube.getNode('w-1')).resourceVersion);
     await expect(w.done).rejects.toMatchObject({ kind: 'forbidden' });
   });

@@ -204,7 +204,11 @@ export class Kubectl implements KubeClient {
           broken = `not a watch event: ${e.line}`;
         }
       });
-      const query = new URLSearchParams({ fieldSelector: `metadata.name=${name}`, watch: 'true', timeoutSeconds: String(this.watchSeconds) });
+      const query = new URLSearchParams({
+        fieldSelector: `metadata.name=${name}`,
+        watch: 'true',
+        timeoutSeconds: String(this.watchSeconds),
+      });
       if (rv) query.set('resourceVersion', rv);
       const args = ['get', '--raw', `/api/v1/nodes?${query.toString()}`];
       // A watch that hangs without the server ending it would leave us blind: our deadline ends it.

@@ -65,7 +65,12 @@ export interface KubeClient {
    * (docs/kubernetes-facts.md#k12-watch). Resolves when `signal` aborts; rejects (ToolError) only
    * when the watch cannot be kept: the node may then have changed unseen.
    */
-  watchNode(name: string, sinceResourceVersion: string, onChange: (node: NodeState | undefined) => void, signal: AbortSignal): Promise<void>;
+  watchNode(
+    name: string,
+    sinceResourceVersion: string,
+    onChange: (node: NodeState | undefined) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   /** `kubectl get --raw /readyz` */
   readyz(): Promise<void>;
   createPod(manifest: Record<string, unknown>): Promise<PodState>;
