@@ -36,3 +36,35 @@ describe('Runner: tool output is redacted before it is stored', () => {
     expect(runner.mask(`x ${SECRET} y`)).toBe('x *** y');
   });
 });
+
+describe('Runner: one child ended through its own signal, its output streamed', () => {
+  it('onStdout gets the output as it is written; aborting the signal kills that child and the result says aborted', async () => {
+    const runner = new Runner();
+    const stop = new AbortController();
+    const chunks: string[] = [];
+    const script = `process.stdout.write('line 1\\n'); setInterval(() => {}, 1000);`;
+    const res = await runner.run({
+      file: process.execPath,
+      args: ['-e', script],
+      signal: stop.signal,
+      onStdout: (c) => {
+        chunks.push(c);
+        stop.abort();
+      },
+    });
+    expect(chunks.join('')).toBe('line 1\n');
+    expect(res.aborted).toBe(true);
+    expect(res.signal).toBe('SIGTERM');
+    expect(res.stdout).toBe('');
+    expect(runner.signal.aborted).toBe(false); // the runner itself goes on
+  });
+
+  it('a signal already aborted starts nothing', async () => {
+    const runner = new Runner();
+    const stop = new AbortController();
+    stop.abort();
+    const res = await runner.run({ file: process.execPath, args: ['-e', ''], signal: stop.signal });
+    expect(res.aborted).toBe(true);
+    expect(runner.processCount).toBe(0);
+  });
+});

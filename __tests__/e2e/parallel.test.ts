@@ -3,6 +3,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
+import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kubectl.js';
+import { REBOOT_GRACE_MS } from '../../src/adapters/talosctl.js';
+import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
+import { nodeDeadlines } from '../../src/rules/budget.js';
 import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -153,9 +157,20 @@ describe('e2e: several workers at once', () => {
   it('time-budget reached: result partial, nothing half-done, and the next run finishes the rest', { timeout: 60_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1', 'w-2', 'w-3', 'w-4']);
-    // before a node rebooted a start needs drain-timeout + ready-timeout (8 s) left: the first node
-    // starts, and once it took its seconds fewer than that are left
-    const first = await act(c, { 'time-budget': '9s', 'drain-timeout': '4s', 'ready-timeout': '4s' });
+    // a start needs the sum of a node's own deadlines left (with these timeouts 7m36s, mostly the
+    // fixed margins): a budget 6 s above it lets the first node start, and once it took its seconds
+    // less than that is left
+    const deadlines = nodeDeadlines({
+      drainTimeoutMs: 4000,
+      readyTimeoutMs: 4000,
+      criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
+      verifyImage: false,
+      drainKillGraceMs: DRAIN_KILL_GRACE_MS,
+      rebootGraceMs: REBOOT_GRACE_MS,
+      readyzWaitMs: READYZ_WAIT_MS,
+    });
+    const budgetS = deadlines.reduce((t, d) => t + d.ms, 0) / 1000 + 6;
+    const first = await act(c, { 'time-budget': `${budgetS}s`, 'drain-timeout': '4s', 'ready-timeout': '4s' });
     expect(first.exitCode, first.stdout).toBe(0);
     expect(first.outputs.result).toBe('partial');
     const left = Number(first.outputs.left);
@@ -179,7 +194,7 @@ describe('e2e: several workers at once', () => {
   it('fail-on-partial: true fails the step when the budget ends the run', { timeout: 30_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1']);
-    // the bound (drain-timeout + ready-timeout) is above the budget: no node may start
+    // the sum of a node's own deadlines is above the budget: no node may start
     const run = await act(c, { 'time-budget': '5s', 'fail-on-partial': 'true' });
     expect(run.exitCode).toBe(1);
     expect(run.outputs.result).toBe('partial');

@@ -28,6 +28,16 @@ export class FakeKube implements KubeClient {
   /** runs just before a node patch is applied (after the pipeline's read): inject a concurrent write */
   beforePatch?: (name: string, ops: JsonPatchOp[]) => void;
   drainError?: ToolError;
+  /**
+   * Stands in for the drain's work (the evictions): the drain returns when it resolves, and rejects
+   * at once when its signal is aborted (kubectl killed). It must itself stop evicting once aborted.
+   */
+  drainBody?: (name: string, signal: AbortSignal) => Promise<void>;
+  /** when set, every watch of a node fails with it right after it started (the watch cannot be kept) */
+  watchError?: ToolError;
+  /** the watches opened so far */
+  watchCount = 0;
+  private readonly watchers = new Set<{ name: string; onChange: (n: NodeState | undefined) => void }>();
   /** what the kubelet reports for the verify pod's image pull on a node */
   pull: (node: string) => { ok: true } | { ok: false; reason: string } = () => ({ ok: true });
   injectPullSecrets = false;
@@ -67,6 +77,20 @@ export class FakeKube implements KubeClient {
     fn(o);
     o.metadata.resourceVersion = String(++this.rv);
     this.nodes.set(name, normalize(o));
+    this.notify(name);
+  }
+
+  /** the node object is deleted (a watch sees DELETED) */
+  remove(name: string): void {
+    this.nodes.delete(name);
+    this.notify(name);
+  }
+
+  /** Watchers hear of a write after the writer's synchronous code, as from a stream. */
+  private notify(name: string): void {
+    const o = this.nodes.get(name);
+    const state = o ? nodeFromJson(structuredClone(o)) : undefined;
+    for (const w of this.watchers) if (w.name === name) queueMicrotask(() => w.onChange(state));
   }
 
   replace(name: string): void {
@@ -128,13 +152,54 @@ export class FakeKube implements KubeClient {
     if (JSON.stringify(next) !== JSON.stringify(o)) {
       next.metadata.resourceVersion = String(++this.rv);
       this.nodes.set(name, next);
+      this.notify(name);
     }
     return nodeFromJson(structuredClone(this.nodes.get(name)));
   }
 
-  async drain(name: string, _timeoutMs: number): Promise<void> {
+  async drain(name: string, _timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.calls.push({ method: 'drain', name });
     if (this.drainError) throw this.drainError;
+    if (!this.drainBody) return;
+    const stop = signal ?? new AbortController().signal;
+    const killed = new Promise<never>((_, reject) => {
+      const fail = () =>
+        reject(
+          new ToolError({
+            tool: 'kubectl',
+            command: `kubectl drain ${name}`,
+            kind: 'unknown',
+            exitCode: null,
+            stderr: 'killed',
+            node: name,
+          }),
+        );
+      if (stop.aborted) fail();
+      else stop.addEventListener('abort', fail, { once: true });
+    });
+    await Promise.race([this.drainBody(name, stop), killed]);
+  }
+
+  // Like the real watch: every write after `since` is delivered; the fake keeps no history, so a node
+  // written since is delivered once as it is now.
+  async watchNode(name: string, since: string, onChange: (n: NodeState | undefined) => void, signal: AbortSignal): Promise<void> {
+    this.watchCount++;
+    const w = { name, onChange };
+    this.watchers.add(w);
+    try {
+      const now = this.nodes.get(name);
+      if (!now || now.metadata.resourceVersion !== since) this.notify(name);
+      await new Promise<void>((resolve, reject) => {
+        if (this.watchError) {
+          const e = this.watchError;
+          queueMicrotask(() => reject(e));
+        }
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      this.watchers.delete(w);
+    }
   }
 
   async readyz(): Promise<void> {

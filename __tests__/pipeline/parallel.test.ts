@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/errors.js';
 import { keys, makeCluster, roll } from './harness.js';
 
+const MIN = 60_000;
 const workers = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `w${i + 1}` }));
 
 describe('rollout: several workers in flight (fakes)', () => {
@@ -57,7 +58,55 @@ describe('rollout: several workers in flight (fakes)', () => {
     }
   });
 
-  it('the time budget: no node starts when less than drain-timeout + ready-timeout is left; result partial', async () => {
+  /**
+   * A node whose every wait stays within its own deadline, yet takes longer than drain-timeout +
+   * ready-timeout: a drain of 50 s (drain-timeout 60 s), a `talosctl reboot --wait` that reports after
+   * 9 min (its --timeout is ready-timeout, 10 min), then 5 min until Ready (the wait allows 10 min).
+   */
+  function slowButWithinItsDeadlines(c: ReturnType<typeof makeCluster>) {
+    c.kube.drainBody = async () => {
+      c.clock.t += 50_000;
+    };
+    const reboot = c.talos.reboot.bind(c.talos);
+    let readyAt = Infinity;
+    c.talos.reboot = async (address, timeoutMs) => {
+      await reboot(address, timeoutMs);
+      c.clock.t += 9 * MIN - 30_000; // the fake reboot itself takes 30 s
+      readyAt = c.clock.now() + 5 * MIN;
+      c.kube.mutate('w1', (o) => (o.status.conditions[0].status = 'False'));
+    };
+    const getNode = c.kube.getNode.bind(c.kube);
+    c.kube.getNode = async (name) => {
+      if (c.clock.now() >= readyAt) {
+        readyAt = Infinity;
+        c.kube.mutate(name, (o) => (o.status.conditions[0].status = 'True'));
+      }
+      return getNode(name);
+    };
+  }
+
+  it('the time budget: a node is started only when the sum of its own deadlines fits; then it ends within the budget', async () => {
+    const timeouts = { drainTimeoutMs: 60_000, readyTimeoutMs: 10 * MIN, criRestartWaitMs: 60_000 };
+    // 14 min left covers drain-timeout + ready-timeout (11 min), not what this node may take: not started
+    const c = makeCluster(workers(1));
+    slowButWithinItsDeadlines(c);
+    const t0 = c.clock.now();
+    const res = await roll(c, { ...timeouts, timeBudgetMs: 14 * MIN });
+    for (const r of res.records) expect(Date.parse(r.endedAt!) - t0, `${r.node} ended after the budget`).toBeLessThanOrEqual(14 * MIN);
+    expect(res.result).toBe('partial');
+    expect(res.notReached).toEqual(['w1']);
+    expect(res.notice).toMatch(/a worker may take up to 30m0s \(the sum of its own deadlines\): no new node started; 1 node left/);
+    // with the sum of its deadlines left (30 min), it starts, and ends within the budget
+    const d = makeCluster(workers(1));
+    slowButWithinItsDeadlines(d);
+    const t1 = d.clock.now();
+    const ok = await roll(d, { ...timeouts, timeBudgetMs: 30 * MIN });
+    expect(ok.records.map((r) => r.outcome)).toEqual(['rebooted']);
+    expect(Date.parse(ok.records[0].endedAt!) - t1).toBeGreaterThan(14 * MIN); // what overran the 14 min above
+    expect(Date.parse(ok.records[0].endedAt!) - t1).toBeLessThanOrEqual(30 * MIN);
+  });
+
+  it('the time budget: no node starts when less than the sum of its deadlines is left; result partial', async () => {
     const c = makeCluster(workers(3));
     const res = await roll(c, { timeBudgetMs: 60_000, drainTimeoutMs: 60_000, readyTimeoutMs: 600_000 });
     expect(res.result).toBe('partial');
@@ -67,15 +116,19 @@ describe('rollout: several workers in flight (fakes)', () => {
     expect(c.kube.mutatingCalls().filter((m) => !m.includes('Lease'))).toEqual([]);
   });
 
-  it('the time budget, once a node rebooted: its time is the estimate, and the roll stops when it no longer fits', async () => {
+  it('the time budget over several nodes: nodes start while the sum of their deadlines fits, and all end within the budget', async () => {
     const c = makeCluster(workers(4));
-    // each fake reboot advances the test clock by the polls; budget for about two nodes
     const one = await roll(makeCluster(workers(1)), {});
     const took = one.records[0].durationMs;
-    const res = await roll(c, { timeBudgetMs: Math.max(took * 2.5, 1), drainTimeoutMs: 1, readyTimeoutMs: 1 });
+    // with 1 ms timeouts the sum is the adapters' margins alone: 7 min; budget for about two nodes more
+    const tiny = { drainTimeoutMs: 1, readyTimeoutMs: 1, criRestartWaitMs: 1 };
+    const budget = 7 * MIN + 3 + Math.round(took * 2.5);
+    const t0 = c.clock.now();
+    const res = await roll(c, { ...tiny, timeBudgetMs: budget });
     expect(res.result).toBe('partial');
     expect(res.records.length).toBeGreaterThanOrEqual(2);
     expect(res.records.every((r) => r.outcome === 'rebooted')).toBe(true);
     expect(res.notReached.length).toBe(4 - res.records.length);
+    for (const r of res.records) expect(Date.parse(r.endedAt!) - t0).toBeLessThanOrEqual(budget);
   });
 });

@@ -1,22 +1,66 @@
 import { describe, expect, it } from 'vitest';
-import { budgetAllows, type BudgetInput, type FinishedNode } from '../../src/rules/budget.js';
+import { budgetAllows, nodeDeadlines, type BudgetInput, type DeadlineInputs, type FinishedNode } from '../../src/rules/budget.js';
 
 const MIN = 60_000;
-const worker = (tookMin: number, rebooted = true): FinishedNode => ({ role: 'worker', tookMs: tookMin * MIN, rebooted });
-const controlPlane = (tookMin: number, rebooted = true): FinishedNode => ({ role: 'control-plane', tookMs: tookMin * MIN, rebooted });
+const worker = (tookMin: number): FinishedNode => ({ role: 'worker', tookMs: tookMin * MIN });
+const controlPlane = (tookMin: number): FinishedNode => ({ role: 'control-plane', tookMs: tookMin * MIN });
+
+/** The defaults: drain-timeout 45m, ready-timeout 10m, cri-restart-wait 60s, and the adapters' margins. */
+const DEFAULTS: DeadlineInputs = {
+  drainTimeoutMs: 45 * MIN,
+  readyTimeoutMs: 10 * MIN,
+  criRestartWaitMs: 1 * MIN,
+  verifyImage: false,
+  drainKillGraceMs: 1 * MIN,
+  rebootGraceMs: 1 * MIN,
+  readyzWaitMs: 2 * MIN,
+};
+const sum = (d: DeadlineInputs) => nodeDeadlines(d).reduce((s, x) => s + x.ms, 0);
 
 function decide(over: Partial<BudgetInput>) {
   return budgetAllows({
-    budgetMs: 60 * MIN,
+    budgetMs: 200 * MIN,
     runStartMs: 1_000_000,
     nowMs: 1_000_000,
     role: 'worker',
     finished: [],
-    boundMs: 55 * MIN,
+    deadlines: nodeDeadlines(DEFAULTS),
     left: 10,
     ...over,
   });
 }
+
+describe('nodeDeadlines: what one node may take at worst', () => {
+  it('covers every long wait of a node at its own deadline, not drain-timeout + ready-timeout alone', () => {
+    const waits = nodeDeadlines(DEFAULTS);
+    expect(waits.map((w) => [w.what, w.ms / MIN])).toEqual([
+      ['the wait for Talos to restart cri', 1],
+      ['the drain', 46], // --timeout, and the grace before the process is killed
+      ['the wait for /readyz and a second drain after a transport failure', 48],
+      ['talosctl reboot --wait', 11],
+      ['the wait for /readyz and for Ready', 12],
+    ]);
+    expect(sum(DEFAULTS)).toBe(118 * MIN);
+    expect(sum(DEFAULTS)).toBeGreaterThan(DEFAULTS.drainTimeoutMs + DEFAULTS.readyTimeoutMs);
+  });
+
+  it('verify-image adds its own wait of up to ready-timeout', () => {
+    expect(sum({ ...DEFAULTS, verifyImage: true }) - sum(DEFAULTS)).toBe(10 * MIN);
+  });
+
+  it('grows with each timeout it is made of', () => {
+    for (const k of [
+      'drainTimeoutMs',
+      'readyTimeoutMs',
+      'criRestartWaitMs',
+      'drainKillGraceMs',
+      'rebootGraceMs',
+      'readyzWaitMs',
+    ] as const) {
+      expect(sum({ ...DEFAULTS, [k]: DEFAULTS[k] + MIN }), k).toBeGreaterThan(sum(DEFAULTS));
+    }
+  });
+});
 
 describe('budgetAllows', () => {
   it('without a budget every start is allowed', () => {
@@ -25,60 +69,38 @@ describe('budgetAllows', () => {
     expect(d.remainingMs).toBeUndefined();
   });
 
-  it('stops when the time left is less than the longest a node of this kind took', () => {
-    const d = decide({ nowMs: 1_000_000 + 19 * MIN, finished: [worker(12), worker(7), controlPlane(50)], left: 17, budgetMs: 60 * MIN });
-    expect(d).toMatchObject({ allowed: true, remainingMs: 41 * MIN, neededMs: 12 * MIN, basis: 'observed' });
-    const late = decide({ nowMs: 1_000_000 + 49 * MIN, finished: [worker(12), worker(7)], left: 17 });
-    expect(late).toMatchObject({ allowed: false, remainingMs: 11 * MIN, neededMs: 12 * MIN, basis: 'observed' });
-    expect(late.message).toBe('time-budget: 11m0s left, a worker took up to 12m0s so far: no new node started; 17 nodes left');
-  });
-
-  it('the boundary: exactly enough time left is enough', () => {
-    expect(decide({ nowMs: 1_000_000 + 48 * MIN, finished: [worker(12)] }).allowed).toBe(true);
-    expect(decide({ nowMs: 1_000_000 + 48 * MIN + 1, finished: [worker(12)] }).allowed).toBe(false);
-  });
-
-  it('uses drain-timeout + ready-timeout before a node of this kind has rebooted', () => {
-    const first = decide({ nowMs: 1_000_000 + 4 * MIN, left: 1 });
-    expect(first).toMatchObject({ allowed: true, neededMs: 55 * MIN, basis: 'bound' });
-    const d = decide({ nowMs: 1_000_000 + 6 * MIN, left: 1 });
-    expect(d).toMatchObject({ allowed: false, remainingMs: 54 * MIN, neededMs: 55 * MIN, basis: 'bound' });
+  it('a node starts only while the time left covers the sum of its own deadlines', () => {
+    const first = decide({ nowMs: 1_000_000 + 82 * MIN, left: 1 });
+    expect(first).toMatchObject({ allowed: true, remainingMs: 118 * MIN, neededMs: 118 * MIN, basis: 'deadlines' });
+    const d = decide({ nowMs: 1_000_000 + 82 * MIN + 1, left: 1 });
+    expect(d).toMatchObject({ allowed: false, neededMs: 118 * MIN, basis: 'deadlines' });
     expect(d.message).toBe(
-      'time-budget: 54m0s left, a worker may take up to 55m0s (drain-timeout + ready-timeout; none has rebooted in this run yet): no new node started; 1 node left',
+      'time-budget: 1h57m59s left, a worker may take up to 1h58m0s (the sum of its own deadlines): no new node started; 1 node left',
     );
   });
 
-  it('skipped nodes alone do not replace the bound: the next node may need a reboot', () => {
-    const d = decide({ nowMs: 1_000_000 + 10 * MIN, finished: [worker(0.2, false), worker(0.3, false)] });
-    expect(d).toMatchObject({ allowed: false, neededMs: 55 * MIN, basis: 'bound' });
-    // once one rebooted, the longest observed (reboots and skips alike) is the estimate
-    expect(decide({ nowMs: 1_000_000 + 10 * MIN, finished: [worker(0.3, false), worker(9)] })).toMatchObject({
-      allowed: true,
-      neededMs: 9 * MIN,
-      basis: 'observed',
-    });
+  it('quick nodes earlier in the run do not lower the estimate: the next drain may be held by a PDB for all of drain-timeout', () => {
+    const d = decide({ nowMs: 1_000_000 + 100 * MIN, finished: [worker(4), worker(6), worker(0.2)] });
+    expect(d).toMatchObject({ allowed: false, neededMs: 118 * MIN, basis: 'deadlines' });
   });
 
-  it('an observed time longer than the bound is not ignored before a reboot was seen', () => {
-    expect(decide({ finished: [worker(58, false)] })).toMatchObject({ neededMs: 58 * MIN, basis: 'bound', allowed: true });
+  it('a node of its kind that took longer than the sum raises the estimate (the short calls between the waits are not in the sum)', () => {
+    const d = decide({ nowMs: 1_000_000 + 60 * MIN, finished: [worker(125), controlPlane(190)], left: 3 });
+    expect(d).toMatchObject({ allowed: true, neededMs: 125 * MIN, basis: 'observed' });
+    const late = decide({ nowMs: 1_000_000 + 76 * MIN, finished: [worker(125)], left: 3 });
+    expect(late).toMatchObject({ allowed: false, remainingMs: 124 * MIN, neededMs: 125 * MIN, basis: 'observed' });
+    expect(late.message).toBe('time-budget: 2h4m0s left, a worker took up to 2h5m0s so far: no new node started; 3 nodes left');
   });
 
-  it('weighs each kind on its own times', () => {
-    const finished = [worker(5), worker(6)];
-    expect(decide({ role: 'control-plane', finished, nowMs: 1_000_000 + 10 * MIN })).toMatchObject({
-      allowed: false,
-      basis: 'bound',
-      neededMs: 55 * MIN,
-    });
-    const d = decide({ role: 'control-plane', finished: [...finished, controlPlane(20)], nowMs: 1_000_000 + 45 * MIN, left: 2 });
-    expect(d).toMatchObject({ allowed: false, neededMs: 20 * MIN });
-    expect(d.message).toBe('time-budget: 15m0s left, a control plane took up to 20m0s so far: no new node started; 2 nodes left');
+  it('weighs each kind on its own observed times', () => {
+    const d = decide({ role: 'control-plane', finished: [worker(150)], nowMs: 1_000_000 + 70 * MIN });
+    expect(d).toMatchObject({ allowed: true, basis: 'deadlines', neededMs: 118 * MIN });
   });
 
   it('an overrun budget shows 0 left and never allows', () => {
-    const d = decide({ nowMs: 1_000_000 + 90 * MIN, finished: [worker(1)] });
+    const d = decide({ nowMs: 1_000_000 + 300 * MIN, finished: [worker(1)] });
     expect(d.allowed).toBe(false);
-    expect(d.remainingMs).toBe(-30 * MIN);
+    expect(d.remainingMs).toBe(-100 * MIN);
     expect(d.message).toMatch(/^time-budget: 0 ms left/);
   });
 });

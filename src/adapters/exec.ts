@@ -25,6 +25,16 @@ export interface RunSpec {
    * message (`Runner.mask`). stderr is redacted regardless.
    */
   rawStdout?: boolean;
+  /**
+   * Ends this one child (SIGTERM, SIGKILL 2 s later) when aborted; the result then says `aborted`.
+   * The runner's own cancellation still ends every child.
+   */
+  signal?: AbortSignal;
+  /**
+   * Streams stdout as it arrives (a watch that runs until it is ended). The chunks are not kept:
+   * the result's `stdout` is then empty. The caller must not log what it gets unredacted.
+   */
+  onStdout?: (chunk: string) => void;
 }
 
 export interface RunResult {
@@ -96,7 +106,7 @@ export class Runner {
   run(spec: RunSpec): Promise<RunResult> {
     const startedAtMs = Date.now();
     const t0 = performance.now();
-    if (this.abort.signal.aborted) {
+    if (this.abort.signal.aborted || spec.signal?.aborted) {
       return Promise.resolve({
         stdout: '',
         stderr: 'cancelled before start',
@@ -121,7 +131,13 @@ export class Runner {
       const err: Buffer[] = [];
       let timedOut = false;
       let spawnError: Error | undefined;
-      child.stdout.on('data', (b: Buffer) => out.push(b));
+      const stream = spec.onStdout;
+      if (stream) {
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (s: string) => stream(s));
+      } else {
+        child.stdout.on('data', (b: Buffer) => out.push(b));
+      }
       child.stderr.on('data', (b: Buffer) => err.push(b));
       child.stdin.on('error', () => undefined);
       child.stdin.end(spec.input ?? '');
@@ -133,11 +149,17 @@ export class Runner {
               setTimeout(() => child.kill('SIGKILL'), 2000).unref();
             }, spec.timeoutMs)
           : undefined;
+      const end = () => {
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+      };
+      spec.signal?.addEventListener('abort', end, { once: true });
       child.on('error', (e) => {
         spawnError = e;
       });
       child.on('close', (code, signal) => {
         if (timer) clearTimeout(timer);
+        spec.signal?.removeEventListener('abort', end);
         this.live.delete(child);
         const endedAtMs = Date.now();
         const durationMs = Math.round(performance.now() - t0);
@@ -150,7 +172,7 @@ export class Runner {
           exitCode: spawnError ? 127 : code,
           signal,
           timedOut,
-          aborted: this.abort.signal.aborted,
+          aborted: this.abort.signal.aborted || !!spec.signal?.aborted,
           durationMs,
           startedAtMs,
           endedAtMs,

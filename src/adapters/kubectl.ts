@@ -5,6 +5,7 @@ import type { JsonPatchOp, NodeState } from '../model.js';
 import type { Runner, RunResult } from './exec.js';
 import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
+import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
 import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from './types.js';
 
 export interface KubectlOptions {
@@ -14,9 +15,20 @@ export interface KubectlOptions {
   binary?: string;
   /** deadline for short calls (get, patch, create, delete) */
   callTimeoutMs?: number;
+  /** how long one watch request lasts before it is re-opened (`timeoutSeconds`); 300 by default */
+  watchSeconds?: number;
 }
 
+/** Watch requests that fail in a row before the watch is given up (each a second apart). */
+const WATCH_ATTEMPTS = 3;
+
 type Json = Record<string, unknown>;
+
+/**
+ * How long past its own `--timeout` a `kubectl drain` may run before we kill it: kubectl checks the
+ * timeout only between its retries (5 s apart). Part of what one node may take (src/rules/budget.ts).
+ */
+export const DRAIN_KILL_GRACE_MS = 60_000;
 
 /** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
 function str(v: unknown): string {
@@ -28,6 +40,7 @@ export class Kubectl implements KubeClient {
   private readonly binary: string;
   private readonly globals: string[];
   private readonly callTimeoutMs: number;
+  private readonly watchSeconds: number;
 
   constructor(opts: KubectlOptions) {
     this.runner = opts.runner;
@@ -36,9 +49,13 @@ export class Kubectl implements KubeClient {
     if (opts.kubeconfig) this.globals.push(`--kubeconfig=${opts.kubeconfig}`);
     if (opts.context) this.globals.push(`--context=${opts.context}`);
     this.callTimeoutMs = opts.callTimeoutMs ?? 60_000;
+    this.watchSeconds = opts.watchSeconds ?? 300;
   }
 
-  private async run(args: string[], opts: { timeoutMs?: number; input?: string; node?: string } = {}): Promise<RunResult> {
+  private async run(
+    args: string[],
+    opts: { timeoutMs?: number; input?: string; node?: string; signal?: AbortSignal } = {},
+  ): Promise<RunResult> {
     const res = await this.exec(args, opts);
     if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, opts.node);
     return res;
@@ -46,12 +63,17 @@ export class Kubectl implements KubeClient {
 
   // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
   // apiserver would hang it forever), and ours kills the process as a last resort.
-  private exec(args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
+  private exec(
+    args: string[],
+    opts: { timeoutMs?: number; input?: string; signal?: AbortSignal; onStdout?: (chunk: string) => void } = {},
+  ): Promise<RunResult> {
     return this.runner.run({
       file: this.binary,
       args: [...this.globals, ...args],
       timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
       input: opts.input,
+      signal: opts.signal,
+      onStdout: opts.onStdout,
     });
   }
 
@@ -139,13 +161,78 @@ export class Kubectl implements KubeClient {
     return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
   }
 
-  async drain(name: string, timeoutMs: number): Promise<void> {
+  async drain(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
     // kubectl checks its --timeout only between retries (5 s apart); our own deadline leaves room for that.
     await this.run(['drain', name, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${seconds}s`], {
-      timeoutMs: timeoutMs + 60_000,
+      timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS,
       node: name,
+      signal,
     });
+  }
+
+  // One `kubectl get --raw` process per watch request: kubectl copies the apiserver's stream to stdout
+  // as it arrives, and the query is ours, so the resourceVersion to resume from is too
+  // (docs/kubernetes-facts.md#k12-watch).
+  async watchNode(
+    name: string,
+    sinceResourceVersion: string,
+    onChange: (node: NodeState | undefined) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let rv = sinceResourceVersion;
+    let failures = 0;
+    while (!signal.aborted) {
+      let expired = false;
+      let broken = '';
+      const feed = lineSplitter((line) => {
+        if (signal.aborted || expired || broken) return;
+        const e = parseNodeWatchEvent(line);
+        if (e.type === 'ADDED' || e.type === 'MODIFIED') {
+          rv = e.node.resourceVersion || rv;
+          failures = 0;
+          onChange(e.node);
+        } else if (e.type === 'DELETED') {
+          rv = e.resourceVersion || rv;
+          onChange(undefined);
+        } else if (e.type === 'BOOKMARK') {
+          rv = e.resourceVersion || rv;
+        } else if (e.type === 'ERROR') {
+          if (e.code === 410) expired = true;
+          else broken = `watch ERROR ${e.code}: ${e.message}`;
+        } else if (e.type === 'unparseable') {
+          broken = `not a watch event: ${e.line}`;
+        }
+      });
+      const query = new URLSearchParams({
+        fieldSelector: `metadata.name=${name}`,
+        watch: 'true',
+        timeoutSeconds: String(this.watchSeconds),
+      });
+      if (rv) query.set('resourceVersion', rv);
+      const args = ['get', '--raw', `/api/v1/nodes?${query.toString()}`];
+      // A watch that hangs without the server ending it would leave us blind: our deadline ends it.
+      const res = await this.exec(args, { timeoutMs: (this.watchSeconds + 30) * 1000, signal, onStdout: feed });
+      if (signal.aborted) return;
+      if (!expired && res.exitCode !== 0 && /\(Expired\)|\(Gone\)|too old resource version/.test(res.stderr)) expired = true;
+      if (expired) {
+        // The history we asked for is gone: what changed in it is unknown, so read the node now.
+        let node: NodeState | undefined;
+        try {
+          node = await this.getNode(name);
+        } catch (e) {
+          if (!(e instanceof ToolError && e.kind === 'not-found')) throw e;
+        }
+        if (signal.aborted) return;
+        onChange(node);
+        if (!node) return;
+        rv = node.resourceVersion;
+        continue;
+      }
+      if (res.exitCode === 0 && !broken) continue; // the server ended the request at timeoutSeconds
+      if (++failures >= WATCH_ATTEMPTS) throw this.failure(args, res, broken || res.stderr, name);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 
   async readyz(): Promise<void> {

@@ -64,8 +64,11 @@ interface Call {
  */
 const AGE_ROUNDING_MS = 500;
 
-/** How long talosctl gets past its own `reboot --timeout` to report it before we kill it. */
-const REBOOT_GRACE_MS = 60_000;
+/**
+ * How long talosctl gets past its own `reboot --timeout` to report it before we kill it. Part of what
+ * one node may take (src/rules/budget.ts).
+ */
+export const REBOOT_GRACE_MS = 60_000;
 
 type LsOutcome = { kind: 'rows'; rows: LsRow[]; nowMs: number } | { kind: 'missing' } | { kind: 'error'; error: string };
 

@@ -53,8 +53,24 @@ export interface KubeClient {
   getNode(name: string): Promise<NodeState>;
   /** `kubectl patch node --type=json`; a failed `test` op throws cause 'invalid' */
   patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState>;
-  /** `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout` */
-  drain(name: string, timeoutMs: number): Promise<void>;
+  /**
+   * `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout`. Aborting `signal` ends the
+   * drain at once (the process is killed: no eviction is sent after that) and the call rejects.
+   */
+  drain(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Watch one node: `onChange` gets every state of it written after `sinceResourceVersion` (every
+   * current state when it is ''), `undefined` when it was deleted. One streaming watch at a time,
+   * re-opened where it left off when the server ends it, re-read when its history expired
+   * (docs/kubernetes-facts.md#k12-watch). Resolves when `signal` aborts; rejects (ToolError) only
+   * when the watch cannot be kept: the node may then have changed unseen.
+   */
+  watchNode(
+    name: string,
+    sinceResourceVersion: string,
+    onChange: (node: NodeState | undefined) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   /** `kubectl get --raw /readyz` */
   readyz(): Promise<void>;
   createPod(manifest: Record<string, unknown>): Promise<PodState>;

@@ -13,24 +13,30 @@ import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
+function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState): string[] {
+  return [...new Set([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)])];
+}
+
 export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
   const read = await run.step(label, () => readNodeForMutation(ctx, run.node.name));
-  const problems = [...new Set([...identityChanges(run.node, read.node), ...checkGuard(run.capture!, read.node, ctx.keys)])];
-  return { ...read, problems };
+  return { ...read, problems: claimProblems(ctx, run, read.node) };
 }
 
 /**
- * The guard: another actor changed the node while we hold it. Nothing more is done to it, not even
- * an uncordon (an autoscaler may be deleting it; a changed address may point at another machine).
+ * Another actor changed the node while we hold it. Nothing more is done to it, not even an uncordon
+ * (an autoscaler may be deleting it; a changed address may point at another machine).
  */
+function claimLost(run: NodeRun, label: string, problems: string[]): NodeStop {
+  return new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
+    disposition: 'leave-as-set',
+    nextStep: `Another actor changed the node while this run held it; it was left exactly as they set it and was not rebooted. Check who changed it, then release the claim: ${run.releaseCommand()}`,
+  });
+}
+
+/** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
   const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
-  if (problems.length > 0) {
-    throw new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
-      disposition: 'leave-as-set',
-      nextStep: `Another actor changed the node while this run held it; it was left exactly as they set it and was not rebooted. Check who changed it, then release the claim: ${run.releaseCommand()}`,
-    });
-  }
+  if (problems.length > 0) throw claimLost(run, label, problems);
   return read;
 }
 
@@ -88,14 +94,65 @@ async function quorumOrRelease(
   return undefined;
 }
 
-async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined): Promise<void> {
+/** The watch of the node could not be kept, so the drain was ended: the claim was no longer proven. */
+class DrainUnwatched extends Error {}
+
+/**
+ * The drain, ended the moment the node stops being ours. One watch of the node runs beside it, from
+ * `since` (the guard read before it, so nothing written after that read goes unseen), and every
+ * state it reports is judged by the guard's own rule; a lost claim kills the drain at once and is
+ * reported as the guard reports it. When the watch cannot be kept, the node may have changed unseen:
+ * the drain is ended too (evicting on an unproven claim is what this prevents) and a fresh guard read
+ * decides between "lost" (left as set) and a failed drain (released by the CAS-guarded release).
+ */
+async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Promise<void> {
   const name = run.node.name;
+  const endDrain = new AbortController();
+  const endWatch = new AbortController();
+  let lost: string[] | undefined;
+  let watchFailure: unknown;
+  const watching = ctx.kube
+    .watchNode(
+      name,
+      since.resourceVersion,
+      (node) => {
+        if (lost) return;
+        const problems = node ? claimProblems(ctx, run, node) : [`${name} was deleted`];
+        if (problems.length === 0) return;
+        lost = problems;
+        endDrain.abort();
+      },
+      endWatch.signal,
+    )
+    .catch((e: unknown) => {
+      watchFailure = e;
+      endDrain.abort();
+    });
+  let drainFailure: { error: unknown } | undefined;
+  try {
+    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal);
+  } catch (e) {
+    drainFailure = { error: e };
+  } finally {
+    endWatch.abort();
+    await watching;
+  }
+  if (lost) throw claimLost(run, 'during the drain (the drain was ended at once)', lost);
+  if (!drainFailure) return;
+  if (watchFailure !== undefined && endDrain.signal.aborted) {
+    await guard(ctx, run, 'after the watch of the drain was lost');
+    throw new DrainUnwatched(`it was ended because the node could not be watched: ${errorMessage(watchFailure)}`);
+  }
+  throw drainFailure.error;
+}
+
+async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined, since: NodeState): Promise<void> {
   run.enter('draining');
   try {
     try {
       await run.step('drain', async () => {
         await beforeMutation(ctx, { fresh: true, read: proof });
-        return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
+        return watchedDrain(ctx, run, since);
       });
     } catch (e) {
       // A drain cut off by the network is retried once under the same claim, after the apiserver
@@ -106,7 +163,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
       const again = await guard(ctx, run, 'after the drain was cut off');
       await run.step('drain (retry after a transport failure)', async () => {
         await beforeMutation(ctx, { fresh: true, read: again });
-        return ctx.kube.drain(name, ctx.config.drainTimeoutMs);
+        return watchedDrain(ctx, run, again.node);
       });
     }
   } catch (e) {
@@ -117,7 +174,9 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
     throw new NodeStop('failed', `drain failed: ${errorMessage(e)}`, {
       disposition: 'release',
       nextStep:
-        'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
+        e instanceof DrainUnwatched
+          ? 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. The drain was ended while its claim could not be watched; check the connection to the apiserver, then rerun.'
+          : 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
     });
   }
 }
@@ -167,7 +226,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     'before drain',
     'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.',
   );
-  await drain(ctx, run, drainProof);
+  await drain(ctx, run, drainProof, beforeDrain.node);
   const drained = await guard(ctx, run, 'after drain');
   const rebootProof = await quorumOrRelease(
     ctx,

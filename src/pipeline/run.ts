@@ -12,10 +12,13 @@ import { rollNode } from './node.js';
 import { resolveMaxUnavailable } from '../config.js';
 import { formatGroupTitle } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';
-import { budgetAllows, type FinishedNode } from '../rules/budget.js';
+import { DRAIN_KILL_GRACE_MS } from '../adapters/kubectl.js';
+import { REBOOT_GRACE_MS } from '../adapters/talosctl.js';
+import { budgetAllows, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
 import { LEFT, NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
+import { READYZ_WAIT_MS } from './transport.js';
 
 export interface RolloutResult {
   /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
@@ -308,6 +311,15 @@ async function rollNodes(
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
   let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
+  const deadlines = nodeDeadlines({
+    drainTimeoutMs: config.drainTimeoutMs,
+    readyTimeoutMs: config.readyTimeoutMs,
+    criRestartWaitMs: config.criRestartWaitMs,
+    verifyImage: !!config.verifyImage,
+    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
+    rebootGraceMs: REBOOT_GRACE_MS,
+    readyzWaitMs: READYZ_WAIT_MS,
+  });
 
   const runOne = async (node: NodeState): Promise<void> => {
     const log = roll.logs.forNode(node.name);
@@ -335,7 +347,7 @@ async function rollNodes(
       run.finish();
       const endMs = clock.now();
       run.record.endedAt = new Date(endMs).toISOString();
-      roll.times.push({ role: node.role, tookMs: endMs - startMs, rebooted: run.reachedReboot });
+      roll.times.push({ role: node.role, tookMs: endMs - startMs });
       inFlight.delete(node.name);
       finished.add(node.name);
       endGroup(formatGroupTitle(run.record));
@@ -362,7 +374,7 @@ async function rollNodes(
         nowMs: clock.now(),
         role: node.role,
         finished: roll.times,
-        boundMs: config.drainTimeoutMs + config.readyTimeoutMs,
+        deadlines,
         left: selected.length - finished.size - inFlight.size,
       });
       if (!b.allowed) {

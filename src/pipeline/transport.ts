@@ -5,8 +5,8 @@ import type { JsonPatchOp, NodeState } from '../model.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
 
-/** How long to wait for the apiserver to answer /readyz again after a transport failure. */
-const READYZ_WAIT_MS = 120_000;
+/** How long to wait for the apiserver to answer /readyz again after a transport failure (src/rules/budget.ts counts it). */
+export const READYZ_WAIT_MS = 120_000;
 
 export function isTransport(e: unknown): boolean {
   return e instanceof ToolError && e.kind === 'transport';

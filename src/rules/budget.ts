@@ -1,14 +1,18 @@
 // May a new node start within the run's time budget? Pure: times in, a decision with its numbers out.
 //
-// The rule: a node starts only when the time left is at least what a node of its kind may take.
-// "May take" is the longest any node of that kind took so far in this run — but only once one of
-// them has rebooted. Whether a node needs a reboot is decided from evidence read AFTER its claim, so
-// before the start it is unknown; a reboot (drain + reboot + Ready) costs minutes where a skip costs
-// seconds, so skipped nodes alone say nothing about what the next node may take. Until a node of the
-// kind has rebooted, the estimate is the configured bound, `drain-timeout + ready-timeout` (the
-// caller passes it), or the longest observed if that is longer.
-// Workers and control planes are estimated apart: a control plane also waits on the quorum gate and
-// drains system pods, so its time says little about a worker's, and the other way round.
+// The rule: a node starts only when the time left covers what that node may take at worst, so that
+// the budget, not the job's timeout, ends the run: every node started runs to its own end (released,
+// verified, or left by its own rules) before the budget is spent.
+// "At worst" is the sum of the node's own deadlines — every long wait it may go through, each ended by
+// its own timeout (nodeDeadlines below) — or the longest a node of its kind took so far in this run,
+// if that is longer. The sum is not lowered by what earlier nodes took: a node that drained in a
+// minute says nothing about the next one, whose drain a PodDisruptionBudget may hold for the whole
+// drain-timeout, and whether a node needs a reboot at all is only known after its claim.
+// Not counted: the short calls between the waits (reads, patches; each with its own deadline of
+// seconds to a minute), which the longest observed time covers in a healthy cluster. The README says
+// to keep a few minutes between `time-budget` and the job's timeout for them and the post step.
+// Workers and control planes are weighed on their own observed times (a control plane also waits on
+// the quorum gate and drains system pods).
 // Nodes that failed or were refused are not special-cased: either one stops the roll, so no later
 // start is ever weighed against them.
 // A denied start ends the roll cleanly (result `partial`): nodes in flight finish by their own rules,
@@ -20,8 +24,40 @@ export interface FinishedNode {
   role: Role;
   /** wall time from the node's start to the end of its run */
   tookMs: number;
-  /** true when the node was rebooted (its time includes a drain, a reboot and the wait for Ready) */
-  rebooted: boolean;
+}
+
+/** The deadlines of one node's long waits: the inputs, and the fixed margins the adapters add to them. */
+export interface DeadlineInputs {
+  drainTimeoutMs: number;
+  readyTimeoutMs: number;
+  criRestartWaitMs: number;
+  /** verify-image is set: one more wait of up to ready-timeout */
+  verifyImage: boolean;
+  /** how long past `--timeout` a `kubectl drain` may run before it is killed */
+  drainKillGraceMs: number;
+  /** how long past its `--timeout` a `talosctl reboot --wait` may run before it is killed */
+  rebootGraceMs: number;
+  /** the wait for `/readyz` after a transport failure, before the one retry */
+  readyzWaitMs: number;
+}
+
+export interface Deadline {
+  what: string;
+  ms: number;
+}
+
+/** Every long wait one node may go through, in order, each at its own deadline. */
+export function nodeDeadlines(d: DeadlineInputs): Deadline[] {
+  const drain = d.drainTimeoutMs + d.drainKillGraceMs;
+  const waits: Deadline[] = [
+    { what: 'the wait for Talos to restart cri', ms: d.criRestartWaitMs },
+    { what: 'the drain', ms: drain },
+    { what: 'the wait for /readyz and a second drain after a transport failure', ms: d.readyzWaitMs + drain },
+    { what: 'talosctl reboot --wait', ms: d.readyTimeoutMs + d.rebootGraceMs },
+    { what: 'the wait for /readyz and for Ready', ms: d.readyzWaitMs + d.readyTimeoutMs },
+  ];
+  if (d.verifyImage) waits.push({ what: 'verify-image', ms: d.readyTimeoutMs });
+  return waits;
 }
 
 export interface BudgetInput {
@@ -34,8 +70,8 @@ export interface BudgetInput {
   role: Role;
   /** the nodes of this run that finished so far, any kind */
   finished: readonly FinishedNode[];
-  /** what a node may take before one of its kind rebooted: drain-timeout + ready-timeout */
-  boundMs: number;
+  /** the node's own deadlines (nodeDeadlines) */
+  deadlines: readonly Deadline[];
   /** selected nodes not started yet (including the one asked about), for the message */
   left: number;
 }
@@ -46,8 +82,8 @@ export interface BudgetDecision {
   remainingMs?: number;
   /** what a node of this kind may take */
   neededMs: number;
-  /** `observed`: the longest time a node of this kind took in this run; `bound`: drain-timeout + ready-timeout; `none`: no budget */
-  basis: 'observed' | 'bound' | 'none';
+  /** `deadlines`: the sum of the node's own deadlines; `observed`: the longest a node of this kind took in this run, when longer; `none`: no budget */
+  basis: 'deadlines' | 'observed' | 'none';
   /** one line for the log and, when not allowed, the notice */
   message: string;
 }
@@ -55,12 +91,12 @@ export interface BudgetDecision {
 const KIND: Record<Role, string> = { worker: 'a worker', 'control-plane': 'a control plane' };
 
 export function budgetAllows(input: BudgetInput): BudgetDecision {
-  const { budgetMs, role, boundMs } = input;
+  const { budgetMs, role } = input;
   if (budgetMs === undefined) return { allowed: true, neededMs: 0, basis: 'none', message: 'no time-budget' };
-  const same = input.finished.filter((f) => f.role === role);
-  const longest = same.reduce((m, f) => Math.max(m, f.tookMs), 0);
-  const basis = same.some((f) => f.rebooted) ? 'observed' : 'bound';
-  const neededMs = basis === 'observed' ? longest : Math.max(boundMs, longest);
+  const sum = input.deadlines.reduce((s, d) => s + d.ms, 0);
+  const longest = input.finished.filter((f) => f.role === role).reduce((m, f) => Math.max(m, f.tookMs), 0);
+  const basis = longest > sum ? 'observed' : 'deadlines';
+  const neededMs = Math.max(sum, longest);
   const remainingMs = budgetMs - (input.nowMs - input.runStartMs);
   const allowed = remainingMs >= neededMs;
 
@@ -68,7 +104,7 @@ export function budgetAllows(input: BudgetInput): BudgetDecision {
   const why =
     basis === 'observed'
       ? `${KIND[role]} took up to ${formatDuration(neededMs)} so far`
-      : `${KIND[role]} may take up to ${formatDuration(neededMs)} (drain-timeout + ready-timeout; none has rebooted in this run yet)`;
+      : `${KIND[role]} may take up to ${formatDuration(neededMs)} (the sum of its own deadlines)`;
   const verdict = allowed ? 'a new node may start' : `no new node started; ${input.left} node${input.left === 1 ? '' : 's'} left`;
   return { allowed, remainingMs, neededMs, basis, message: `time-budget: ${left}, ${why}: ${verdict}` };
 }

@@ -1,0 +1,105 @@
+// The claim must hold for as long as the drain evicts: one watch of the node runs beside the drain,
+// and the moment the node stops being ours (owner, cordon, uid) the drain is ended and the node is
+// left as the other actor set it, reported as the guard reports it.
+import { describe, expect, it } from 'vitest';
+import { ToolError } from '../../src/errors.js';
+import { keys, makeCluster, roll } from './harness.js';
+
+const OTHER = 'acme/infra/runs/43/attempts/1/bbbb';
+
+/**
+ * A drain that evicts `first`, lets another actor act, then takes a while before it evicts `rest`;
+ * it stops evicting once it was ended (kubectl killed), as the real process does.
+ */
+function slowDrain(c: ReturnType<typeof makeCluster>, otherActor: () => void) {
+  const evicted: string[] = [];
+  const asSet: { node?: unknown } = {};
+  c.kube.drainBody = async (_name, signal) => {
+    evicted.push('first');
+    otherActor();
+    asSet.node = structuredClone(c.kube.nodes.get('w1'));
+    for (let i = 0; i < 50 && !signal.aborted; i++) await new Promise((r) => setImmediate(r));
+    if (!signal.aborted) evicted.push('rest');
+  };
+  return Object.assign(evicted, { asSet });
+}
+
+describe('the drain is ended the moment the claim is lost', () => {
+  const cases: Array<[string, (c: ReturnType<typeof makeCluster>) => void, RegExp]> = [
+    [
+      'another actor replaces the owner annotation',
+      (c) => c.kube.mutate('w1', (o) => (o.metadata.annotations[keys.owner] = OTHER)),
+      /is held by/,
+    ],
+    ['another actor uncordons the node', (c) => c.kube.mutate('w1', (o) => (o.spec.unschedulable = false)), /uncordoned/],
+    ['the node is re-created with a new uid', (c) => c.kube.replace('w1'), /uid changed/],
+    ['the node is deleted', (c) => c.kube.remove('w1'), /w1 was deleted/],
+  ];
+  for (const [what, act, reason] of cases) {
+    it(`${what}: no eviction after it, the node is left as set, no reboot, reported like the guard`, async () => {
+      const c = makeCluster([{ name: 'w1' }]);
+      const evicted = slowDrain(c, () => act(c));
+      const res = await roll(c);
+      expect([...evicted]).toEqual(['first']);
+      const r = res.records[0];
+      expect(r.outcome).toBe('failed');
+      expect(r.reason).toMatch(/^guard failed during the drain \(the drain was ended at once\): /);
+      expect(r.reason).toMatch(reason);
+      expect(r.nextStep).toMatch(/left exactly as they set it/);
+      expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toEqual([]);
+      expect(c.kube.watchCount).toBe(1);
+      // left as set: nothing written to the node after the other actor's write
+      expect(c.kube.nodes.get('w1')).toEqual(evicted.asSet.node);
+    });
+  }
+
+  it('writes that keep the claim (a heartbeat, a label) do not end the drain', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const evicted = slowDrain(c, () => {
+      c.kube.mutate('w1', (o) => (o.metadata.labels['team'] = 'x'));
+      c.kube.mutate('w1', (o) => (o.status.conditions[0].lastHeartbeatTime = '2026-11-30T10:00:01Z'));
+    });
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first', 'rest']);
+    expect(res.records[0].outcome).toBe('rebooted');
+  });
+
+  it('a change written between the guard and the drain start is seen (the watch starts at the guard read)', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const evicted: string[] = [];
+    const drain = c.kube.drain.bind(c.kube);
+    c.kube.drain = async (name, ms, signal) => {
+      c.kube.mutate('w1', (o) => (o.metadata.annotations[keys.owner] = OTHER));
+      return drain(name, ms, signal);
+    };
+    c.kube.drainBody = async (_n, signal) => {
+      for (let i = 0; i < 50 && !signal.aborted; i++) await new Promise((r) => setImmediate(r));
+      if (!signal.aborted) evicted.push('all');
+    };
+    const res = await roll(c);
+    expect(evicted).toEqual([]);
+    expect(res.records[0].reason).toMatch(/guard failed during the drain/);
+  });
+
+  it('a watch that cannot be kept ends the drain; a guard read that still shows the claim fails the node and releases it', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.watchError = new ToolError({
+      tool: 'kubectl',
+      command: 'kubectl get --raw /api/v1/nodes?watch=true',
+      kind: 'forbidden',
+      exitCode: 1,
+      stderr: 'Error from server (Forbidden): nodes is forbidden: cannot watch',
+    });
+    const evicted = slowDrain(c, () => undefined);
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first']);
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toMatch(/drain failed: it was ended because the node could not be watched: .*Forbidden/);
+    expect(r.nextStep).toMatch(/could not be watched/);
+    expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toEqual([]);
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.unschedulable).toBe(false);
+  });
+});
