@@ -62,7 +62,9 @@ export class ServerIdentityError extends Error {
   readonly reasons: string[];
   constructor(endpoint: string, serverName: string, reasons: string[]) {
     const forName = serverName === endpoint.replace(/:\d+$/, '').replace(/^\[|\]$/g, '') ? '' : ` (checked for the name ${serverName})`;
-    super(`the Talos API at ${endpoint} presented a certificate that is not a valid server certificate for it${forName}: ${reasons.join('; ')}`);
+    super(
+      `the Talos API at ${endpoint} presented a certificate that is not a valid server certificate for it${forName}: ${reasons.join('; ')}`,
+    );
     this.name = 'ServerIdentityError';
     this.endpoint = endpoint;
     this.serverName = serverName;

@@ -24,7 +24,9 @@ describe('the name, by Go crypto/x509 VerifyHostname', () => {
     expect(ok('IP Address:0:0:0:0:0:FFFF:A00:5', '10.0.0.5')).toBe(true);
     expect(ok('IP Address:10.0.0.5', '::ffff:10.0.0.5')).toBe(true);
     // a DNS SAN spelling the address does not count for an IP
-    expect(hostnameMismatch(sans('DNS:10.0.0.5'), '10.0.0.5')).toBe('it names no IP address (no IP SANs), so it cannot be valid for 10.0.0.5');
+    expect(hostnameMismatch(sans('DNS:10.0.0.5'), '10.0.0.5')).toBe(
+      'it names no IP address (no IP SANs), so it cannot be valid for 10.0.0.5',
+    );
     expect(hostnameMismatch(sans('IP Address:10.0.0.6, IP Address:0:0:0:0:0:FFFF:A00:7, DNS:x'), '10.0.0.5')).toBe(
       'it is valid for 10.0.0.6, 10.0.0.7, not 10.0.0.5',
     );

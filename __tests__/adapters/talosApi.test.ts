@@ -285,7 +285,12 @@ describe('server identity', () => {
     const certs = clusterCerts();
     const api = startApiServer(
       { ...certs, server },
-      { route: () => ({ ok: false, code: 14, details: 'unused' }), controlPlanes: () => [], knowsType: () => true, record: () => undefined },
+      {
+        route: () => ({ ok: false, code: 14, details: 'unused' }),
+        controlPlanes: () => [],
+        knowsType: () => true,
+        record: () => undefined,
+      },
     );
     const front: Server = createServer((socket) => api.inject(socket));
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
@@ -385,7 +390,10 @@ describe('server identity', () => {
     const srv = await impostor(clusterCerts().serverAs('wrong-san'));
     const admin = clusterCerts().client('os:admin');
     // no verifyServer(): as when the endpoint is another machine after a reconnection
-    const conn = new TalosConnection({ endpoint: srv.endpoint, credentials: { ca: clusterCerts().ca.crt, crt: admin.crt, key: admin.key } });
+    const conn = new TalosConnection({
+      endpoint: srv.endpoint,
+      credentials: { ca: clusterCerts().ca.crt, crt: admin.crt, key: admin.key },
+    });
     const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
     try {
       const first = await client.version([CP]).then(

@@ -60,7 +60,9 @@ describe('e2e: the Talos API server identity', () => {
     c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1200 });
     const run = await act(c, { 'talos-server-name': 'talos-sim-apid.cluster.local' });
     expect(run.exitCode, run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/reading Talos through its API at 127\.0\.0\.1:\d+ \(.*server certificate checked for talos-sim-apid\.cluster\.local\)/);
+    expect(run.stdout).toMatch(
+      /reading Talos through its API at 127\.0\.0\.1:\d+ \(.*server certificate checked for talos-sim-apid\.cluster\.local\)/,
+    );
     expect(byName(run)['worker-1'].outcome).toBe('reboot-skipped');
     expect(c.talos.apiCalls.length).toBeGreaterThan(0);
   });
@@ -70,7 +72,9 @@ describe('e2e: the Talos API server identity', () => {
     const run = await act(c, { 'talos-server-name': 'apid.example.com' });
     expect(run.exitCode).not.toBe(0);
     const line = failureLine(run.stdout);
-    expect(line).toContain(`the Talos API at ${c.talos.endpoint} presented a certificate that is not a valid server certificate for it (checked for the name apid.example.com)`);
+    expect(line).toContain(
+      `the Talos API at ${c.talos.endpoint} presented a certificate that is not a valid server certificate for it (checked for the name apid.example.com)`,
+    );
     expect(line).toMatch(/it is valid for talos-sim-apid, talos-sim-apid\.cluster\.local, not apid\.example\.com/);
     expectUntouched(c);
   });

@@ -490,7 +490,9 @@ describe('rollout: a Talos API server whose certificate is refused', () => {
     };
     const res = await roll(c);
     expect(res.result).toBe('failed');
-    expect(res.error?.message).toMatch(/^the Talos API at 10\.0\.0\.99:50000 presented a certificate .*not 10\.0\.0\.99; no node was processed/);
+    expect(res.error?.message).toMatch(
+      /^the Talos API at 10\.0\.0\.99:50000 presented a certificate .*not 10\.0\.0\.99; no node was processed/,
+    );
     expect(c.talos.mutatingCalls()).toEqual([]);
     expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
   });
