@@ -78,4 +78,26 @@ describe('e2e: the Talos API server identity', () => {
     expect(line).toMatch(/it is valid for talos-sim-apid, talos-sim-apid\.cluster\.local, not apid\.example\.com/);
     expectUntouched(c);
   });
+
+  it('a certificate refused on a reconnection mid-run stops the node (given back, Talos untouched) and the run, naming the endpoint', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1200 });
+    c.addNode({ name: 'worker-2', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1200 });
+    // worker-1's claim: from then on the endpoint answers with a certificate for other addresses
+    c.kube.beforeWrite({ method: 'PATCH', path: /^\/api\/v1\/nodes\/worker-1$/, once: true }, () =>
+      c!.talos.presentApiCertificate('wrong-san'),
+    );
+    const run = await act(c);
+    expect(run.exitCode).not.toBe(0);
+    expect(run.outputs.result).toBe('failed');
+    const d = byName(run);
+    expect(d['worker-1'].outcome).toBe('failed');
+    expect(d['worker-1'].reason).toContain(`the Talos API at ${c.talos.endpoint} presented a certificate`);
+    expect(d['worker-1'].reason).toMatch(/it is valid for 10\.255\.255\.1, not 127\.0\.0\.1/);
+    expect(d['worker-2']).toBeUndefined();
+    // given back as found, nothing on Talos changed, no talosctl read in place of the API
+    expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
+    expect(c.kube.node('worker-1').spec.unschedulable).toBeFalsy();
+    expect(c.talos.commands).toEqual([]);
+  });
 });

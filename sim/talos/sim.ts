@@ -208,6 +208,18 @@ export class TalosSim {
     return this.server.tlsConnections;
   }
 
+  /**
+   * The endpoint becomes another machine presenting `kind`'s certificate (as when the endpoint node
+   * reboots and the address answers from elsewhere): the API connections open now are dropped, and
+   * the clients' reconnections meet the new certificate.
+   */
+  presentApiCertificate(kind: ApiCertificate): void {
+    if (!this.certs || !this.api) throw new Error('the twin serves no Talos API (api: false)');
+    const old = this.api;
+    this.api = this.startApi({ ...this.certs, server: this.certs.serverAs(kind) });
+    old.close();
+  }
+
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
   forgetResourceType(nameOrIp: string, type: string): void {
     const rt = this.get(nameOrIp);
