@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { AuthFields } from '../src/model.js';
 import { KubeSim } from './kube/index.js';
 import { TalosSim } from './talos/index.js';
+import type { ApiCertificate } from './talos/api/certs.js';
 import type { KubeNodeHooks } from './types.js';
 
 export const REGISTRY = 'ghcr.io';
@@ -43,6 +44,8 @@ export interface SimClusterOptions {
   seed?: number;
   /** serve the Talos API and put a client certificate in the talosconfig (default true); false: the CLI read path */
   api?: boolean;
+  /** the certificate the Talos API presents (default `valid`) */
+  apiCertificate?: ApiCertificate;
   /**
    * Realistic durations in proportion, scaled down together (e.g. 1/60: a 90 s reboot takes 1.5 s).
    * A claim or any API write is never scaled: it costs what a real request costs, so the proportion
@@ -98,6 +101,7 @@ export class SimCluster {
       bootGapMs: opts.bootGapMs,
       seed: opts.seed,
       api: opts.api,
+      apiCertificate: opts.apiCertificate,
       dir: join(dir, 'talos'),
     });
     kube = await KubeSim.start({

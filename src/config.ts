@@ -1,5 +1,6 @@
 // Every input parsed and validated into one typed Config before anything runs.
 // Errors name the input, so a user knows which line of their workflow to fix.
+import { isIP } from 'node:net';
 import { InputError } from './errors.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
@@ -14,6 +15,8 @@ export interface Config {
   kubeconfig?: string;
   kubeContext?: string;
   talosconfig?: string;
+  /** the name the Talos API server certificate must be valid for instead of the endpoint's host */
+  talosServerName?: string;
   /** empty: all nodes */
   nodes: string[];
   nodeSelector?: string;
@@ -130,6 +133,7 @@ export function readConfig(get: InputReader): Config {
     kubeconfig: str('kubeconfig') || undefined,
     kubeContext: str('kube-context') || undefined,
     talosconfig: str('talosconfig') || undefined,
+    talosServerName: serverName('talos-server-name', str('talos-server-name')),
     nodes: parseList(get('nodes') ?? ''),
     nodeSelector: str('node-selector') || undefined,
     reboot: oneOf<RebootPolicy>('reboot', str('reboot') || 'evidence', ['evidence', 'always']),
@@ -192,4 +196,11 @@ export function parseMaxUnavailable(text: string): MaxUnavailableSpec {
 /** Workers allowed out at once: a percentage of `workerCount` rounded down, never less than 1. */
 export function resolveMaxUnavailable(spec: MaxUnavailableSpec, workerCount: number): number {
   return 'count' in spec ? spec.count : Math.max(1, Math.floor((spec.percent * workerCount) / 100));
+}
+
+/** A TLS server name: a host name or an IP address, without a scheme or a port. */
+function serverName(input: string, v: string): string | undefined {
+  if (!v) return undefined;
+  if (isIP(v) || /^[A-Za-z0-9_*]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?$/.test(v)) return v;
+  throw new InputError(input, `"${v}" is not a host name or an IP address (give the name alone: no scheme, no port)`);
 }

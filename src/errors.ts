@@ -47,6 +47,31 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * The Talos API endpoint presented a certificate that is not apid's for it (wrong names, not a
+ * server certificate, also a client certificate, or a chain the talosconfig's CA does not sign).
+ * Not a ToolError on purpose: it is no failed reading of one node and no transport failure to retry
+ * or to read as "unknown, so reboot"; nothing that server answers can be trusted, so the run stops,
+ * and the reads never fall back to talosctl because of it.
+ */
+export class ServerIdentityError extends Error {
+  /** `host:port` as dialed */
+  readonly endpoint: string;
+  /** the name the certificate had to be valid for (the dialed host, or `talos-server-name`) */
+  readonly serverName: string;
+  readonly reasons: string[];
+  constructor(endpoint: string, serverName: string, reasons: string[]) {
+    const forName = serverName === endpoint.replace(/:\d+$/, '').replace(/^\[|\]$/g, '') ? '' : ` (checked for the name ${serverName})`;
+    super(
+      `the Talos API at ${endpoint} presented a certificate that is not a valid server certificate for it${forName}: ${reasons.join('; ')}`,
+    );
+    this.name = 'ServerIdentityError';
+    this.endpoint = endpoint;
+    this.serverName = serverName;
+    this.reasons = reasons;
+  }
+}
+
 /** A bad input, reported before anything is mutated. */
 export class InputError extends Error {
   readonly input: string;

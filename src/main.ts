@@ -87,10 +87,11 @@ export async function run(): Promise<void> {
   runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   // API reads when the talosconfig context has a client certificate, talosctl otherwise; a context
-  // whose credentials are present but unusable fails here, before anything is mutated.
+  // whose credentials are present but unusable, or an endpoint whose certificate is not apid's for
+  // it, fails here, before anything is mutated.
   let opened;
   try {
-    opened = await openTalosClient({ runner, path: config.talosconfig });
+    opened = await openTalosClient({ runner, path: config.talosconfig, serverName: config.talosServerName });
   } catch (e) {
     failBeforeAnything(e);
     return;

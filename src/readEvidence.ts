@@ -5,7 +5,7 @@
 // talosctl refuses `read` with several nodes). At most READ_CALLS_IN_FLIGHT content reads are in
 // flight, so a plan over 500 nodes neither waits on a handful at a time nor opens a thousand at once.
 import type { TalosClient } from './adapters/types.js';
-import { errorMessage } from './errors.js';
+import { ServerIdentityError, errorMessage } from './errors.js';
 import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from './model.js';
 
 export interface EvidenceTarget {
@@ -85,8 +85,12 @@ async function readContents(
       // A file the listing shows absent has no write time and no content to judge.
       if (listing && listing.ok && !listing.value.exists) continue;
       reads.push(async () => {
-        // A read that throws, rather than answering a failed Reading, still counts as a failed reading.
-        const content = await talos.readAuth(t.address, path).catch((e: unknown) => ({ ok: false as const, error: errorMessage(e) }));
+        // A read that throws, rather than answering a failed Reading, still counts as a failed reading;
+        // a server whose certificate was refused is no reading at all: it stops the run.
+        const content = await talos.readAuth(t.address, path).catch((e: unknown) => {
+          if (e instanceof ServerIdentityError) throw e;
+          return { ok: false as const, error: errorMessage(e) };
+        });
         contents.set(`${t.address}\n${path}`, content);
       });
     }

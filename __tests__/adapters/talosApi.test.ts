@@ -15,7 +15,7 @@ import { openTalosClient, type OpenedTalos } from '../../src/adapters/talos/open
 import { encodePlain, messageType, toPlain } from '../../src/adapters/talos/proto.js';
 import { loadTalosContext, relabelKey } from '../../src/adapters/talos/talosconfig.js';
 import { Talosctl } from '../../src/adapters/talosctl.js';
-import { InputError, ToolError } from '../../src/errors.js';
+import { InputError, ServerIdentityError, ToolError } from '../../src/errors.js';
 import { clusterCerts, talosconfigYaml, talosKeyLabel } from '../../sim/talos/api/certs.js';
 import { startApiServer } from '../../sim/talos/api/server.js';
 import { TalosSim } from '../../sim/talos/index.js';
@@ -270,27 +270,21 @@ describe('errors', () => {
     }
   });
 
-  it('a server certificate from another CA is refused', async () => {
-    const mine = clusterCerts();
-    const other = clusterCerts('another-cluster');
-    const p = writeConfig(
-      'wrong-ca',
-      talosconfigYaml({ context: 'w', endpoints: [sim.endpoint], ca: other.ca.crt, client: mine.client('os:admin') }),
-    );
-    const o = await apiFor(p);
-    try {
-      const r = (await o.client.version([CP])).get(CP)!;
-      expect(r.ok).toBe(false);
-      if (!r.ok) expect(r.error).toMatch(/failed \(transport: rpc error: code = Unavailable desc = .*certificate/);
-    } finally {
-      o.close();
-    }
+  it('fault rules of the twin apply to API calls as to talosctl commands', async () => {
+    sim.failNext({ command: 'get', node: W14 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
+    const r = (await api.timeStatus([W14])).get(W14)!;
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = not authorized)');
+    expect((await api.timeStatus([W14])).get(W14)!.ok).toBe(true);
   });
+});
 
-  it('a certificate of the right CA that is not a server certificate is refused (a client key cannot pose as apid)', async () => {
+describe('server identity', () => {
+  /** A twin presenting `server` (of the cluster CA unless said otherwise) on a port of its own; nothing routed. */
+  async function impostor(server: { crt: string; key: string }): Promise<{ endpoint: string; stop(): void }> {
     const certs = clusterCerts();
-    const impostor = startApiServer(
-      { ...certs, server: certs.client('os:reader') },
+    const api = startApiServer(
+      { ...certs, server },
       {
         route: () => ({ ok: false, code: 14, details: 'unused' }),
         controlPlanes: () => [],
@@ -298,34 +292,122 @@ describe('errors', () => {
         record: () => undefined,
       },
     );
-    const front: Server = createServer((socket) => impostor.inject(socket));
+    const front: Server = createServer((socket) => api.inject(socket));
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-    const port = (front.address() as { port: number }).port;
-    const p = writeConfig(
-      'impostor',
-      talosconfigYaml({ context: 'i', endpoints: [`127.0.0.1:${port}`], ca: certs.ca.crt, client: certs.client('os:admin') }),
+    return {
+      endpoint: `127.0.0.1:${(front.address() as { port: number }).port}`,
+      stop: () => {
+        api.close();
+        front.close();
+      },
+    };
+  }
+
+  function configFor(name: string, endpoint: string, ca = clusterCerts().ca.crt): string {
+    return writeConfig(name, talosconfigYaml({ context: name, endpoints: [endpoint], ca, client: clusterCerts().client('os:admin') }));
+  }
+
+  /** openTalosClient must refuse: a ServerIdentityError naming the endpoint, never the talosctl path. */
+  async function refusedAtOpen(path: string, serverName?: string): Promise<ServerIdentityError> {
+    const err = await openTalosClient({ runner: new Runner(), path, serverName }).then(
+      (o) => {
+        o.close();
+        throw new Error(`opened (${o.describe}) instead of refusing the server certificate`);
+      },
+      (e: unknown) => e,
     );
-    const o = await apiFor(p);
+    expect(err).toBeInstanceOf(ServerIdentityError);
+    expect(err).not.toBeInstanceOf(ToolError);
+    return err as ServerIdentityError;
+  }
+
+  it('a certificate of the cluster CA issued for another address is refused at open, naming the endpoint and the names it is valid for', async () => {
+    const srv = await impostor(clusterCerts().serverAs('wrong-san'));
     try {
-      const r = (await o.client.version([CP])).get(CP)!;
-      expect(r.ok).toBe(false);
-      if (!r.ok)
-        expect(r.error).toMatch(
-          /failed \(transport: rpc error: code = Unavailable desc = .*(unsuitable certificate purpose|not a TLS server certificate)/,
-        );
+      const e = await refusedAtOpen(configFor('wrong-san', srv.endpoint));
+      expect(e.endpoint).toBe(srv.endpoint);
+      expect(e.serverName).toBe('127.0.0.1');
+      expect(e.message).toBe(
+        `the Talos API at ${srv.endpoint} presented a certificate that is not a valid server certificate for it: it is valid for 10.255.255.1, not 127.0.0.1`,
+      );
     } finally {
-      o.close();
-      impostor.close();
-      front.close();
+      srv.stop();
     }
   });
 
-  it('fault rules of the twin apply to API calls as to talosctl commands', async () => {
-    sim.failNext({ command: 'get', node: W14 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
-    const r = (await api.timeStatus([W14])).get(W14)!;
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = not authorized)');
-    expect((await api.timeStatus([W14])).get(W14)!.ok).toBe(true);
+  it('a dual-use certificate (serverAuth + clientAuth, no SAN, as a pre-1.3 talosconfig has) is refused at open', async () => {
+    const srv = await impostor(clusterCerts().serverAs('dual-use'));
+    try {
+      const e = await refusedAtOpen(configFor('dual-use', srv.endpoint));
+      expect(e.reasons).toEqual([
+        expect.stringMatching(/^it is a client certificate too \(ExtKeyUsage serverAuth and clientAuth;/),
+        'it names no IP address (no IP SANs), so it cannot be valid for 127.0.0.1',
+      ]);
+    } finally {
+      srv.stop();
+    }
+  });
+
+  it('a client certificate of the cluster CA (clientAuth only) is refused at open: a client key cannot pose as apid', async () => {
+    const srv = await impostor(clusterCerts().client('os:reader'));
+    try {
+      const e = await refusedAtOpen(configFor('client-cert', srv.endpoint));
+      expect(e.reasons).toContain('it is not a TLS server certificate (no ExtKeyUsage serverAuth)');
+    } finally {
+      srv.stop();
+    }
+  });
+
+  it('a server certificate from another CA is refused at open, with the TLS verification error', async () => {
+    const e = await refusedAtOpen(configFor('wrong-ca', sim.endpoint, clusterCerts('another-cluster').ca.crt));
+    expect(e.reasons[0]).toMatch(/^it does not verify against the talosconfig's CA \([A-Z_]+\)$/);
+  });
+
+  it('talos-server-name: the certificate is checked for that name instead of the dialed address', async () => {
+    const srv = await TalosSim.start({ kube: recordingHooks(), apiCertificate: 'wrong-san' });
+    srv.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+    try {
+      await refusedAtOpen(srv.talosconfigPath);
+      const o = await openTalosClient({ runner: new Runner(), path: srv.talosconfigPath, serverName: 'talos-sim-apid' });
+      try {
+        expect(o.readPath).toBe('api');
+        expect(o.describe).toContain('server certificate checked for talos-sim-apid');
+        expect((await o.client.version([CP])).get(CP)).toEqual({ ok: true, value: 'v1.13.8' });
+      } finally {
+        o.close();
+      }
+      // an IP SAN given as the name works too; a name the certificate lacks does not
+      const byIp = await openTalosClient({ runner: new Runner(), path: srv.talosconfigPath, serverName: '10.255.255.1' });
+      byIp.close();
+      const e = await refusedAtOpen(srv.talosconfigPath, 'apid.example.com');
+      expect(e.message).toContain('(checked for the name apid.example.com)');
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('a certificate refused on a later connection fails every call with the ServerIdentityError, never a failed reading', async () => {
+    const srv = await impostor(clusterCerts().serverAs('wrong-san'));
+    const admin = clusterCerts().client('os:admin');
+    // no verifyServer(): as when the endpoint is another machine after a reconnection
+    const conn = new TalosConnection({
+      endpoint: srv.endpoint,
+      credentials: { ca: clusterCerts().ca.crt, crt: admin.crt, key: admin.key },
+    });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    try {
+      const first = await client.version([CP]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(first).toBeInstanceOf(ServerIdentityError);
+      expect((first as Error).message).toContain('it is valid for 10.255.255.1, not 127.0.0.1');
+      await expect(client.readAuth(CP, CRI_TOML)).rejects.toBe(first);
+      await expect(client.servicePids([CP])).rejects.toBe(first);
+    } finally {
+      client.close();
+      srv.stop();
+    }
   });
 });
 

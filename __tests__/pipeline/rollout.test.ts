@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/errors.js';
+import { ServerIdentityError, ToolError } from '../../src/errors.js';
 import { keys, makeCluster, NEW, OWNER, roll } from './harness.js';
 
 describe('rollout: the whole pipeline on fakes', () => {
@@ -475,5 +475,60 @@ describe('rollout: evidence reads that break', () => {
     const res = await roll(c, { mode: 'plan' });
     expect(res.records.find((r) => r.node === 'w1')?.outcome).toBe('planned-reboot');
     expect(res.records.find((r) => r.node === 'w1')?.reason).toMatch(/killed|read/);
+  });
+});
+
+describe('rollout: a Talos API server whose certificate is refused', () => {
+  // The API adapter throws ServerIdentityError when the endpoint's certificate is not apid's for it
+  // (src/adapters/talos/connection.ts). Unlike a failed reading (→ reboot) it stops the node and the run.
+  const refused = () => new ServerIdentityError('10.0.0.99:50000', '10.0.0.99', ['it is valid for 10.255.255.1, not 10.0.0.99']);
+
+  it('at the version prefetch: the run fails before any claim or Talos mutation', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    c.talos.version = async () => {
+      throw refused();
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    expect(res.error?.message).toMatch(
+      /^the Talos API at 10\.0\.0\.99:50000 presented a certificate .*not 10\.0\.0\.99; no node was processed/,
+    );
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('at a file read of the evidence: the node is given back unpatched and not rebooted, the run fails naming the endpoint', async () => {
+    const c = makeCluster([
+      { name: 'w1', current: true },
+      { name: 'w2', current: true },
+    ]);
+    c.talos.readAuth = async () => {
+      throw refused();
+    };
+    const res = await roll(c);
+    expect(res.result).toBe('failed');
+    const w1 = res.records.find((r) => r.node === 'w1')!;
+    expect(w1.outcome).toBe('failed');
+    expect(w1.reason).toMatch(/the Talos API at 10\.0\.0\.99:50000 presented a certificate/);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+    expect(res.records.find((r) => r.node === 'w2')).toBeUndefined();
+  });
+
+  it('at the quorum gate: the control plane is not rebooted and the stop names the endpoint, not an unreadable peer', async () => {
+    const c = makeCluster([
+      { name: 'cp1', role: 'control-plane' },
+      { name: 'cp2', role: 'control-plane' },
+      { name: 'cp3', role: 'control-plane' },
+    ]);
+    c.talos.etcdStatus = async () => {
+      throw refused();
+    };
+    const res = await roll(c, { nodes: ['cp1'] });
+    expect(res.result).toBe('failed');
+    const cp1 = res.records.find((r) => r.node === 'cp1')!;
+    expect(cp1.reason).toMatch(/the Talos API at 10\.0\.0\.99:50000 presented a certificate/);
+    expect(cp1.reason).not.toMatch(/quorum gate/);
+    expect(c.talos.calls.filter((x) => x.method === 'reboot')).toEqual([]);
   });
 });

@@ -27,6 +27,12 @@ describe('readConfig', () => {
     expect(c.verifyImage).toBeUndefined();
   });
 
+  it('talos-server-name: a host name or an IP address; unset, the endpoint host is checked', () => {
+    expect(readConfig(reader()).talosServerName).toBeUndefined();
+    expect(readConfig(reader({ 'talos-server-name': ' apid.example.com ' })).talosServerName).toBe('apid.example.com');
+    expect(readConfig(reader({ 'talos-server-name': 'fd00::1' })).talosServerName).toBe('fd00::1');
+  });
+
   it('splits nodes on commas and newlines', () => {
     expect(readConfig(reader({ nodes: 'a, b\nc\n\n' })).nodes).toEqual(['a', 'b', 'c']);
   });
@@ -41,6 +47,8 @@ describe('readConfig', () => {
     ['claim-attempts', { 'claim-attempts': '0' }, /input "claim-attempts"/],
     ['annotation-prefix', { 'annotation-prefix': 'Bad_Prefix' }, /input "annotation-prefix"/],
     ['cri-config-paths', { 'cri-config-paths': 'etc/cri.toml' }, /input "cri-config-paths"/],
+    ['talos-server-name', { 'talos-server-name': 'https://apid.example.com' }, /input "talos-server-name": .* no scheme, no port/],
+    ['talos-server-name', { 'talos-server-name': 'apid.example.com:50000' }, /input "talos-server-name"/],
   ])('rejects a bad %s with an error naming it', (input, extra, message) => {
     let err: unknown;
     try {

@@ -16,7 +16,7 @@ import { readCommand } from './commands/read.js';
 import { rebootCommand } from './commands/reboot.js';
 import { serviceCommand } from './commands/service.js';
 import { versionCommand } from './commands/version.js';
-import { clusterCerts, talosconfigYaml, type ClusterCerts } from './api/certs.js';
+import { clusterCerts, talosconfigYaml, type ApiCertificate, type ClusterCerts } from './api/certs.js';
 import { startApiServer, type ApiCallRecord, type ApiServer, type Route } from './api/server.js';
 import { unavailableError } from './format.js';
 import { sameAuth } from './machineconfig.js';
@@ -44,6 +44,8 @@ export interface TalosSimOptions {
    * Omni's signed requests has, so the action reads through talosctl.
    */
   api?: boolean;
+  /** the certificate the API presents (default `valid`; see ApiCertificate) */
+  apiCertificate?: ApiCertificate;
 }
 
 /** The MachineService / COSI methods under the talosctl command names that `failNext` matches. */
@@ -136,7 +138,7 @@ export class TalosSim {
   private api?: ApiServer;
 
   private constructor(
-    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'criRestartMs' | 'bootGapMs'>> &
+    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs'>> &
       Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs'>,
     private readonly server: SimServer,
     private readonly dir: string,
@@ -146,8 +148,8 @@ export class TalosSim {
     this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
     this.talosconfigPath = join(dir, 'talosconfig');
     this.certs = certs;
-    // The endpoint is the loopback address, which the apid certificate does not name (as when a
-    // cluster is reached through a load balancer or a tunnel).
+    // The endpoint is the loopback address, which the valid apid certificate names among the
+    // machine's addresses (the `wrong-san` one does not, as through a load balancer or a tunnel).
     writeFileSync(
       this.talosconfigPath,
       talosconfigYaml({ context: 'sim', endpoints: [`127.0.0.1:${server.port}`], ca: certs?.ca.crt, client: certs?.client('os:admin') }),
@@ -185,7 +187,7 @@ export class TalosSim {
       opts.dir === undefined,
       certs,
     );
-    if (certs) sim.api = sim.startApi(certs);
+    if (certs) sim.api = sim.startApi({ ...certs, server: certs.serverAs(opts.apiCertificate ?? 'valid') });
     const exe = join(sim.binDir, 'talosctl');
     // A checkout or copy may lose the executable bit; PATH lookup needs it.
     if ((statSync(exe).mode & 0o111) === 0) chmodSync(exe, 0o755);
@@ -204,6 +206,18 @@ export class TalosSim {
   /** TLS connections opened to the Talos API so far (one per client connection, however many calls) */
   get apiConnections(): number {
     return this.server.tlsConnections;
+  }
+
+  /**
+   * The endpoint becomes another machine presenting `kind`'s certificate (as when the endpoint node
+   * reboots and the address answers from elsewhere): the API connections open now are dropped, and
+   * the clients' reconnections meet the new certificate.
+   */
+  presentApiCertificate(kind: ApiCertificate): void {
+    if (!this.certs || !this.api) throw new Error('the twin serves no Talos API (api: false)');
+    const old = this.api;
+    this.api = this.startApi({ ...this.certs, server: this.certs.serverAs(kind) });
+    old.close();
   }
 
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */

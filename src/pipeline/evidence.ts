@@ -1,17 +1,24 @@
 // Evidence reads inside a run: one batched `talosctl version` per pass, single-node readings that
 // reuse it, and the wait for Talos >= 1.14 to restart cri by itself after the patch.
+import { ServerIdentityError } from '../errors.js';
 import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
 import { readEvidence } from '../readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
 
-/** One batched `talosctl version` for a pass's nodes, instead of one per node; failures are read again later. */
+/**
+ * One batched `talosctl version` for a pass's nodes, instead of one per node; failures are read
+ * again later, except a refused server certificate, which ends the run.
+ */
 export async function prefetchVersions(ctx: RunContext, nodes: NodeState[]): Promise<void> {
   if (ctx.config.reboot === 'always') return;
   const known = ctx.versions;
   const addresses = nodes.map((n) => n.internalIPs[0]).filter((a): a is string => !!a && !known.get(a)?.ok);
   if (addresses.length === 0) return;
-  const read = await ctx.talos.version(addresses).catch(() => new Map<string, Reading<string>>());
+  const read = await ctx.talos.version(addresses).catch((e: unknown) => {
+    if (e instanceof ServerIdentityError) throw e;
+    return new Map<string, Reading<string>>();
+  });
   for (const [a, v] of read) if (v.ok) known.set(a, v);
 }
 

@@ -1,7 +1,7 @@
 // Drain → reboot → Ready → prove, under the claim, with the guard and the quorum gate in between.
 import { formatDuration } from '../format.js';
 import type { TalosClient } from '../adapters/types.js';
-import { errorMessage } from '../errors.js';
+import { ServerIdentityError, errorMessage } from '../errors.js';
 import type { NodeState } from '../model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
@@ -51,6 +51,8 @@ async function etcdReading(talos: TalosClient, address: string) {
     try {
       return { ok: true as const, value: await f() };
     } catch (e) {
+      // an unreadable peer refuses the reboot; a refused server certificate stops the node instead
+      if (e instanceof ServerIdentityError) throw e;
       return { ok: false as const, error: errorMessage(e) };
     }
   };

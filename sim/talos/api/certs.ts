@@ -1,8 +1,11 @@
 // Certificates for the twin's Talos API, made with the openssl CLI the way a Talos cluster has them:
-// an Ed25519 CA; an apid server certificate (ExtKeyUsage serverAuth) whose SANs name the machine
-// but not the loopback address the client dials; client certificates with ExtKeyUsage clientAuth
-// and the role as Organization (`os:admin`, `os:reader`), their keys PEM-labelled
-// `ED25519 PRIVATE KEY` as talosctl writes them. Made once per process and per CA name.
+// an Ed25519 CA; an apid server certificate (ExtKeyUsage serverAuth only) whose SANs name the
+// machine, the loopback address the client dials included; client certificates with ExtKeyUsage
+// clientAuth and the role as Organization (`os:admin`, `os:reader`), their keys PEM-labelled
+// `ED25519 PRIVATE KEY` as talosctl writes them. And the certificates a server should NOT be trusted
+// with (`ApiCertificate`): one of the same CA issued for another address, and a dual-use one as a
+// talosconfig from before Talos 1.3 has (serverAuth + clientAuth, no SAN). Made once per process and
+// per CA name.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,15 +18,26 @@ export interface KeyPair {
   key: string;
 }
 
+/**
+ * Which certificate the twin's apid presents: `valid` (the default), `wrong-san` (the cluster CA's,
+ * serverAuth, for other names and addresses than the one dialed), `dual-use` (the cluster CA's,
+ * serverAuth + clientAuth, no SAN: a pre-1.3 talosconfig client certificate).
+ */
+export type ApiCertificate = 'valid' | 'wrong-san' | 'dual-use';
+
 export interface ClusterCerts {
   ca: KeyPair;
+  /** the apid certificate (valid) */
   server: KeyPair;
+  serverAs(kind: ApiCertificate): KeyPair;
   /** by role: `os:admin`, `os:reader`, … */
   client(role: string): KeyPair;
 }
 
-/** The names in the twin's apid certificate (none of them is 127.0.0.1). */
-export const SERVER_SANS = ['DNS:talos-sim-apid', 'DNS:talos-sim-apid.cluster.local', 'IP:10.255.255.1'];
+/** The names of the twin's apid machine other than the loopback address the client dials. */
+export const OTHER_SANS = ['DNS:talos-sim-apid', 'DNS:talos-sim-apid.cluster.local', 'IP:10.255.255.1'];
+/** The names in the twin's valid apid certificate: the dialed 127.0.0.1 among them. */
+export const SERVER_SANS = [...OTHER_SANS, 'IP:127.0.0.1'];
 
 /** PEM with the label Talos gives its Ed25519 keys (pkg crypto x509: `ED25519 PRIVATE KEY`). */
 export function talosKeyLabel(pem: string): string {
@@ -75,6 +89,12 @@ export function clusterCerts(name = 'talos-sim'): ClusterCerts {
       `extendedKeyUsage=${eku}`,
     ];
     const server = make('server', '/CN=talos-sim-apid', [...leafExt('serverAuth'), `subjectAltName=${SERVER_SANS.join(',')}`]);
+    const servers: Record<ApiCertificate, KeyPair> = {
+      valid: server,
+      'wrong-san': make('wrong-san', '/CN=talos-sim-apid', [...leafExt('serverAuth'), `subjectAltName=${OTHER_SANS.join(',')}`]),
+      // Talos < 1.3 made talosconfig certificates with its library's default ExtKeyUsage (both) and no SAN
+      'dual-use': make('dual-use', '/O=os:admin', leafExt('serverAuth,clientAuth')),
+    };
     const clients = new Map<string, KeyPair>([
       ['os:admin', make('admin', '/O=os:admin/CN=admin', leafExt('clientAuth'))],
       ['os:reader', make('reader', '/O=os:reader/CN=reader', leafExt('clientAuth'))],
@@ -82,6 +102,7 @@ export function clusterCerts(name = 'talos-sim'): ClusterCerts {
     const certs: ClusterCerts = {
       ca,
       server,
+      serverAs: (kind) => servers[kind],
       client: (role) => {
         const kp = clients.get(role);
         if (!kp) throw new Error(`no twin client certificate for role ${role}`);

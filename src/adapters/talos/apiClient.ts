@@ -321,7 +321,10 @@ function refused(rpc: string, node: string, kind: FailureCause, why: string): To
   });
 }
 
-/** A classified failure becomes the node's failed reading; anything else is a defect and propagates. */
+/**
+ * A classified failure becomes the node's failed reading; anything else propagates: a defect, or a
+ * ServerIdentityError (the server's certificate was refused: nothing it says is a reading).
+ */
 function failed(e: unknown): { ok: false; error: string } {
   if (e instanceof ToolError) return { ok: false, error: errorMessage(e) };
   throw e;

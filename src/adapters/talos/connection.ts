@@ -4,12 +4,14 @@
 // deprecated `nodes` key is refused by the COSI State API) and carries its own deadline.
 // Failures become ToolError with the cause classified from the gRPC status, as talosctl's
 // printed `rpc error: code = … desc = …` is classified on the CLI path.
-import { isIP } from 'node:net';
-import { type PeerCertificate, checkServerIdentity } from 'node:tls';
+// The server's certificate is checked on every connection (serverIdentity.ts); a failure is a
+// ServerIdentityError that every later call of the connection gets too, never a failed reading.
+import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { ToolError } from '../../errors.js';
+import { ServerIdentityError, ToolError } from '../../errors.js';
 import { classifyTalosError } from '../parse/talosErrors.js';
 import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
+import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';
 
 export interface TalosConnectionOptions {
@@ -17,8 +19,9 @@ export interface TalosConnectionOptions {
   endpoint: string;
   credentials: TalosCredentials;
   /**
-   * When set, the server certificate must also be valid for this name. Unset, the identity is the
-   * cluster CA's server certificate (see docs/talos-api.md, "Server identity").
+   * The name the server certificate must be valid for instead of the endpoint's host (the
+   * `talos-server-name` input: an endpoint reached through a load balancer or a tunnel). See
+   * docs/talos-api.md, "Server identity".
    */
   serverName?: string;
   /** per-call deadline; default 30 s */
@@ -56,11 +59,16 @@ const CODE_NAMES = [
   'Unauthenticated',
 ];
 
-const SERVER_AUTH_OID = '1.3.6.1.5.5.7.3.1';
-
 export class TalosConnection {
   readonly endpoint: string;
+  /** the name the server certificate is checked for */
+  readonly serverName: string;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly credentials: TalosCredentials;
   private readonly client: grpc.Client;
+  /** set by the first certificate refused on any connection; every later call fails with it */
+  private identityFailure?: ServerIdentityError;
   private readonly callTimeoutMs: number;
   private readonly maxInFlight: number;
   private inFlight = 0;
@@ -74,20 +82,21 @@ export class TalosConnection {
     this.callTimeoutMs = opts.callTimeoutMs ?? 30_000;
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 32);
     this.redact = opts.redact ?? ((t) => t);
-    const c = opts.credentials;
+    this.host = host;
+    this.port = port;
+    this.serverName = expectedServerName(host, opts.serverName);
+    const c = (this.credentials = opts.credentials);
     const creds = grpc.credentials.createSsl(Buffer.from(c.ca), Buffer.from(c.key), Buffer.from(c.crt), {
-      // The chain is verified against the talosconfig CA by TLS itself; this is the identity check.
-      checkServerIdentity: (_host: string, cert: PeerCertificate) => serverIdentity(cert, opts.serverName),
+      // The chain is verified against the talosconfig CA by TLS itself; this is the identity check,
+      // made on every (re)connection: the endpoint may be another machine after a reboot.
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => this.checkCertificate(cert),
     });
-    // The expected name is set explicitly (SNI and :authority) rather than left to the dialed
-    // address, which need not be among the certificate's SANs (a load balancer, a tunnel). An IP
-    // address is no TLS server name (RFC 6066, and Node warns with DEP0123 when one is sent), so a
-    // dialed IP sends a fixed placeholder name: apid serves one certificate whatever the SNI, and the
-    // identity check above never reads it (only an explicit `serverName` is matched).
-    const name = opts.serverName ?? (isIP(host) ? IP_ENDPOINT_SERVER_NAME : host);
+    // SNI and :authority carry the name checked, except that an IP address is no TLS server name
+    // (serverIdentity.ts sniFor): the identity check above reads the IP itself, not the SNI.
+    const sni = sniFor(this.serverName);
     this.client = new grpc.Client(this.endpoint, creds, {
-      'grpc.ssl_target_name_override': name,
-      'grpc.default_authority': name,
+      'grpc.ssl_target_name_override': sni,
+      'grpc.default_authority': sni,
       // our own channel: no subchannel shared with another client in the process
       'grpc.use_local_subchannel_pool': 1,
     });
@@ -115,6 +124,7 @@ export class TalosConnection {
     return this.limited(
       () =>
         new Promise<Plain>((resolve, reject) => {
+          if (this.identityFailure) return reject(this.identityFailure);
           this.client.makeUnaryRequest<Plain, Plain>(
             m.path,
             (v) => encodePlain(reqType, v),
@@ -122,7 +132,7 @@ export class TalosConnection {
             request,
             this.metadata(node),
             { deadline: Date.now() + this.callTimeoutMs },
-            (err, value) => (err ? reject(this.toolError(m.path, node, err)) : resolve(value ?? {})),
+            (err, value) => (err ? reject(this.failure(m.path, node, err)) : resolve(value ?? {})),
           );
         }),
     );
@@ -136,6 +146,7 @@ export class TalosConnection {
     return this.limited(
       () =>
         new Promise<Plain[]>((resolve, reject) => {
+          if (this.identityFailure) return reject(this.identityFailure);
           const out: Plain[] = [];
           const call = this.client.makeServerStreamRequest<Plain, Plain>(
             m.path,
@@ -146,7 +157,7 @@ export class TalosConnection {
             { deadline: Date.now() + this.callTimeoutMs },
           );
           call.on('data', (d: Plain) => out.push(d));
-          call.on('error', (err: grpc.ServiceError) => reject(this.toolError(m.path, node, err)));
+          call.on('error', (err: grpc.ServiceError) => reject(this.failure(m.path, node, err)));
           call.on('status', (s: grpc.StatusObject) => {
             if (s.code === grpc.status.OK) resolve(out);
           });
@@ -169,6 +180,59 @@ export class TalosConnection {
       this.inFlight--;
       this.queue.shift()?.();
     }
+  }
+
+  /**
+   * Checks the endpoint's certificate with a TLS handshake of its own, before the run mutates
+   * anything: unlike a refused gRPC connection, which reaches a call only as Unavailable, it says
+   * why, a chain the talosconfig's CA does not sign included. Throws ServerIdentityError. An endpoint
+   * that cannot be reached proves nothing either way: the calls then fail as they would have.
+   */
+  async verifyServer(timeoutMs = this.callTimeoutMs): Promise<void> {
+    const c = this.credentials;
+    const seen = await new Promise<{ cert: PeerCertificate; chainError?: string } | undefined>((resolve) => {
+      const socket = tlsConnect({
+        host: this.host,
+        port: this.port,
+        servername: sniFor(this.serverName),
+        ca: c.ca,
+        cert: c.crt,
+        key: c.key,
+        ALPNProtocols: ['h2'],
+        // judged below, with the reason kept (rejecting here would leave only a closed socket); the
+        // chain's verdict comes from TLS (authorizationError), the identity from serverIdentity.ts
+        rejectUnauthorized: false,
+        checkServerIdentity: () => undefined,
+      });
+      const done = (v: { cert: PeerCertificate; chainError?: string } | undefined) => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(v);
+      };
+      const timer = setTimeout(() => done(undefined), timeoutMs);
+      socket.once('secureConnect', () => {
+        const err = socket.authorizationError as Error | string | null;
+        done({ cert: socket.getPeerCertificate(), chainError: err ? String((err as { code?: string }).code ?? err) : undefined });
+      });
+      socket.once('error', () => done(undefined));
+    });
+    if (!seen) return;
+    const chain = seen.chainError ? [`it does not verify against the talosconfig's CA (${seen.chainError})`] : [];
+    const problems = [...chain, ...serverCertificateProblems(seen.cert, this.serverName)];
+    if (problems.length > 0) throw (this.identityFailure ??= new ServerIdentityError(this.endpoint, this.serverName, problems));
+  }
+
+  /** checkServerIdentity: an Error refuses the connection; the first refusal is kept for every later call. */
+  private checkCertificate(cert: PeerCertificate): Error | undefined {
+    const problems = serverCertificateProblems(cert, this.serverName);
+    if (problems.length === 0) return undefined;
+    this.identityFailure ??= new ServerIdentityError(this.endpoint, this.serverName, problems);
+    return this.identityFailure;
+  }
+
+  /** A failed call: the refused certificate when there is one (the call saw only Unavailable), else a ToolError. */
+  private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
+    return this.identityFailure ?? this.toolError(path, node, err);
   }
 
   private toolError(path: string, node: string, err: grpc.ServiceError): ToolError {
@@ -195,20 +259,4 @@ export function grpcCodeOf(e: ToolError): string | undefined {
 /** The status description of a ToolError from this module. */
 export function grpcDetailsOf(e: ToolError): string {
   return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');
-}
-
-/** The TLS server name sent when the endpoint is an IP address (see the constructor). */
-const IP_ENDPOINT_SERVER_NAME = 'talos-apid';
-
-function serverIdentity(cert: PeerCertificate, serverName: string | undefined): Error | undefined {
-  // apid's server certificate carries ExtKeyUsage ServerAuth only; the CA's client certificates
-  // (talosconfig users, apid's own client side) carry ClientAuth only, so a client key of the same
-  // CA cannot stand in for a server.
-  const eku = (cert as PeerCertificate & { ext_key_usage?: string[] }).ext_key_usage ?? [];
-  if (!eku.includes(SERVER_AUTH_OID)) {
-    return new Error(
-      `the server certificate (${String(cert.subject?.CN ?? 'no CN')}) is not a TLS server certificate (no ExtKeyUsage serverAuth)`,
-    );
-  }
-  return serverName === undefined ? undefined : checkServerIdentity(serverName, cert);
 }

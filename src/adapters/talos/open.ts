@@ -21,7 +21,7 @@ export interface OpenTalosOptions extends TalosconfigSource {
   runner: Runner;
   /** per-call deadline of API reads */
   callTimeoutMs?: number;
-  /** see TalosConnectionOptions.serverName */
+  /** the `talos-server-name` input; see TalosConnectionOptions.serverName */
   serverName?: string;
 }
 
@@ -31,7 +31,9 @@ const CLI_PRECISION =
 
 /**
  * Throws InputError('talosconfig') when the context's certificate, key or CA is present but
- * unusable: before anything is mutated. The gRPC stack (grpc-js, protobufjs) is loaded only when the
+ * unusable, and ServerIdentityError when the endpoint's certificate is not apid's for it: before
+ * anything is mutated. Neither falls back to talosctl: a server that cannot be trusted over the API
+ * is the same server talosctl would reach. The gRPC stack (grpc-js, protobufjs) is loaded only when the
  * API path is chosen: it would otherwise more than double the action's start-up, which every run and
  * every input error pays (bench/startup.ts).
  */
@@ -65,11 +67,18 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     // the same masking as every talosctl and kubectl output (src/adapters/exec.ts)
     redact: (text) => opts.runner.redactor.redact(text),
   });
+  try {
+    await conn.verifyServer();
+  } catch (e) {
+    conn.close();
+    throw e;
+  }
   const api = new TalosApi(conn, cli);
+  const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   return {
     client: api,
     readPath: 'api',
-    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}); instants to the nanosecond; patches and reboots through talosctl`,
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; patches and reboots through talosctl`,
     close: () => api.close(),
   };
 }
