@@ -278,6 +278,42 @@ describe('reboot', () => {
     expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
   });
 
+  it('the criRestartAfterBoot fault: cri restarted just after the node is up, health "?" then a failed check, then healthy', async () => {
+    sim.addNode({
+      name: 'w-5',
+      ip: '10.0.1.5',
+      role: 'worker',
+      version: '1.14',
+      credential: { 'ghcr.io': OLD },
+      criRestartAfterBoot: { afterUpMs: 100, failingChecks: 1 },
+    });
+    const n = sim.node('w-5');
+    const r = await talosctl(sim, ['-n', '10.0.1.5', 'reboot']);
+    expect(r.code).toBe(0);
+    const bootPid = n.containerd.pid;
+    expect(n.containerd.health.healthy).toBe(true);
+    const baseSpec = n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version;
+    // criRestartMs (400 ms) after base-spec.json's write the new containerd is Running, health unknown
+    await until(async () => (n.containerd.pid !== bootPid && n.containerd.pid !== 0 ? true : undefined), 5000, 20);
+    expect(n.containerd).toMatchObject({ state: 'Running', health: { unknown: true, healthy: false } });
+    expect(n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version).toBe(baseSpec + 1);
+    await until(async () => (n.containerd.health.unknown ? undefined : true), 5000, 20);
+    expect(n.containerd.health).toMatchObject({ healthy: false, lastMessage: expect.stringMatching(/context deadline exceeded/) });
+    await until(async () => (n.containerd.health.healthy ? true : undefined), 8000, 50);
+    const msgs = n.containerd.events.map((e) => e.msg);
+    const restart = msgs.lastIndexOf('Service finished successfully');
+    expect(msgs.slice(restart + 1).map((m) => m.replace(/PID \d+/, 'PID N').replace(/^Waiting for .*/, 'Waiting for …'))).toEqual([
+      'Starting service',
+      'Waiting for …',
+      'Running pre state',
+      'Creating service runner',
+      `Process ${'Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"])'} started with PID N`,
+      'Health check failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      'Health check successful',
+    ]);
+    expect(n.containerd.loadedCredential).toEqual(n.auth);
+  });
+
   it('returns at once with --wait=false; the node is unreachable until it is back', async () => {
     const r = await talosctl(sim, ['-n', '10.0.1.4', 'reboot', '--wait=false']);
     expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });

@@ -8,7 +8,16 @@ import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } 
 import type { Patch } from './machineconfig.js';
 import { BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, basePart, renderCriFiles } from './render.js';
 import { Timing } from './timing.js';
-import type { AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode } from './types.js';
+import type {
+  AddNodeSpec,
+  AuthFields,
+  CriRestartAfterBoot,
+  MachineConfigState,
+  ServiceEvent,
+  ServiceHealth,
+  SimFile,
+  SimTalosNode,
+} from './types.js';
 
 export const MAX_EVENTS = 64;
 const ETC_LABEL = 'system_u:object_r:etc_t:s0';
@@ -58,6 +67,7 @@ export class NodeRuntime {
   private restartPending = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly timing: Timing;
+  private readonly restartAfterBoot?: CriRestartAfterBoot;
 
   constructor(
     spec: AddNodeSpec,
@@ -94,6 +104,7 @@ export class NodeRuntime {
     this.node = node;
     this.nextPid = randomInt(1700, 2200);
     this.timing = new Timing(opts.random);
+    this.restartAfterBoot = version === '1.14' ? spec.criRestartAfterBoot : undefined;
 
     const now = this.now();
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
@@ -318,6 +329,54 @@ export class NodeRuntime {
     return list.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
+  /**
+   * The criRestartAfterBoot fault: base-spec.json written again (its status's specVersion bumped), so
+   * cri.ServiceController stops and starts cri, events stamped as their timers fire; the new
+   * containerd's health is unknown until the first check one second after the launch
+   * (health.DefaultSettings: InitialDelay 1 s, Period 5 s, Timeout 500 ms), and the first
+   * `failingChecks` checks time out. cri.toml is not touched: the new containerd reads the same file.
+   */
+  private rerenderBaseSpec(fault: CriRestartAfterBoot): void {
+    const n = this.node;
+    const writeAt = this.now();
+    const file = n.files.get(BASE_SPEC);
+    if (file) n.files.set(BASE_SPEC, { ...file, mtimeMs: writeAt });
+    const st = n.etcFileStatus.get('cri/conf.d/base-spec.json');
+    const statusAt = writeAt + this.timing.statusAfterWrite();
+    this.status('cri/conf.d/base-spec.json', st?.created ?? statusAt, statusAt, (st?.version ?? 0) + 1);
+    const gap = this.opts.criRestartMs ?? this.timing.restartGap114();
+    const pre = this.timing.preLaunch();
+    const c = n.containerd;
+    const at = (offset: number, fn: () => void) => this.later(writeAt + offset - this.now(), fn);
+    at(gap * 0.15, () => {
+      c.health = { ...NOT_RUNNING };
+      this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
+    });
+    at(gap * 0.35, () => {
+      c.pid = 0;
+      c.servicePid = undefined;
+      this.push('Finished', 'Service finished successfully', this.now());
+    });
+    at(gap * 0.37, () => {
+      c.health = { ...UNKNOWN };
+      this.push('Starting', 'Starting service', this.now());
+    });
+    at(gap * 0.38, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
+    at(gap - pre.preState, () => this.push('Preparing', 'Running pre state', this.now()));
+    at(gap - pre.runner, () => this.push('Preparing', 'Creating service runner', this.now()));
+    at(gap, () => this.launch(this.now(), effectiveAuth(n.machineConfig)));
+    const failing = fault.failingChecks ?? 0;
+    if (failing > 0) {
+      at(gap + 1000, () => {
+        if (c.state !== 'Running') return;
+        const msg = 'rpc error: code = DeadlineExceeded desc = context deadline exceeded';
+        c.health = { unknown: false, healthy: false, lastMessage: msg };
+        this.push('Running', `Health check failed: ${msg}`, this.now());
+      });
+    }
+    at(gap + 1000 + failing * 5000, () => this.healthy(this.now()));
+  }
+
   // --- machine config ----------------------------------------------------------------------------
 
   /** Re-renders the CRI files; only files whose bytes change are written (UpdateFile/AtomicUpdate). */
@@ -445,6 +504,7 @@ export class NodeRuntime {
     const bootAt = Math.min(writeAt, startAt) - 8000;
     this.boot(bootAt, writeAt, startAt, gap < 0 ? {} : effectiveAuth(n.machineConfig));
     n.up = true;
+    if (this.restartAfterBoot) this.later(this.restartAfterBoot.afterUpMs, () => this.rerenderBaseSpec(this.restartAfterBoot!));
     try {
       this.opts.kube.nodeUp(n.name, n.bootID);
     } catch {
