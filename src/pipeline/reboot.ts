@@ -162,7 +162,11 @@ async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promi
   let said = false;
   for (;;) {
     const proof = await readOne(ctx, run.node.name, run.address);
-    if (!criStillComingUp(proof) || ctx.cancelled?.() || ctx.clock.now() + ctx.pollIntervalMs > deadline) return proof;
+    if (!criStillComingUp(proof) || ctx.cancelled?.()) return proof;
+    if (ctx.clock.now() + ctx.pollIntervalMs > deadline) {
+      ctx.log.info(`${run.node.name}: cri is still ${proof.values.criState} with health ${proof.values.criHealth} at the ready-timeout`);
+      return proof;
+    }
     if (!said) {
       said = true;
       ctx.log.info(
