@@ -165,7 +165,7 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
           "twin truth: the running containerd had loaded the desired credential when the action sent the reboot (rebooted nodes) or, for skipped nodes, still runs having loaded it (a skipped node's containerd is the one the decision was about); stale 1.14 nodes count as current once Talos restarted cri after the patch",
         wastedShare: 'wastedReboots / currentAtDecision: the share of nodes a skip would have been correct for that were rebooted anyway',
         unsafeSkips: 'skipped nodes whose running containerd had not loaded the desired credential (twin truth): must be 0',
-        mix: `kinds interleaved in roll order; timings drawn by sim/talos/timing.ts with seed ${seed} (1.13 boot gaps 0.3–3 s, containerd-first 0.2–1.5 s before the write, 1.14 restarts 50–800 ms after the rewrite, 1.14 boots 12–80 ms after the status)`,
+        mix: `kinds interleaved in roll order; timings drawn by sim/talos/timing.ts with seed ${seed} (1.13 boot gaps 0.3–3 s, containerd-first 0.2–1.5 s before the write, 1.14 restarts 50–800 ms after the rewrite, 1.14 boots 2–15 ms after the write)`,
       },
     };
   } finally {

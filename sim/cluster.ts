@@ -8,6 +8,7 @@ import type { AuthFields } from '../src/model.js';
 import { KubeSim } from './kube/index.js';
 import { TalosSim } from './talos/index.js';
 import type { ApiCertificate } from './talos/api/certs.js';
+import type { CriRestartAfterBoot } from './talos/types.js';
 import type { KubeNodeHooks } from './types.js';
 
 export const REGISTRY = 'ghcr.io';
@@ -31,6 +32,8 @@ export interface SimNodeSpec {
   criFirst?: boolean;
   /** this node's initial boot gap (launch − cri.toml write), whatever the cluster's timings */
   bootGapMs?: number;
+  /** fault mode (1.14): after each reboot Talos restarts cri once more just after the node is up */
+  criRestartAfterBoot?: CriRestartAfterBoot;
 }
 
 export interface SimClusterOptions {
@@ -128,6 +131,7 @@ export class SimCluster {
       bootedAgoMs,
       criFirst: spec.criFirst,
       bootGapMs: spec.bootGapMs,
+      criRestartAfterBoot: spec.criRestartAfterBoot,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({

@@ -64,11 +64,14 @@ export function parseDuration(input: string, text: string): number {
 }
 
 /**
- * The default `evidence-margin`: the instants compared are machined's wall clock, which Talos slews
- * (never reversing two instants) below a 400 ms offset and steps above it; no margin covers a step,
- * the clock checks do. What is left is noise an exact reading does not have (README, decision rules).
+ * The default `evidence-margin`: none (the comparison stays strict, so a tie never skips). The two
+ * instants compared are stamps of one clock, machined's wall clock: between them a slew only changes
+ * its rate (it never reverses two stamps), and a step (> 400 ms by Talos's time sync) or an inserted
+ * leap second (1 s) is larger than any margin that would not also refuse the real 1.14 gaps of a few
+ * ms; the clock checks guard those. The readings' own bounds carry each read path's precision.
+ * Reasoned out in docs/talos-evidence-timing.md ("The margin").
  */
-export const DEFAULT_EVIDENCE_MARGIN = '10ms';
+export const DEFAULT_EVIDENCE_MARGIN = '0ms';
 export const DEFAULT_EVIDENCE_MARGIN_MS = parseDuration('evidence-margin', DEFAULT_EVIDENCE_MARGIN);
 
 /**

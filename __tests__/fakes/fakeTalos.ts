@@ -39,6 +39,8 @@ export interface FakeTalosNode {
   synced: boolean;
   epoch: number;
   etcd?: { learner?: boolean; errors?: string; alarm?: string; unreachable?: boolean };
+  /** until this instant cri reads as `criComingUp.as` instead of Running/OK (set by a reboot, see FakeTalos.criComingUp) */
+  criComingUpUntilMs?: number;
 }
 
 export class FakeTalos implements TalosClient {
@@ -50,6 +52,11 @@ export class FakeTalos implements TalosClient {
   patchFails?: string;
   /** containerd's start after the boot-time config write, in ms (negative: containerd first) */
   rebootGapMs = 6000;
+  /**
+   * After a reboot, cri is still coming up for `forMs` once the node is back: it reads as `as` (e.g.
+   * Running with health "?", a cri (re)started a moment ago whose first health check has not run).
+   */
+  criComingUp?: { forMs: number; as: { state: string; health: string } };
 
   constructor(private readonly clock: TestClock) {}
 
@@ -73,24 +80,27 @@ export class FakeTalos implements TalosClient {
 
   async criService(addresses: string[]) {
     const now = this.clock.now();
-    return this.each('criService', addresses, (n): CriServiceReading => ({
-      state: 'Running',
-      health: 'OK',
-      // newest first, as talosctl prints them; the launch is logged right after "Creating service runner"
-      events: [
-        { state: 'Running', message: 'Health check successful', at: printedAge(now, n.criStartedAtMs + 1000) },
-        {
-          state: 'Running',
-          message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`,
-          at: printedAge(now, n.criStartedAtMs),
-        },
-        { state: 'Preparing', message: 'Creating service runner', at: printedAge(now, n.criStartedAtMs - 2) },
-        { state: 'Preparing', message: 'Running pre state', at: printedAge(now, n.criStartedAtMs - 3) },
-        { state: 'Starting', message: 'Starting service', at: printedAge(now, n.criStartedAtMs - 5) },
-      ],
-      clientBeforeMs: now,
-      clientAfterMs: now,
-    }));
+    return this.each('criService', addresses, (n): CriServiceReading => {
+      const comingUp = this.criComingUp && now < (n.criComingUpUntilMs ?? -Infinity) ? this.criComingUp.as : undefined;
+      return {
+        state: comingUp?.state ?? 'Running',
+        health: comingUp?.health ?? 'OK',
+        // newest first, as talosctl prints them; the launch is logged right after "Creating service runner"
+        events: [
+          ...(comingUp ? [] : [{ state: 'Running', message: 'Health check successful', at: printedAge(now, n.criStartedAtMs + 1000) }]),
+          {
+            state: 'Running',
+            message: `Process Process(["/bin/containerd"]) started with PID ${n.criPid}`,
+            at: printedAge(now, n.criStartedAtMs),
+          },
+          { state: 'Preparing', message: 'Creating service runner', at: printedAge(now, n.criStartedAtMs - 2) },
+          { state: 'Preparing', message: 'Running pre state', at: printedAge(now, n.criStartedAtMs - 3) },
+          { state: 'Starting', message: 'Starting service', at: printedAge(now, n.criStartedAtMs - 5) },
+        ],
+        clientBeforeMs: now,
+        clientAfterMs: now,
+      };
+    });
   }
 
   async servicePids(addresses: string[]) {
@@ -180,6 +190,7 @@ export class FakeTalos implements TalosClient {
     n.criStartedAtMs = now + 1000 + this.rebootGapMs;
     n.criPid = 1000 + Math.floor(Math.random() * 1000);
     this.clock.t += 30_000;
+    if (this.criComingUp) n.criComingUpUntilMs = this.clock.t + this.criComingUp.forMs;
     this.rebootHook?.(n);
   }
 

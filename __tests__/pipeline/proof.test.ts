@@ -92,3 +92,58 @@ describe('the post-reboot proof', () => {
     expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
   });
 });
+
+// Right after a reboot cri may have (re)started a moment ago: Running with health "?" until its
+// first check (1 s after the launch), or not launched yet. That is a cri on its way up, not a
+// failed proof: the proof is read again until cri is Running and healthy or ready-timeout passes.
+describe('the post-reboot proof waits for a cri still coming up', () => {
+  const criReads = (c: ReturnType<typeof makeCluster>) => c.talos.calls.filter((x) => x.method === 'criService').length;
+
+  it.each([
+    ['Running, health "?" (restarted a moment ago)', { state: 'Running', health: '?' }],
+    ['Starting (its run not launched yet)', { state: 'Starting', health: '?' }],
+    ['Running, its first health check failed', { state: 'Running', health: 'Fail' }],
+  ])('cri %s for 5 s after the node is Ready: read again until healthy, proven and released', async (_what, as) => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.criComingUp = { forMs: 5000, as };
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(res.result).toBe('processed');
+    expect(r.proof?.verdict).toBe('skip');
+    expect(r.proof?.values.criHealth).toBe('OK');
+    expect(r.proofUndecided).toBeUndefined();
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(false);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+  });
+
+  it('cri never healthy within ready-timeout: the last reading decides (left fenced), and the reads stop at the deadline', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.criComingUp = { forMs: 3_600_000, as: { state: 'Running', health: '?' } };
+    const res = await roll(c, { readyTimeoutMs: 60_000 });
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toMatch(/the cri service is Running but its health is \?, not OK/);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    // one evidence read before the patch, then one per poll (1 s) within the 60 s after the reboot
+    expect(criReads(c)).toBeGreaterThan(20);
+    expect(criReads(c)).toBeLessThanOrEqual(62);
+  });
+
+  it('a proof that cri being healthy would not change (an old credential) is still judged once cri is up, not waited on longer', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.criComingUp = { forMs: 3000, as: { state: 'Running', health: '?' } };
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (n) => {
+      for (const f of Object.values(n.files)) f.auth = { 'ghcr.io': { ...OLD } };
+      hook(n);
+    };
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('failed');
+    expect(res.records[0].proof?.contradicts).toBe(true);
+    expect(res.records[0].proof?.values.criHealth).toBe('OK');
+    expect(criReads(c)).toBeLessThanOrEqual(1 + 4);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EvidenceVerdict } from '../../src/model.js';
-import { judgeProof } from '../../src/rules/proof.js';
+import { criStillComingUp, judgeProof } from '../../src/rules/proof.js';
 
 const undecidable = (): EvidenceVerdict => ({
   verdict: 'reboot',
@@ -38,5 +38,37 @@ describe('judgeProof', () => {
     const v = undecidable();
     change(v);
     expect(judgeProof(v)).toEqual({ kind: 'failed' });
+  });
+});
+
+describe('criStillComingUp: is a post-reboot reading worth reading again before it is judged', () => {
+  const reading = (criState: string | undefined, criHealth: string | undefined, over: Partial<EvidenceVerdict> = {}): EvidenceVerdict => {
+    const v = { ...undecidable(), ordering: 'after' as const, ...over };
+    v.values = { ...v.values, criState, criHealth };
+    return v;
+  };
+  it.each<[string, string | undefined, string | undefined, boolean]>([
+    ['Running, health unknown: restarted a moment ago, first check not run yet', 'Running', '?', true],
+    ['Running, health failed: the next check comes 5 s later', 'Running', 'Fail', true],
+    ['Starting: its run not launched yet', 'Starting', '?', true],
+    ['Waiting for its conditions', 'Waiting', '?', true],
+    ['Preparing (pre state, creating the runner)', 'Preparing', '?', true],
+    ['Initialized', 'Initialized', '?', true],
+    ['Stopping: a 1.14 restart in progress', 'Stopping', 'Fail', true],
+    ['Finished: between the stop and the start of a 1.14 restart', 'Finished', 'Fail', true],
+    ['Running and healthy: the reading is final', 'Running', 'OK', false],
+    ['Failed: does not come up by itself', 'Failed', 'Fail', false],
+    ['Skipped: does not come up by itself', 'Skipped', '?', false],
+    ['the cri service could not be read', undefined, undefined, false],
+  ])('%s → %s', (_what, state, health, expected) => {
+    expect(criStillComingUp(reading(state, health))).toBe(expected);
+  });
+  it('a skip is never waited on', () => {
+    expect(criStillComingUp(reading('Running', 'OK', { verdict: 'skip' }))).toBe(false);
+  });
+  it('a reading that contradicts on other grounds is still read again while cri comes up (the final reading judges it)', () => {
+    const v = reading('Running', '?', { contradicts: true });
+    v.values.files[0].credential = 'old';
+    expect(criStillComingUp(v)).toBe(true);
   });
 });

@@ -196,7 +196,7 @@ describe('Talos 1.14 restarts cri when cri.toml changes', () => {
       `[Running]: Process Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"]) started with PID ${newPid}`,
       '[Preparing]: Creating service runner',
       '[Preparing]: Running pre state',
-      '[Waiting]: Waiting for volumes /var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt to be mounted, network, /etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready',
+      '[Waiting]: Waiting for volumes /var/lib, /var/lib/cni, CRI, /var/run, /var/run/lock, /opt to be mounted, network, /etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready',
       '[Starting]: Starting service',
       '[Finished]: Service finished successfully',
       '[Stopping]: Sending SIGTERM to Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"])',
@@ -250,6 +250,68 @@ describe('reboot', () => {
     expect(n.containerd.loadedCredential).toEqual(n.auth);
     expect(n.auth['ghcr.io']).toEqual(OLD);
     expect(sim.mutatingCommands().at(-1)).toMatchObject({ command: 'reboot', nodes: ['10.0.1.2'], exitCode: 0 });
+  });
+
+  it("a 1.14 boot: cri.ServiceController starts cri after cri.toml's status, so its whole run is logged after the write", async () => {
+    const n = sim.node('w-3');
+    const r = await talosctl(sim, ['-n', '10.0.1.3', 'reboot']);
+    expect(r.code).toBe(0);
+    const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    const status = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
+    // written once at this boot: the controller only starts cri once the status exists
+    expect(status).toMatchObject({ version: 1, created: status.updated });
+    expect(status.updated).toBeGreaterThan(write);
+    const msgs = n.containerd.events.map((e) => e.msg);
+    const launch = msgs.findIndex((m) => /started with PID/.test(m));
+    expect(msgs.slice(0, launch)).toEqual([
+      'Starting service',
+      'Waiting for volumes /var/lib, /var/lib/cni, CRI, /var/run, /var/run/lock, /opt to be mounted, network, /etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready',
+      'Running pre state',
+      'Creating service runner',
+    ]);
+    for (const e of n.containerd.events.slice(0, launch)) {
+      expect(e.ts).toBeGreaterThan(status.updated);
+      expect(e.ts).toBeLessThan(n.containerd.startedAtMs);
+    }
+    // a few ms from the write to the launch (sim/talos/timing.ts)
+    expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(2);
+    expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
+  });
+
+  it('the criRestartAfterBoot fault: cri restarted just after the node is up, health "?" then a failed check, then healthy', async () => {
+    sim.addNode({
+      name: 'w-5',
+      ip: '10.0.1.5',
+      role: 'worker',
+      version: '1.14',
+      credential: { 'ghcr.io': OLD },
+      criRestartAfterBoot: { afterUpMs: 100, failingChecks: 1 },
+    });
+    const n = sim.node('w-5');
+    const r = await talosctl(sim, ['-n', '10.0.1.5', 'reboot']);
+    expect(r.code).toBe(0);
+    const bootPid = n.containerd.pid;
+    expect(n.containerd.health.healthy).toBe(true);
+    const baseSpec = n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version;
+    // criRestartMs (400 ms) after base-spec.json's write the new containerd is Running, health unknown
+    await until(async () => (n.containerd.pid !== bootPid && n.containerd.pid !== 0 ? true : undefined), 5000, 20);
+    expect(n.containerd).toMatchObject({ state: 'Running', health: { unknown: true, healthy: false } });
+    expect(n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version).toBe(baseSpec + 1);
+    await until(async () => (n.containerd.health.unknown ? undefined : true), 5000, 20);
+    expect(n.containerd.health).toMatchObject({ healthy: false, lastMessage: expect.stringMatching(/context deadline exceeded/) });
+    await until(async () => (n.containerd.health.healthy ? true : undefined), 8000, 50);
+    const msgs = n.containerd.events.map((e) => e.msg);
+    const restart = msgs.lastIndexOf('Service finished successfully');
+    expect(msgs.slice(restart + 1).map((m) => m.replace(/PID \d+/, 'PID N').replace(/^Waiting for .*/, 'Waiting for …'))).toEqual([
+      'Starting service',
+      'Waiting for …',
+      'Running pre state',
+      'Creating service runner',
+      `Process ${'Process(["/bin/containerd" "--address" "/run/containerd/containerd.sock" "--config" "/etc/cri/containerd.toml"])'} started with PID N`,
+      'Health check failed: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      'Health check successful',
+    ]);
+    expect(n.containerd.loadedCredential).toEqual(n.auth);
   });
 
   it('returns at once with --wait=false; the node is unreachable until it is back', async () => {

@@ -14,7 +14,7 @@ describe('readConfig', () => {
     expect(c).toMatchObject({
       mode: 'apply',
       reboot: 'evidence',
-      evidenceMarginMs: 10,
+      evidenceMarginMs: 0,
       claimAttempts: 5,
       drainTimeoutMs: 45 * 60_000,
       readyTimeoutMs: 10 * 60_000,

@@ -8,7 +8,16 @@ import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } 
 import type { Patch } from './machineconfig.js';
 import { BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, basePart, renderCriFiles } from './render.js';
 import { Timing } from './timing.js';
-import type { AddNodeSpec, AuthFields, MachineConfigState, ServiceEvent, ServiceHealth, SimFile, SimTalosNode } from './types.js';
+import type {
+  AddNodeSpec,
+  AuthFields,
+  CriRestartAfterBoot,
+  MachineConfigState,
+  ServiceEvent,
+  ServiceHealth,
+  SimFile,
+  SimTalosNode,
+} from './types.js';
 
 export const MAX_EVENTS = 64;
 const ETC_LABEL = 'system_u:object_r:etc_t:s0';
@@ -17,8 +26,11 @@ const IMAGE_BUILD_MS = 1785848325000;
 
 const CRI_ARGS = ['/bin/containerd', '--address', '/run/containerd/containerd.sock', '--config', '/etc/cri/containerd.toml'];
 export const CRI_PROCESS = `Process(${goQuoteSlice(CRI_ARGS)})`;
-const VOLUMES =
+// cri's volumes as the Waiting event names them: services/cri.go Volumes() plus constants.Overlays
+// (v1.13: the containerd state under /var/lib/containerd and four overlays; v1.14: the `CRI` volume, /opt only)
+const VOLUMES_113 =
   '/var/lib, /var/lib/cni, /var/lib/containerd, /var/run, /var/run/lock, /etc/cni, /etc/kubernetes, /usr/libexec/kubernetes, /opt';
+const VOLUMES_114 = '/var/lib, /var/lib/cni, CRI, /var/run, /var/run/lock, /opt';
 const ETC_FILES_COND = '/etc files ["machine-id" "cri/conf.d/cri.toml" "cri/conf.d/base-spec.json"] to be ready';
 
 export interface OtherService {
@@ -55,6 +67,7 @@ export class NodeRuntime {
   private restartPending = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly timing: Timing;
+  private readonly restartAfterBoot?: CriRestartAfterBoot;
 
   constructor(
     spec: AddNodeSpec,
@@ -91,6 +104,7 @@ export class NodeRuntime {
     this.node = node;
     this.nextPid = randomInt(1700, 2200);
     this.timing = new Timing(opts.random);
+    this.restartAfterBoot = version === '1.14' ? spec.criRestartAfterBoot : undefined;
 
     const now = this.now();
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
@@ -114,7 +128,7 @@ export class NodeRuntime {
     // the fault is asked for by name, so it wins over a pinned gap
     if (criFirst && this.node.version === '1.13') return this.timing.bootGap113(true);
     if (this.opts.bootGapMs !== undefined) return this.opts.bootGapMs;
-    if (this.node.version === '1.14') return this.timing.statusAfterWrite() + this.timing.bootGap114();
+    if (this.node.version === '1.14') return this.timing.bootGap114();
     return this.timing.bootGap113(criFirst);
   }
 
@@ -146,11 +160,15 @@ export class NodeRuntime {
     if (state !== 'Running') c.serviceResource = undefined;
   }
 
+  /**
+   * waitFor logs the condition's description at once (every condition, none waited on yet), then again
+   * whenever it changes (checked each second): the conditions still pending.
+   */
   private waitingMessages(): [string, string] {
     if (this.node.version === '1.14') {
-      return [`Waiting for volumes ${VOLUMES} to be mounted, network, ${ETC_FILES_COND}`, `Waiting for network, ${ETC_FILES_COND}`];
+      return [`Waiting for volumes ${VOLUMES_114} to be mounted, network, ${ETC_FILES_COND}`, 'Waiting for network'];
     }
-    return [`Waiting for volumes ${VOLUMES} to be mounted, network`, 'Waiting for network'];
+    return [`Waiting for volumes ${VOLUMES_113} to be mounted, network`, 'Waiting for network'];
   }
 
   /** containerd launched at `at`: it reads cri.toml now, so it holds `loaded` until its next start. */
@@ -218,9 +236,12 @@ export class NodeRuntime {
     n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
     const firstStatus = firstWrite + this.timing.statusAfterWrite();
     this.status('cri/conf.d/base-spec.json', firstStatus, firstStatus, 1);
-    const rewritten = writeAt - firstWrite > 500;
+    // Talos 1.14 starts cri only once cri.toml's status exists (below), so a 1.14 boot writes it once;
+    // ≤ 1.13 may render it twice, cri having started on its own schedule.
+    const ordered114 = n.version === '1.14' && startAt > writeAt;
+    const rewritten = !ordered114 && writeAt - firstWrite > 500;
     // EtcFileController writes the file, then records its status
-    const statusAt = writeAt + this.timing.statusAfterWrite();
+    const statusAt = writeAt + Math.min(this.timing.statusAfterWrite(), ordered114 ? (startAt - writeAt) / 4 : Infinity);
     for (const [path, content] of renderCriFiles(n.version, effectiveAuth(n.machineConfig))) {
       n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
       this.status(path.slice('/etc/'.length), rewritten ? firstStatus : statusAt, statusAt, rewritten ? 2 : 1);
@@ -230,9 +251,22 @@ export class NodeRuntime {
     c.events = [];
     c.servicePid = undefined;
     c.serviceResource = undefined;
+    if (ordered114) this.runAfterStatus114(statusAt, startAt);
+    else this.runFromBoot(bootAt, startAt);
+    this.launch(startAt, loaded);
+    if (startAt + 1000 <= now) this.healthy(startAt + 1000);
+    else this.later(startAt + 1000 - now, () => this.healthy(this.now()));
+
+    this.otherServices = this.bootServices(bootAt);
+  }
+
+  /**
+   * ≤ 1.13 (and layouts 1.14 cannot produce, kept for tests that pin them): the sequencer starts cri
+   * early in the boot, and service_runner.go logs Starting → Waiting for the condition (network) →
+   * Running pre state → Creating service runner → launch, on cri's own schedule, not the file's.
+   */
+  private runFromBoot(bootAt: number, startAt: number): void {
     const [waitAll, waitNet] = this.waitingMessages();
-    // service_runner.go: Starting → Waiting for the condition → Running pre state → Creating service
-    // runner → launch. The service starts early in the boot and waits (network; on 1.14 also the etc files).
     const pre = this.timing.preLaunch();
     const startedAt = Math.min(bootAt + 1500, startAt - pre.preState - 2000);
     this.push('Starting', 'Starting service', startedAt);
@@ -240,11 +274,28 @@ export class NodeRuntime {
     this.push('Waiting', waitNet, startedAt + 1000);
     this.push('Preparing', 'Running pre state', startAt - pre.preState);
     this.push('Preparing', 'Creating service runner', startAt - pre.runner);
-    this.launch(startAt, loaded);
-    if (startAt + 1000 <= now) this.healthy(startAt + 1000);
-    else this.later(startAt + 1000 - now, () => this.healthy(this.now()));
+  }
 
-    this.otherServices = this.bootServices(bootAt);
+  /**
+   * 1.14: nothing starts cri at boot but cri.ServiceController (controllers/cri/service.go), once the
+   * EtcFileStatus of cri.toml and base-spec.json both exist; it loads and starts the service, so its
+   * whole run is logged AFTER cri.toml's status: Starting, Waiting for the full condition (cri.go
+   * Condition: volumes, network, the /etc files), Running pre state, Creating service runner, launch.
+   * With the conditions already holding that takes a few ms (timing.ts); a longer gap is time spent
+   * waiting (for the network), whose description waitFor logs again once it changes.
+   */
+  private runAfterStatus114(statusAt: number, startAt: number): void {
+    const [waitAll, waitNet] = this.waitingMessages();
+    const run = this.timing.bootRun114();
+    const pre = this.timing.preLaunch();
+    const room = startAt - statusAt;
+    const natural = run.preState + pre.preState;
+    const k = room < natural ? room / natural : 1;
+    this.push('Starting', 'Starting service', statusAt + run.starting * k);
+    this.push('Waiting', waitAll, statusAt + run.waiting * k);
+    if (startAt - pre.preState - (statusAt + run.waiting) > 1000) this.push('Waiting', waitNet, statusAt + run.waiting + 1000);
+    this.push('Preparing', 'Running pre state', startAt - pre.preState * k);
+    this.push('Preparing', 'Creating service runner', startAt - pre.runner * k);
   }
 
   private status(id: string, created: number, updated: number, version: number): void {
@@ -276,6 +327,54 @@ export class NodeRuntime {
     ];
     if (this.node.role === 'control-plane') list.push(ok('etcd', 19800), ok('trustd', 4400));
     return list.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * The criRestartAfterBoot fault: base-spec.json written again (its status's specVersion bumped), so
+   * cri.ServiceController stops and starts cri, events stamped as their timers fire; the new
+   * containerd's health is unknown until the first check one second after the launch
+   * (health.DefaultSettings: InitialDelay 1 s, Period 5 s, Timeout 500 ms), and the first
+   * `failingChecks` checks time out. cri.toml is not touched: the new containerd reads the same file.
+   */
+  private rerenderBaseSpec(fault: CriRestartAfterBoot): void {
+    const n = this.node;
+    const writeAt = this.now();
+    const file = n.files.get(BASE_SPEC);
+    if (file) n.files.set(BASE_SPEC, { ...file, mtimeMs: writeAt });
+    const st = n.etcFileStatus.get('cri/conf.d/base-spec.json');
+    const statusAt = writeAt + this.timing.statusAfterWrite();
+    this.status('cri/conf.d/base-spec.json', st?.created ?? statusAt, statusAt, (st?.version ?? 0) + 1);
+    const gap = this.opts.criRestartMs ?? this.timing.restartGap114();
+    const pre = this.timing.preLaunch();
+    const c = n.containerd;
+    const at = (offset: number, fn: () => void) => this.later(writeAt + offset - this.now(), fn);
+    at(gap * 0.15, () => {
+      c.health = { ...NOT_RUNNING };
+      this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
+    });
+    at(gap * 0.35, () => {
+      c.pid = 0;
+      c.servicePid = undefined;
+      this.push('Finished', 'Service finished successfully', this.now());
+    });
+    at(gap * 0.37, () => {
+      c.health = { ...UNKNOWN };
+      this.push('Starting', 'Starting service', this.now());
+    });
+    at(gap * 0.38, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
+    at(gap - pre.preState, () => this.push('Preparing', 'Running pre state', this.now()));
+    at(gap - pre.runner, () => this.push('Preparing', 'Creating service runner', this.now()));
+    at(gap, () => this.launch(this.now(), effectiveAuth(n.machineConfig)));
+    const failing = fault.failingChecks ?? 0;
+    if (failing > 0) {
+      at(gap + 1000, () => {
+        if (c.state !== 'Running') return;
+        const msg = 'rpc error: code = DeadlineExceeded desc = context deadline exceeded';
+        c.health = { unknown: false, healthy: false, lastMessage: msg };
+        this.push('Running', `Health check failed: ${msg}`, this.now());
+      });
+    }
+    at(gap + 1000 + failing * 5000, () => this.healthy(this.now()));
   }
 
   // --- machine config ----------------------------------------------------------------------------
@@ -405,6 +504,7 @@ export class NodeRuntime {
     const bootAt = Math.min(writeAt, startAt) - 8000;
     this.boot(bootAt, writeAt, startAt, gap < 0 ? {} : effectiveAuth(n.machineConfig));
     n.up = true;
+    if (this.restartAfterBoot) this.later(this.restartAfterBoot.afterUpMs, () => this.rerenderBaseSpec(this.restartAfterBoot!));
     try {
       this.opts.kube.nodeUp(n.name, n.bootID);
     } catch {

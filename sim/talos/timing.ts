@@ -4,8 +4,10 @@
 // - ≤1.13 boot: cri.toml is rendered by controllers and cri started when the network is ready, on
 //   independent schedules (nothing makes cri wait for the file): launch 0.3–3 s after the write, the
 //   order of public logs; the `criFirst` fault launches containerd 0.2–1.5 s BEFORE the write.
-// - 1.14 boot: cri's start condition waits for the EtcFileStatus of cri.toml; once it holds, the
-//   service runner logs "Running pre state", runs cri's PreFunc and launches: 12–80 ms after the status.
+// - 1.14 boot: nothing starts cri until cri.ServiceController sees the EtcFileStatus of cri.toml and
+//   base-spec.json; it then loads and starts the service, whose whole run (Starting, Waiting, Running
+//   pre state, PreFunc, Creating service runner) follows the status, conditions already holding: the
+//   launch comes a few ms (2–15) after the write.
 // - 1.14 rewrite: cri.ServiceController sees the status's new specVersion and stops then starts cri:
 //   the new containerd launches 50–800 ms after the write.
 // Sub-millisecond steps (the status recorded after the write, the PID recorded after the launch) keep
@@ -42,9 +44,22 @@ export class Timing {
     return criFirst ? -this.between(200, 1500) : this.between(300, 3000);
   }
 
-  /** 1.14 boot: launch − status update of cri.toml. */
+  /** 1.14 boot: launch − write of cri.toml (status, controller, the run with its conditions holding). */
   bootGap114(): number {
-    return this.between(12, 80);
+    return this.between(2, 15);
+  }
+
+  /**
+   * 1.14 boot: the cri run cri.ServiceController starts, as ms after cri.toml's status: "Starting
+   * service" once the controller's event arrives and Start's goroutine runs, "Waiting for …" logged at
+   * once by waitFor, "Running pre state" once the conditions (already holding) are seen; then
+   * preLaunch() to the launch. The caller fits them into the gap it has (scaled down, or the extra
+   * time spent waiting).
+   */
+  bootRun114(): { starting: number; waiting: number; preState: number } {
+    const starting = this.between(0.2, 1.5);
+    const waiting = starting + this.between(0.02, 0.1);
+    return { starting, waiting, preState: waiting + this.between(0.1, 1) };
   }
 
   /** 1.14 rewrite: launch of the new containerd − the write. */

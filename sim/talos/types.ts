@@ -154,4 +154,17 @@ export interface AddNodeSpec {
   bootGapMs?: number;
   /** fault mode (≤1.13): at the initial boot containerd launched before cri.toml was written, reading the placeholder */
   criFirst?: boolean;
+  /** fault mode (1.14): after each reboot cri is restarted once more just after the node is up (see CriRestartAfterBoot) */
+  criRestartAfterBoot?: CriRestartAfterBoot;
+}
+
+/**
+ * A Talos 1.14 node whose base-spec.json is rendered once more `afterUpMs` after it is back from a
+ * reboot, so cri.ServiceController stops and starts cri again while the node is already up (and soon
+ * Ready): the new containerd has health "?" for the first second, then fails its first
+ * `failingChecks` health checks (one every 5 s) before the next one succeeds.
+ */
+export interface CriRestartAfterBoot {
+  afterUpMs: number;
+  failingChecks?: number;
 }

@@ -2,9 +2,10 @@
 import { formatDuration } from '../format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { ServerIdentityError, errorMessage } from '../errors.js';
-import type { NodeState } from '../model.js';
+import type { EvidenceVerdict, NodeState } from '../model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
+import { criStillComingUp } from '../rules/proof.js';
 import { quorumGate } from '../rules/quorum.js';
 import { LeaseLostError } from '../lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
@@ -184,10 +185,9 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
 }
 
 /** Wait for Ready with a new boot id and the lifecycle taints gone; anything else in the guard changing is a failure. */
-async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string): Promise<NodeState> {
+async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, deadline: number): Promise<NodeState> {
   const { kube, config, keys, clock } = ctx;
   const name = run.node.name;
-  const deadline = clock.now() + config.readyTimeoutMs;
   return run.step('wait for Ready', async () => {
     let transportRetried = false;
     for (;;) {
@@ -215,10 +215,33 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string): 
   });
 }
 
+/**
+ * The post-reboot evidence, read again while cri is still coming up (criStillComingUp: a cri
+ * restarted a moment ago has no health yet) until `deadline`; the last reading is the one judged.
+ */
+async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promise<EvidenceVerdict> {
+  let said = false;
+  for (;;) {
+    const proof = await readOne(ctx, run.node.name, run.address);
+    if (!criStillComingUp(proof) || ctx.cancelled?.()) return proof;
+    if (ctx.clock.now() + ctx.pollIntervalMs > deadline) {
+      ctx.log.info(`${run.node.name}: cri is still ${proof.values.criState} with health ${proof.values.criHealth} at the ready-timeout`);
+      return proof;
+    }
+    if (!said) {
+      said = true;
+      ctx.log.info(
+        `${run.node.name}: cri is ${proof.values.criState} with health ${proof.values.criHealth} after the reboot; ` +
+          'reading it again until it is Running and healthy (ready-timeout)',
+      );
+    }
+    await ctx.clock.sleep(ctx.pollIntervalMs);
+  }
+}
+
 /** Drain, reboot, wait for Ready, prove. A stop after the reboot was sent leaves the node fenced (the default). */
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const { talos, config } = ctx;
-  const name = run.node.name;
 
   const beforeDrain = await guard(ctx, run, 'before drain');
   const drainProof = await quorumOrRelease(
@@ -244,13 +267,15 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     await beforeMutation(ctx, { fresh: true, read: rebootProof });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
-  const back = await waitForReady(ctx, run, bootBefore);
+  // ready-timeout bounds the whole coming back: Ready, then cri up for the proof
+  const deadline = ctx.clock.now() + config.readyTimeoutMs;
+  const back = await waitForReady(ctx, run, bootBefore, deadline);
 
   // Prove it: a new boot, and the evidence rule now holds.
   run.enter('proving');
   const proof = await run.step(
     'prove the new credential is loaded',
-    () => readOne(ctx, name, run.address),
+    () => readProof(ctx, run, deadline),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.record.proof = proof;

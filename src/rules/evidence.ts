@@ -39,6 +39,8 @@ const START_EVENT = /started with PID (\d+)/;
  * Service events the service runner logs BEFORE it launches the process, in this order for one run:
  * "Starting service", "Waiting for …" (while the start condition does not hold), "Running pre state",
  * "Creating service runner" (service_runner.go). Each is strictly earlier than that run's launch.
+ * Only their instants count, never their text: "Waiting for …" is logged on entry with every
+ * condition named, even those already holding (a 1.14 run names the /etc files though they exist).
  */
 const PRE_LAUNCH_EVENT = /^(Starting service|Waiting for .*|Running pre state|Creating service runner)$/s;
 /**

@@ -41,6 +41,36 @@ export function judgeProof(proof: EvidenceVerdict): ProofJudgement {
   return { kind: 'undecided', unproven: proof.reason };
 }
 
+/**
+ * cri states after which the service does not come up by itself: a failed condition or pre stage,
+ * or a skipped service (service_runner.go). Every other state moves on by itself: Initialized,
+ * Starting, Waiting, Preparing are a run not launched yet, Stopping and Finished the middle of a
+ * Talos 1.14 restart (cri.ServiceController stops, then starts it).
+ */
+const CRI_STATES_FOR_GOOD = new Set(['Failed', 'Skipped']);
+
+/**
+ * Whether a post-reboot reading is worth reading again before it is judged: cri was read and is on
+ * its way up but not there yet. A cri (re)started a moment ago is Running with health unknown ("?")
+ * until its first check, one second after the launch; a first check that failed is retried five
+ * seconds later; a run not yet launched or a 1.14 restart in progress is not Running at all (Talos
+ * health.DefaultSettings, service_runner.go). On a healthy node each of these turns into Running with
+ * health OK by itself, so judging it now would fence a node that is fine. The caller reads again
+ * until this says no or its deadline (ready-timeout) passes, then judges the last reading: a cri that
+ * never comes up still fails the proof, only later.
+ *
+ * Not worth waiting on: a skip (cri is Running and OK), a cri Running with health OK (the reading is
+ * final whatever else it says), a cri state it does not leave by itself, and a service reading that
+ * failed (nothing says cri is coming up).
+ */
+export function criStillComingUp(proof: EvidenceVerdict): boolean {
+  if (proof.verdict === 'skip') return false;
+  const { criState: state, criHealth: health } = proof.values;
+  if (state === undefined) return false;
+  if (state === 'Running') return health !== 'OK';
+  return !CRI_STATES_FOR_GOOD.has(state);
+}
+
 /** The residual risk of a node released on an undecided proof, for the warning and the decision output. */
 export function residualRisk(host: string): string {
   return (
