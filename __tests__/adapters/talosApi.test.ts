@@ -294,6 +294,7 @@ describe('errors', () => {
       {
         route: () => ({ ok: false, code: 14, details: 'unused' }),
         controlPlanes: () => [],
+        etcdMembers: () => [],
         knowsType: () => true,
         record: () => undefined,
       },
