@@ -179,7 +179,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     run,
     beforeDrain,
     'before drain',
-    'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.',
+    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
   await drain(ctx, run, drainProof);
   const drained = await guard(ctx, run, 'after drain');
@@ -188,7 +188,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     run,
     drained,
     'after drain',
-    'The node was drained but not rebooted, and released again. Fix etcd on the peers, then rerun.',
+    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
 
   const bootBefore = drained.node.bootID;
