@@ -323,6 +323,15 @@ describe('quorumGate (target cp1)', () => {
       ],
     },
     {
+      name: "a peer answering as the member the list names after the target (the target's status not read)",
+      controlPlanes: [cp1, cp2, cp3, cp('cp4', '10.0.0.4')],
+      etcd: withList(etcd({ '10.0.0.4': healthy('10.0.0.4', 'aa01') }), LIST4),
+      want: [
+        'etcd member aa01 on cp4 (10.0.0.4) is the member of cp1, the node going down: each peer must answer for itself',
+        '4 etcd voters: 2 would remain while cp1 is down, quorum needs 3',
+      ],
+    },
+    {
       name: 'a peer answering as a member that is not in the list',
       controlPlanes: [cp1, cp2, cp3],
       etcd: etcd({ '10.0.0.3': healthy('10.0.0.3', 'aa0f') }),

@@ -354,7 +354,7 @@ export class Talosctl implements TalosClient {
     if (call.result.exitCode !== 0 || call.result.timedOut) throw this.toolError(call, this.causeOf(call), address);
     const rows = this.parseOrThrow(call, address, () => parseEtcdMembers(call.result.stdout));
     const mine = rows.filter((r) => r.node === undefined || r.node === address);
-    // a ≤1.13 client prints a warning and exits 0 when the node's answer was an error among others
+    // a running etcd always lists itself: no row for this node is no answer from it
     if (mine.length === 0) throw this.unparseable(call, address, `no etcd members listed by ${address}`);
     return mine.map((r) => ({ id: r.id, name: r.hostname, peerUrls: r.peerUrls, clientUrls: r.clientUrls, learner: r.learner }));
   }

@@ -177,10 +177,9 @@ export function quorumGate(input: QuorumInput): string[] {
   for (const [id, whos] of members) {
     if (whos.length > 1) problems.push(`${whos.join(' and ')} answer as the same etcd member ${id}: each peer must answer for itself`);
   }
-  // the answers that prove something about a Node: neither shared with another peer nor the target's
-  const clean = new Map([...answered].filter(([id]) => members.get(id)?.length === 1 && !targetMembers.has(id)));
+  const shared = new Set([...members].filter(([, whos]) => whos.length > 1).map(([id]) => id));
   problems.push(
-    ...membershipProblems({ target: input.target, targetNode, nodes: [...byName.values()], targetMembers, answered, clean, lists }),
+    ...membershipProblems({ target: input.target, targetNode, nodes: [...byName.values()], targetMembers, answered, shared, lists }),
   );
   return problems;
 }
@@ -195,10 +194,11 @@ function membershipProblems(input: {
   target: string;
   targetNode: NodeState | undefined;
   nodes: NodeState[];
+  /** the member ids the target's own address answered with */
   targetMembers: Set<string>;
   answered: Map<string, Answer>;
-  /** the answers that are neither shared by two peers nor the target's member */
-  clean: Map<string, Answer>;
+  /** member ids that several peers answered as (already a problem) */
+  shared: Set<string>;
   lists: PeerList[];
 }): string[] {
   const { target, targetNode, nodes, answered, lists } = input;
@@ -210,18 +210,25 @@ function membershipProblems(input: {
   const hintPeer = lists[0].address;
   const problems: string[] = [];
 
+  const voters = list.filter((m) => !m.learner).sort((a, b) => compare(a.id, b.id));
+  const targets = voters.filter(
+    (v) => input.targetMembers.has(v.id) || v.name === target || (targetNode !== undefined && nodesOf(v, [targetNode]).length > 0),
+  );
+  const targetIds = new Set([...input.targetMembers, ...targets.map((v) => v.id)]);
+
   const byId = new Map(list.map((m) => [m.id, m]));
   for (const [id, a] of [...answered].sort(([, x], [, y]) => compare(x.who, y.who))) {
     const m = byId.get(id);
     if (!m) problems.push(`etcd member ${id} on ${a.who} is not in etcd's member list`);
     else if (m.learner && !a.learner) problems.push(`etcd member ${id} on ${a.who} is a learner (not a voting member)`);
+    // the target's status may not have been read: its member is then known from the list alone
+    if (targetIds.has(id) && !input.targetMembers.has(id)) {
+      problems.push(`etcd member ${id} on ${a.who} is the member of ${target}, the node going down: each peer must answer for itself`);
+    }
   }
-
-  const voters = list.filter((m) => !m.learner).sort((a, b) => compare(a.id, b.id));
-  const targets = voters.filter(
-    (v) => input.targetMembers.has(v.id) || v.name === target || (targetNode !== undefined && nodesOf(v, [targetNode]).length > 0),
-  );
-  const answeredAt = new Map([...input.clean].map(([id, a]) => [a.peer.name, id]));
+  // the answers that prove something about a Node: neither shared by two peers nor the target's member
+  const clean = new Map([...answered].filter(([id]) => !input.shared.has(id) && !targetIds.has(id)));
+  const answeredAt = new Map([...clean].map(([id, a]) => [a.peer.name, id]));
   if (targets.length > 1) {
     problems.push(
       `etcd voters ${targets.map(describeMember).join(', ')} all map to ${target}, the node going down: only one of them ` +
@@ -230,9 +237,9 @@ function membershipProblems(input: {
   }
   let remaining = 0;
   for (const v of voters.filter((x) => !targets.includes(x))) {
-    const why = unaccounted(v, nodes, input.clean.get(v.id), answeredAt);
+    const why = unaccounted(v, nodes, clean.get(v.id), answeredAt);
     if (why === undefined) {
-      if (input.clean.get(v.id)?.healthy) remaining++;
+      if (clean.get(v.id)?.healthy) remaining++;
     } else if (why === 'reported') {
       // a Node it maps to could not be asked: that Node's problem is already said, and it is not counted
     } else if (why.removable) {
