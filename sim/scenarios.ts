@@ -34,6 +34,14 @@ export const SCENARIOS: Record<string, Scenario> = {
       return [];
     },
   },
+  'etcd-orphan': {
+    description:
+      "etcd still lists cp-0, a control plane deleted from Kubernetes but never removed from etcd: 4 voters, so rebooting one of the 3 control planes would lose quorum: the control-plane reboot is refused naming cp-0's member and the command that removes it",
+    setup: (c) => {
+      c.talos.addEtcdMember({ name: 'cp-0', address: '10.5.0.9' });
+      return [];
+    },
+  },
   'cri-first': {
     description:
       'an extra Talos 1.13 worker whose containerd started before cri.toml was written at boot (nothing in ≤1.13 prevents it): it must be rebooted',

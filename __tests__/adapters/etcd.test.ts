@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEtcdAlarms, parseEtcdStatus } from '../../src/adapters/parse/etcd.js';
+import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from '../../src/adapters/parse/etcd.js';
 import { ParseError } from '../../src/adapters/parse/parseError.js';
 import { goTabwriter } from './talosOutput.js';
 
@@ -80,5 +80,85 @@ describe('parseEtcdAlarms', () => {
   it('rejects a table it does not know', () => {
     expect(() => parseEtcdAlarms('MEMBER   ALARM   EXTRA\n')).toThrow(ParseError);
     expect(() => parseEtcdAlarms(goTabwriter('NODE\tMEMBER\tALARM\nn\tnot-hex\tNOSPACE\n'))).toThrow(ParseError);
+  });
+});
+
+// etcd.go v1.13.8 `etcd members`: the header with the first member of the first answering node
+const MEMBERS = 'NODE\tID\tHOSTNAME\tPEER URLS\tCLIENT URLS\tLEARNER\n';
+
+describe('parseEtcdMembers', () => {
+  it('voters, an unstarted member (empty HOSTNAME and CLIENT URLS), several URLs, a learner, IPv6', () => {
+    const text = goTabwriter(
+      MEMBERS +
+        '10.0.0.11\t8a3c7f2e1b4d9c60\tcp-1\thttps://10.0.0.11:2380\thttps://10.0.0.11:2379\tfalse\n' +
+        '10.0.0.11\t00000000000000a2\t\thttps://10.0.0.8:2380\t\tfalse\n' +
+        '10.0.0.11\t5e1f00d0c0ffee01\tcp-2\thttps://10.0.0.12:2380,https://[fd00::12]:2380\thttps://10.0.0.12:2379\tfalse\n' +
+        '10.0.0.11\t00000000000000a3\tcp-new\thttps://[fd00::3]:2380\thttps://[fd00::3]:2379\ttrue\n',
+    );
+    expect(text.split('\n')[2]).toBe(
+      '10.0.0.11   00000000000000a2              https://10.0.0.8:2380                                                     false',
+    );
+    expect(parseEtcdMembers(text)).toEqual([
+      {
+        node: '10.0.0.11',
+        id: '8a3c7f2e1b4d9c60',
+        hostname: 'cp-1',
+        peerUrls: ['https://10.0.0.11:2380'],
+        clientUrls: ['https://10.0.0.11:2379'],
+        learner: false,
+      },
+      { node: '10.0.0.11', id: '00000000000000a2', hostname: '', peerUrls: ['https://10.0.0.8:2380'], clientUrls: [], learner: false },
+      {
+        node: '10.0.0.11',
+        id: '5e1f00d0c0ffee01',
+        hostname: 'cp-2',
+        peerUrls: ['https://10.0.0.12:2380', 'https://[fd00::12]:2380'],
+        clientUrls: ['https://10.0.0.12:2379'],
+        learner: false,
+      },
+      {
+        node: '10.0.0.11',
+        id: '00000000000000a3',
+        hostname: 'cp-new',
+        peerUrls: ['https://[fd00::3]:2380'],
+        clientUrls: ['https://[fd00::3]:2379'],
+        learner: true,
+      },
+    ]);
+  });
+
+  it('the header without NODE (no hostname metadata)', () => {
+    const text = goTabwriter(
+      'ID\tHOSTNAME\tPEER URLS\tCLIENT URLS\tLEARNER\n8a3c7f2e1b4d9c60\tcp-1\thttps://10.0.0.11:2380\thttps://10.0.0.11:2379\tfalse\n',
+    );
+    expect(parseEtcdMembers(text)).toEqual([
+      {
+        node: undefined,
+        id: '8a3c7f2e1b4d9c60',
+        hostname: 'cp-1',
+        peerUrls: ['https://10.0.0.11:2380'],
+        clientUrls: ['https://10.0.0.11:2379'],
+        learner: false,
+      },
+    ]);
+  });
+
+  it.each([
+    ['empty stdout (no member at all)', ''],
+    ['an unknown header', 'NODE   ID   NAME\n'],
+    [
+      'an id that is not 16 hex digits',
+      goTabwriter(MEMBERS + '10.0.0.11\tcp-1\tcp-1\thttps://10.0.0.11:2380\thttps://10.0.0.11:2379\tfalse\n'),
+    ],
+    [
+      'a LEARNER that is not a boolean',
+      goTabwriter(MEMBERS + '10.0.0.11\t8a3c7f2e1b4d9c60\tcp-1\thttps://10.0.0.11:2380\thttps://10.0.0.11:2379\tno\n'),
+    ],
+    [
+      'a PEER URLS cell that is not URLs',
+      goTabwriter(MEMBERS + '10.0.0.11\t8a3c7f2e1b4d9c60\tcp-1\t10.0.0.11:2380\thttps://10.0.0.11:2379\tfalse\n'),
+    ],
+  ])('rejects %s', (_what, text) => {
+    expect(() => parseEtcdMembers(text)).toThrow(ParseError);
   });
 });

@@ -199,6 +199,58 @@ describe('reads', () => {
   });
 });
 
+describe('etcd membership', () => {
+  it("EtcdMemberList: etcd's own list (an orphan, a learner), ids in hex, the same as talosctl reads", async () => {
+    const orphan = sim.addEtcdMember({ id: '5e1f00d0c0ffee01', name: 'cp-0', address: '10.0.9.1' });
+    const learner = sim.addEtcdMember({ name: 'cp-new', address: 'fd00::3', learner: true });
+    try {
+      const members = await api.etcdMembers(CP);
+      expect(members).toEqual([
+        {
+          id: sim.node(CP).etcd!.memberId,
+          name: 'cp-1',
+          peerUrls: [`https://${CP}:2380`],
+          clientUrls: [`https://${CP}:2379`],
+          learner: false,
+        },
+        { id: orphan, name: 'cp-0', peerUrls: ['https://10.0.9.1:2380'], clientUrls: ['https://10.0.9.1:2379'], learner: false },
+        { id: learner, name: 'cp-new', peerUrls: ['https://[fd00::3]:2380'], clientUrls: ['https://[fd00::3]:2379'], learner: true },
+      ]);
+      const cli = new Talosctl({ runner: new Runner(), talosconfig: sim.talosconfigPath, binary: join(sim.binDir, 'talosctl') });
+      expect(await cli.etcdMembers(CP)).toEqual(members);
+    } finally {
+      sim.removeEtcdMember(orphan);
+      sim.removeEtcdMember(learner);
+    }
+  });
+
+  // The twin answers from the other members when query_local is unset, so the refusal below also
+  // proves the adapter asks the node's own etcd, as talosctl does.
+  it('EtcdMemberList: a worker answers Unimplemented; a control plane whose etcd is down cannot answer', async () => {
+    await expect(api.etcdMembers(W13)).rejects.toMatchObject({ tool: 'talos-api', kind: 'invalid', node: W13 });
+    sim.setEtcd(CP, { healthy: false });
+    try {
+      const e = await api.etcdMembers(CP).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ToolError);
+      expect((e as Error).message).toContain('error building etcd client: context deadline exceeded');
+    } finally {
+      sim.setEtcd(CP, { healthy: true });
+    }
+  });
+
+  it('the field numbers of EtcdMemberListRequest / EtcdMemberListResponse (api/machine/machine.proto)', () => {
+    const req = encodePlain(messageType('machine.EtcdMemberListRequest'), { query_local: true });
+    expect([...req]).toEqual([0x08, 0x01]); // query_local = 1
+    // EtcdMember: id = 2 (varint), hostname = 3, peer_urls = 4, client_urls = 5, is_learner = 6
+    const member = [0x10, 0x2a, 0x1a, 0x01, 0x61, 0x22, 0x01, 0x70, 0x2a, 0x01, 0x63, 0x30, 0x01];
+    // EtcdMembers.members = 3; EtcdMemberListResponse.messages = 1
+    const bytes = Buffer.from([0x0a, member.length + 2, 0x1a, member.length, ...member]);
+    expect(toPlain(messageType('machine.EtcdMemberListResponse'), bytes)).toMatchObject({
+      messages: [{ members: [{ id: '42', hostname: 'a', peer_urls: ['p'], client_urls: ['c'], is_learner: true }] }],
+    });
+  });
+});
+
 describe('errors', () => {
   it('a node apid cannot reach: transport, naming the node and the RPC', async () => {
     const r = (await api.version([GONE])).get(GONE)!;
@@ -288,6 +340,7 @@ describe('server identity', () => {
       {
         route: () => ({ ok: false, code: 14, details: 'unused' }),
         controlPlanes: () => [],
+        etcdMembers: () => [],
         knowsType: () => true,
         record: () => undefined,
       },

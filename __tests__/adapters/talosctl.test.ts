@@ -788,6 +788,37 @@ describe('Talosctl: single-node calls', () => {
     expect(calls().map((c) => globalsOk(c, c.argv[3]).join(' '))).toEqual(['etcd status', 'etcd alarm list', 'etcd alarm list']);
   });
 
+  it('etcdMembers: `etcd members` on the one address, parsed into members', async () => {
+    const members = goTabwriter(
+      'NODE\tID\tHOSTNAME\tPEER URLS\tCLIENT URLS\tLEARNER\n' +
+        '10.0.0.11\t8a3c7f2e1b4d9c60\tcp-1\thttps://10.0.0.11:2380\thttps://10.0.0.11:2379\tfalse\n' +
+        '10.0.0.11\t5e1f00d0c0ffee01\tcp-0\thttps://10.0.0.9:2380\thttps://10.0.0.9:2379\tfalse\n',
+    );
+    const { talos, calls } = setup([
+      { match: on('10.0.0.11', 'etcd members'), stdout: members },
+      { match: on('10.0.0.12', 'etcd members'), stdout: 'NODE   ID   NAME\n' },
+      {
+        match: on('10.0.0.21', 'etcd members'),
+        stderr:
+          'error getting members: 1 error occurred:\n\t* 10.0.0.21: rpc error: code = Unimplemented desc = member list is only available on control plane nodes\n\n\n',
+        exit: 1,
+      },
+    ]);
+    expect(await talos.etcdMembers('10.0.0.11')).toEqual([
+      {
+        id: '8a3c7f2e1b4d9c60',
+        name: 'cp-1',
+        peerUrls: ['https://10.0.0.11:2380'],
+        clientUrls: ['https://10.0.0.11:2379'],
+        learner: false,
+      },
+      { id: '5e1f00d0c0ffee01', name: 'cp-0', peerUrls: ['https://10.0.0.9:2380'], clientUrls: ['https://10.0.0.9:2379'], learner: false },
+    ]);
+    expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['etcd', 'members']);
+    await expect(talos.etcdMembers('10.0.0.12')).rejects.toMatchObject({ kind: 'unparseable', node: '10.0.0.12' });
+    await expect(talos.etcdMembers('10.0.0.21')).rejects.toMatchObject({ kind: 'invalid', node: '10.0.0.21', exitCode: 1 });
+  });
+
   it('etcdStatus: unparseable output and a worker node are ToolErrors', async () => {
     const { talos } = setup([
       { match: on('10.0.0.11', 'etcd status'), stdout: 'MEMBER   HEALTHY\nabc      yes\n' },

@@ -1,7 +1,7 @@
 // An in-memory TalosClient for pipeline tests: the node state is plain data, and each reading is
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
 import { createHash } from 'node:crypto';
-import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
 import { ToolError } from '../../src/errors.js';
 import type {
   AuthFields,
@@ -57,6 +57,8 @@ export class FakeTalos implements TalosClient {
    * Running with health "?", a cri (re)started a moment ago whose first health check has not run).
    */
   criComingUp?: { forMs: number; as: { state: string; health: string } };
+  /** etcd members no fake machine runs (a voter whose Node was deleted, a member added by hand, a learner) */
+  extraMembers: EtcdMember[] = [];
 
   constructor(private readonly clock: TestClock) {}
 
@@ -213,6 +215,31 @@ export class FakeTalos implements TalosClient {
     this.calls.push({ method: 'etcdAlarms', addresses: [address] });
     const e = this.nodes.get(address)?.etcd ?? {};
     return e.alarm ? [{ node: address, memberId: memberIdOf(address), alarm: e.alarm }] : [];
+  }
+
+  /** One member per control-plane machine (named after it, advertising its address), then `extraMembers`. */
+  async etcdMembers(address: string): Promise<EtcdMember[]> {
+    this.calls.push({ method: 'etcdMembers', addresses: [address] });
+    if (this.nodes.get(address)?.etcd?.unreachable)
+      throw new ToolError({
+        tool: 'talosctl',
+        command: 'talosctl etcd members',
+        kind: 'transport',
+        exitCode: 1,
+        stderr: 'Unavailable',
+        node: address,
+      });
+    const machines = [...this.nodes.values()].filter((n) => n.etcd);
+    return [
+      ...machines.map((n) => ({
+        id: memberIdOf(n.address),
+        name: n.name,
+        peerUrls: [`https://${n.address}:2380`],
+        clientUrls: [`https://${n.address}:2379`],
+        learner: !!n.etcd?.learner,
+      })),
+      ...this.extraMembers,
+    ];
   }
 
   mutatingCalls(): string[] {

@@ -245,6 +245,46 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(c.kube.state('cp1').unschedulable).toBe(false);
   });
 
+  it('refuses a control-plane reboot when etcd lists a voter that no Node accounts for, naming it', async () => {
+    const c = makeCluster([
+      { name: 'cp1', role: 'control-plane' },
+      { name: 'cp2', role: 'control-plane', current: true },
+      { name: 'cp3', role: 'control-plane', current: true },
+    ]);
+    c.talos.extraMembers = [
+      { id: '5e1f00d0c0ffee01', name: 'cp0', peerUrls: ['https://10.0.0.9:2380'], clientUrls: ['https://10.0.0.9:2379'], learner: false },
+    ];
+    const res = await roll(c, { nodes: ['cp1'] });
+    expect(res.records[0]).toMatchObject({ node: 'cp1', outcome: 'refused' });
+    expect(res.records[0].reason).toContain(
+      'etcd voter 5e1f00d0c0ffee01 (name "cp0", peer URL https://10.0.0.9:2380) is not accounted for',
+    );
+    expect(res.records[0].reason).toContain('talosctl -n 10.0.0.11 etcd remove-member 5e1f00d0c0ffee01');
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+    expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
+    // every peer's copy of the list, every peer's status and alarms; only the status of the target
+    const reads = c.talos.calls.filter((x) => x.method.startsWith('etcd')).map((x) => `${x.method} ${x.addresses.join(',')}`);
+    expect(reads.sort()).toEqual(
+      [
+        'etcdStatus 10.0.0.10',
+        ...['10.0.0.11', '10.0.0.12'].flatMap((a) => [`etcdStatus ${a}`, `etcdAlarms ${a}`, `etcdMembers ${a}`]),
+      ].sort(),
+    );
+  });
+
+  it('a learner without a Node does not block a control-plane reboot', async () => {
+    const c = makeCluster([
+      { name: 'cp1', role: 'control-plane' },
+      { name: 'cp2', role: 'control-plane', current: true },
+      { name: 'cp3', role: 'control-plane', current: true },
+    ]);
+    c.talos.extraMembers = [
+      { id: '5e1f00d0c0ffee02', name: 'cp4', peerUrls: ['https://10.0.0.9:2380'], clientUrls: ['https://10.0.0.9:2379'], learner: true },
+    ];
+    const res = await roll(c, { nodes: ['cp1'] });
+    expect(res.records[0].outcome).toBe('rebooted');
+  });
+
   it('reboots a control plane when every peer is healthy', async () => {
     const c = makeCluster([
       { name: 'cp1', role: 'control-plane' },

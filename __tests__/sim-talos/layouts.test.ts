@@ -292,6 +292,62 @@ describe('etcd', () => {
   });
 });
 
+describe('etcd membership (its own list, not derived from the machines)', () => {
+  it('`etcd members` prints the 1.13 table: an orphan voter, an unstarted member (empty cells keep their padding), a learner', async () => {
+    const own = sim.node(CP).etcd?.memberId ?? '';
+    const orphan = sim.addEtcdMember({ id: '00000000000000a1', name: 'cp-0', address: '10.0.0.9' });
+    const unstarted = sim.addEtcdMember({ id: '00000000000000a2', name: 'cp-x', address: '10.0.0.8', started: false });
+    const learner = sim.addEtcdMember({ id: '00000000000000a3', name: 'cp-new', address: 'fd00::3', learner: true });
+    try {
+      const r = await talosctl(sim, ['-n', CP, 'etcd', 'members']);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toBe(
+        'NODE        ID                 HOSTNAME   PEER URLS                CLIENT URLS              LEARNER\n' +
+          `${CP}   ${own}   cp-1       https://${CP}:2380   https://${CP}:2379   false\n` +
+          `${CP}   ${orphan}   cp-0       https://10.0.0.9:2380    https://10.0.0.9:2379    false\n` +
+          `${CP}   ${unstarted}              https://10.0.0.8:2380                             false\n` +
+          `${CP}   ${learner}   cp-new     https://[fd00::3]:2380   https://[fd00::3]:2379   true\n`,
+      );
+    } finally {
+      for (const id of [orphan, unstarted, learner]) sim.removeEtcdMember(id);
+    }
+  });
+
+  it('`etcd members` on a worker answers Unimplemented; with its etcd down, a control plane cannot answer', async () => {
+    const w = await talosctl(sim, ['-n', W, 'etcd', 'members']);
+    expect(w).toMatchObject({ code: 1, stdout: '' });
+    expect(w.stderr).toBe(
+      `error getting members: 1 error occurred:\n\t* ${W}: rpc error: code = Unimplemented desc = member list is only available on control plane nodes\n\n\n`,
+    );
+    sim.setEtcd(CP, { healthy: false });
+    try {
+      const down = await talosctl(sim, ['-n', CP, 'etcd', 'members']);
+      expect(down.stderr).toBe(
+        `error getting members: 1 error occurred:\n\t* ${CP}: rpc error: code = Unknown desc = error building etcd client: context deadline exceeded\n\n\n`,
+      );
+    } finally {
+      sim.setEtcd(CP, { healthy: true });
+    }
+  });
+
+  it('`etcd remove-member` takes the hex id, prints nothing, and the member is gone; an unknown id is NotFound', async () => {
+    const orphan = sim.addEtcdMember({ id: '00000000000000b1', name: 'cp-0', address: '10.0.0.9' });
+    const bad = await talosctl(sim, ['-n', CP, 'etcd', 'remove-member', 'cp-0']);
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toContain(
+      'error parsing member ID: error parsing etcd member id: strconv.ParseUint: parsing "cp-0": invalid syntax',
+    );
+    const r = await talosctl(sim, ['-n', CP, 'etcd', 'remove-member', orphan]);
+    expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(sim.etcdMembers().map((m) => m.id)).not.toContain(orphan);
+    expect(sim.commands.at(-1)).toMatchObject({ path: 'etcd remove-member', mutating: true, exitCode: 0 });
+    const again = await talosctl(sim, ['-n', CP, 'etcd', 'remove-member', orphan]);
+    expect(again.stderr).toBe(
+      `1 error occurred:\n\t* ${CP}: rpc error: code = NotFound desc = failed to remove member 177: etcdserver: member not found\n\n\n`,
+    );
+  });
+});
+
 describe('get (COSI)', () => {
   it('prints servicepids as YAML in the COSI layout', async () => {
     const r = await talosctl(sim, ['-n', CP, 'get', 'servicepids', 'cri', '-o', 'yaml']);

@@ -91,13 +91,14 @@ const TREE = {
           flags: [],
         },
         { name: 'leave', use: 'leave', short: 'Tell nodes to leave etcd cluster', args: ['none'], flags: [] },
-        { name: 'members', use: 'members', short: 'Get the list of etcd cluster members', args: ['none'], flags: [] },
+        { name: 'members', use: 'members', short: 'Get the list of etcd cluster members', args: ['none'], flags: [], sim: 'etcd-members' },
         {
           name: 'remove-member',
           use: 'remove-member <member ID>',
           short: 'Remove the node from etcd cluster',
           args: ['exact', 1],
           flags: [],
+          sim: 'etcd-remove-member',
         },
         { name: 'snapshot', use: 'snapshot <path>', short: 'Stream snapshot of the etcd node to the path.', args: ['exact', 1], flags: [] },
         {

@@ -10,6 +10,7 @@ export type {
   FailAction,
   FailMatch,
   ServiceEvent,
+  SimEtcdMember,
   SimFile,
   SimTalosNode,
   TalosVersion,

@@ -1,13 +1,14 @@
 // TalosSim: the Talos half of the cluster twin. It owns the simulated machines, serves the fake
 // talosctl executable (sim/bin/talosctl) over loopback, records every call, and answers the
 // Kubernetes half's simulated kubelet when it pulls images through containerd.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ImagePullHooks, KubeNodeHooks } from '../types.js';
 import type { Command, CommandContext, Out, RunRequest, SimServices } from './commands/context.js';
-import { etcdAlarmListCommand, etcdStatusCommand } from './commands/etcd.js';
+import { etcdAlarmListCommand, etcdMembersCommand, etcdRemoveMemberCommand, etcdStatusCommand } from './commands/etcd.js';
 import { getCommand } from './commands/get.js';
 import { credentialFor, imagePullCommand, imageRemoveCommand, parseImageRef, registryFor, unauthorized } from './commands/image.js';
 import { lsCommand } from './commands/ls.js';
@@ -24,7 +25,7 @@ import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
 import { NodeRuntime } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
-import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimTalosNode } from './types.js';
+import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimEtcdMember, SimTalosNode } from './types.js';
 
 export interface TalosSimOptions {
   kube: KubeNodeHooks;
@@ -56,6 +57,7 @@ const API_COMMANDS: Record<string, string> = {
   '/machine.MachineService/Read': 'read',
   '/machine.MachineService/EtcdStatus': 'etcd status',
   '/machine.MachineService/EtcdAlarmList': 'etcd alarm list',
+  '/machine.MachineService/EtcdMemberList': 'etcd members',
   '/cosi.resource.State/Get': 'get',
 };
 
@@ -87,6 +89,8 @@ const COMMANDS: Record<string, Command> = {
   reboot: rebootCommand,
   'etcd-status': etcdStatusCommand,
   'etcd-alarm-list': etcdAlarmListCommand,
+  'etcd-members': etcdMembersCommand,
+  'etcd-remove-member': etcdRemoveMemberCommand,
   'image-pull': imagePullCommand,
   'image-remove': imageRemoveCommand,
   version: versionCommand,
@@ -106,6 +110,7 @@ function isMutating(req: RunRequest): boolean {
     case 'reboot':
     case 'image-pull':
     case 'image-remove':
+    case 'etcd-remove-member':
       return true;
     case 'service':
       return ['start', 'stop', 'restart'].includes(req.args[1] ?? '');
@@ -132,6 +137,8 @@ export class TalosSim {
 
   private readonly runtimes: NodeRuntime[] = [];
   private readonly registry = new Map<string, AuthFields>();
+  /** etcd's member list: filled by control planes as they are added, then changed only on purpose */
+  private readonly membership: SimEtcdMember[] = [];
   private readonly failRules: FailRule[] = [];
   private readonly services: SimServices;
   private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
@@ -157,6 +164,8 @@ export class TalosSim {
     this.services = {
       rebootMs: opts.rebootMs,
       controlPlanes: () => this.runtimes.filter((rt) => rt.node.role === 'control-plane'),
+      etcdMembers: () => this.membership,
+      removeEtcdMember: (id) => this.removeEtcdMember(id),
       registryCredential: (host) => this.registry.get(host),
     };
     this.imagePull = { pull: (nodeName, image) => this.kubeletPull(nodeName, image) };
@@ -246,6 +255,9 @@ export class TalosSim {
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
       }),
     );
+    const etcd = this.node(spec.name).etcd;
+    // A control plane joins etcd under its hostname, advertising its address (Talos etcd service).
+    if (etcd) this.membership.push(memberOf(etcd.memberId, spec.name, spec.ip, etcd.learner));
   }
 
   private find(nameOrIp: string): NodeRuntime | undefined {
@@ -270,9 +282,44 @@ export class TalosSim {
     const e = this.get(nameOrIp).node.etcd;
     if (!e) throw new Error(`${nameOrIp} is not a control-plane node`);
     if (s.healthy !== undefined) e.healthy = s.healthy;
-    if (s.learner !== undefined) e.learner = s.learner;
+    if (s.learner !== undefined) {
+      e.learner = s.learner;
+      const m = this.membership.find((x) => x.id === e.memberId);
+      if (m) m.learner = s.learner;
+    }
     if (s.alarm !== undefined) e.alarms = s.alarm === null ? [] : [s.alarm];
     if (s.errors !== undefined) e.errors = s.errors;
+  }
+
+  /** etcd's member list as every healthy member answers it (a copy). */
+  etcdMembers(): SimEtcdMember[] {
+    return this.membership.map((m) => ({ ...m, peerUrls: [...m.peerUrls], clientUrls: [...m.clientUrls] }));
+  }
+
+  /**
+   * Adds a member that no simulated machine runs: a voter left behind by a control plane that was
+   * deleted from Kubernetes but never removed from etcd, a member added by hand, a learner that never
+   * caught up. Returns its id (random unless given).
+   */
+  addEtcdMember(m: { id?: string; name: string; address: string; learner?: boolean; started?: boolean }): string {
+    const id = m.id ?? randomBytes(8).toString('hex');
+    if (!/^[0-9a-f]{16}$/.test(id)) throw new Error(`etcd member id ${id} is not 16 lower-case hex digits`);
+    if (this.membership.some((x) => x.id === id)) throw new Error(`etcd member ${id} already exists`);
+    const member = memberOf(id, m.name, m.address, m.learner ?? false);
+    // a member added but never started has no name and no client URLs yet (etcd publishes them at start)
+    if (m.started === false) Object.assign(member, { name: '', clientUrls: [] });
+    this.membership.push(member);
+    return id;
+  }
+
+  /** `etcd remove-member`: false when no such member exists. */
+  removeEtcdMember(id: string): boolean {
+    const i = this.membership.findIndex((x) => x.id === id);
+    if (i < 0) return false;
+    this.membership.splice(i, 1);
+    // a removed member's etcd learns it was removed and stops (etcd: "the member has been permanently removed")
+    for (const rt of this.runtimes) if (rt.node.etcd?.memberId === id) rt.node.etcd.healthy = false;
+    return true;
   }
 
   setClock(nameOrIp: string, c: { offsetMs?: number; synced?: boolean; epoch?: number }): void {
@@ -355,6 +402,7 @@ export class TalosSim {
     return startApiServer(certs, {
       route: (node, method) => this.route(node, method),
       controlPlanes: () => this.services.controlPlanes(),
+      etcdMembers: () => this.membership,
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
     });
@@ -393,4 +441,10 @@ export class TalosSim {
     rt.node.images.add(img.normalized);
     return { ok: true, imageID: img.pinned };
   }
+}
+
+/** A member as the Talos etcd service registers it: named after the host, URLs on the advertised address. */
+function memberOf(id: string, name: string, address: string, learner: boolean): SimEtcdMember {
+  const host = address.includes(':') ? `[${address}]` : address;
+  return { id, name, peerUrls: [`https://${host}:2380`], clientUrls: [`https://${host}:2379`], learner };
 }

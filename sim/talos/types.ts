@@ -73,6 +73,22 @@ export interface EtcdState {
   errors: string;
 }
 
+/**
+ * One entry of etcd's member list. The list is the cluster's own record, kept by etcd and changed only
+ * by joins, `etcd leave` and `etcd remove-member`: it is NOT derived from the machines or from the
+ * Kubernetes Nodes, so it can hold a voter whose machine is gone or whose Node was deleted, a member
+ * added by hand, or a learner (docs/talos-facts.md#t18-etcd-membership).
+ */
+export interface SimEtcdMember {
+  /** 16 lower-case hex digits */
+  id: string;
+  /** etcd's member name, on Talos the machine's hostname; '' until the member has started */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  learner: boolean;
+}
+
 export interface MachineConfigState {
   /** the v1alpha1 document as a plain tree (strategic merge and JSON patches apply to it) */
   v1alpha1: Record<string, unknown>;

@@ -20,7 +20,7 @@ import type {
 import type { RunResult, Runner } from './exec.js';
 import { parseCosiYaml, etcFileStatusFrom, servicePidFrom, timeStatusFrom } from './parse/cosiYaml.js';
 import { parseCriRegistryAuth } from './parse/criToml.js';
-import { parseEtcdAlarms, parseEtcdStatus } from './parse/etcd.js';
+import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from './parse/etcd.js';
 import { formatGoDuration } from './parse/goDuration.js';
 import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
 import { ParseError } from './parse/parseError.js';
@@ -34,7 +34,7 @@ import {
   type TalosErrorItem,
 } from './parse/talosErrors.js';
 import { parseVersion } from './parse/version.js';
-import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from './types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from './types.js';
 
 export interface TalosctlOptions {
   runner: Runner;
@@ -349,6 +349,17 @@ export class Talosctl implements TalosClient {
     if (call.result.exitCode !== 0 || call.result.timedOut) throw this.toolError(call, this.causeOf(call), address);
     const rows = this.parseOrThrow(call, address, () => parseEtcdAlarms(call.result.stdout));
     return rows.map((r) => ({ node: r.node ?? address, memberId: r.memberId, alarm: r.alarm }));
+  }
+
+  async etcdMembers(address: string): Promise<EtcdMember[]> {
+    // `etcd members` asks the node's own etcd (QueryLocal); the list is etcd's, one row per member
+    const call = await this.call([address], ['etcd', 'members']);
+    if (call.result.exitCode !== 0 || call.result.timedOut) throw this.toolError(call, this.causeOf(call), address);
+    const rows = this.parseOrThrow(call, address, () => parseEtcdMembers(call.result.stdout));
+    const mine = rows.filter((r) => r.node === undefined || r.node === address);
+    // a running etcd always lists itself: no row for this node is no answer from it
+    if (mine.length === 0) throw this.unparseable(call, address, `no etcd members listed by ${address}`);
+    return mine.map((r) => ({ id: r.id, name: r.hostname, peerUrls: r.peerUrls, clientUrls: r.clientUrls, learner: r.learner }));
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -102,6 +102,20 @@ export interface EtcdMemberStatus {
   errors: string;
 }
 
+/**
+ * One entry of etcd's member list (`talosctl etcd members`, MachineService.EtcdMemberList): etcd's own
+ * record of who votes, independent of the Kubernetes Nodes (docs/talos-facts.md#t18-etcd-membership).
+ */
+export interface EtcdMember {
+  /** 16 lower-case hex digits, as `etcd status` and `etcd remove-member` write it */
+  id: string;
+  /** the member's name (on Talos the machine's hostname); '' while the member has not started */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  learner: boolean;
+}
+
 export interface EtcdAlarm {
   node: string;
   memberId: string;
@@ -130,4 +144,6 @@ export interface TalosClient {
   reboot(address: string, timeoutMs: number): Promise<void>;
   etcdStatus(address: string): Promise<EtcdMemberStatus[]>;
   etcdAlarms(address: string): Promise<EtcdAlarm[]>;
+  /** etcd's member list as the etcd at `address` holds it (its local copy: QueryLocal) */
+  etcdMembers(address: string): Promise<EtcdMember[]>;
 }

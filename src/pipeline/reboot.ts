@@ -2,11 +2,11 @@
 import { formatDuration } from '../format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { ServerIdentityError, errorMessage } from '../errors.js';
-import type { EvidenceVerdict, NodeState } from '../model.js';
+import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { criStillComingUp } from '../rules/proof.js';
-import { quorumGate } from '../rules/quorum.js';
+import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
 import { LeaseLostError } from '../lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
@@ -47,30 +47,44 @@ class QuorumRefusal extends Error {
   }
 }
 
-async function etcdReading(talos: TalosClient, address: string) {
-  const wrap = async <T>(f: () => Promise<T>) => {
-    try {
-      return { ok: true as const, value: await f() };
-    } catch (e) {
-      // an unreadable peer refuses the reboot; a refused server certificate stops the node instead
-      if (e instanceof ServerIdentityError) throw e;
-      return { ok: false as const, error: errorMessage(e) };
-    }
-  };
-  const [status, alarms] = await Promise.all([wrap(() => talos.etcdStatus(address)), wrap(() => talos.etcdAlarms(address))]);
-  return { status, alarms };
+async function reading<T>(f: () => Promise<T>): Promise<Reading<T>> {
+  try {
+    return { ok: true, value: await f() };
+  } catch (e) {
+    // an unreadable peer refuses the reboot; a refused server certificate stops the node instead
+    if (e instanceof ServerIdentityError) throw e;
+    return { ok: false, error: errorMessage(e) };
+  }
 }
 
+/** A peer's etcd: its own status, the alarms, and its copy of etcd's member list. */
+async function etcdReading(talos: TalosClient, address: string): Promise<EtcdReadings> {
+  const [status, alarms, members] = await Promise.all([
+    reading(() => talos.etcdStatus(address)),
+    reading(() => talos.etcdAlarms(address)),
+    reading(() => talos.etcdMembers(address)),
+  ]);
+  return { status, alarms, members };
+}
+
+/**
+ * Every peer is asked for its status, the alarms and its copy of the member list (the gate requires
+ * the copies to agree: src/rules/quorum.ts); the target is asked only for its status, which names its
+ * own member (a failure there is no refusal: the target's etcd is the one going down).
+ */
 async function checkQuorum(ctx: RunContext, run: NodeRun, label: string): Promise<void> {
   const problems = await run.step(`quorum gate (${label})`, async () => {
     const nodes = await ctx.kube.listNodes();
     const controlPlanes = nodes.filter((n) => n.role === 'control-plane');
-    const etcd = new Map<string, Awaited<ReturnType<typeof etcdReading>>>();
+    const etcd = new Map<string, EtcdReadings>();
     // The peers are independent and read-only: ask them all at once.
     const peers = controlPlanes.map((p) => p.internalIPs[0]).filter((a, i) => controlPlanes[i].name !== run.node.name && !!a);
-    const readings = await Promise.all(peers.map((a) => etcdReading(ctx.talos, a)));
+    const [targetStatus, readings] = await Promise.all([
+      reading(() => ctx.talos.etcdStatus(run.address)),
+      Promise.all(peers.map((a) => etcdReading(ctx.talos, a))),
+    ]);
     peers.forEach((a, i) => etcd.set(a, readings[i]));
-    return quorumGate({ target: run.node.name, controlPlanes, etcd });
+    return quorumGate({ target: run.node.name, controlPlanes, etcd, targetStatus });
   });
   if (problems.length > 0) throw new QuorumRefusal(problems);
 }
@@ -249,7 +263,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     run,
     beforeDrain,
     'before drain',
-    'The node was released and was not drained or rebooted. Fix etcd on the peers, then rerun.',
+    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
   await drain(ctx, run, drainProof, beforeDrain.node);
   const drained = await guard(ctx, run, 'after drain');
@@ -258,7 +272,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     run,
     drained,
     'after drain',
-    'The node was drained but not rebooted, and released again. Fix etcd on the peers, then rerun.',
+    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
 
   const bootBefore = drained.node.bootID;

@@ -12,7 +12,7 @@ import { walk } from '../commands/ls.js';
 import { services } from '../commands/service.js';
 import { SERVER_BUILDS } from '../commands/version.js';
 import type { NodeRuntime } from '../state.js';
-import type { ServiceEvent } from '../types.js';
+import type { ServiceEvent, SimEtcdMember } from '../types.js';
 import type { ClusterCerts } from './certs.js';
 
 type Plain = Record<string, unknown>;
@@ -35,6 +35,8 @@ export interface ApiHooks {
   /** the machine behind a `node` value, or the error apid answers (unreachable, a fault rule) */
   route(node: string, method: string): Route;
   controlPlanes(): NodeRuntime[];
+  /** etcd's member list (the cluster's own record, not derived from the machines) */
+  etcdMembers(): SimEtcdMember[];
   /** false: the machine runs a Talos older than the resource type */
   knowsType(rt: NodeRuntime, type: string): boolean;
   record(rec: ApiCallRecord): void;
@@ -63,6 +65,7 @@ const ROLES: Record<string, string[]> = {
   [RPC.read.path]: ['os:admin'],
   [RPC.etcdStatus.path]: ['os:admin', 'os:operator', 'os:reader', 'os:etcd:backup'],
   [RPC.etcdAlarmList.path]: ['os:admin', 'os:operator', 'os:reader', 'os:etcd:backup'],
+  [RPC.etcdMemberList.path]: ['os:admin', 'os:operator', 'os:reader', 'os:etcd:backup'],
   [RPC.cosiGet.path]: ['os:admin', 'os:operator', 'os:reader'],
 };
 
@@ -170,6 +173,28 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
           (cp.node.etcd?.alarms ?? []).map((alarm) => ({ member_id: BigInt(`0x${cp.node.etcd!.memberId}`).toString(), alarm })),
         );
       return { messages: [{ member_alarms: alarms }] };
+    }),
+    EtcdMemberList: unary('etcdMemberList', (rt, req) => {
+      // QueryLocal asks the node's own etcd; otherwise a client over every control plane's etcd
+      // (v1alpha1_server.go EtcdMemberList). Either way the list is etcd's, not the machines'.
+      if (!rt.node.etcd) throw new ApiError(grpc.status.UNIMPLEMENTED, 'member list is only available on control plane nodes');
+      if (req.query_local && !rt.node.etcd.healthy)
+        throw new ApiError(grpc.status.UNKNOWN, 'error building etcd client: context deadline exceeded');
+      const members = hooks.etcdMembers();
+      return {
+        messages: [
+          {
+            legacy_members: members.map((m) => m.name),
+            members: members.map((m) => ({
+              id: BigInt(`0x${m.id}`).toString(),
+              hostname: m.name,
+              peer_urls: m.peerUrls,
+              client_urls: m.clientUrls,
+              is_learner: m.learner,
+            })),
+          },
+        ],
+      };
     }),
   };
   const state = {

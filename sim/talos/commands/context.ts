@@ -4,7 +4,7 @@ import type { NodeRuntime } from '../state.js';
 
 export interface RunRequest {
   argv: string[];
-  /** the simulated command: service, ls, read, get, patch, reboot, etcd-status, etcd-alarm-list, image-pull, image-remove, version */
+  /** the simulated command: service, ls, read, get, patch, reboot, etcd-status, etcd-alarm-list, etcd-members, etcd-remove-member, image-pull, image-remove, version */
   command: string;
   /** e.g. `talosctl etcd status` */
   commandPath: string;
@@ -33,6 +33,10 @@ export interface SimServices {
   rebootMs: number;
   /** every control-plane runtime, in the order they were added */
   controlPlanes(): NodeRuntime[];
+  /** etcd's member list (the cluster's own record, not derived from the machines) */
+  etcdMembers(): import('../types.js').SimEtcdMember[];
+  /** `etcd remove-member`: false when no such member exists */
+  removeEtcdMember(id: string): boolean;
   /** the credential the simulated registry accepts for a host, if it requires one */
   registryCredential(host: string): import('../types.js').AuthFields | undefined;
 }

@@ -1,5 +1,6 @@
-// `talosctl etcd status` and `etcd alarm list` (client v1.13.8 etcd.go): one call with `nodes`
-// metadata; the header is printed with the first answering node only; workers answer Unimplemented.
+// `talosctl etcd status`, `etcd alarm list`, `etcd members` and `etcd remove-member` (client v1.13.8
+// etcd.go): one call with `nodes` metadata; the header is printed with the first answering node only;
+// workers answer Unimplemented.
 import { grpcError, humanizeBytes, multiError } from '../format.js';
 import type { NodeRuntime } from '../state.js';
 import type { CommandContext } from './context.js';
@@ -75,5 +76,72 @@ export function etcdAlarmListCommand(ctx: CommandContext): number {
     });
   });
   if (t) ctx.out.table(t);
+  return 0;
+}
+
+/**
+ * `etcd members`: each node answers etcd's member list from its own etcd (QueryLocal, server
+ * v1alpha1_server.go EtcdMemberList), which needs that etcd up. The list is the cluster's own record
+ * (SimServices.etcdMembers), not the machines: orphans, members added by hand and learners show here.
+ */
+export function etcdMembersCommand(ctx: CommandContext): number {
+  const ok: string[] = [];
+  const errs: string[] = [];
+  for (const node of ctx.req.nodes) {
+    const a = ctx.reach(node);
+    if (!a.ok) errs.push(`${node}: ${a.error}`);
+    else if (!a.rt.node.etcd) errs.push(`${node}: ${grpcError('Unimplemented', 'member list is only available on control plane nodes')}`);
+    // the local client's dial gives up after its 5 s DialTimeout (internal/pkg/etcd/etcd.go NewClient)
+    else if (!a.rt.node.etcd.healthy)
+      errs.push(`${node}: ${grpcError('Unknown', 'error building etcd client: context deadline exceeded')}`);
+    else ok.push(node);
+  }
+  if (!ok.length) {
+    ctx.out.fail(`error getting members: ${multiError(errs)}`);
+    return 1;
+  }
+  if (errs.length) ctx.out.err(`WARNING: ${multiError(errs)}\n`);
+  const members = ctx.sim.etcdMembers();
+  let t = '';
+  ok.forEach((node, i) => {
+    members.forEach((m, j) => {
+      // the header comes with the first member of the first answering node
+      if (i === 0 && j === 0) t += 'NODE\tID\tHOSTNAME\tPEER URLS\tCLIENT URLS\tLEARNER\n';
+      t += `${node}\t${m.id}\t${m.name}\t${m.peerUrls.join(',')}\t${m.clientUrls.join(',')}\t${m.learner}\n`;
+    });
+  });
+  if (t) ctx.out.table(t);
+  return 0;
+}
+
+/**
+ * `etcd remove-member <id>`: the id is hex (etcdresource.ParseMemberID, talosctl ≥ 1.7); the node asks
+ * etcd through every control plane (EtcdRemoveMemberByID), so its own etcd need not be up. Prints
+ * nothing on success.
+ */
+export function etcdRemoveMemberCommand(ctx: CommandContext): number {
+  const arg = ctx.req.args[0] ?? '';
+  if (!/^[0-9a-fA-F]{1,16}$/.test(arg)) {
+    ctx.out.fail(
+      `error parsing member ID: error parsing etcd member id: strconv.ParseUint: parsing ${JSON.stringify(arg)}: invalid syntax`,
+    );
+    return 1;
+  }
+  const id = BigInt(`0x${arg}`);
+  const hex = id.toString(16).padStart(16, '0');
+  const errs: string[] = [];
+  for (const node of ctx.req.nodes) {
+    const a = ctx.reach(node);
+    if (!a.ok) errs.push(`${node}: ${a.error}`);
+    else if (!a.rt.node.etcd)
+      errs.push(`${node}: ${grpcError('Unimplemented', 'etcd remove member is only available on control plane nodes')}`);
+    else if (!ctx.sim.etcdMembers().some((m) => m.id === hex))
+      errs.push(`${node}: ${grpcError('NotFound', `failed to remove member ${id}: etcdserver: member not found`)}`);
+    else ctx.sim.removeEtcdMember(hex);
+  }
+  if (errs.length) {
+    ctx.out.fail(multiError(errs));
+    return 1;
+  }
   return 0;
 }

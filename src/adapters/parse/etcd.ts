@@ -1,5 +1,6 @@
-// `talosctl -n A etcd status` and `etcd alarm list` (cmd/talosctl/cmd/talos/etcd.go). Cells contain
-// spaces (`20 MB`, `9.8 MB (48.99%)`), so cells are cut at the header's column offsets.
+// `talosctl -n A etcd status`, `etcd alarm list` and `etcd members` (cmd/talosctl/cmd/talos/etcd.go).
+// Cells contain spaces (`20 MB`, `9.8 MB (48.99%)`) or may be empty (an unstarted member's HOSTNAME),
+// so cells are cut at the header's column offsets.
 import { ParseError, excerpt } from './parseError.js';
 import { parseTabTable } from './table.js';
 
@@ -89,6 +90,61 @@ export function parseEtcdAlarms(text: string): EtcdAlarmRow[] {
     if (!/^[A-Z]+$/.test(r.ALARM)) throw new ParseError(ALARMS, `row ${i + 1}: ALARM ${excerpt(r.ALARM)} is not an alarm name`);
     return { node: hasNode ? r.NODE : undefined, memberId: r.MEMBER, alarm: r.ALARM };
   });
+}
+
+export interface EtcdMemberRow {
+  /** absent only when talosctl had no hostname metadata (never with `-n` on ≤1.13) */
+  node?: string;
+  /** 16 lower-case hex digits */
+  id: string;
+  /** '' while the member has not started (etcd learns the name when the member publishes it) */
+  hostname: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  learner: boolean;
+}
+
+const MEMBERS = 'etcd members';
+
+/**
+ * v1.13.8 prints the header with the first member of the first answering node (`NODE` when that
+ * message carries hostname metadata, always with `-n`); v1.14 always prints `NODE …`. URLs are joined
+ * with `,`; LEARNER is Go's `%v` of a bool and ends the line (no padding).
+ */
+export function parseEtcdMembers(text: string): EtcdMemberRow[] {
+  const table = parseTabTable(
+    MEMBERS,
+    text,
+    [
+      ['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER'],
+      ['ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER'],
+    ],
+    true,
+  );
+  const hasNode = table.columns[0] === 'NODE';
+  return table.rows.map((r, i) => {
+    const where = `row ${i + 1}`;
+    if (!MEMBER_ID.test(r.ID)) throw new ParseError(MEMBERS, `${where}: ID ${excerpt(r.ID)} is not a 16-digit hex id`);
+    if (r.LEARNER !== 'true' && r.LEARNER !== 'false')
+      throw new ParseError(MEMBERS, `${where}: LEARNER ${excerpt(r.LEARNER)} is not a boolean`);
+    if (hasNode && !r.NODE) throw new ParseError(MEMBERS, `${where}: empty NODE`);
+    return {
+      node: hasNode ? r.NODE : undefined,
+      id: r.ID,
+      hostname: r.HOSTNAME,
+      peerUrls: urls(r['PEER URLS'], where, 'PEER URLS'),
+      clientUrls: urls(r['CLIENT URLS'], where, 'CLIENT URLS'),
+      learner: r.LEARNER === 'true',
+    };
+  });
+}
+
+function urls(cell: string, where: string, col: string): string[] {
+  if (cell === '') return [];
+  const list = cell.split(',');
+  if (list.some((u) => !/^[a-z][a-z0-9+.-]*:\/\/\S+$/i.test(u)))
+    throw new ParseError(MEMBERS, `${where}: ${col} ${excerpt(cell)} is not a list of URLs`);
+  return list;
 }
 
 function uint(v: string, where: string, col: string): number {

@@ -19,9 +19,9 @@ import type {
 import { parseCriRegistryAuth } from '../parse/criToml.js';
 import { ParseError } from '../parse/parseError.js';
 import { etcFileId } from '../talosctl.js';
-import type { EtcdAlarm, EtcdMemberStatus, TalosClient } from '../types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../types.js';
 import { type TalosConnection, grpcCodeOf, grpcDetailsOf } from './connection.js';
-import { messageType, toPlain } from './proto.js';
+import { RPC, messageType, toPlain } from './proto.js';
 
 type Plain = Record<string, unknown>;
 
@@ -196,6 +196,23 @@ export class TalosApi implements TalosClient {
     return ((res.messages ?? []) as Plain[]).flatMap((m) =>
       ((m.member_alarms ?? []) as Plain[]).map((a) => ({ node: address, memberId: memberHex(a.member_id), alarm: String(a.alarm) })),
     );
+  }
+
+  async etcdMembers(address: string): Promise<EtcdMember[]> {
+    // query_local: the node's own etcd answers, as `talosctl etcd members` asks (docs/talos-api.md)
+    const res = await this.conn.unary('etcdMemberList', address, { query_local: true });
+    const messages = (res.messages ?? []) as Plain[];
+    if (messages.length !== 1) throw unparseable(RPC.etcdMemberList.path, address, `${messages.length} messages, expected one`);
+    const members = ((messages[0].members ?? []) as Plain[]).map((m) => ({
+      id: memberHex(m.id),
+      name: str(m.hostname),
+      peerUrls: ((m.peer_urls ?? []) as unknown[]).map(str),
+      clientUrls: ((m.client_urls ?? []) as unknown[]).map(str),
+      learner: Boolean(m.is_learner),
+    }));
+    // a running etcd is always a member of its own list
+    if (members.length === 0) throw unparseable(RPC.etcdMemberList.path, address, 'an empty member list');
+    return members;
   }
 
   // --- mutations (talosctl) --------------------------------------------------------------------

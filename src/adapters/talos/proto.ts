@@ -54,6 +54,10 @@ message EtcdMemberAlarm {
 }
 message EtcdAlarm { common.Metadata metadata = 1; repeated EtcdMemberAlarm member_alarms = 2; }
 message EtcdAlarmListResponse { repeated EtcdAlarm messages = 1; }
+message EtcdMemberListRequest { bool query_local = 1; }
+message EtcdMember { uint64 id = 2; string hostname = 3; repeated string peer_urls = 4; repeated string client_urls = 5; bool is_learner = 6; }
+message EtcdMembers { common.Metadata metadata = 1; repeated string legacy_members = 2; repeated EtcdMember members = 3; }
+message EtcdMemberListResponse { repeated EtcdMembers messages = 1; }
 `;
 
 // cosi-project/specification proto/v1alpha1/resource.proto and state.proto
@@ -104,6 +108,11 @@ export const RPC = {
   read: { path: '/machine.MachineService/Read', req: 'machine.ReadRequest', res: 'common.Data' },
   etcdStatus: { path: '/machine.MachineService/EtcdStatus', req: 'google.protobuf.Empty', res: 'machine.EtcdStatusResponse' },
   etcdAlarmList: { path: '/machine.MachineService/EtcdAlarmList', req: 'google.protobuf.Empty', res: 'machine.EtcdAlarmListResponse' },
+  etcdMemberList: {
+    path: '/machine.MachineService/EtcdMemberList',
+    req: 'machine.EtcdMemberListRequest',
+    res: 'machine.EtcdMemberListResponse',
+  },
   cosiGet: { path: '/cosi.resource.State/Get', req: 'cosi.resource.GetRequest', res: 'cosi.resource.GetResponse' },
 } as const;
 
