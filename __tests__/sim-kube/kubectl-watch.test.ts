@@ -82,13 +82,15 @@ describe('Kubectl.watchNode', () => {
     for (let i = 0; i < 2100; i++) sim.heartbeat('w-2'); // the twin keeps 2000 events
     sim.mutateNode('w-1', (o) => (o.spec.unschedulable = true));
     const w = watch(kube, old);
-    await until('the re-read', () => w.seen.length === 1);
+    await until('the re-read', () => w.seen.length >= 1);
     expect(w.seen[0]?.unschedulable).toBe(true);
     await until('the second watch', () => watchRequests().length === 2);
     expect(watchRequests()[1].query).toContain(`resourceVersion=${w.seen[0]!.resourceVersion}`);
+    // The twin's taint controller answers a cordon with a write of its own (the unschedulable taint),
+    // which the re-read may or may not have seen yet: count the uncordon, not the events.
     sim.mutateNode('w-1', (o) => (o.spec.unschedulable = false));
-    await until('the next change', () => w.seen.length === 2);
-    expect(w.seen[1]?.unschedulable).toBe(false);
+    await until('the uncordon', () => w.seen.some((n) => n?.unschedulable === false));
+    expect(w.seen.filter((n) => n?.unschedulable === true).length).toBeLessThanOrEqual(2);
     w.stop.abort();
     await w.done;
   });
