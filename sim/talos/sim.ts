@@ -22,7 +22,7 @@ import { unavailableError } from './format.js';
 import { sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
-import { NodeRuntime } from './state.js';
+import { NodeRuntime, type HeldWriteMatch } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimTalosNode } from './types.js';
 
@@ -230,6 +230,7 @@ export class TalosSim {
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
+        applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),
       }),
     );
   }
@@ -266,6 +267,14 @@ export class TalosSim {
     if (c.offsetMs !== undefined) clock.offsetMs = c.offsetMs;
     if (c.synced !== undefined) clock.synced = c.synced;
     if (c.epoch !== undefined) clock.epoch = c.epoch;
+  }
+
+  /**
+   * Fault: the CRI write of the node's next patch waits for the `nth` matching read after the patch and
+   * lands right before that read is answered, on either read path (see HeldWriteMatch).
+   */
+  holdNextWrite(nameOrIp: string, match: HeldWriteMatch): void {
+    this.get(nameOrIp).holdNextWrite(match);
   }
 
   stampConfigMarker(nameOrIp: string, revision: string): void {
@@ -330,6 +339,7 @@ export class TalosSim {
         return { ok: true, rt };
       },
     };
+    for (const n of req.nodes) this.find(n)?.answering(command, req.args.find((a) => a.startsWith('/')) ?? req.args[1] ?? req.args[0]);
     const impl = COMMANDS[req.command];
     rec.exitCode = impl ? await impl(ctx) : (out.fail(`talosctl simulator: ${req.commandPath} is not simulated`), 1);
     return rec.exitCode;
@@ -343,6 +353,10 @@ export class TalosSim {
       controlPlanes: () => this.services.controlPlanes(),
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
+      answering: (rt, method, req) => {
+        const target = req.path ?? req.root ?? req.id;
+        rt.answering((API_COMMANDS[method] ?? method).split(' ')[0], target === undefined ? undefined : String(target));
+      },
     });
   }
 
