@@ -42,7 +42,7 @@ export function profileNotes(p: PerNodeResult): string[] {
     );
   } else if (ev) {
     notes.push(
-      `One evidence read is ${ev.processes} talosctl processes: ${ev.commands}. All but the \`talosctl read\`s start together (readEvidence's Promise.all), ` +
+      `One evidence read is ${ev.processes} talosctl processes: ${ev.commands}. They run in three rounds, each started when the one before answered (readEvidence: the cri service, the file contents, then the listing and statuses), ` +
         `so on ${p.processFloorMs ? 'this 2-core machine' : 'this machine'} each of them takes far longer than a lone start: a bare \`talosctl version --client\` of the twin costs ${p.processFloorMs.talosctl} ms ` +
         `(the fake talosctl is a Node script; the real Go binary starts faster, so the twin overstates talosctl's share), a bare \`kubectl version --client\` ${p.processFloorMs.kubectl} ms. ` +
         'The `talosctl read`s run one file after the other, one process each, because talosctl refuses `read` with several nodes.',

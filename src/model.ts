@@ -244,6 +244,15 @@ export interface EvidenceValues {
   servicePid?: { pid: number; created: string };
   /** optional: the runner clock just before and after `talosctl service cri` (ISO) */
   runnerWindow?: { before: string; after: string };
+  /** optional, on a reading after the credential patch: the launch the reading before it placed (PID, latest ISO) */
+  launchBeforePatch?: { pid: number; latest: string };
+}
+
+/** A containerd launch a reading placed: its PID and the launch's bounds (node clock, epoch ms). */
+export interface CriLaunch {
+  pid: number;
+  earliestMs: number;
+  latestMs: number;
 }
 
 /**

@@ -1,16 +1,47 @@
 // Gather the evidence readings for one or more nodes: sequencing of adapter calls only.
-// Every read is independent and read-only, so all of them run at once: the batch reads (one
-// talosctl process for all nodes on the CLI path, one call per node on the API path) and, as soon
-// as the listings say which files exist, the file contents (one call per node and file, since
-// talosctl refuses `read` with several nodes). At most READ_CALLS_IN_FLIGHT content reads are in
-// flight, so a plan over 500 nodes neither waits on a handful at a time nor opens a thousand at once.
+//
+// The rule (src/rules/evidence.ts) compares readings taken by separate calls, so they must describe
+// one moment as far as the comparison goes. Talos writes cri.toml on its own schedule (after an
+// ApplyConfiguration has returned, docs/talos-evidence-timing.md), so a write may land between two
+// calls. The calls therefore run in three waves, each starting when the one before has answered:
+//
+//   1. the cri service (events, ServicePID) and the Talos version;
+//   2. the content of every config file (one call per node and file: talosctl refuses `read` with
+//      several nodes);
+//   3. the listing (mtime), the EtcFileStatus and the time status.
+//
+// Why that order makes a skip sound: the rule skips only when containerd's launch S is after the last
+// write W that wave 3 sees. Wave 3 answered after wave 2, so no write happened between W and wave 3;
+// if W were after the content read, then S > W > content read > cri read ≥ S, impossible. So in a skip
+// W precedes the content read, nothing was written from W on, and the content read is the content
+// containerd loaded at S. A write that straddles the waves either shows in wave 3 (newer than the
+// content read, and after S, which was read first: no skip) or lands after wave 3 (the content read is
+// then of the older bytes, which the rule judges as read). Either way it errs toward reboot. Reading
+// the listing before the content, as a single concurrent wave did, paired an old write time with new
+// content: the skip of a containerd that had not loaded it. What the order leaves open is written in
+// docs/talos-evidence-timing.md (the EtcFileStatus recorded a moment after its write).
+//
+// The cost is latency, not calls: the same batch calls, in three rounds instead of two. Contents are
+// read before the listing says which files exist, so a file that is not there is read too (answering
+// NotFound), unless an earlier listing of the node this run showed it absent (`absent`): skipping such
+// a read is safe, since a file that exists by wave 3 but was not read fails the rule (reboot).
+// At most READ_CALLS_IN_FLIGHT content reads are in flight, so a plan over 500 nodes neither waits on
+// a handful at a time nor opens a thousand at once.
 import type { TalosClient } from './adapters/types.js';
 import { ServerIdentityError, errorMessage } from './errors.js';
-import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from './model.js';
+import type { ConfigFileReadings, EvidenceReadings, Reading } from './model.js';
 
 export interface EvidenceTarget {
   name: string;
   address: string;
+}
+
+/** What earlier readings of this run already say, by address (both only save calls). */
+export interface EvidenceHints {
+  /** Talos versions already read: a version changes only with an upgrade, which this action never does */
+  versions?: Map<string, Reading<string>>;
+  /** paths the node's latest listing showed absent: their content is not read (see above) */
+  absent?: Map<string, ReadonlySet<string>>;
 }
 
 function missing<T>(what: string): Reading<T> {
@@ -21,23 +52,25 @@ export async function readEvidence(
   talos: TalosClient,
   targets: EvidenceTarget[],
   paths: string[],
-  /** Talos versions already read this run (by address): a version changes only with an upgrade, which
-   * this action never does, so one answer serves every later reading of the node */
-  knownVersions?: Map<string, Reading<string>>,
+  hints: EvidenceHints = {},
 ): Promise<Map<string, EvidenceReadings>> {
   const addresses = targets.map((t) => t.address);
-  const unknown = addresses.filter((a) => !knownVersions?.get(a)?.ok);
-  const listingsRead = talos.listFiles(addresses, paths);
-  const [readVersions, services, pids, listings, statuses, times, contents] = await Promise.all([
+  const unknown = addresses.filter((a) => !hints.versions?.get(a)?.ok);
+  // wave 1: the containerd that runs
+  const [readVersions, services, pids] = await Promise.all([
     unknown.length > 0 ? talos.version(unknown) : Promise.resolve(new Map<string, Reading<string>>()),
     talos.criService(addresses),
     talos.servicePids(addresses),
-    listingsRead,
+  ]);
+  // wave 2: what the files hold
+  const contents = await readContents(talos, targets, paths, hints.absent);
+  // wave 3: when they were last written, and whether the clock can be trusted
+  const [listings, statuses, times] = await Promise.all([
+    talos.listFiles(addresses, paths),
     talos.etcFileStatus(addresses, paths),
     talos.timeStatus(addresses),
-    listingsRead.then((l) => readContents(talos, targets, paths, l)),
   ]);
-  const versions = new Map([...(knownVersions ?? []), ...readVersions]);
+  const versions = new Map([...(hints.versions ?? []), ...readVersions]);
   const out = new Map<string, EvidenceReadings>();
   for (const t of targets) {
     const files: ConfigFileReadings[] = [];
@@ -67,23 +100,26 @@ export async function readEvidence(
   return out;
 }
 
+/** The paths a reading's listing showed absent (for EvidenceHints.absent of the node's next reading). */
+export function absentPaths(r: EvidenceReadings): Set<string> {
+  return new Set(r.files.filter((f) => f.listing.ok && !f.listing.value.exists).map((f) => f.path));
+}
+
 /** How many content reads may be in flight at once (they wait on the network, not on this machine). */
 export const READ_CALLS_IN_FLIGHT = 32;
 
-/** One read per node and existing file, keyed `address\npath`. */
+/** One read per node and path not known absent, keyed `address\npath`. */
 async function readContents(
   talos: TalosClient,
   targets: EvidenceTarget[],
   paths: string[],
-  listings: Map<string, Map<string, Reading<FileListing>>>,
+  absent: EvidenceHints['absent'],
 ): Promise<Map<string, ConfigFileReadings['content']>> {
   const contents = new Map<string, ConfigFileReadings['content']>();
   const reads: Array<() => Promise<void>> = [];
   for (const t of targets) {
     for (const path of paths) {
-      const listing = listings.get(t.address)?.get(path);
-      // A file the listing shows absent has no write time and no content to judge.
-      if (listing && listing.ok && !listing.value.exists) continue;
+      if (absent?.get(t.address)?.has(path)) continue;
       reads.push(async () => {
         // A read that throws, rather than answering a failed Reading, still counts as a failed reading;
         // a server whose certificate was refused is no reading at all: it stops the run.

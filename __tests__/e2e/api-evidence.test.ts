@@ -2,8 +2,8 @@
 // nanosecond readings order the sub-second gaps real Talos has, so a provably current node is not
 // rebooted and a post-reboot proof holds. And the CLI fallback, which says so.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { A, act, ann, byName, containerdAtNodeWrites, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -100,6 +100,30 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
     expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
+    expectReleasedVerified(c, 'worker-1');
+  });
+
+  it('a cri.toml write landing between the reads after the patch never releases the containerd that still holds the old credential', async () => {
+    // Talos returns from ApplyConfiguration before its controllers write cri.toml. The twin holds that
+    // write until the first read of cri.toml after the patch and lands it right before the answer: a
+    // listing or EtcFileStatus read before the content read would pair the old write time with the new
+    // content and the containerd that ran before the patch.
+    c = await startCluster({ defaultNodes: false, criRestartMs: 300 });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.14' });
+    const pidBefore = c.talos.node('worker-1').containerd.pid;
+    c.talos.holdNextWrite('worker-1', { command: 'read', target: CRI_TOML });
+    const atWrites = containerdAtNodeWrites(c, 'worker-1');
+    const run = await act(c, { 'cri-restart-wait': '10s' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    // the write landed (the hold was consumed by a read after the patch)
+    expect(c.talos.node('worker-1').files.get(CRI_TOML)!.content).toContain(NEW_CREDENTIAL.password);
+    // at the release (the node's last write) the running containerd is a new one holding the new credential
+    expect(atWrites.at(-1)!.pid).not.toBe(pidBefore);
+    expect(atWrites.at(-1)!.loaded).toMatchObject({ username: NEW_CREDENTIAL.username, password: NEW_CREDENTIAL.password });
+    expect(d.outcome, d.reason).toBe('reboot-skipped');
+    expect(d.reason).not.toContain(`PID ${pidBefore} `);
+    expect(d.reason).toMatch(/Talos restarted cri/);
     expectReleasedVerified(c, 'worker-1');
   });
 

@@ -1,7 +1,7 @@
 // End to end: the reboot decision (the second bug) and the proof through containerd.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { A, act, byName, containerdAtNodeWrites, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -80,6 +80,25 @@ describe('e2e: realistic timings read through talosctl', () => {
       expect(d.outcome).toBe('rebooted');
       expect(reboots(c, 'worker-1')).toHaveLength(1);
     }
+  });
+
+  it('a cri.toml write landing between the talosctl reads after the patch never releases the containerd that still holds the old credential', async () => {
+    // As over the API (api-evidence.test.ts): the patch's write lands right before the first
+    // `talosctl read` of cri.toml after the patch is answered. The restart follows 5 s after the write,
+    // a gap the second-rounded readings can order.
+    c = await startCluster({ defaultNodes: false, cliPath: true });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.14' });
+    const pidBefore = c.talos.node('worker-1').containerd.pid;
+    c.talos.holdNextWrite('worker-1', { command: 'read', target: '/etc/cri/conf.d/cri.toml' });
+    const atWrites = containerdAtNodeWrites(c, 'worker-1');
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(c.talos.node('worker-1').files.get('/etc/cri/conf.d/cri.toml')!.content).toContain(NEW_CREDENTIAL.password);
+    expect(atWrites.at(-1)!.pid).not.toBe(pidBefore);
+    expect(atWrites.at(-1)!.loaded).toMatchObject({ username: NEW_CREDENTIAL.username, password: NEW_CREDENTIAL.password });
+    expect(d.outcome, d.reason).toBe('reboot-skipped');
+    expect(d.reason).toMatch(/Talos restarted cri/);
   });
 
   it('a fresh 1.13 node whose cri started 1.2 s after cri.toml, read through talosctl: the bounds hold the true gap; undecidable means rebooted, never contradicted', async () => {

@@ -117,3 +117,16 @@ export function assertNoSecret(run: ActionRun, secret: string): void {
 export function drainRequests(c: SimCluster, nodeName: string) {
   return c.kube.requests.filter((r) => r.command === 'kubectl drain' && `${r.path}?${r.query}`.includes(nodeName));
 }
+
+/**
+ * The node's containerd (PID, the credential it loaded for `host`) at each write to the Node object,
+ * taken right before the apiserver applies it: the last entry is what ran when the node was released.
+ */
+export function containerdAtNodeWrites(c: SimCluster, name: string, host = 'ghcr.io'): Array<{ pid: number; loaded: unknown }> {
+  const seen: Array<{ pid: number; loaded: unknown }> = [];
+  c.kube.beforeWrite({ method: 'PATCH', path: new RegExp(`^/api/v1/nodes/${name}$`) }, () => {
+    const cd = c.talos.node(name).containerd;
+    seen.push({ pid: cd.pid, loaded: structuredClone(cd.loadedCredential[host]) });
+  });
+  return seen;
+}

@@ -59,6 +59,22 @@ export class FakeTalos implements TalosClient {
   criComingUp?: { forMs: number; as: { state: string; health: string } };
   /** etcd members no fake machine runs (a voter whose Node was deleted, a member added by hand, a learner) */
   extraMembers: EtcdMember[] = [];
+  /**
+   * Talos writes the files after ApplyConfiguration returned: set, the patch's write (and the 1.14
+   * restart after it) waits for the next call of this method and lands right before it answers.
+   * Unset, the write lands within the patch call.
+   */
+  patchWriteLandsOn?: 'readAuth' | 'listFiles' | 'etcFileStatus' | 'criService';
+  private pendingWrite?: () => void;
+
+  /** Lands a held patch write when `method` is the one it waits for. */
+  private land(method: string): void {
+    if (this.pendingWrite && method === this.patchWriteLandsOn) {
+      const write = this.pendingWrite;
+      this.pendingWrite = undefined;
+      write();
+    }
+  }
 
   constructor(private readonly clock: TestClock) {}
 
@@ -81,6 +97,7 @@ export class FakeTalos implements TalosClient {
   }
 
   async criService(addresses: string[]) {
+    this.land('criService');
     const now = this.clock.now();
     return this.each('criService', addresses, (n): CriServiceReading => {
       const comingUp = this.criComingUp && now < (n.criComingUpUntilMs ?? -Infinity) ? this.criComingUp.as : undefined;
@@ -111,6 +128,7 @@ export class FakeTalos implements TalosClient {
   }
 
   async listFiles(addresses: string[], paths: string[]) {
+    this.land('listFiles');
     this.calls.push({ method: 'listFiles', addresses });
     const out = new Map<string, Map<string, Reading<FileListing>>>();
     for (const a of addresses) {
@@ -131,6 +149,7 @@ export class FakeTalos implements TalosClient {
   }
 
   async etcFileStatus(addresses: string[], paths: string[]) {
+    this.land('etcFileStatus');
     this.calls.push({ method: 'etcFileStatus', addresses });
     const out = new Map<string, Map<string, Reading<EtcFileStatusReading>>>();
     for (const a of addresses) {
@@ -151,6 +170,7 @@ export class FakeTalos implements TalosClient {
 
   async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
     this.calls.push({ method: 'readAuth', addresses: [address] });
+    this.land('readAuth');
     const f = this.nodes.get(address)?.files[path];
     return { ok: true, value: f ? { path, exists: true, auth: structuredClone(f.auth) } : { path, exists: false, auth: {} } };
   }
@@ -168,20 +188,24 @@ export class FakeTalos implements TalosClient {
       });
     }
     const n = this.nodes.get(address)!;
-    const now = this.clock.now();
-    for (const f of Object.values(n.files)) {
-      const next = { ...f.auth, ...this.patchRenders };
-      // Talos rewrites a file only when its content changes, so a no-op apply keeps the mtime.
-      if (JSON.stringify(next) !== JSON.stringify(f.auth)) {
-        f.auth = next;
-        f.mtimeMs = now;
+    const write = () => {
+      const now = this.clock.now();
+      for (const f of Object.values(n.files)) {
+        const next = { ...f.auth, ...this.patchRenders };
+        // Talos rewrites a file only when its content changes, so a no-op apply keeps the mtime.
+        if (JSON.stringify(next) !== JSON.stringify(f.auth)) {
+          f.auth = next;
+          f.mtimeMs = now;
+        }
       }
-    }
-    if (/^v1\.1[4-9]/.test(n.version) && Object.values(n.files).some((f) => f.mtimeMs === now)) {
-      // Talos 1.14 restarts cri itself a few seconds after cri.toml changes.
-      n.criPid += 100;
-      n.criStartedAtMs = now + 5000;
-    }
+      if (/^v1\.1[4-9]/.test(n.version) && Object.values(n.files).some((f) => f.mtimeMs === now)) {
+        // Talos 1.14 restarts cri itself a few seconds after cri.toml changes.
+        n.criPid += 100;
+        n.criStartedAtMs = now + 5000;
+      }
+    };
+    if (this.patchWriteLandsOn) this.pendingWrite = write;
+    else write();
   }
 
   async reboot(address: string, _timeoutMs: number): Promise<void> {

@@ -327,6 +327,41 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(c.talos.mutatingCalls()).toEqual(['patchMachineConfig 10.0.0.10']);
   });
 
+  it('on Talos 1.14 the write lands after the patch returned, while the evidence is read: the containerd that ran before the patch is never the proof', async () => {
+    const c = makeCluster([{ name: 'w1', version: 'v1.14.0' }]);
+    // the write (and the restart after it) lands right before the first content read after the patch answers
+    c.talos.patchWriteLandsOn = 'readAuth';
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('reboot-skipped');
+    expect(r.reason).toMatch(/^Talos restarted cri after the patch: containerd PID 1993 started/);
+    expect(r.proof?.values.launchBeforePatch?.pid).toBe(1893);
+    const wait = r.steps.find((st) => st.name.startsWith('wait for Talos to restart cri'))!;
+    expect(wait.detail).toMatch(/^skip: containerd PID 1993/);
+    expect(c.kube.calls.some((x) => x.method === 'drain')).toBe(false);
+  });
+
+  it('on Talos 1.14 a reading before the patch that placed no containerd launch: rebooted without waiting, and the step says why', async () => {
+    const c = makeCluster([{ name: 'w1', version: 'v1.14.0' }]);
+    const read = c.talos.criService.bind(c.talos);
+    let first = true;
+    c.talos.criService = async (a: string[]) => {
+      const m = await read(a);
+      // the start event pushed out of the history before the patch
+      for (const v of m.values()) if (first && v.ok) v.value.events = v.value.events.filter((e) => !/started with PID/.test(e.message));
+      first = false;
+      return m;
+    };
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.outcome).toBe('rebooted');
+    const wait = r.steps.find((st) => st.name.startsWith('wait for Talos to restart cri'))!;
+    expect(wait.name).toBe('wait for Talos to restart cri (not waited)');
+    expect(wait.detail).toMatch(/placed no containerd launch/);
+    // the reading before the patch and the proof after the reboot: no polls in between
+    expect(c.talos.calls.filter((x) => x.method === 'criService')).toHaveLength(2);
+  });
+
   it('verify-image failing leaves the node cordoned and claimed with phase=mutating', async () => {
     const c = makeCluster([{ name: 'w1' }]);
     c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });

@@ -114,10 +114,15 @@ describe('patch machineconfig on Talos 1.13', () => {
     const pid = n.containerd.pid;
 
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', newPatch]);
+    const returned = Date.now();
     expect(r).toMatchObject({ code: 0, stdout: '' });
     expect(r.stderr).toBe(
       'patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.1\nApplied configuration without a reboot\n',
     );
+    // ApplyConfiguration returns before the controllers write: the write lands 0–300 ms later
+    expect(n.machineConfig.registryAuth['ghcr.io']).toMatchObject(NEW);
+    await until(async () => (n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs !== tomlBefore ? true : undefined), 2000, 10);
+    expect(Date.now() - returned).toBeLessThan(1000);
     const partAfter = n.files.get('/etc/cri/conf.d/01-registries.part')?.mtimeMs ?? 0;
     const tomlAfter = n.files.get('/etc/cri/conf.d/cri.toml')?.mtimeMs ?? 0;
     expect(partAfter).toBeGreaterThan(partBefore ?? Infinity);
@@ -135,6 +140,7 @@ describe('patch machineconfig on Talos 1.13', () => {
     // the legacy form renders the same bytes: the config changes, the files do not
     const legacy = await talosctl(sim, ['-n', '10.0.1.1', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', legacyPatch]);
     expect(legacy.stderr).toContain('Applied configuration without a reboot');
+    await sleep(400); // past any write the controllers would make
     expect(n.files.get('/etc/cri/conf.d/cri.toml')?.mtimeMs).toBe(tomlAfter);
     expect(n.files.get('/etc/cri/conf.d/01-registries.part')?.mtimeMs).toBe(partAfter);
   });
@@ -206,6 +212,38 @@ describe('Talos 1.14 restarts cri when cri.toml changes', () => {
     expect(n.containerd.startedAtMs).toBeGreaterThan(n.files.get('/etc/cri/conf.d/cri.toml')?.mtimeMs ?? Infinity);
     const pids = await talosctl(sim, ['-n', '10.0.1.3', 'get', 'servicepids', 'cri', '-o', 'yaml']);
     expect(pids.stdout).toContain(`    pid: ${newPid}\n`);
+  });
+});
+
+describe('the write after a patch, held for a test (holdNextWrite)', () => {
+  it('lands right before the nth matching read after the patch is answered, and the 1.14 restart follows that write', async () => {
+    const CRI = '/etc/cri/conf.d/cri.toml';
+    sim.addNode({ name: 'w-held', ip: '10.0.1.30', role: 'worker', version: '1.14', credential: { 'ghcr.io': OLD } });
+    const n = sim.node('w-held');
+    const pid = n.containerd.pid;
+    const mtime = n.files.get(CRI)!.mtimeMs;
+    // a read before the patch does not count
+    expect((await talosctl(sim, ['-n', '10.0.1.30', 'read', CRI])).stdout).toContain("password = 'token-1'");
+    sim.holdNextWrite('w-held', { command: 'read', target: CRI, nth: 2 });
+    const r = await talosctl(sim, ['-n', '10.0.1.30', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', newPatch]);
+    expect(r.code).toBe(0);
+    await sleep(500); // longer than any unheld write would take
+    expect(n.files.get(CRI)!.mtimeMs).toBe(mtime);
+    // other reads do not count; the first matching read still sees the old file
+    await talosctl(sim, ['-n', '10.0.1.30', 'ls', '-l', '/etc/cri/conf.d']);
+    expect((await talosctl(sim, ['-n', '10.0.1.30', 'read', CRI])).stdout).toContain("password = 'token-1'");
+    expect(n.files.get(CRI)!.mtimeMs).toBe(mtime);
+    // the second lands the write just before it is answered
+    const t0 = n.containerd.startedAtMs;
+    expect((await talosctl(sim, ['-n', '10.0.1.30', 'read', CRI])).stdout).toContain("password = 'token-2'");
+    const written = n.files.get(CRI)!.mtimeMs;
+    expect(written).toBeGreaterThan(mtime);
+    expect(n.containerd.pid).toBe(pid);
+    await until(async () => (n.containerd.pid !== pid && n.containerd.pid !== 0 ? true : undefined), 5000, 50);
+    expect(n.containerd.startedAtMs).toBeGreaterThan(t0);
+    // criRestartMs (400 ms) after the write, not after the patch
+    expect(n.containerd.startedAtMs - written).toBeGreaterThanOrEqual(390);
+    expect(n.containerd.loadedCredential['ghcr.io']).toEqual(NEW);
   });
 });
 

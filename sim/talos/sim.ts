@@ -23,7 +23,7 @@ import { unavailableError } from './format.js';
 import { sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
-import { NodeRuntime } from './state.js';
+import { NodeRuntime, type HeldWriteMatch } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimEtcdMember, SimTalosNode } from './types.js';
 
@@ -253,6 +253,7 @@ export class TalosSim {
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
+        applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),
       }),
     );
     const etcd = this.node(spec.name).etcd;
@@ -329,6 +330,14 @@ export class TalosSim {
     if (c.epoch !== undefined) clock.epoch = c.epoch;
   }
 
+  /**
+   * Fault: the CRI write of the node's next patch waits for the `nth` matching read after the patch and
+   * lands right before that read is answered, on either read path (see HeldWriteMatch).
+   */
+  holdNextWrite(nameOrIp: string, match: HeldWriteMatch): void {
+    this.get(nameOrIp).holdNextWrite(match);
+  }
+
   stampConfigMarker(nameOrIp: string, revision: string): void {
     this.get(nameOrIp).stampMarker(revision);
   }
@@ -391,6 +400,7 @@ export class TalosSim {
         return { ok: true, rt };
       },
     };
+    for (const n of req.nodes) this.find(n)?.answering(command, req.args.find((a) => a.startsWith('/')) ?? req.args[1] ?? req.args[0]);
     const impl = COMMANDS[req.command];
     rec.exitCode = impl ? await impl(ctx) : (out.fail(`talosctl simulator: ${req.commandPath} is not simulated`), 1);
     return rec.exitCode;
@@ -405,6 +415,10 @@ export class TalosSim {
       etcdMembers: () => this.membership,
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
+      answering: (rt, method, req) => {
+        const target = req.path ?? req.root ?? req.id;
+        rt.answering((API_COMMANDS[method] ?? method).split(' ')[0], target === undefined ? undefined : String(target));
+      },
     });
   }
 

@@ -49,6 +49,20 @@ export interface RuntimeOptions {
   bootGapMs?: number;
   /** the node's seeded generator (see timing.ts) */
   random: () => number;
+  /** a second seeded generator, for the write after a patch only (so adding that draw shifts no other) */
+  applyRandom?: () => number;
+}
+
+/**
+ * Fault: the write of the next immediate apply waits for the `nth` matching read of this node (after
+ * the apply) and lands right before that read is answered. `command` is the talosctl name (`read`,
+ * `ls`, `get`, `service`; the API's Read, List, COSI Get and ServiceList count as the same), `target`
+ * the path or resource id read (any when absent). Stages a write between two evidence reads.
+ */
+export interface HeldWriteMatch {
+  command: string;
+  target?: string;
+  nth?: number;
 }
 
 const HEALTHY: ServiceHealth = { unknown: false, healthy: true, lastMessage: '' };
@@ -68,6 +82,8 @@ export class NodeRuntime {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly timing: Timing;
   private readonly restartAfterBoot?: CriRestartAfterBoot;
+  private readonly applyTiming: Timing;
+  private held?: { match: HeldWriteMatch; seen: number; write?: () => void; generation: number };
 
   constructor(
     spec: AddNodeSpec,
@@ -105,6 +121,7 @@ export class NodeRuntime {
     this.nextPid = randomInt(1700, 2200);
     this.timing = new Timing(opts.random);
     this.restartAfterBoot = version === '1.14' ? spec.criRestartAfterBoot : undefined;
+    this.applyTiming = new Timing(opts.applyRandom ?? opts.random);
 
     const now = this.now();
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
@@ -398,15 +415,39 @@ export class NodeRuntime {
     return criTomlChanged;
   }
 
-  /** ApplyConfiguration in an immediate mode (no-reboot, auto→no-reboot, try). */
+  /**
+   * ApplyConfiguration in an immediate mode (no-reboot, auto→no-reboot, try). It returns once the
+   * MachineConfig resource is set (SetConfig); the controllers render and write the CRI files after
+   * it returned (timing.ts), and a v1.14 cri restart follows that write.
+   */
   applyNow(next: MachineConfigState): void {
     const n = this.node;
     if (configFingerprint(next) !== configFingerprint(n.machineConfig)) {
       n.machineConfig = { ...next, version: n.machineConfig.version + 1 };
     }
-    const criChanged = this.rerender();
-    // v1.14 cri.ServiceController restarts cri when cri.toml's spec version changes; ≤1.13 never does.
-    if (criChanged && n.version === '1.14') this.scheduleCriRestart(n.files.get(CRI_TOML)!.mtimeMs);
+    const write = () => {
+      const criChanged = this.rerender();
+      // v1.14 cri.ServiceController restarts cri when cri.toml's spec version changes; ≤1.13 never does.
+      if (criChanged && n.version === '1.14') this.scheduleCriRestart(n.files.get(CRI_TOML)!.mtimeMs);
+    };
+    if (this.held && !this.held.write) this.held = { ...this.held, write, generation: this.generation };
+    else this.later(this.applyTiming.writeAfterApply(), write);
+  }
+
+  /** Arms the held-write fault (HeldWriteMatch) for the next immediate apply. */
+  holdNextWrite(match: HeldWriteMatch): void {
+    this.held = { match, seen: 0, generation: this.generation };
+  }
+
+  /** Both front doors (talosctl, the API) call this before answering a read of this node. */
+  answering(command: string, target: string | undefined): void {
+    const h = this.held;
+    if (!h?.write || h.match.command !== command) return;
+    if (h.match.target !== undefined && h.match.target !== target) return;
+    if (++h.seen < (h.match.nth ?? 1)) return;
+    this.held = undefined;
+    // a reboot since the apply dropped the pending write (the new boot renders the config itself)
+    if (h.generation === this.generation) h.write();
   }
 
   /** `--mode=try`: the previous config comes back when the try timeout passes. */

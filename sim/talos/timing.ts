@@ -10,6 +10,9 @@
 //   launch comes a few ms (2–15) after the write.
 // - 1.14 rewrite: cri.ServiceController sees the status's new specVersion and stops then starts cri:
 //   the new containerd launches 50–800 ms after the write.
+// - After ApplyConfiguration: the call returns once the MachineConfig resource is set; the controllers
+//   render the CRI files after that, on their own schedule: the write lands 0–300 ms after the patch
+//   returned (drawn from a generator of its own, so the other draws of a node stay as they were).
 // Sub-millisecond steps (the status recorded after the write, the PID recorded after the launch) keep
 // their fractions: the state is kept at the precision the Talos API serves.
 
@@ -76,6 +79,11 @@ export class Timing {
   preLaunch(): { preState: number; runner: number } {
     const runner = this.between(0.3, 2);
     return { preState: runner + this.between(1, 8), runner };
+  }
+
+  /** After ApplyConfiguration returned: the controllers' write of the re-rendered CRI files. */
+  writeAfterApply(): number {
+    return this.between(0, 300);
   }
 
   /** The ServicePID record and the "started with PID" event follow the launch by fractions of a ms. */

@@ -63,8 +63,10 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   log: RolloutLog;
   pollIntervalMs: number;
   relistPauseMs: number;
-  /** Talos versions read during this run, by address (see readEvidence's knownVersions) */
+  /** Talos versions read during this run, by address (see readEvidence's EvidenceHints) */
   versions: Map<string, Reading<string>>;
+  /** config paths each node's latest listing showed absent, by address (see readEvidence's EvidenceHints) */
+  absentPaths: Map<string, ReadonlySet<string>>;
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
@@ -77,6 +79,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     pollIntervalMs: deps.pollIntervalMs ?? 2000,
     relistPauseMs: deps.relistPauseMs ?? 0,
     versions: new Map(),
+    absentPaths: new Map(),
   };
 }
 

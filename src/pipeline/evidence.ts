@@ -1,8 +1,8 @@
 // Evidence reads inside a run: one batched `talosctl version` per pass, single-node readings that
 // reuse it, and the wait for Talos >= 1.14 to restart cri by itself after the patch.
 import { ServerIdentityError } from '../errors.js';
-import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
-import { readEvidence } from '../readEvidence.js';
+import type { CriLaunch, EvidenceVerdict, NodeState, Reading } from '../model.js';
+import { absentPaths, readEvidence } from '../readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
 
@@ -22,24 +22,35 @@ export async function prefetchVersions(ctx: RunContext, nodes: NodeState[]): Pro
   for (const [a, v] of read) if (v.ok) known.set(a, v);
 }
 
-export async function readOne(ctx: RunContext, name: string, address: string): Promise<EvidenceVerdict> {
-  const readings = await readEvidence(ctx.talos, [{ name, address }], ctx.config.criConfigPaths, ctx.versions);
-  const v = readings.get(name)!.talosVersion;
-  if (v.ok) ctx.versions.set(address, v);
-  return rebootEvidence(readings.get(name)!, ctx.desired, { marginMs: ctx.config.evidenceMarginMs });
+/** One node's evidence; `afterPatch` for a reading after the credential patch (rule 2b of the evidence rule). */
+export async function readOne(
+  ctx: RunContext,
+  name: string,
+  address: string,
+  afterPatch?: { before: CriLaunch | undefined },
+): Promise<EvidenceVerdict> {
+  const readings = await readEvidence(ctx.talos, [{ name, address }], ctx.config.criConfigPaths, {
+    versions: ctx.versions,
+    absent: ctx.absentPaths,
+  });
+  const r = readings.get(name)!;
+  if (r.talosVersion.ok) ctx.versions.set(address, r.talosVersion);
+  ctx.absentPaths.set(address, absentPaths(r));
+  return rebootEvidence(r, ctx.desired, { marginMs: ctx.config.evidenceMarginMs, afterPatch });
 }
 
 /**
  * Talos >= 1.14 restarts cri itself when cri.toml changes. The same evidence rule, read again after
- * the patch, proves the new containerd loaded the desired credential; until it does (or the wait ends)
- * we keep polling. Anything short of proof falls back to the reboot.
+ * the patch, proves the new containerd loaded the desired credential: a containerd launched after the
+ * one that ran before the patch (`before`), after the write that carries the credential. Until it does
+ * (or the wait ends) we keep polling. Anything short of proof falls back to the reboot.
  */
-export async function waitForCriRestart(ctx: RunContext, name: string, address: string): Promise<EvidenceVerdict> {
+export async function waitForCriRestart(ctx: RunContext, name: string, address: string, before: CriLaunch): Promise<EvidenceVerdict> {
   const deadline = ctx.clock.now() + ctx.config.criRestartWaitMs;
   const poll = Math.max(500, ctx.pollIntervalMs);
   let last: EvidenceVerdict | undefined;
   for (;;) {
-    last = await readOne(ctx, name, address);
+    last = await readOne(ctx, name, address, { before });
     if (last.verdict === 'skip') return last;
     if (ctx.clock.now() + poll > deadline || ctx.cancelled?.()) return last;
     await ctx.clock.sleep(poll);

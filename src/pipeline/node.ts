@@ -4,7 +4,7 @@ import { formatDuration } from '../format.js';
 import { errorMessage } from '../errors.js';
 import type { EvidenceVerdict, NodeState } from '../model.js';
 import { buildPhasePatch } from '../rules/claim.js';
-import { isTalosAtLeast } from '../rules/evidence.js';
+import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
 import { buildReleasePatch } from '../rules/release.js';
 import { verifyImage } from '../verifyImage.js';
@@ -147,20 +147,41 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   }
 }
 
-/** 3.6 Decide: the reason to skip the reboot, or undefined to reboot. */
+/**
+ * 3.6 Decide: the reason to skip the reboot, or undefined to reboot.
+ *
+ * A skip before the patch stands: that reading proved the running containerd loaded a config carrying
+ * the desired credential, and Talos rewrites a file only when its content changes, so the patch that
+ * sets the same credential writes nothing that containerd would read differently. Otherwise, on Talos
+ * >= 1.14, a skip needs a containerd launched after the one the reading before the patch placed; a
+ * reading that placed none leaves nothing to compare a later launch with, so the node is rebooted
+ * without waiting (no reading during the wait could prove anything), and the step says why.
+ */
 async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | undefined): Promise<string | undefined> {
   const { config } = ctx;
   if (config.reboot !== 'evidence' || !verdict) return undefined;
   if (verdict.verdict === 'skip') return verdict.reason;
   if (!verdict.values.talosVersion || !isTalosAtLeast(verdict.values.talosVersion, 1, 14)) return undefined;
+  const before = placedLaunch(verdict);
+  if (!before) {
+    await run.step(
+      'wait for Talos to restart cri (not waited)',
+      () => Promise.resolve(NO_ANCHOR),
+      (why) => why,
+    );
+    return undefined;
+  }
   const proof = await run.step(
     `wait for Talos to restart cri (up to ${formatDuration(config.criRestartWaitMs)})`,
-    () => waitForCriRestart(ctx, run.node.name, run.address),
+    () => waitForCriRestart(ctx, run.node.name, run.address, before),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.record.proof = proof;
   return proof.verdict === 'skip' ? `Talos restarted cri after the patch: ${proof.reason}` : undefined;
 }
+
+const NO_ANCHOR =
+  'reboot: the reading before the patch placed no containerd launch, so no launch after the patch could be proven to be Talos restarting cri';
 
 /** 3.8 Prove the credential through containerd itself (optional). */
 async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<void> {

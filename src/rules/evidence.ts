@@ -23,6 +23,7 @@ import { formatGap, isValidInstant } from '../instants.js';
 import type {
   AuthFields,
   ConfigFileReadings,
+  CriLaunch,
   DesiredCredential,
   EvidenceOrdering,
   EvidenceReadings,
@@ -214,6 +215,42 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, c: Collect
     source = `"${pre.message}" … ServicePID`;
   }
   return { pid, earliestMs: pre.at.earliestMs, latestMs: Math.max(latestMs, pre.at.earliestMs), source, via };
+}
+
+/**
+ * Rule 2b (readings after the credential patch only) — the containerd judged was launched after the
+ * patch. Talos's ApplyConfiguration returns before its controllers write cri.toml, and 1.14 restarts
+ * cri only after that write: until then the containerd that ran before the patch still runs, holding
+ * the old credential. The readings are taken so that a write between them errs toward reboot
+ * (src/readEvidence.ts), but a skip after the patch must not rest on that alone: the launch must be
+ * another process than the one the reading before the patch placed (another PID) and provably later
+ * (its earliest bound after that launch's latest bound). Both instants are the node's clock, never the
+ * runner's, which may be skewed. Rules 3–6 then order this launch after the write that carries the
+ * desired credential. A reading before the patch that placed no launch gives no anchor: no launch
+ * after the patch can be proven new, so the answer is reboot.
+ */
+function launchedAfterPatch(start: StartInstant | undefined, before: CriLaunch | undefined, values: EvidenceValues, c: Collector): void {
+  if (!before) {
+    c.fail('the reading before the patch placed no containerd launch, so no launch can be proven to follow the patch');
+    return;
+  }
+  values.launchBeforePatch = { pid: before.pid, latest: iso(before.latestMs) ?? String(before.latestMs) };
+  if (!start) return; // rule 2 said why
+  if (start.pid === before.pid) {
+    c.fail(`containerd PID ${start.pid} is the one that ran before the patch: Talos has not restarted cri since`);
+  } else if (!(start.earliestMs > before.latestMs)) {
+    c.fail(
+      `containerd PID ${start.pid} (launched from ${iso(start.earliestMs)}) is not provably launched after PID ${before.pid}, ` +
+        `which ran before the patch (launched by ${iso(before.latestMs)})`,
+    );
+  }
+}
+
+/** The launch a verdict's reading placed, for `afterPatch` of a later reading; undefined when it placed none. */
+export function placedLaunch(v: EvidenceVerdict): CriLaunch | undefined {
+  const { criPid, criStart } = v.values;
+  if (criPid === undefined || !criStart) return undefined;
+  return { pid: criPid, earliestMs: criStart.earliestMs, latestMs: criStart.latestMs };
 }
 
 /**
@@ -428,14 +465,22 @@ function readPathOf(paths: ReadPath[]): ReadPath | 'mixed' | undefined {
 }
 
 /**
- * The verdict. `skip` iff rules 1–5 hold AND start.earliest − write.latest > margin (strictly): a
+ * The verdict. `skip` iff rules 1–5 (and 2b for a reading after the credential patch) hold AND start.earliest − write.latest > margin (strictly): a
  * pair within the margin, a tie, or overlapping bounds cannot be ordered and means `reboot`. The gap
  * is reported as the whole range the bounds allow, [start.earliest − write.latest, start.latest −
  * write.earliest], with the path that read it. `ordering` and `contradicts` say, for a `reboot`,
  * whether the readings disprove the credential being loaded or merely fail to prove it.
  * `values` carries everything read and compared, whatever the verdict.
  */
-export function rebootEvidence(r: EvidenceReadings, desired: DesiredCredential, opts: { marginMs: number }): EvidenceVerdict {
+export function rebootEvidence(
+  r: EvidenceReadings,
+  desired: DesiredCredential,
+  opts: {
+    marginMs: number;
+    /** set on a reading after the credential patch: the launch the reading before the patch placed (rule 2b) */
+    afterPatch?: { before: CriLaunch | undefined };
+  },
+): EvidenceVerdict {
   const marginMs = opts.marginMs;
   const values: EvidenceValues = { marginMs, files: [] };
   const failures: string[] = [];
@@ -464,6 +509,7 @@ export function rebootEvidence(r: EvidenceReadings, desired: DesiredCredential, 
     values.criStartSource = start.source;
     values.criStart = { earliestMs: start.earliestMs, latestMs: start.latestMs };
   }
+  if (opts.afterPatch) launchedAfterPatch(start, opts.afterPatch.before, values, c);
   const { latest: write, perFile } = configLastWrite(r, values, c, fileValues);
   checkCredential(r, desired, c, fileValues);
   checkClock(r, start, perFile, values, c);

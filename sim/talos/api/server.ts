@@ -40,6 +40,8 @@ export interface ApiHooks {
   /** false: the machine runs a Talos older than the resource type */
   knowsType(rt: NodeRuntime, type: string): boolean;
   record(rec: ApiCallRecord): void;
+  /** a read of the machine is about to be answered (the twin's held-write fault lands here) */
+  answering?(rt: NodeRuntime, method: string, req: Plain): void;
 }
 
 export interface ApiServer {
@@ -96,6 +98,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       const node = nodeOf(call.metadata);
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
+        hooks.answering?.(rt, RPC[rpc].path, call.request);
         const res = fn(rt, call.request);
         hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
         cb(null, res);
@@ -116,6 +119,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       const node = nodeOf(call.metadata);
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
+        hooks.answering?.(rt, RPC[rpc].path, call.request);
         for (const m of fn(rt, call.request)) call.write(m);
         hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
         call.end();
