@@ -28,7 +28,8 @@ export async function guard(ctx: RunContext, run: NodeRun, label: string): Promi
   if (problems.length > 0) {
     throw new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
       disposition: 'leave-as-set',
-      nextStep: `Another actor changed the node while this run held it; it was left exactly as they set it and was not rebooted. Check who changed it, then release the claim: ${run.releaseCommand()}`,
+      seen: read.node,
+      nextStep: 'It was not rebooted.',
     });
   }
   return read;

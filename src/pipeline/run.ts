@@ -14,7 +14,7 @@ import { formatGroupTitle } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';
 import { budgetAllows, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
-import { LEFT, NodeRun, stopNode } from './nodeRun.js';
+import { NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
 
 export interface RolloutResult {
@@ -52,9 +52,9 @@ class NodeRuns {
     return [...this.all].map((r) => r.held()).filter((h): h is HeldNode => !!h);
   }
 
-  /** Some node is left (or still) claimed: the Lease stays with this run so nobody starts over it. */
+  /** Some node is held, may be held, or left for a person (NodeRun.keepsLease): the Lease stays with this run so nobody starts over it. */
   anyLeft(): boolean {
-    return [...this.all].some((r) => r.held() !== undefined || LEFT.has(r.phase));
+    return [...this.all].some((r) => r.keepsLease());
   }
 
   records(): DecisionRecord[] {

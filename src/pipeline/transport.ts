@@ -1,5 +1,7 @@
 // Surviving a connection that drops mid-request: wait for the apiserver, and node patches whose
 // response may be lost in transit.
+import type { KubeClient } from '../adapters/types.js';
+import type { Clock } from '../clock.js';
 import { ToolError } from '../errors.js';
 import type { JsonPatchOp, NodeState } from '../model.js';
 import type { RunContext } from './context.js';
@@ -21,11 +23,45 @@ export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<v
         await ctx.kube.readyz();
         return;
       } catch (e) {
-        if (ctx.clock.now() + 1000 > deadline || ctx.cancelled?.()) throw e;
+        if (ctx.clock.now() + 1000 > deadline || ctx.cancelled?.() || isCancelled(e)) throw e;
         await ctx.clock.sleep(1000);
       }
     }
   });
+}
+
+const isCancelled = (e: unknown): boolean => e instanceof ToolError && e.kind === 'cancelled';
+
+/**
+ * After a write whose outcome is unknown (errors.ts outcomeUnknown): read until the read answers,
+ * waiting for `/readyz` between tries, for at most READYZ_WAIT_MS. Undefined when the outcome stays
+ * unknown: the deadline passed, or the run was cancelled (a cancelled run starts no process, so
+ * nothing can be read any more: the post step, a fresh process, reads instead).
+ */
+export async function readAfterUnknown<T>(
+  deps: { kube: Pick<KubeClient, 'readyz'>; clock: Clock; cancelled?: () => boolean },
+  read: () => Promise<T>,
+): Promise<T | undefined> {
+  const deadline = deps.clock.now() + READYZ_WAIT_MS;
+  for (;;) {
+    if (deps.cancelled?.()) return undefined;
+    try {
+      return await read();
+    } catch (e) {
+      if (isCancelled(e)) return undefined;
+    }
+    // The read failed: wait until the apiserver is ready again (a second apart), then read once more.
+    for (;;) {
+      if (deps.clock.now() + 1000 > deadline || deps.cancelled?.()) return undefined;
+      await deps.clock.sleep(1000);
+      try {
+        await deps.kube.readyz();
+        break;
+      } catch (e) {
+        if (isCancelled(e)) return undefined;
+      }
+    }
+  }
 }
 
 /**
