@@ -13,6 +13,8 @@ export interface ClaimResult {
   capture: ClaimCapture;
   attempts: number;
   conflicts: string[];
+  /** set when the claim was adopted from a re-read: why its own answer could not tell */
+  adoptedAfter?: string;
 }
 
 /** What the claim needs of the rollout's dependencies (the benchmarks call it with just these). */
@@ -59,7 +61,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock,
       const judged = judgeClaimRejection(original, reread, keys);
       if (judged.kind === 'ours') {
         const problems = adoptionProblems(capture, reread, keys);
-        if (problems.length === 0) return { capture, attempts: attempt, conflicts };
+        if (problems.length === 0) return { capture, attempts: attempt, conflicts, adoptedAfter: unknown ? lastLine(e) : undefined };
         throw new NodeStop(
           'refused',
           `this run's claim landed (its response was lost), but the node changed since: ${problems.join('; ')}`,

@@ -69,7 +69,9 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
     const result = await run.step(
       'claim',
       () => claimNode(ctx, fresh, ctx.clock, sending),
-      (c) => `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}`,
+      (c) =>
+        `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}` +
+        (c.adoptedAfter ? `; its answer was lost (${c.adoptedAfter}), a re-read showed it landed: adopted` : ''),
     );
     run.record.claim = { attempts: result.attempts, conflicts: result.conflicts };
     run.capture = result.capture;
