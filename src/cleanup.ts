@@ -21,7 +21,7 @@ import { leftAsSetReport, releaseCommand } from './recovery.js';
 import { formatCommandLine } from './report/log.js';
 import { annotationPath } from './rules/claim.js';
 import { releaseLeasePatch } from './rules/lease.js';
-import { buildReleasePatch } from './rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from './rules/release.js';
 import { loadAccess, loadHeld, loadLease, type SavedAccess, type SavedLease } from './state.js';
 
 function load<T>(what: () => T, fallback: T): { value: T; broken: boolean } {
@@ -91,9 +91,6 @@ interface NodeCleanup {
 const DONE: NodeCleanup = { left: false, keepLease: false };
 const LEFT_FOR_A_PERSON: NodeCleanup = { left: true, keepLease: true };
 
-/** Phases before which no credential patch was sent: a node left as set then keeps no Lease. */
-const BEFORE_TALOS = new Set<string>(['read', 'claiming', 'claimed']);
-
 /** One held node, by its saved phase. */
 async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAccess, h: HeldNode): Promise<NodeCleanup> {
   const { node, phase, capture } = h;
@@ -101,10 +98,11 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
   const current = await kube.getNode(node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
   if (phase === 'left-as-set') {
     // Read, never written: another actor owns what the node looks like now.
-    const talosChanged = !BEFORE_TALOS.has(h.stoppedIn ?? 'mutating');
-    const report = leftAsSetReport({ capture, now: current instanceof Error ? undefined : current, keys, config: access, talosChanged });
+    const keepLease = leftAsSetKeepsLease(h.stoppedIn);
+    const now = current instanceof Error ? undefined : current;
+    const report = leftAsSetReport({ capture, now, keys, config: access, talosChanged: keepLease ? undefined : false, leaseKept: keepLease });
     core.error(`${node}: ${report}`, { title: `${node}: left as another actor set it` });
-    return { left: true, keepLease: talosChanged };
+    return { left: true, keepLease };
   }
   if (current instanceof Error) {
     if (phase === 'claiming') {

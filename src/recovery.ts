@@ -39,15 +39,24 @@ export function leftAsSetReport(args: {
   now: NodeState | undefined;
   keys: AnnotationKeys;
   config: Pick<Config, 'kubeconfig' | 'kubeContext'>;
-  talosChanged: boolean;
+  /** the credential patch was sent (undefined: not known, from the saved phase only) */
+  talosChanged: boolean | undefined;
+  /** whether the run Lease stays held for this node (src/rules/release.ts leftAsSetKeepsLease) */
+  leaseKept: boolean;
 }): string {
-  const { capture, now, keys, config, talosChanged } = args;
+  const { capture, now, keys, config, talosChanged, leaseKept } = args;
   const name = capture.node;
   const get = kubectlCommand(config, `get node ${name} -o yaml`);
-  const talos = talosChanged
-    ? 'The credential patch was sent to Talos, so its machine config may carry the new credential: the run Lease is kept until a person has checked it.'
-    : 'Nothing on Talos was changed by this run.';
-  const parts = ['Another actor changed the node while this run held it; it was left exactly as they set it.', talos];
+  const talos =
+    talosChanged === true
+      ? 'The credential patch was sent to Talos, so its machine config may carry the new credential.'
+      : talosChanged === false
+        ? 'Nothing on Talos was changed by this run.'
+        : leaseKept
+          ? 'The run had marked it phase=mutating: the credential patch may have been sent to Talos.'
+          : 'Nothing on Talos was changed by this run.';
+  const lease = leaseKept ? ' The run Lease is kept until a person has checked it.' : '';
+  const parts = ['Another actor changed the node while this run held it; it was left exactly as they set it.', talos + lease];
   if (!now) {
     parts.push(`It could not be read again: check ${get} before anything else.`);
     return parts.join(' ');

@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.js';
 import type { ClaimCapture, DecisionRecord, EvidenceVerdict, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
 import { leftAsSetReport, releaseCommand } from '../recovery.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
-import { buildReleasePatch } from '../rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
 
 /** Phases in which nothing of this run is on the node any more (or never was). */
@@ -43,6 +43,11 @@ export class NodeRun {
 
   get phase(): NodePhase {
     return this.current;
+  }
+
+  /** for a node left: the phase it was in when the run stopped on it */
+  get stoppedInPhase(): NodePhase | undefined {
+    return this.stoppedIn;
   }
 
   /** Whether this run reached the reboot (its time then includes a drain, a reboot and the wait for Ready). */
@@ -95,12 +100,11 @@ export class NodeRun {
   /**
    * Whether the run Lease must stay with this run for this node: while it holds the node or may hold it
    * (`claiming`), and when it left it fenced. A node left as another actor set it keeps the Lease only
-   * when this run may have changed its Talos config; otherwise nothing of this run needs a person
-   * before the next run (the next run's inventory refuses a node still carrying a claim).
+   * when the run had reached phase=mutating on it (leftAsSetKeepsLease).
    */
   keepsLease(): boolean {
     if (!this.held()) return false;
-    return this.current !== 'left-as-set' || this.talosTouched;
+    return this.current !== 'left-as-set' || leftAsSetKeepsLease(this.stoppedIn);
   }
 
   /** The release command a person runs for this node (only meaningful once claimed). */
@@ -209,6 +213,7 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
         keys: ctx.keys,
         config: ctx.config,
         talosChanged: run.talosTouched,
+        leaseKept: leftAsSetKeepsLease(run.stoppedInPhase),
       })}`;
     } else {
       run.enter('left-fenced');
