@@ -22,8 +22,8 @@ afterEach(async () => {
 
 const ownerOf = (stdout: string): string => /claim token for this run: (\S+)/.exec(stdout)?.[1] ?? '';
 const leaseHolder = (cluster: SimCluster): string => cluster.kube.lease(LEASE_NS, LEASE_NAME)?.spec?.holderIdentity ?? '';
-const mirrorTaint = (cluster: SimCluster) =>
-  (node(cluster, 'worker-1').spec.taints ?? []).some((t: any) => t.key === 'node.kubernetes.io/unschedulable');
+const mirrorTaint = (cluster: SimCluster, name: string) =>
+  (node(cluster, name).spec.taints ?? []).some((t: any) => t.key === 'node.kubernetes.io/unschedulable');
 
 describe('e2e: a claim whose outcome is unknown', () => {
   it('the claim lands and the apiserver answers 504 Timeout: the re-read adopts it and the node is rolled', async () => {
@@ -42,39 +42,52 @@ describe('e2e: a claim whose outcome is unknown', () => {
     expect(leaseHolder(c)).toBe('');
   });
 
-  it('cancelled while the claim PATCH hangs after landing: the main step publishes claiming and keeps the Lease; the post step releases the claim', async () => {
+  it('cancelled while two claim PATCHes hang after landing: main publishes both as claiming and keeps the Lease; the post step releases both', async () => {
     c = await startCluster();
     const cluster = c;
-    let landed!: () => void;
-    const claimLanded = new Promise<void>((resolve) => (landed = resolve));
-    cluster.kube.failNext({ method: 'PATCH', path: NODE_PATH }, { hang: true, land: true });
-    // Runs when the claim is applied, just before the twin stops answering: the cancellation comes mid-request.
-    cluster.kube.beforeWrite({ method: 'PATCH', path: NODE_PATH, once: true }, () => setTimeout(landed, 200));
-    const main = await act(cluster, { nodes: 'worker-1,worker-2' }, { killOn: claimLanded });
+    const workers = ['worker-1', 'worker-2'];
+    const claims = /^\/api\/v1\/nodes\/worker-[12]$/;
+    let landed = 0;
+    let bothLanded!: () => void;
+    const cancelNow = new Promise<void>((resolve) => (bothLanded = resolve));
+    // Both claims are applied, then the twin stops answering them: the cancellation comes mid-request.
+    cluster.kube.failNext({ method: 'PATCH', path: claims, count: 2 }, { hang: true, land: true });
+    cluster.kube.beforeWrite({ method: 'PATCH', path: claims }, () => {
+      if (++landed === 2) setTimeout(bothLanded, 200);
+    });
+    const main = await act(cluster, { nodes: 'worker-1,worker-2,worker-3', 'max-unavailable': '2' }, { killOn: cancelNow });
     const owner = ownerOf(main.stdout);
     expect(main.stdout).toMatch(/received SIGTERM/);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
-    expect(JSON.parse(main.state.held), main.stdout).toMatchObject([{ node: 'worker-1', phase: 'claiming', owner }]);
+    const held = JSON.parse(main.state.held) as Array<{ node: string; phase: string; owner: string }>;
+    expect(held.map((h) => [h.node, h.phase, h.owner]).sort(), main.stdout).toEqual(workers.map((w) => [w, 'claiming', owner]));
     expect(JSON.parse(main.state.lease)).toEqual({ namespace: LEASE_NS, name: LEASE_NAME, owner });
-    const d = byName(main)['worker-1'];
-    expect(d.nextStep).toMatch(/may be on the node/);
-    expect(d.nextStep).not.toMatch(/Nothing on the node was changed/);
+    for (const w of workers) {
+      const d = byName(main)[w];
+      expect(d.nextStep).toMatch(/may be on the node/);
+      expect(d.nextStep).not.toMatch(/Nothing on the node was changed/);
+      // The claims did land: cordoned and ours.
+      expect(node(cluster, w).spec.unschedulable).toBe(true);
+      expect(ann(cluster, w)[A.owner]).toBe(owner);
+      expect(ann(cluster, w)[A.phase]).toBe('claimed');
+    }
     expect(main.stdout).toMatch(/run Lease: kept/);
-    // The claim did land: cordoned and ours; nothing else was started.
-    expect(node(cluster, 'worker-1').spec.unschedulable).toBe(true);
-    expect(ann(cluster, 'worker-1')[A.owner]).toBe(owner);
-    expect(ann(cluster, 'worker-1')[A.phase]).toBe('claimed');
-    expect(ann(cluster, 'worker-2')[A.owner]).toBeUndefined();
+    expect(ann(cluster, 'worker-3')[A.owner]).toBeUndefined();
     expect(cluster.talos.mutatingCommands()).toEqual([]);
 
     const post = await postStep(cluster, main);
     expect(post.exitCode, post.stdout).toBe(0);
-    const notice = post.annotations.find((a) => a.kind === 'notice' && a.title === 'worker-1: released by the post step');
-    expect(notice?.message, post.stdout).toMatch(/claim had landed/);
+    for (const w of workers) {
+      const notice = post.annotations.find((a) => a.kind === 'notice' && a.title === `${w}: released by the post step`);
+      expect(notice?.message, post.stdout).toMatch(/claim had landed/);
+      for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(cluster, w)[k]).toBeUndefined();
+    }
+    // Each cordon state as before the run: worker-2 was cordoned by someone else and stays so.
     expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
-    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(cluster, 'worker-1')[k]).toBeUndefined();
-    await expect.poll(() => mirrorTaint(cluster), { timeout: 5000, interval: 100 }).toBe(false);
+    expect(node(cluster, 'worker-2').spec.unschedulable).toBe(true);
+    expect(ann(cluster, 'worker-2')['ops.acme.io/cordon-reason']).toBe('disk replacement scheduled');
+    await expect.poll(() => mirrorTaint(cluster, 'worker-1'), { timeout: 5000, interval: 100 }).toBe(false);
     expect(leaseHolder(cluster)).toBe('');
   });
 

@@ -17,7 +17,8 @@ const failed = (kind: FailureCause, stderr: string) =>
 const serverTimeout = () => failed('server', TIMEOUT_504);
 const unreachable = () => failed('transport', 'Unable to connect to the server: dial tcp 10.0.0.1:6443: connect: connection refused');
 
-const isClaimPatch = (ops: JsonPatchOp[]) => ops.some((o) => o.op === 'add' && (o.path.endsWith('~1owner') || o.path === '/metadata/annotations'));
+const isClaimPatch = (ops: JsonPatchOp[]) =>
+  ops.some((o) => o.op === 'add' && (o.path.endsWith('~1owner') || o.path === '/metadata/annotations'));
 
 type Cluster = ReturnType<typeof makeCluster>;
 
@@ -137,7 +138,58 @@ describe('a claim whose outcome is unknown is resolved by a re-read, never taken
   });
 });
 
+describe('several workers in flight when the run is cancelled', () => {
+  it('both claims landed while their PATCHes ran: both are published as claiming, none is reported as untouched', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }, { name: 'w3' }]);
+    let cancelled = false;
+    const published: HeldNode[][] = [];
+    const orig = c.kube.patchNode.bind(c.kube);
+    let arrived = 0;
+    let release!: () => void;
+    const bothIn = new Promise<void>((r) => (release = r));
+    c.kube.patchNode = async (name, ops) => {
+      if (!isClaimPatch(ops)) return orig(name, ops);
+      await orig(name, ops);
+      if (++arrived === 2) release();
+      await bothIn;
+      // The runner is cancelled with both kubectl processes in flight: each one is stopped.
+      cancelled = true;
+      apiserverGone(c);
+      throw new ToolError({ tool: 'kubectl', command: `kubectl patch node ${name}`, kind: 'cancelled', exitCode: null, stderr: '' });
+    };
+    const res = await roll(c, { maxUnavailable: { count: 2 } }, { publishHeld: (h) => published.push(h), cancelled: () => cancelled });
+    expect(res.result).toBe('failed');
+    const last = published.at(-1)!;
+    expect(last.map((h) => [h.node, h.phase]).sort()).toEqual([
+      ['w1', 'claiming'],
+      ['w2', 'claiming'],
+    ]);
+    for (const r of res.records) expect(r.nextStep).toMatch(/may be on the node/);
+    expect(res.notReached).toEqual(['w3']);
+    expect(c.kube.leases.get(LEASE.join('/'))?.spec.holderIdentity).toBe(OWNER);
+  });
+});
+
 describe('the Lease: a create or take whose outcome is unknown is re-read before deciding', () => {
+  it('the take of a free Lease lands but its answer is a 504: the re-read shows our token and the run holds it', async () => {
+    const c = makeCluster([{ name: 'w1', current: true }]);
+    await c.kube.createLease(...LEASE, { leaseDurationSeconds: 120 });
+    const orig = c.kube.patchLease.bind(c.kube);
+    let lost = false;
+    c.kube.patchLease = async (ns, name, ops) => {
+      const r = await orig(ns, name, ops);
+      if (!lost) {
+        lost = true;
+        throw failed('server', TIMEOUT_504);
+      }
+      return r;
+    };
+    const res = await roll(c);
+    expect(lost).toBe(true);
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(c.kube.leases.get(LEASE.join('/'))?.spec.holderIdentity ?? '').toBe('');
+  });
+
   it('the create lands but its answer is lost: the re-read shows our token and the run holds the Lease', async () => {
     const c = makeCluster([{ name: 'w1', current: true }]);
     const orig = c.kube.createLease.bind(c.kube);

@@ -2,7 +2,7 @@
 // response may be lost in transit.
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../clock.js';
-import { ToolError } from '../errors.js';
+import { outcomeUnknown, ToolError } from '../errors.js';
 import type { JsonPatchOp, NodeState } from '../model.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
@@ -65,7 +65,8 @@ export async function readAfterUnknown<T>(
 }
 
 /**
- * A node patch whose response may be lost in transit: on a transport failure, re-read the node and
+ * A node patch whose response may be lost: on a failure whose outcome is unknown (a dropped
+ * connection, the apiserver's 504, our own deadline: errors.ts outcomeUnknown), re-read the node and
  * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
  * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
  */
@@ -80,7 +81,7 @@ export async function patchNodeSurvivingTransport(
     try {
       return await ctx.kube.patchNode(name, ops);
     } catch (e) {
-      if (!isTransport(e) || i >= attempts) throw e;
+      if (!outcomeUnknown(e) || isCancelled(e) || i >= attempts) throw e;
       const reread = await ctx.kube.getNode(name).catch(() => undefined);
       if (reread && landed(reread)) return reread;
     }
