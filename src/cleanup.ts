@@ -100,7 +100,14 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
     // Read, never written: another actor owns what the node looks like now.
     const keepLease = leftAsSetKeepsLease(h.stoppedIn);
     const now = current instanceof Error ? undefined : current;
-    const report = leftAsSetReport({ capture, now, keys, config: access, talosChanged: keepLease ? undefined : false, leaseKept: keepLease });
+    const report = leftAsSetReport({
+      capture,
+      now,
+      keys,
+      config: access,
+      talosChanged: keepLease ? undefined : false,
+      leaseKept: keepLease,
+    });
     core.error(`${node}: ${report}`, { title: `${node}: left as another actor set it` });
     return { left: true, keepLease };
   }

@@ -9,9 +9,7 @@
  * answers, until the client gives up (kubectl's --request-timeout) or is killed.
  */
 export type FaultAction =
-  | { status: number; reason?: string; message?: string; land?: boolean }
-  | { drop: true; land?: boolean }
-  | { hang: true; land?: boolean };
+  { status: number; reason?: string; message?: string; land?: boolean } | { drop: true; land?: boolean } | { hang: true; land?: boolean };
 
 export interface FaultMatch {
   method?: string;
