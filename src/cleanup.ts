@@ -115,7 +115,7 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
     if (phase === 'claiming') {
       core.error(
         `could not read node ${node} to learn whether this run's claim landed (${current.message}): the claim may be on the node (cordoned, ${keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
-          `Check \`kubectl get node ${node} -o yaml\`; if it carries this run's owner token with ${keys.phase}=claimed, release it: ${release} (it fails with "The request is invalid" when the claim is not there).`,
+          `Check \`kubectl get node ${node} -o yaml\`; if it carries this run's owner token with ${keys.phase}=claimed, release it: ${releaseCommand(capture, keys, access, 'claimed')} (it fails with "The request is invalid" when the claim is not there).`,
         { title: `${node}: the claim may be on the node` },
       );
       return LEFT_FOR_A_PERSON;

@@ -1,6 +1,7 @@
 // The exact, CAS-guarded command a person runs to release a node this run left claimed.
 import type { Config } from './config.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from './model.js';
+import { annotationPath } from './rules/claim.js';
 import { buildReleasePatch } from './rules/release.js';
 
 /** One argument for a POSIX shell, single-quoted. */
@@ -19,10 +20,17 @@ export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'
 
 /**
  * The release patch tests our owner token and the uid, so it cannot release a node another run
- * claimed meanwhile or a replacement node of the same name. It sets no verified-revision.
+ * claimed meanwhile or a replacement node of the same name. It sets no verified-revision. With
+ * `phase`, it also tests the phase annotation (a claim whose outcome was unknown is released only
+ * as `claimed`: the claim puts that phase on the node with the token, atomically).
  */
-export function releaseCommand(capture: ClaimCapture, keys: AnnotationKeys, config: Pick<Config, 'kubeconfig' | 'kubeContext'>): string {
-  const ops = buildReleasePatch(capture, keys, {});
+export function releaseCommand(
+  capture: ClaimCapture,
+  keys: AnnotationKeys,
+  config: Pick<Config, 'kubeconfig' | 'kubeContext'>,
+  phase?: 'claimed',
+): string {
+  const ops = [...(phase ? [{ op: 'test', path: annotationPath(keys.phase), value: phase }] : []), ...buildReleasePatch(capture, keys, {})];
   return kubectlCommand(config, `patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}`);
 }
 

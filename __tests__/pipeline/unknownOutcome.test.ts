@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/errors.js';
 import type { HeldNode, JsonPatchOp } from '../../src/model.js';
+import { FakeKube } from '../fakes/fakeKube.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
@@ -101,6 +102,13 @@ describe('a claim whose outcome is unknown is resolved by a re-read, never taken
     expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
     expect(c.kube.leases.get(LEASE.join('/'))?.spec.holderIdentity).toBe(OWNER);
     expect(c.talos.mutatingCalls()).toEqual([]);
+    // The printed command tests our token and phase=claimed, and gives the node back as it was.
+    const ops = JSON.parse(/-p '([^']+)'/.exec(r.nextStep ?? '')![1]) as JsonPatchOp[];
+    expect(ops).toContainEqual({ op: 'test', path: `/metadata/annotations/${keys.phase.replace('/', '~1')}`, value: 'claimed' });
+    expect(ops).toContainEqual({ op: 'test', path: `/metadata/annotations/${keys.owner.replace('/', '~1')}`, value: OWNER });
+    await FakeKube.prototype.patchNode.call(c.kube, 'w1', ops);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+    expect(c.kube.state('w1').unschedulable).toBe(false);
   });
 
   it('cancelled while the claim PATCH runs: nothing more is sent, claiming is published and the Lease kept', async () => {

@@ -232,7 +232,7 @@ function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
   return (
     `The claim may be on the node (cordoned, ${ctx.keys.owner}=${run.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
     `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
-    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${run.releaseCommand()} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(run.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
   );
 }
 
