@@ -83,6 +83,8 @@ export interface RunActionOptions {
   /** send SIGTERM after this many ms (cancellation tests) */
   killAfterMs?: number;
   killWhen?: (stdoutSoFar: string) => boolean;
+  /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
+  killOn?: Promise<unknown>;
 }
 
 export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
@@ -126,6 +128,7 @@ export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
     });
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
     const timer = opts.killAfterMs ? setTimeout(kill, opts.killAfterMs) : undefined;
+    opts.killOn?.then(kill, kill);
     child.on('error', reject);
     child.on('close', (code) => {
       if (timer) clearTimeout(timer);

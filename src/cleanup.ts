@@ -1,22 +1,27 @@
 // The post step (`post-if: always()`), in a fresh process after the main step ended, cancelled or
 // killed. It reads what the main step saved (src/state.ts) and acts only on what this run owns,
 // by each held node's phase (src/model.ts NodePhase), so it leaves exactly what the main step left:
+// - `claiming` (the claim PATCH was sent, its outcome unknown): read the node; release it, by a CAS on
+//   our token and phase=claimed, only when the claim landed; nothing to do when it did not; when the
+//   node cannot be read, say the claim may be on it, with the release command, and keep the Lease;
 // - `claimed` or `draining` (no reboot was started): release it, restoring the cordon state from
 //   `was-cordoned`, exactly what the main step does after a failed drain;
 // - `mutating`, `rebooting`, `proving`, `left-fenced`: leave it cordoned and claimed, and say exactly
 //   what to check and how to release it;
-// - `left-as-set`: another actor changed it while the run held it: touch nothing, and say so;
-// - the run Lease: release it if this run still holds it and no node of this run is left claimed.
+// - `left-as-set`: another actor changed it while the run held it: write nothing; read it to say who
+//   holds it now and what of this run still stands (src/recovery.ts leftAsSetReport);
+// - the run Lease: release it (CAS on our token) unless a node needs it kept: one left claimed or
+//   fenced, one whose claim may be on it, or one left as set after Talos may have been changed.
 import * as core from '@actions/core';
 import { Runner } from './adapters/exec.js';
 import { Kubectl } from './adapters/kubectl.js';
 import { errorMessage, ToolError } from './errors.js';
 import { annotationKeys, type AnnotationKeys, type HeldNode, type JsonPatchOp } from './model.js';
-import { releaseCommand } from './recovery.js';
+import { leftAsSetReport, releaseCommand } from './recovery.js';
 import { formatCommandLine } from './report/log.js';
 import { annotationPath } from './rules/claim.js';
 import { releaseLeasePatch } from './rules/lease.js';
-import { buildReleasePatch } from './rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from './rules/release.js';
 import { loadAccess, loadHeld, loadLease, type SavedAccess, type SavedLease } from './state.js';
 
 function load<T>(what: () => T, fallback: T): { value: T; broken: boolean } {
@@ -49,13 +54,16 @@ export async function cleanup(): Promise<void> {
   const kube = new Kubectl({ runner, kubeconfig, context: kubeContext });
 
   let leftClaimed = held.broken;
+  let keepLease = held.broken;
   for (const h of held.value) {
-    if (!(await cleanupNode(kube, keys, access.value, h))) leftClaimed = true;
+    const r = await cleanupNode(kube, keys, access.value, h);
+    if (r.left) leftClaimed = true;
+    if (r.keepLease) keepLease = true;
   }
 
   if (lease.value) {
     const l = lease.value;
-    if (leftClaimed) {
+    if (keepLease) {
       core.warning(
         `kept the run Lease ${l.namespace}/${l.name}: a node of this run is left claimed; recover-fences releases it once this run is completed`,
         { title: 'run Lease kept' },
@@ -71,53 +79,86 @@ export async function cleanup(): Promise<void> {
       }
     }
   }
-  if (leftClaimed) core.setFailed('the post step left a node of this run claimed; see the error annotation for what to check');
+  if (leftClaimed) core.setFailed('the post step left a node of this run claimed or cordoned; see the error annotation for what to check');
 }
 
-/** One held node, by its saved phase. Returns false when the node stays claimed by this run. */
-async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAccess, h: HeldNode): Promise<boolean> {
+/** What the post step left of one node: still this run's (or cordoned by it) for a person, and whether the Lease must stay. */
+interface NodeCleanup {
+  left: boolean;
+  keepLease: boolean;
+}
+
+const DONE: NodeCleanup = { left: false, keepLease: false };
+const LEFT_FOR_A_PERSON: NodeCleanup = { left: true, keepLease: true };
+
+/** One held node, by its saved phase. */
+async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAccess, h: HeldNode): Promise<NodeCleanup> {
   const { node, phase, capture } = h;
   const release = releaseCommand(capture, keys, access);
-  if (phase === 'left-as-set') {
-    // Not even read-modify-written: another actor owns what the node looks like now.
-    core.error(
-      `${node} was left exactly as another actor set it while this run held it (the main step's guard found the change); it still carries this run's claim. ` +
-        `Check who changed it (\`kubectl get node ${node} -o yaml\`); when it is safe, release the claim: ${release}`,
-      { title: `${node}: left as another actor set it` },
-    );
-    return false;
-  }
   const current = await kube.getNode(node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+  if (phase === 'left-as-set') {
+    // Read, never written: another actor owns what the node looks like now.
+    const keepLease = leftAsSetKeepsLease(h.stoppedIn);
+    const now = current instanceof Error ? undefined : current;
+    const report = leftAsSetReport({
+      capture,
+      now,
+      keys,
+      config: access,
+      talosChanged: keepLease ? undefined : false,
+      leaseKept: keepLease,
+    });
+    core.error(`${node}: ${report}`, { title: `${node}: left as another actor set it` });
+    return { left: true, keepLease };
+  }
   if (current instanceof Error) {
+    if (phase === 'claiming') {
+      core.error(
+        `could not read node ${node} to learn whether this run's claim landed (${current.message}): the claim may be on the node (cordoned, ${keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
+          `Check \`kubectl get node ${node} -o yaml\`; if it carries this run's owner token with ${keys.phase}=claimed, release it: ${releaseCommand(capture, keys, access, 'claimed')} (it fails with "The request is invalid" when the claim is not there).`,
+        { title: `${node}: the claim may be on the node` },
+      );
+      return LEFT_FOR_A_PERSON;
+    }
     core.error(`could not read node ${node} to clean up after this run: ${current.message}`, {
       title: `${node}: post step could not check the node`,
     });
-    return false;
+    return LEFT_FOR_A_PERSON;
   }
-  if (current.annotations[keys.owner] !== h.owner) {
-    core.info(`post step: ${node} is no longer claimed by this run; nothing to do`);
-    return true;
+  if (current.annotations[keys.owner] !== h.owner || (phase === 'claiming' && current.uid !== capture.uid)) {
+    core.info(
+      phase === 'claiming'
+        ? `post step: the claim on ${node} did not land (the node does not carry this run's token); nothing to do`
+        : `post step: ${node} is no longer claimed by this run; nothing to do`,
+    );
+    return DONE;
   }
-  if (phase === 'claimed' || phase === 'draining') {
+  if (phase === 'claiming' || phase === 'claimed' || phase === 'draining') {
     // Nothing was rebooted: giving the node back is what the main step does after a failed drain.
     // The extra test on the phase annotation keeps us from releasing a node another step of ours
-    // (or a person) moved on since the state was saved.
-    const expectedPhase = phase === 'claimed' ? 'claimed' : 'mutating';
+    // (or a person) moved on since the state was saved. A claim sent with an unknown outcome that
+    // landed put phase=claimed with it, atomically.
+    const expectedPhase = phase === 'draining' ? 'mutating' : 'claimed';
     const ops: JsonPatchOp[] = [
       { op: 'test', path: annotationPath(keys.phase), value: expectedPhase },
       ...buildReleasePatch(capture, keys, {}),
     ];
+    const was =
+      phase === 'claiming'
+        ? "this run's claim had landed although the main step could not tell; nothing on Talos was changed"
+        : phase === 'claimed'
+          ? 'it was claimed; no reboot had started'
+          : 'it was being drained; no reboot had started';
     try {
       await kube.patchNode(node, ops);
-      core.notice(
-        `released ${node} (it was ${phase === 'claimed' ? 'claimed' : 'being drained'}; no reboot had started) and restored its cordon state (was-cordoned=${capture.wasCordoned})`,
-        { title: `${node}: released by the post step` },
-      );
-      return true;
+      core.notice(`released ${node} (${was}) and restored its cordon state (was-cordoned=${capture.wasCordoned})`, {
+        title: `${node}: released by the post step`,
+      });
+      return DONE;
     } catch (e) {
       const msg = e instanceof ToolError ? `${e.kind}: ${e.message}` : String(e);
       core.error(`could not release ${node}: ${msg}. Release it by hand: ${release}`, { title: `${node}: left claimed` });
-      return false;
+      return LEFT_FOR_A_PERSON;
     }
   }
   const at = phase === 'left-fenced' ? (h.stoppedIn ?? 'mutating') : phase;
@@ -128,7 +169,7 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
       `When it is healthy, release it: ${release}, or rerun the action after \`recover-fences\`.`,
     { title: `${node}: left fenced by a stopped run` },
   );
-  return false;
+  return LEFT_FOR_A_PERSON;
 }
 
 await cleanup().catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));

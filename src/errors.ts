@@ -11,6 +11,7 @@ export type FailureCause =
   | 'server' // 5xx
   | 'transport' // connection refused/reset, EOF, TLS, i/o timeout, Unavailable
   | 'timeout' // our own deadline, or the tool's --timeout
+  | 'cancelled' // the run was cancelled and the tool was stopped mid-call
   | 'usage' // the tool rejected its arguments
   | 'unparseable' // the tool answered, but not in a format we understand
   | 'unknown';
@@ -70,6 +71,28 @@ export class ServerIdentityError extends Error {
     this.serverName = serverName;
     this.reasons = reasons;
   }
+}
+
+/**
+ * Failures after which a write may or may not have been applied: the request may have reached the
+ * server before the connection dropped, the apiserver's 504 Timeout says it "may still be processing
+ * the request" (docs/kubernetes-facts.md#k13-server-timeout), a 5xx may come after the write, an
+ * unreadable answer came from a write that was applied, and a tool we stopped (our deadline, a
+ * cancellation) may have sent it. "Unknown" is not "no": the caller must read before deciding. Every
+ * other kind (422, 409, 404, 403, 429, bad usage) is the server or the tool refusing the request.
+ */
+const OUTCOME_UNKNOWN: ReadonlySet<FailureCause> = new Set<FailureCause>([
+  'transport',
+  'timeout',
+  'cancelled',
+  'server',
+  'unparseable',
+  'unknown',
+]);
+
+/** Whether a failed write may still have been applied (see OUTCOME_UNKNOWN); anything not a ToolError counts as unknown. */
+export function outcomeUnknown(e: unknown): boolean {
+  return !(e instanceof ToolError) || OUTCOME_UNKNOWN.has(e.kind);
 }
 
 /** A bad input, reported before anything is mutated. */

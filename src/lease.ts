@@ -2,7 +2,8 @@
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
 // the state the rollout consults before every mutation (assertHeld).
 import type { KubeClient, LeaseReading, LeaseState } from './adapters/types.js';
-import { errorMessage, ToolError, type FailureCause } from './errors.js';
+import { errorMessage, outcomeUnknown, ToolError, type FailureCause } from './errors.js';
+import { readAfterUnknown } from './pipeline/transport.js';
 import { formatDuration } from './format.js';
 import type { Clock } from './clock.js';
 import {
@@ -45,6 +46,21 @@ export class LeaseLostError extends Error {
     super(`run lock (Lease ${lease}) lost: ${reason}. Stopping before the next mutation.`);
     this.name = 'LeaseLostError';
     this.reason = reason;
+  }
+}
+
+/**
+ * Creating or taking the Lease got no clear answer (a timeout, a dropped connection, a cancellation)
+ * and no read could tell whether it landed: the Lease may be held by this run. Whoever handles this
+ * must not forget it: the post step releases it by CAS (a no-op when it is not ours).
+ */
+export class LeaseUnknownError extends Error {
+  constructor(lease: string, cause: string) {
+    super(
+      `Lease ${lease}: acquiring it got no clear answer (${cause}) and it could not be read again, so it may be held by this run. ` +
+        'No node was touched. The post step releases it if it names this run; otherwise run this action with `mode: recover-fences` once this run has completed.',
+    );
+    this.name = 'LeaseUnknownError';
   }
 }
 
@@ -150,6 +166,7 @@ export class RunLock {
     let races = 0;
     let holderStoredEmpty = false;
     let triedTake: LeaseState | undefined;
+    let unknowns = 0;
     for (;;) {
       const lease = await this.kube.getLease(this.namespace, this.name);
       const now = this.clock.now();
@@ -184,6 +201,22 @@ export class RunLock {
         return;
       } catch (e) {
         const raced = j.kind === 'absent' ? isCause(e, 'conflict') : isCause(e, 'invalid');
+        if (!raced && outcomeUnknown(e)) {
+          // "Unknown" is not "no": the create or take may have landed. Read before deciding.
+          const what = j.kind === 'absent' ? 'created' : 'taken (it was free)';
+          const reread = await readAfterUnknown({ kube: this.kube, clock: this.clock }, async () => ({
+            lease: await this.kube.getLease(this.namespace, this.name),
+          }));
+          if (!reread) throw new LeaseUnknownError(this.lease, errorMessage(e));
+          const at = this.clock.now();
+          if (judgeLease(reread.lease, this.owner, at, this.serverUrl).kind === 'ours') {
+            this.hold(reread.lease!, at, `${what}; its answer was lost (${errorMessage(e)}) and a re-read showed our token`);
+            return;
+          }
+          // It did not land: judge the Lease as it is now, at most once more.
+          if (++unknowns > 1) throw e;
+          continue;
+        }
         if (!raced) throw e;
         races++;
         if (races > 1) throw new LeaseContendedError(this.lease, errorMessage(e));

@@ -5,7 +5,7 @@ import { Kubectl } from './adapters/kubectl.js';
 import { openTalosClient } from './adapters/talos/open.js';
 import { readConfig } from './config.js';
 import { runFences } from './fences.js';
-import { RunLock } from './lease.js';
+import { LeaseUnknownError, RunLock } from './lease.js';
 import { readAuthPatch } from './credential.js';
 import { errorMessage, RolloutError } from './errors.js';
 import { annotationKeys } from './model.js';
@@ -208,8 +208,16 @@ function trackedLock(lock: RunLock, namespace: string, name: string, owner: stri
   return {
     checkNotHeldByAnother: () => lock.checkNotHeldByAnother(),
     acquire: async () => {
-      await lock.acquire();
+      // Saved before the create or take is sent: a run killed mid-request may hold the Lease, and the
+      // post step's release is a CAS on our token, harmless when the Lease is not ours. Forgotten only
+      // when the acquisition is known to have failed.
       saveLease(core, { namespace, name, owner });
+      try {
+        await lock.acquire();
+      } catch (e) {
+        if (!(e instanceof LeaseUnknownError)) saveLease(core, undefined);
+        throw e;
+      }
     },
     startRenewing: () => lock.startRenewing(),
     assertHeld: () => lock.assertHeld(),

@@ -342,7 +342,10 @@ export interface ProofUndecided {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * - `read`: read, nothing written yet; `claimed`: cordoned and claimed, nothing on Talos changed;
+ * - `read`: read, nothing written yet;
+ * - `claiming`: the claim was sent and its outcome is not known (yet): the node may carry this run's
+ *   claim (owner, phase=claimed, the cordon) or nothing of it. The post step reads the node to know;
+ * - `claimed`: cordoned and claimed, nothing on Talos changed;
  * - `mutating`: phase=mutating is on the node, the credential patch may have been sent;
  * - `draining`: the credential patch was applied, the drain runs, no reboot started;
  * - `rebooting`: the reboot was sent; `proving`: the node is back, the proof is read;
@@ -350,7 +353,19 @@ export interface ProofUndecided {
  * - `left-fenced`: left cordoned and claimed for a person to check (Talos may have changed);
  * - `left-as-set`: another actor changed the node while this run held it: left exactly as they set it.
  */
-export type NodePhase = 'read' | 'claimed' | 'mutating' | 'draining' | 'rebooting' | 'proving' | 'released' | 'left-fenced' | 'left-as-set';
+export const NODE_PHASES = [
+  'read',
+  'claiming',
+  'claimed',
+  'mutating',
+  'draining',
+  'rebooting',
+  'proving',
+  'released',
+  'left-fenced',
+  'left-as-set',
+] as const;
+export type NodePhase = (typeof NODE_PHASES)[number];
 
 /** A node this run still holds (or left), as handed from the main step to the post step. */
 export interface HeldNode {

@@ -1,7 +1,7 @@
 // Everything the main step hands to the post step (`post-if: always()`, a fresh process), in one
 // place: each saved key, its type, and its save/load. The post step reads only this, so it never
 // re-derives an input or its default: the main step saves what it resolved.
-import type { HeldNode, NodePhase } from './model.js';
+import { NODE_PHASES, type HeldNode, type NodePhase } from './model.js';
 
 /** The step-state port: `core.saveState` / `core.getState`, or a map in tests. */
 export interface StateStore {
@@ -32,17 +32,7 @@ export interface SavedAccess {
   kubeContext?: string;
 }
 
-const PHASES: ReadonlySet<NodePhase> = new Set<NodePhase>([
-  'read',
-  'claimed',
-  'mutating',
-  'draining',
-  'rebooting',
-  'proving',
-  'released',
-  'left-fenced',
-  'left-as-set',
-]);
+const PHASES: ReadonlySet<NodePhase> = new Set<NodePhase>(NODE_PHASES);
 
 export function saveHeld(store: StateStore, held: HeldNode[]): void {
   store.saveState(KEY.held, held.length ? JSON.stringify(held) : '');

@@ -359,4 +359,40 @@ describe('faults', () => {
     expect(rz.stderr).toContain('ServiceUnavailable');
     expect((await kubectl(sim, ['get', '--raw', '/readyz'])).stdout).toBe('ok');
   });
+
+  it('a write that lands but is answered by the apiserver timeout (504): kubectl reports Timeout, the node carries the change', async () => {
+    sim.failNext({ method: 'PATCH', path: /^\/api\/v1\/nodes\/w-1$/ }, { status: 504, land: true });
+    const r = await kubectl(sim, [
+      'patch',
+      'node',
+      'w-1',
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/spec/unschedulable","value":true}]',
+      '--request-timeout=30s',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'Error from server (Timeout): Timeout: request did not complete within requested timeout - context deadline exceeded',
+    );
+    expect(sim.node('w-1').spec.unschedulable).toBe(true);
+    expect(sim.requests.filter((q) => q.method === 'PATCH').map((q) => q.status)).toEqual([504]);
+  });
+
+  it('a write that lands and is never answered: kubectl gives up at its --request-timeout, the node carries the change', async () => {
+    sim.failNext({ method: 'PATCH', path: /^\/api\/v1\/nodes\/w-1$/ }, { hang: true, land: true });
+    const r = await kubectl(sim, [
+      'patch',
+      'node',
+      'w-1',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"labels":{"a":"b"}}}',
+      '--request-timeout=2s',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.ms).toBeGreaterThanOrEqual(1900);
+    expect(r.stderr.trim()).toMatch(/^Unable to connect to the server: (net\/http: request canceled|context deadline exceeded)/);
+    expect(sim.node('w-1').metadata.labels.a).toBe('b');
+  });
 });

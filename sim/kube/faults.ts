@@ -1,7 +1,15 @@
 // Scripted faults: answer the next matching requests with an error or a dropped connection, and run a
 // test's mutation exactly before a matching write is applied.
 
-export type FaultAction = { status: number; reason?: string; message?: string } | { drop: true };
+/**
+ * How a faulted request is answered. With `land: true` the request is applied first, exactly as
+ * without the fault, and only its answer is replaced: the write landed although the client cannot
+ * tell. `status` answers with a metav1.Status (504 without a message is the kube-apiserver's own
+ * timeout, docs/kubernetes-facts.md#k13-server-timeout); `drop` closes the connection; `hang` never
+ * answers, until the client gives up (kubectl's --request-timeout) or is killed.
+ */
+export type FaultAction =
+  { status: number; reason?: string; message?: string; land?: boolean } | { drop: true; land?: boolean } | { hang: true; land?: boolean };
 
 export interface FaultMatch {
   method?: string;

@@ -8,7 +8,7 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, openapiGroupVersi
 import type { Faults } from './faults.js';
 import { goJson, isObject } from './json.js';
 import { findResource, R, type ResourceDef } from './resources.js';
-import { ApiError, defaultReason, failure, internal, methodNotAllowed, pathNotFound } from './status.js';
+import { ApiError, defaultReason, failure, internal, methodNotAllowed, pathNotFound, SERVER_TIMEOUT_MESSAGE } from './status.js';
 import { toTable, wantsTable } from './tables.js';
 import type { Watches } from './watch.js';
 
@@ -146,14 +146,21 @@ export class HttpFront {
     const dispatcher = String(req.headers['user-agent'] ?? '').startsWith('kubectl-dispatcher');
     const fault = dispatcher ? undefined : this.faults.take(method, path);
     if (fault) {
+      // The write lands first; the client only gets the fault's answer (or none).
+      if (fault.land) this.applyUnanswered(req, method, url, body, at);
       if ('drop' in fault) {
         this.record(req, 0, at);
         req.socket.destroy();
         return;
       }
+      if ('hang' in fault) {
+        // Never answered: the client's own timeout (or its kill) ends the request.
+        this.record(req, 0, at);
+        return;
+      }
       const reason = fault.reason ?? defaultReason[fault.status];
       const isInternal = fault.status === 500 && (reason === undefined || reason === 'InternalError');
-      const message = fault.message ?? 'injected fault';
+      const message = fault.message ?? (fault.status === 504 && reason === 'Timeout' ? SERVER_TIMEOUT_MESSAGE : 'injected fault');
       const status = isInternal
         ? failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] })
         : failure(fault.status, reason, message);
@@ -168,6 +175,20 @@ export class HttpFront {
       if (e instanceof ApiError) this.sendError(req, res, e, at);
       else this.sendError(req, res, internal(String((e as Error)?.stack ?? e)), at);
     }
+  }
+
+  /** Applies a request as usual but throws its answer away (the fault's answer replaces it). */
+  private applyUnanswered(req: IncomingMessage, method: string, url: URL, body: Buffer, at: number): void {
+    const discard = { writeHead: () => discard, end: () => undefined, headersSent: false } as unknown as ServerResponse;
+    const log = this.log.length;
+    try {
+      this.faults.runWriteHooks(method, url.pathname);
+      this.route(req, discard, method, url, body, at);
+    } catch {
+      // an error answer is thrown away like any other
+    }
+    // Only the answer the client gets is recorded.
+    this.log.splice(log);
   }
 
   private route(req: IncomingMessage, res: ServerResponse, method: string, url: URL, body: Buffer, at: number): void {

@@ -44,6 +44,14 @@ export function success(code: number, details?: StatusDetails): Status {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(details ? { details } : {}), code } as Status;
 }
 
+/**
+ * The kube-apiserver's answer when a request outlives its deadline (the client's `?timeout=`, or the
+ * server's default): a 504 Status from apiserver:pkg/endpoints/handlers/finisher/finisher.go
+ * (apimachinery NewTimeoutError prefixes "Timeout: "). The handler goes on running, so the write may
+ * still land: docs/kubernetes-facts.md#k13-server-timeout.
+ */
+export const SERVER_TIMEOUT_MESSAGE = 'Timeout: request did not complete within requested timeout - context deadline exceeded';
+
 /** Thrown anywhere in request handling; the HTTP layer turns it into the Status response. */
 export class ApiError extends Error {
   constructor(

@@ -84,7 +84,13 @@ export class Kubectl implements KubeClient {
     return new ToolError({
       tool: 'kubectl',
       command,
-      kind: res.timedOut ? 'timeout' : missing ? 'usage' : classifyKubectlFailure(stderr),
+      kind: res.timedOut
+        ? 'timeout'
+        : res.aborted && res.exitCode === null
+          ? 'cancelled'
+          : missing
+            ? 'usage'
+            : classifyKubectlFailure(stderr),
       exitCode: res.exitCode,
       stderr: this.runner.mask(stderr),
       node,

@@ -2,45 +2,66 @@
 // (see src/rules/claim.ts for why its test ops never include resourceVersion).
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ToolError } from '../errors.js';
+import { errorMessage, outcomeUnknown, ToolError } from '../errors.js';
 import type { ClaimCapture, NodeState } from '../model.js';
 import { buildClaimPatch, captureClaim, checkGuard, claimBackoffMs, judgeClaimRejection } from '../rules/claim.js';
 import { beforeMutation, type RolloutDeps } from './context.js';
 import { NodeStop } from './nodeRun.js';
+import { readAfterUnknown } from './transport.js';
 
 export interface ClaimResult {
   capture: ClaimCapture;
   attempts: number;
   conflicts: string[];
+  /** set when the claim was adopted from a re-read: why its own answer could not tell */
+  adoptedAfter?: string;
 }
 
 /** What the claim needs of the rollout's dependencies (the benchmarks call it with just these). */
 export type ClaimDeps = Pick<RolloutDeps, 'kube' | 'keys' | 'owner' | 'cancelled' | 'lock'> & { config: Pick<Config, 'claimAttempts'> };
 
+/** Called just before each claim PATCH is sent, with what that attempt would hold: from then on the claim may be on the node. */
+export type OnClaimSending = (capture: ClaimCapture) => void;
+
 /**
- * A 422 (or a transport failure) is judged on a re-read: a benign change is retried with a patch
- * rebuilt from the re-read, anything else refuses. Our own token already on the node means the patch
- * landed and only its response was lost; such a claim is adopted only after the re-read shows
- * everything the claim established still holds (see adoptionProblems).
+ * A 422 is judged on a re-read: a benign change is retried with a patch rebuilt from the re-read,
+ * anything else refuses. A failure whose outcome is unknown (a dropped connection, the apiserver's
+ * 504 "may still be processing the request", our own kill, a cancellation: errors.ts outcomeUnknown)
+ * is not taken as "not sent": it is resolved by a re-read that waits for /readyz (readAfterUnknown);
+ * when no read answers, the claim stops with `claimOutcomeUnknown` and the node stays published as
+ * `claiming` for the post step. Our own token already on the node means the patch landed and only
+ * its response was lost; such a claim is adopted only after the re-read shows everything the claim
+ * established still holds (see adoptionProblems).
  */
-export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock): Promise<ClaimResult> {
+export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock, onSending?: OnClaimSending): Promise<ClaimResult> {
   const { kube, keys, owner, config } = deps;
   const conflicts: string[] = [];
   let current = fresh;
   const original = captureClaim(fresh, owner);
   for (let attempt = 1; attempt <= config.claimAttempts; attempt++) {
     const capture = { ...captureClaim(current, owner), wasCordoned: original.wasCordoned };
+    await beforeMutation(deps, { fresh: false });
+    onSending?.(capture);
     try {
-      await beforeMutation(deps, { fresh: false });
       await kube.patchNode(current.name, buildClaimPatch(current, owner, keys));
       return { capture, attempts: attempt, conflicts };
     } catch (e) {
-      if (!(e instanceof ToolError) || (e.kind !== 'invalid' && e.kind !== 'transport')) throw e;
-      const reread = await kube.getNode(current.name);
+      const unknown = outcomeUnknown(e);
+      if (!unknown && !(e instanceof ToolError && e.kind === 'invalid')) throw e;
+      const reread = unknown
+        ? await readAfterUnknown({ kube, clock, cancelled: deps.cancelled }, () => kube.getNode(current.name))
+        : await kube.getNode(current.name);
+      if (!reread) {
+        throw new NodeStop(
+          'failed',
+          `the claim's outcome is unknown (${errorMessage(e)}); ${deps.cancelled?.() ? 'the run was cancelled before the node could be read again' : 'the node could not be read again'}`,
+          { claimOutcomeUnknown: true },
+        );
+      }
       const judged = judgeClaimRejection(original, reread, keys);
       if (judged.kind === 'ours') {
         const problems = adoptionProblems(capture, reread, keys);
-        if (problems.length === 0) return { capture, attempts: attempt, conflicts };
+        if (problems.length === 0) return { capture, attempts: attempt, conflicts, adoptedAfter: unknown ? lastLine(e) : undefined };
         throw new NodeStop(
           'refused',
           `this run's claim landed (its response was lost), but the node changed since: ${problems.join('; ')}`,
@@ -48,6 +69,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
             disposition: 'leave-as-set',
             claimFailure: 'conflict',
             heldCapture: capture,
+            seen: reread,
           },
         );
       }
@@ -59,8 +81,8 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
         });
       }
       conflicts.push(
-        e.kind === 'transport'
-          ? 'the claim request failed in transit and had not landed'
+        unknown
+          ? `the claim's outcome was unknown (${lastLine(e)}) and the re-read showed it had not landed`
           : judged.changed.join(', ') || 'a change the re-read could not show',
       );
       current = reread;
@@ -71,6 +93,12 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock)
     nextStep: 'Nothing was changed by this run. Raise claim-attempts if the cluster writes this node very often, or rerun.',
     claimFailure: 'exhausted',
   });
+}
+
+/** The tool's own last line (kubectl's `Error from server (Timeout): …`), else the message. */
+function lastLine(e: unknown): string {
+  const text = e instanceof ToolError && e.stderr.trim() ? e.stderr : errorMessage(e);
+  return text.trim().split('\n').filter(Boolean).slice(-1)[0] ?? 'no message';
 }
 
 /**

@@ -2,7 +2,7 @@
 // stops the node throws, and src/pipeline/nodeRun.ts's stopNode decides what the node is left as.
 import { formatDuration } from '../format.js';
 import { errorMessage } from '../errors.js';
-import type { EvidenceVerdict, NodeState } from '../model.js';
+import type { ClaimCapture, EvidenceVerdict, NodeState } from '../model.js';
 import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
@@ -59,11 +59,19 @@ async function readFresh(ctx: RunContext, run: NodeRun): Promise<NodeState> {
 
 /** 3.2 Claim: cordon and owner token in one CAS-guarded patch. */
 async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<void> {
+  // Published before each PATCH is sent: a run killed or cancelled while it is in flight leaves the
+  // post step a node to read (the claim may have landed), never a node it does not know about.
+  const sending = (capture: ClaimCapture) => {
+    run.capture = capture;
+    run.enter('claiming');
+  };
   try {
     const result = await run.step(
       'claim',
-      () => claimNode(ctx, fresh, ctx.clock),
-      (c) => `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}`,
+      () => claimNode(ctx, fresh, ctx.clock, sending),
+      (c) =>
+        `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}` +
+        (c.adoptedAfter ? `; its answer was lost (${c.adoptedAfter}), a re-read showed it landed: adopted` : ''),
     );
     run.record.claim = { attempts: result.attempts, conflicts: result.conflicts };
     run.capture = result.capture;
@@ -73,6 +81,9 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
     if (e instanceof NodeStop && e.opts.heldCapture) {
       run.capture = e.opts.heldCapture;
       run.enter('claimed');
+    } else if (!(e instanceof NodeStop && e.opts.claimOutcomeUnknown) && run.phase === 'claiming') {
+      // Refused, or never sent: nothing of this run is on the node.
+      run.enter('read');
     }
     throw e;
   }
@@ -112,14 +123,15 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
     if (e instanceof NodeStop) throw e;
     // Did another actor change the node (a failed `test`), or did the write fail for another reason?
     const check = await fenceProblems(ctx, run, 're-read node (phase=mutating failed)').catch(() => undefined);
-    if (check && check.problems.length > 0) throw asSetStop(run, `phase=mutating was refused: ${check.problems.join('; ')}`);
+    if (check && check.problems.length > 0) {
+      throw new NodeStop('failed', `phase=mutating was refused: ${check.problems.join('; ')}`, {
+        disposition: 'leave-as-set',
+        seen: check.node,
+      });
+    }
     throw e;
   }
   run.enter('mutating');
-}
-
-function asSetStop(run: NodeRun, message: string): NodeStop {
-  return new NodeStop('failed', message, { disposition: 'leave-as-set' });
 }
 
 /** 3.5 Apply the credential, on the node we claimed and still fenced. */
@@ -128,7 +140,8 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   if (problems.length > 0) {
     throw new NodeStop('failed', `node changed before the credential patch: ${problems.join('; ')}`, {
       disposition: 'leave-as-set',
-      nextStep: `The node ${run.node.name} is not as this run claimed it (nothing on Talos was changed; it was left exactly as found). Check the node and its Talos endpoint before anything else, then release the claim: ${run.releaseCommand()}`,
+      seen: fence.node,
+      nextStep: `The node ${run.node.name} is not as this run claimed it; the credential patch was not sent.`,
     });
   }
   try {
@@ -209,7 +222,8 @@ async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
   if (changed.length > 0) {
     throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {
       disposition: 'leave-as-set',
-      nextStep: `The machine behind ${run.node.name} is not the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
+      seen: fence.node,
+      nextStep: `The machine behind ${run.node.name} may not be the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
     });
   }
   await run.step('release', async () => {

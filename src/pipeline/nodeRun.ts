@@ -2,9 +2,9 @@
 // and the one function every stop goes through to decide release vs leave and say what to do next.
 import { errorMessage } from '../errors.js';
 import type { ClaimCapture, DecisionRecord, EvidenceVerdict, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
-import { releaseCommand } from '../recovery.js';
+import { leftAsSetReport, releaseCommand } from '../recovery.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
-import { buildReleasePatch } from '../rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
 
 /** Phases in which nothing of this run is on the node any more (or never was). */
@@ -43,6 +43,11 @@ export class NodeRun {
 
   get phase(): NodePhase {
     return this.current;
+  }
+
+  /** for a node left: the phase it was in when the run stopped on it */
+  get stoppedInPhase(): NodePhase | undefined {
+    return this.stoppedIn;
   }
 
   /** Whether this run reached the reboot (its time then includes a drain, a reboot and the wait for Ready). */
@@ -92,6 +97,16 @@ export class NodeRun {
     return this.record;
   }
 
+  /**
+   * Whether the run Lease must stay with this run for this node: while it holds the node or may hold it
+   * (`claiming`), and when it left it fenced. A node left as another actor set it keeps the Lease only
+   * when the run had reached phase=mutating on it (leftAsSetKeepsLease).
+   */
+  keepsLease(): boolean {
+    if (!this.held()) return false;
+    return this.current !== 'left-as-set' || leftAsSetKeepsLease(this.stoppedIn);
+  }
+
   /** The release command a person runs for this node (only meaningful once claimed). */
   releaseCommand(): string {
     return this.capture ? releaseCommand(this.capture, this.ctx.keys, this.ctx.config) : '';
@@ -133,6 +148,10 @@ export class NodeStop extends Error {
       claimFailure?: 'conflict' | 'exhausted';
       /** set by the claim when our claim is on the node although the claim is refused (a lost response adopted, then found unsafe) */
       heldCapture?: ClaimCapture;
+      /** set by the claim when its PATCH may have landed and no read could tell: the node stays `claiming` */
+      claimOutcomeUnknown?: boolean;
+      /** for `leave-as-set`: the node as last read, so the report says who holds it now and what still stands */
+      seen?: NodeState;
     } = {},
   ) {
     super(message);
@@ -167,6 +186,10 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
   if (run.phase === 'read' || !run.capture) {
     // Nothing of ours is on the node.
     nextStep ??= 'Nothing on the node was changed by this run; fix the cause and rerun.';
+  } else if (run.phase === 'claiming') {
+    // The claim may or may not have landed and nothing could read the node: stay `claiming` (already
+    // published), keep the Lease, and let the post step read the node and release what landed.
+    nextStep = claimUnknownNextStep(ctx, run);
   } else {
     const disposition = stop.opts.disposition ?? defaultDisposition(run);
     if (disposition === 'release') {
@@ -184,7 +207,14 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
       }
     } else if (disposition === 'leave-as-set') {
       run.enter('left-as-set');
-      nextStep ??= `Another actor changed the node while this run held it; it was left exactly as they set it. Check who changed it, then release the claim: ${run.releaseCommand()}`;
+      nextStep = `${stop.opts.nextStep ? `${stop.opts.nextStep} ` : ''}${leftAsSetReport({
+        capture: run.capture,
+        now: stop.opts.seen,
+        keys: ctx.keys,
+        config: ctx.config,
+        talosChanged: run.talosTouched,
+        leaseKept: leftAsSetKeepsLease(run.stoppedInPhase),
+      })}`;
     } else {
       run.enter('left-fenced');
       nextStep = stop.opts.nextStep ?? run.fencedNextStep();
@@ -194,6 +224,16 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
   run.record.reason = message;
   run.record.nextStep = nextStep;
   return new NodeStop(stop.outcome, message, { ...stop.opts, nextStep });
+}
+
+/** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */
+function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
+  const name = run.node.name;
+  return (
+    `The claim may be on the node (cordoned, ${ctx.keys.owner}=${run.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
+    `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
+    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(run.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+  );
 }
 
 /**

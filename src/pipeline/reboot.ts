@@ -27,17 +27,19 @@ export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string
  * Another actor changed the node while we hold it. Nothing more is done to it, not even an uncordon
  * (an autoscaler may be deleting it; a changed address may point at another machine).
  */
-function claimLost(run: NodeRun, label: string, problems: string[]): NodeStop {
+function claimLost(label: string, problems: string[], seen: NodeState | undefined): NodeStop {
+  // stopNode says who holds the node now (from `seen`) and what a person does next (leftAsSetReport)
   return new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
     disposition: 'leave-as-set',
-    nextStep: `Another actor changed the node while this run held it; it was left exactly as they set it and was not rebooted. Check who changed it, then release the claim: ${run.releaseCommand()}`,
+    seen,
+    nextStep: 'It was not rebooted.',
   });
 }
 
 /** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
   const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
-  if (problems.length > 0) throw claimLost(run, label, problems);
+  if (problems.length > 0) throw claimLost(label, problems, read.node);
   return read;
 }
 
@@ -127,6 +129,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
   const endDrain = new AbortController();
   const endWatch = new AbortController();
   let lost: string[] | undefined;
+  let lastSeen: NodeState | undefined;
   let watchFailure: unknown;
   const watching = ctx.kube
     .watchNode(
@@ -134,6 +137,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
       since.resourceVersion,
       (node) => {
         if (lost) return;
+        lastSeen = node;
         const problems = node ? claimProblems(ctx, run, node) : [`${name} was deleted`];
         if (problems.length === 0) return;
         lost = problems;
@@ -154,7 +158,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
     endWatch.abort();
     await watching;
   }
-  if (lost) throw claimLost(run, 'during the drain (the drain was ended at once)', lost);
+  if (lost) throw claimLost('during the drain (the drain was ended at once)', lost, lastSeen);
   if (!drainFailure) return;
   if (watchFailure !== undefined && endDrain.signal.aborted) {
     await guard(ctx, run, 'after the watch of the drain was lost');

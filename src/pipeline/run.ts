@@ -16,7 +16,7 @@ import { DRAIN_KILL_GRACE_MS } from '../adapters/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talosctl.js';
 import { budgetAllows, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
-import { LEFT, NodeRun, stopNode } from './nodeRun.js';
+import { NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
@@ -55,9 +55,9 @@ class NodeRuns {
     return [...this.all].map((r) => r.held()).filter((h): h is HeldNode => !!h);
   }
 
-  /** Some node is left (or still) claimed: the Lease stays with this run so nobody starts over it. */
+  /** Some node is held, may be held, or left for a person (NodeRun.keepsLease): the Lease stays with this run so nobody starts over it. */
   anyLeft(): boolean {
-    return [...this.all].some((r) => r.held() !== undefined || LEFT.has(r.phase));
+    return [...this.all].some((r) => r.keepsLease());
   }
 
   records(): DecisionRecord[] {

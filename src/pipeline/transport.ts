@@ -1,6 +1,8 @@
 // Surviving a connection that drops mid-request: wait for the apiserver, and node patches whose
 // response may be lost in transit.
-import { ToolError } from '../errors.js';
+import type { KubeClient } from '../adapters/types.js';
+import type { Clock } from '../clock.js';
+import { outcomeUnknown, ToolError } from '../errors.js';
 import type { JsonPatchOp, NodeState } from '../model.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
@@ -21,15 +23,50 @@ export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<v
         await ctx.kube.readyz();
         return;
       } catch (e) {
-        if (ctx.clock.now() + 1000 > deadline || ctx.cancelled?.()) throw e;
+        if (ctx.clock.now() + 1000 > deadline || ctx.cancelled?.() || isCancelled(e)) throw e;
         await ctx.clock.sleep(1000);
       }
     }
   });
 }
 
+const isCancelled = (e: unknown): boolean => e instanceof ToolError && e.kind === 'cancelled';
+
 /**
- * A node patch whose response may be lost in transit: on a transport failure, re-read the node and
+ * After a write whose outcome is unknown (errors.ts outcomeUnknown): read until the read answers,
+ * waiting for `/readyz` between tries, for at most READYZ_WAIT_MS. Undefined when the outcome stays
+ * unknown: the deadline passed, or the run was cancelled (a cancelled run starts no process, so
+ * nothing can be read any more: the post step, a fresh process, reads instead).
+ */
+export async function readAfterUnknown<T>(
+  deps: { kube: Pick<KubeClient, 'readyz'>; clock: Clock; cancelled?: () => boolean },
+  read: () => Promise<T>,
+): Promise<T | undefined> {
+  const deadline = deps.clock.now() + READYZ_WAIT_MS;
+  for (;;) {
+    if (deps.cancelled?.()) return undefined;
+    try {
+      return await read();
+    } catch (e) {
+      if (isCancelled(e)) return undefined;
+    }
+    // The read failed: wait until the apiserver is ready again (a second apart), then read once more.
+    for (;;) {
+      if (deps.clock.now() + 1000 > deadline || deps.cancelled?.()) return undefined;
+      await deps.clock.sleep(1000);
+      try {
+        await deps.kube.readyz();
+        break;
+      } catch (e) {
+        if (isCancelled(e)) return undefined;
+      }
+    }
+  }
+}
+
+/**
+ * A node patch whose response may be lost: on a failure whose outcome is unknown (a dropped
+ * connection, the apiserver's 504, our own deadline: errors.ts outcomeUnknown), re-read the node and
  * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
  * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
  */
@@ -44,7 +81,7 @@ export async function patchNodeSurvivingTransport(
     try {
       return await ctx.kube.patchNode(name, ops);
     } catch (e) {
-      if (!isTransport(e) || i >= attempts) throw e;
+      if (!outcomeUnknown(e) || isCancelled(e) || i >= attempts) throw e;
       const reread = await ctx.kube.getNode(name).catch(() => undefined);
       if (reread && landed(reread)) return reread;
     }

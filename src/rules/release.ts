@@ -1,6 +1,6 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp } from '../model.js';
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase } from '../model.js';
 import { annotationPath, holdTests } from './claim.js';
 
 /**
@@ -26,4 +26,15 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
   }
   if (!capture.wasCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
+}
+
+/**
+ * Whether a node this run left as another actor set it keeps the run Lease held: only when the run
+ * had got as far as phase=mutating on it (from then on the credential patch may have been sent, and
+ * the node says so). Before that (`claiming`, `claimed`) nothing of this run can be on Talos, and a
+ * claim still on the node refuses the next run by itself (the inventory), so the Lease goes back.
+ * One rule for the main step (at the end of the run) and the post step (from the saved phase).
+ */
+export function leftAsSetKeepsLease(stoppedIn: NodePhase | undefined): boolean {
+  return stoppedIn === undefined || !['read', 'claiming', 'claimed'].includes(stoppedIn);
 }
