@@ -38,6 +38,24 @@ function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => 
   names.forEach((name, i) => cluster.addNode({ name, role: 'worker', labels: zone ? { [ZONE]: zone(i) } : undefined }));
 }
 
+/**
+ * A budget 6 s above what one node may take at worst with drain-timeout and ready-timeout 4 s (7m36s,
+ * mostly the adapters' fixed margins): the first node may start, and once it took its seconds less
+ * than that is left, so the roll ends `partial`.
+ */
+function justAboveOneNodeS(slackS = 6): number {
+  const deadlines = nodeDeadlines({
+    drainTimeoutMs: 4000,
+    readyTimeoutMs: 4000,
+    criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
+    verifyImage: false,
+    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
+    rebootGraceMs: REBOOT_GRACE_MS,
+    readyzWaitMs: READYZ_WAIT_MS,
+  });
+  return deadlines.reduce((t, d) => t + d.ms, 0) / 1000 + slackS;
+}
+
 describe('e2e: several workers at once', () => {
   it(
     'max-unavailable 3: never more than 3 workers out, control planes alone and last behind the quorum gate',
@@ -157,20 +175,7 @@ describe('e2e: several workers at once', () => {
   it('time-budget reached: result partial, nothing half-done, and the next run finishes the rest', { timeout: 60_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1', 'w-2', 'w-3', 'w-4']);
-    // a start needs the sum of a node's own deadlines left (with these timeouts 7m36s, mostly the
-    // fixed margins): a budget 6 s above it lets the first node start, and once it took its seconds
-    // less than that is left
-    const deadlines = nodeDeadlines({
-      drainTimeoutMs: 4000,
-      readyTimeoutMs: 4000,
-      criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
-      verifyImage: false,
-      drainKillGraceMs: DRAIN_KILL_GRACE_MS,
-      rebootGraceMs: REBOOT_GRACE_MS,
-      readyzWaitMs: READYZ_WAIT_MS,
-    });
-    const budgetS = deadlines.reduce((t, d) => t + d.ms, 0) / 1000 + 6;
-    const first = await act(c, { 'time-budget': `${budgetS}s`, 'drain-timeout': '4s', 'ready-timeout': '4s' });
+    const first = await act(c, { 'time-budget': `${justAboveOneNodeS()}s`, 'drain-timeout': '4s', 'ready-timeout': '4s' });
     expect(first.exitCode, first.stdout).toBe(0);
     expect(first.outputs.result).toBe('partial');
     const left = Number(first.outputs.left);
@@ -191,14 +196,30 @@ describe('e2e: several workers at once', () => {
     for (const n of c.kube.nodes()) expect(n.metadata.annotations[A.verified]).toBe(REVISION);
   });
 
-  it('fail-on-partial: true fails the step when the budget ends the run', { timeout: 30_000 }, async () => {
+  it('fail-on-partial: true fails the step when the budget ends the run', { timeout: 60_000 }, async () => {
+    c = await startCluster({ defaultNodes: false });
+    addWorkers(c, ['w-1', 'w-2']);
+    const run = await act(c, {
+      // 1 s above one node: the second cannot start once the first took its seconds
+      'time-budget': `${justAboveOneNodeS(1)}s`,
+      'drain-timeout': '4s',
+      'ready-timeout': '4s',
+      'fail-on-partial': 'true',
+    });
+    expect(run.exitCode, run.stdout).toBe(1);
+    expect(run.outputs.result).toBe('partial');
+    expect(Number(run.outputs.left)).toBeGreaterThan(0);
+    for (const n of c.kube.nodes()) expect(n.metadata.annotations?.[A.owner], n.metadata.name).toBeUndefined();
+  });
+
+  it('a time-budget no node fits in is an input error before anything is read or changed', { timeout: 30_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1']);
-    // the sum of a node's own deadlines is above the budget: no node may start
-    const run = await act(c, { 'time-budget': '5s', 'fail-on-partial': 'true' });
+    // with the default timeouts one node may take 1h58m at worst: 5 s would start nothing, ever
+    const run = await act(c, { 'time-budget': '5s' });
     expect(run.exitCode).toBe(1);
-    expect(run.outputs.result).toBe('partial');
-    expect(run.outputs.left).toBe('1');
-    expect(c.kube.mutatingRequests().filter((r) => r.path.includes('/nodes/'))).toEqual([]);
+    expect(run.outputs.result).toBe('failed');
+    expect(run.stdout).toMatch(/input \\?"time-budget\\?": 5\.0 s is shorter than what one node may take at worst/);
+    expect(c.kube.mutatingRequests()).toEqual([]);
   });
 });

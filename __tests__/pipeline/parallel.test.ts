@@ -87,15 +87,14 @@ describe('rollout: several workers in flight (fakes)', () => {
 
   it('the time budget: a node is started only when the sum of its own deadlines fits; then it ends within the budget', async () => {
     const timeouts = { drainTimeoutMs: 60_000, readyTimeoutMs: 10 * MIN, criRestartWaitMs: 60_000 };
-    // 14 min left covers drain-timeout + ready-timeout (11 min), not what this node may take: not started
+    // 14 min covers drain-timeout + ready-timeout (11 min), not what this node may take (30 min): the
+    // old estimate started it and it overran; now such a budget is refused before anything runs
     const c = makeCluster(workers(1));
     slowButWithinItsDeadlines(c);
-    const t0 = c.clock.now();
-    const res = await roll(c, { ...timeouts, timeBudgetMs: 14 * MIN });
-    for (const r of res.records) expect(Date.parse(r.endedAt!) - t0, `${r.node} ended after the budget`).toBeLessThanOrEqual(14 * MIN);
-    expect(res.result).toBe('partial');
-    expect(res.notReached).toEqual(['w1']);
-    expect(res.notice).toMatch(/a worker may take up to 30m0s \(the sum of its own deadlines\): no new node started; 1 node left/);
+    await expect(roll(c, { ...timeouts, timeBudgetMs: 14 * MIN })).rejects.toThrow(
+      /input "time-budget": 14m0s is shorter than what one node may take at worst, 30m0s/,
+    );
+    expect(c.kube.mutatingCalls()).toEqual([]);
     // with the sum of its deadlines left (30 min), it starts, and ends within the budget
     const d = makeCluster(workers(1));
     slowButWithinItsDeadlines(d);
@@ -106,14 +105,13 @@ describe('rollout: several workers in flight (fakes)', () => {
     expect(Date.parse(ok.records[0].endedAt!) - t1).toBeLessThanOrEqual(30 * MIN);
   });
 
-  it('the time budget: no node starts when less than the sum of its deadlines is left; result partial', async () => {
+  it('a budget shorter than one node may take is an input error: nothing is read from Talos or changed, no Lease', async () => {
     const c = makeCluster(workers(3));
-    const res = await roll(c, { timeBudgetMs: 60_000, drainTimeoutMs: 60_000, readyTimeoutMs: 600_000 });
-    expect(res.result).toBe('partial');
-    expect(res.records).toEqual([]);
-    expect(res.notReached).toEqual(['w1', 'w2', 'w3']);
-    expect(res.notice).toMatch(/time-budget: .* no new node started; 3 nodes left/);
-    expect(c.kube.mutatingCalls().filter((m) => !m.includes('Lease'))).toEqual([]);
+    await expect(roll(c, { timeBudgetMs: 60_000, drainTimeoutMs: 60_000, readyTimeoutMs: 600_000 })).rejects.toMatchObject({
+      name: 'InputError',
+      input: 'time-budget',
+    });
+    expect(c.kube.mutatingCalls()).toEqual([]);
   });
 
   it('the time budget over several nodes: nodes start while the sum of their deadlines fits, and all end within the budget', async () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { budgetAllows, nodeDeadlines, type BudgetInput, type DeadlineInputs, type FinishedNode } from '../../src/rules/budget.js';
+import {
+  budgetAllows,
+  budgetTooShort,
+  nodeDeadlines,
+  type BudgetInput,
+  type DeadlineInputs,
+  type FinishedNode,
+} from '../../src/rules/budget.js';
 
 const MIN = 60_000;
 const worker = (tookMin: number): FinishedNode => ({ role: 'worker', tookMs: tookMin * MIN });
@@ -102,5 +109,21 @@ describe('budgetAllows', () => {
     expect(d.allowed).toBe(false);
     expect(d.remainingMs).toBe(-100 * MIN);
     expect(d.message).toMatch(/^time-budget: 0 ms left/);
+  });
+});
+
+describe('budgetTooShort: a budget no node fits in is refused up front', () => {
+  const deadlines = [
+    { what: 'the drain', ms: 46 * 60_000 },
+    { what: 'the wait for Ready', ms: 12 * 60_000 },
+  ];
+  it("no budget, or one at least the sum of one node's deadlines, fits", () => {
+    expect(budgetTooShort(undefined, deadlines)).toBeUndefined();
+    expect(budgetTooShort(58 * 60_000, deadlines)).toBeUndefined();
+  });
+  it('a budget below the sum names the sum and every deadline in it', () => {
+    expect(budgetTooShort(58 * 60_000 - 1, deadlines)).toMatch(
+      /is shorter than what one node may take at worst, 58m0s \(the drain 46m0s \+ the wait for Ready 12m0s\), so no node could start/,
+    );
   });
 });

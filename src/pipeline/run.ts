@@ -14,7 +14,7 @@ import { formatGroupTitle } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';
 import { DRAIN_KILL_GRACE_MS } from '../adapters/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talosctl.js';
-import { budgetAllows, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
+import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
 import { NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
@@ -103,6 +103,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const ctx = makeContext(deps);
   const { config } = ctx;
   const runStartMs = ctx.clock.now();
+  // A budget no node fits in is a configuration mistake: say so before anything is read or changed.
+  const tooShort = config.mode === 'apply' ? budgetTooShort(config.timeBudgetMs, deadlinesOf(config)) : undefined;
+  if (tooShort) throw new InputError('time-budget', tooShort);
 
   // Another run's claim on a node would read as a residual claim below; when that run still holds
   // the Lease, say so (who, the URL of its run, and the nodes it left claimed) instead.
@@ -277,6 +280,19 @@ function endedEarly(e: unknown, processed: number): Error {
   return err;
 }
 
+/** One node's own deadlines under this run's inputs, with the margins the adapters add (src/rules/budget.ts). */
+function deadlinesOf(config: RunContext['config']) {
+  return nodeDeadlines({
+    drainTimeoutMs: config.drainTimeoutMs,
+    readyTimeoutMs: config.readyTimeoutMs,
+    criRestartWaitMs: config.criRestartWaitMs,
+    verifyImage: !!config.verifyImage,
+    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
+    rebootGraceMs: REBOOT_GRACE_MS,
+    readyzWaitMs: READYZ_WAIT_MS,
+  });
+}
+
 /** What the passes of one run share: the resolved max-unavailable, the budget's clock, the peak. */
 interface RollState {
   maxUnavailable: number;
@@ -311,15 +327,7 @@ async function rollNodes(
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
   let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
-  const deadlines = nodeDeadlines({
-    drainTimeoutMs: config.drainTimeoutMs,
-    readyTimeoutMs: config.readyTimeoutMs,
-    criRestartWaitMs: config.criRestartWaitMs,
-    verifyImage: !!config.verifyImage,
-    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
-    rebootGraceMs: REBOOT_GRACE_MS,
-    readyzWaitMs: READYZ_WAIT_MS,
-  });
+  const deadlines = deadlinesOf(config);
 
   const runOne = async (node: NodeState): Promise<void> => {
     const log = roll.logs.forNode(node.name);

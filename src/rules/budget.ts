@@ -88,6 +88,22 @@ export interface BudgetDecision {
   message: string;
 }
 
+/**
+ * A budget shorter than the sum of one node's own deadlines lets no node start at all: every run would
+ * end `partial` with nothing done, which a scheduled job would repeat forever without a word of error.
+ * That is a configuration mistake, so it is refused before anything runs (undefined: the budget fits).
+ */
+export function budgetTooShort(budgetMs: number | undefined, deadlines: readonly Deadline[]): string | undefined {
+  if (budgetMs === undefined) return undefined;
+  const sum = deadlines.reduce((s, d) => s + d.ms, 0);
+  if (budgetMs >= sum) return undefined;
+  const parts = deadlines.map((d) => `${d.what} ${formatDuration(d.ms)}`).join(' + ');
+  return (
+    `${formatDuration(budgetMs)} is shorter than what one node may take at worst, ${formatDuration(sum)} (${parts}), so no node could start; ` +
+    'raise time-budget, or lower drain-timeout / ready-timeout / cri-restart-wait'
+  );
+}
+
 const KIND: Record<Role, string> = { worker: 'a worker', 'control-plane': 'a control plane' };
 
 export function budgetAllows(input: BudgetInput): BudgetDecision {
