@@ -49,7 +49,7 @@ export interface PublishOptions {
 
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);
-  for (const [k, v] of Object.entries(p.outputs)) port.setOutput(k, v);
+  for (const [k, v] of Object.entries(p.outputs) as Array<[string, string]>) port.setOutput(k, v);
   for (const line of p.log) port.info(line);
   for (const a of p.annotations) port[a.kind](a.message, { title: a.title });
   if (p.summary) {
