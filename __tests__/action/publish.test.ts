@@ -212,3 +212,16 @@ describe('publish: a mode that could not run', () => {
     expect(rec.of('summary')).toEqual([]);
   });
 });
+
+describe('the result union', () => {
+  it('action.yml documents every value of the one list the run and the outputs share', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const { ACTION_RESULTS } = await import('../../src/model.js');
+    const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
+      outputs: Record<string, { description: string }>;
+    };
+    const documented = [...action.outputs.result.description.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).filter((w) => w !== 'time-budget');
+    expect(documented.sort()).toEqual([...ACTION_RESULTS].sort());
+  });
+});
