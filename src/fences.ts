@@ -1,30 +1,52 @@
 // `mode: fences` (read-only report) and `mode: recover-fences` (release what is provably abandoned).
-// The decisions are in rules/fences.ts and the job summary in report/fences.ts; this
-// module reads, looks up runs and releases.
+// The decisions are in rules/fences.ts; this module reads, looks up runs and releases, and returns
+// a plain report. It renders nothing: the job summary is report/fences.ts's, and the outputs,
+// annotations and exit status are the action's one publisher's (src/action/publish.ts).
 import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import type { Config } from './config.js';
 import { errorMessage, ToolError } from './errors.js';
-import { annotationKeys, type JsonPatchOp } from './model.js';
+import { annotationKeys, type ActionResult, type JsonPatchOp } from './model.js';
 import { parseOwnerToken, runUrl } from './owner.js';
-import { renderFencesSummary } from './report/fences.js';
 import type { Clock } from './clock.js';
 import { annotationPath } from './rules/claim.js';
 import { judgeFences, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from './rules/fences.js';
 import { releaseLeasePatch } from './rules/lease.js';
 import { buildReleasePatch } from './rules/release.js';
 
+export type FencesMode = 'fences' | 'recover-fences';
+export type FencesConfig = Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;
+
 export interface FencesArgs {
-  mode: 'fences' | 'recover-fences';
+  mode: FencesMode;
   kube: KubeClient;
   runs: RunLookup;
-  config: Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;
+  config: FencesConfig;
   clock: Clock;
-  /** web root for run URLs; default GITHUB_SERVER_URL or https://github.com */
+  /** web root for run URLs (the runner's GITHUB_SERVER_URL, read by the action's shell) */
   serverUrl?: string;
 }
 
-export interface FencesResult {
+/** A release that failed other than by a lost CAS (transport, forbidden, …), or a Lease not read again. */
+export interface FencesFailure {
+  /** the node whose release failed; absent: the run Lease (`leaseRef`) */
+  node?: string;
+  /** what failed, without the node or Lease it failed on: `release failed: …` */
+  reason: string;
+}
+
+/** What a fences run found and did: plain data, rendered by report/fences.ts and published by the shell. */
+export interface FencesReport {
+  kind: 'fences';
+  mode: FencesMode;
+  /** the `result` output: `failed` when `ok` is not, `processed` when something was released, else `clean` */
+  result: ActionResult;
+  /** the inputs the report names: the annotation prefix, and how the printed commands reach the cluster */
+  config: FencesConfig;
+  /** the run Lease's namespace and name */
+  leaseRef: { namespace: string; name: string };
+  /** when the cluster was read (epoch ms) */
+  asOf: number;
   rows: FenceRow[];
   /** the Lease as first read */
   lease?: LeaseState;
@@ -36,11 +58,9 @@ export interface FencesResult {
   releasedNodes: string[];
   refused: Array<{ node: string; reason: string }>;
   leaseReleased: boolean;
-  /** releases that failed other than by a lost CAS (transport, forbidden, …) */
-  failures: string[];
+  failures: FencesFailure[];
   /** one line per release attempted, for the log */
   actions: string[];
-  summaryHtml: string;
   ok: boolean;
 }
 
@@ -48,7 +68,7 @@ export interface FencesResult {
 // CAS did its job, the thing is no longer what we judged, and it is left as it is.
 const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
 
-async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string): Promise<Map<string, RunAttemptInfo>> {
+async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string | undefined): Promise<Map<string, RunAttemptInfo>> {
   const out = new Map<string, RunAttemptInfo>();
   await Promise.all(
     owners.map(async (owner) => {
@@ -65,9 +85,8 @@ async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string):
   return out;
 }
 
-export async function runFences(args: FencesArgs): Promise<FencesResult> {
+export async function runFences(args: FencesArgs): Promise<FencesReport> {
   const { mode, kube, config, clock } = args;
-  const serverUrl = args.serverUrl ?? (process.env.GITHUB_SERVER_URL || 'https://github.com');
   const keys = annotationKeys(config.annotationPrefix);
   const ns = config.leaseNamespace;
   const leaseName = config.leaseName;
@@ -75,12 +94,12 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
 
   const nodes = await kube.listNodes();
   const lease = await kube.getLease(ns, leaseName);
-  const runs = await lookUpRuns(ownersToLookUp(nodes, keys, lease), args.runs, serverUrl);
+  const runs = await lookUpRuns(ownersToLookUp(nodes, keys, lease), args.runs, args.serverUrl);
   const first = judgeFences({ nodes, keys, lease, runs, kubectl: config });
 
   const releasedNodes: string[] = [];
   const refused: Array<{ node: string; reason: string }> = [];
-  const failures: string[] = [];
+  const failures: FencesFailure[] = [];
   const actions: string[] = [];
   let leaseReleased = false;
 
@@ -96,14 +115,14 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
       } catch (e) {
         if (lostCas(e))
           actions.push(`Lease ${ns}/${leaseName}: not released, it changed since it was read (no longer held by ${holder}); left as it is`);
-        else failures.push(`Lease ${ns}/${leaseName}: release from ${holder} failed: ${errorMessage(e)}`);
+        else failures.push({ reason: `release from ${holder} failed: ${errorMessage(e)}` });
       }
       // Fences are judged against the Lease as it is now: freed by us, or taken by a run that just started.
       try {
         leaseNow = await kube.getLease(ns, leaseName);
       } catch (e) {
         leaseReadError = errorMessage(e);
-        failures.push(`Lease ${ns}/${leaseName}: reading it again failed: ${leaseReadError}`);
+        failures.push({ reason: `reading it again failed: ${leaseReadError}` });
       }
     }
     const decisions = leaseReadError
@@ -136,7 +155,7 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
           refused.push({ node: d.node, reason });
           actions.push(`${d.node}: not released, ${reason}`);
         } else {
-          failures.push(`${d.node}: release failed: ${errorMessage(e)}`);
+          failures.push({ node: d.node, reason: `release failed: ${errorMessage(e)}` });
         }
       }
     }
@@ -146,7 +165,20 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
   // rule working (it is reported in the summary), not a failure; only a release that failed for another
   // reason than a lost CAS (transport, forbidden, …) or a Lease that could not be re-read fails the step.
   const ok = mode === 'fences' || failures.length === 0;
-  const result: Omit<FencesResult, 'summaryHtml'> = {
+  return {
+    kind: 'fences',
+    mode,
+    result: !ok ? 'failed' : releasedNodes.length || leaseReleased ? 'processed' : 'clean',
+    // only what the report names: the caller's Config also carries the token and the patch path
+    config: {
+      annotationPrefix: config.annotationPrefix,
+      leaseNamespace: ns,
+      leaseName,
+      kubeconfig: config.kubeconfig,
+      kubeContext: config.kubeContext,
+    },
+    leaseRef: { namespace: ns, name: leaseName },
+    asOf,
     rows: first.rows,
     lease,
     leaseDecision: first.lease,
@@ -159,5 +191,4 @@ export async function runFences(args: FencesArgs): Promise<FencesResult> {
     actions,
     ok,
   };
-  return { ...result, summaryHtml: renderFencesSummary(mode, result, { namespace: ns, name: leaseName, asOf, config }) };
 }

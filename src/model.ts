@@ -284,6 +284,14 @@ export interface EvidenceVerdict {
 // Decision records: built as a node goes through its steps; the only input of the report.
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * How a whole run ended: the action's `result` output, for every mode. `clean` nothing to do,
+ * `processed` something done, `planned` (plan), `partial` (the time budget stopped the roll with
+ * nodes left; every node started ended cleanly), `failed`.
+ */
+export const ACTION_RESULTS = ['clean', 'processed', 'planned', 'partial', 'failed'] as const;
+export type ActionResult = (typeof ACTION_RESULTS)[number];
+
 export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed';
 
 export interface StepRecord {

@@ -176,6 +176,8 @@ describe('e2e rails: fences and recover-fences (GitHub API on a local stub)', ()
     expect(r.exitCode, r.stdout).toBe(0);
     expect(r.outputs.result).toBe('clean');
     expect(r.outputs.refused).toBe('0');
+    // every mode sets every output: the fences modes roll no node, so none is left or was in flight
+    expect([r.outputs.left, r.outputs['in-flight-max'], r.outputs.rebooted, r.outputs['reboots-skipped']]).toEqual(['0', '0', '0', '0']);
     expect(r.stdout).toContain('::add-mask::ghs_stubtoken123');
     // Read-only: no write request at all, nothing on Talos.
     expect(writesSince(c, seen)).toEqual([]);
@@ -255,6 +257,7 @@ describe('e2e rails: fences and recover-fences (GitHub API on a local stub)', ()
     expect(r.exitCode, r.stdout).toBe(0);
     expect(r.outputs.result).toBe('processed');
     expect(r.outputs.refused).toBe('2');
+    expect([r.outputs.left, r.outputs['in-flight-max']]).toEqual(['0', '0']);
     expect(gh.requests.length).toBe(4);
 
     // Exactly three writes: the Lease release and the two node releases, each a CAS-guarded JSON patch.

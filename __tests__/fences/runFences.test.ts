@@ -3,6 +3,7 @@ import type { RunAttemptInfo, RunLookup } from '../../src/adapters/github.js';
 import type { JsonPatchOp, NodeState } from '../../src/model.js';
 import { ToolError } from '../../src/errors.js';
 import { runFences } from '../../src/fences.js';
+import { renderFencesSummary } from '../../src/report/fences.js';
 import { annotationKeys } from '../../src/model.js';
 import type { OwnerToken } from '../../src/owner.js';
 import { acquireSpec } from '../../src/rules/lease.js';
@@ -72,7 +73,7 @@ describe('runFences: fences (read-only)', () => {
     expect(r.decisions.map((d) => `${d.node}:${d.action}`)).toEqual(['w1:refuse', 'w2:refuse', 'w3:refuse', 'w4:refuse']);
     expect(r.leaseDecision).toMatchObject({ action: 'keep', holder: B });
 
-    const html = r.summaryHtml;
+    const html = renderFencesSummary(r);
     expect(html).toContain('<h2>Fences: 4 nodes carrying a claim</h2>');
     expect(html).toContain(`<code>${B}</code>`);
     expect(html).toContain('<a href="https://github.com/acme/infra/actions/runs/102/attempts/1">in progress</a>');
@@ -89,7 +90,7 @@ describe('runFences: fences (read-only)', () => {
     const r = await runFences({ mode: 'fences', kube, runs: new StubRuns({}), config, clock });
     expect(r.ok).toBe(true);
     expect(r.rows[0].run).toMatchObject({ state: 'unknown', error: 'stub has no such run' });
-    expect(r.summaryHtml).toContain('unknown</a>: stub has no such run');
+    expect(renderFencesSummary(r)).toContain('unknown</a>: stub has no such run');
   });
 
   it('no fences, no Lease', async () => {
@@ -97,8 +98,8 @@ describe('runFences: fences (read-only)', () => {
     kube.addNode({ name: 'w1', ip: '10.0.0.1' });
     const r = await runFences({ mode: 'fences', kube, runs: new StubRuns({}), config, clock: new TestClock() });
     expect(r.rows).toEqual([]);
-    expect(r.summaryHtml).toContain('No node carries a claim.');
-    expect(r.summaryHtml).toContain('does not exist');
+    expect(renderFencesSummary(r)).toContain('No node carries a claim.');
+    expect(renderFencesSummary(r)).toContain('does not exist');
   });
 });
 
@@ -131,9 +132,9 @@ describe('runFences: recover-fences', () => {
       { op: 'test', path: '/metadata/uid', value: kube.state('w1').uid },
       { op: 'test', path: '/metadata/annotations/registry-auth-rollout~1owner', value: A },
     ]);
-    expect(r.summaryHtml).toContain('<h3>Actions</h3>');
-    expect(r.summaryHtml).toMatch(/<li>w1: released/);
-    expect(r.summaryHtml).toMatch(/<td>refused: phase is mutating/);
+    expect(renderFencesSummary(r)).toContain('<h3>Actions</h3>');
+    expect(renderFencesSummary(r)).toMatch(/<li>w1: released/);
+    expect(renderFencesSummary(r)).toMatch(/<td>refused: phase is mutating/);
   });
 
   it('a Lease held by a run in progress: nothing is released at all', async () => {
@@ -215,9 +216,9 @@ describe('runFences: recover-fences', () => {
     const r = await runFences({ mode: 'recover-fences', kube, runs, config, clock });
     expect(r.ok).toBe(false);
     expect(r.failures).toHaveLength(1);
-    expect(r.failures[0]).toMatch(/^w1: release failed: .*connection reset by peer/);
+    expect(r.failures[0]).toEqual({ node: 'w1', reason: expect.stringMatching(/^release failed: .*connection reset by peer/) });
     expect(r.releasedNodes).toEqual(['w4']);
-    expect(r.summaryHtml).toMatch(/<li>FAILED: w1: release failed/);
-    expect(r.summaryHtml).toMatch(/<td>failed: release failed/);
+    expect(renderFencesSummary(r)).toMatch(/<li>FAILED: w1: release failed/);
+    expect(renderFencesSummary(r)).toMatch(/<td>failed: release failed/);
   });
 });

@@ -2,14 +2,14 @@
 // fence, and that nothing taken from the cluster or the GitHub API reaches the HTML unescaped.
 import { describe, expect, it } from 'vitest';
 import type { LeaseState } from '../../src/adapters/types.js';
-import { renderFencesSummary, type FencesReport, type FencesReportContext } from '../../src/report/fences.js';
+import type { FencesMode, FencesReport } from '../../src/fences.js';
+import { renderFencesSummary } from '../../src/report/fences.js';
 import type { FenceRow } from '../../src/rules/fences.js';
 
 const A = 'acme/infra/runs/101/attempts/1/aaaa';
 const RUN_A = { state: 'completed' as const, conclusion: 'failure', url: 'https://github.com/acme/infra/actions/runs/101/attempts/1' };
-const ctx: FencesReportContext = {
-  namespace: 'kube-system',
-  name: 'registry-auth-rollout',
+const ctx = {
+  leaseRef: { namespace: 'kube-system', name: 'registry-auth-rollout' },
   asOf: Date.UTC(2026, 10, 30, 10, 0, 0),
   config: {
     annotationPrefix: 'registry-auth-rollout',
@@ -35,8 +35,8 @@ function row(node: string, over: Partial<FenceRow> = {}): FenceRow {
 
 function lease(holderIdentity: string): LeaseState {
   return {
-    namespace: ctx.namespace,
-    name: ctx.name,
+    namespace: ctx.leaseRef.namespace,
+    name: ctx.leaseRef.name,
     uid: 'l-uid',
     resourceVersion: '7',
     holderIdentity,
@@ -45,8 +45,12 @@ function lease(holderIdentity: string): LeaseState {
   };
 }
 
-function report(over: Partial<FencesReport> = {}): FencesReport {
+function report(mode: FencesMode, over: Partial<FencesReport> = {}): FencesReport {
   return {
+    kind: 'fences',
+    mode,
+    result: 'clean',
+    ...ctx,
     rows: [],
     leaseDecision: { action: 'none', reason: 'no holder' },
     decisions: [],
@@ -63,7 +67,7 @@ function report(over: Partial<FencesReport> = {}): FencesReport {
 
 describe('renderFencesSummary', () => {
   it('no fence and no Lease: says both, and fences mode lists no actions', () => {
-    const html = renderFencesSummary('fences', report(), ctx);
+    const html = renderFencesSummary(report('fences'));
     expect(html).toContain('<h2>Fences: 0 nodes carrying a claim</h2>');
     expect(html).toContain('Read at 2026-11-30T10:00:00.000Z');
     expect(html).toContain('does not exist (no run holds the lock)');
@@ -73,13 +77,12 @@ describe('renderFencesSummary', () => {
   });
 
   it('a free Lease is reported as free', () => {
-    expect(renderFencesSummary('fences', report({ lease: lease('') }), ctx)).toContain('</code>: free.</p>');
+    expect(renderFencesSummary(report('fences', { lease: lease('') }))).toContain('</code>: free.</p>');
   });
 
   it('fences mode: what recover-fences would do, per fence and for the Lease, with the release commands', () => {
     const html = renderFencesSummary(
-      'fences',
-      report({
+      report('fences', {
         rows: [row('w1'), row('w2', { phase: 'mutating' })],
         lease: lease(A),
         runs: new Map([[A, RUN_A]]),
@@ -89,7 +92,6 @@ describe('renderFencesSummary', () => {
           { node: 'w2', action: 'refuse', reason: 'phase is mutating' },
         ],
       }),
-      ctx,
     );
     expect(html).toContain('<h2>Fences: 2 nodes carrying a claim</h2>');
     expect(html).toContain(`<a href="${RUN_A.url}">completed (failure)</a>`);
@@ -103,8 +105,7 @@ describe('renderFencesSummary', () => {
 
   it('recover-fences: released, refused, failed and untouched fences each say so; failures are listed as FAILED', () => {
     const html = renderFencesSummary(
-      'recover-fences',
-      report({
+      report('recover-fences', {
         rows: [row('w1'), row('w2'), row('w3'), row('w4')],
         decisions: [
           { node: 'w1', action: 'release', capture: {} as never, reason: 'r' },
@@ -114,11 +115,10 @@ describe('renderFencesSummary', () => {
         ],
         releasedNodes: ['w1'],
         refused: [{ node: 'w2', reason: 'phase is mutating' }],
-        failures: ['w3: release failed: connection refused'],
+        failures: [{ node: 'w3', reason: 'release failed: connection refused' }],
         actions: ['w1: released (r)'],
         ok: false,
       }),
-      ctx,
     );
     expect(html).toContain('<h2>Recover fences: 4 nodes carrying a claim</h2>');
     expect(html).toContain('<td>released</td>');
@@ -129,14 +129,13 @@ describe('renderFencesSummary', () => {
   });
 
   it('recover-fences with nothing done says nothing was released', () => {
-    expect(renderFencesSummary('recover-fences', report(), ctx)).toContain('<p>Nothing was released.</p>');
+    expect(renderFencesSummary(report('recover-fences'))).toContain('<p>Nothing was released.</p>');
   });
 
   it('escapes everything taken from the cluster and the GitHub API', () => {
     const evil = '<script>alert(1)</script>';
     const html = renderFencesSummary(
-      'fences',
-      report({
+      report('fences', {
         rows: [
           row('w9<b>', {
             owner: evil,
@@ -148,7 +147,6 @@ describe('renderFencesSummary', () => {
         lease: lease('<img src=y>'),
         decisions: [{ node: 'w9<b>', action: 'refuse', reason: '<s>why</s>' }],
       }),
-      ctx,
     );
     expect(html).not.toMatch(/<script|<img|<b>|<i>|<u>|<s>/);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');

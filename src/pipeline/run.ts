@@ -2,7 +2,7 @@
 // cancellation. However the run ends, its result lists every node it touched with what became of it.
 import { errorMessage, InputError, RolloutError } from '../errors.js';
 import { LeaseHeldError } from '../lease.js';
-import type { DecisionRecord, HeldNode, NodeState } from '../model.js';
+import type { ActionResult, DecisionRecord, HeldNode, NodeState } from '../model.js';
 import { fenceCapture } from '../rules/fences.js';
 import { selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../recovery.js';
@@ -22,7 +22,7 @@ import { READYZ_WAIT_MS } from './transport.js';
 
 export interface RolloutResult {
   /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
-  result: 'clean' | 'processed' | 'planned' | 'failed' | 'partial';
+  result: ActionResult;
   records: DecisionRecord[];
   /** selected nodes the roll did not reach because it stopped earlier (the `left` output) */
   notReached: string[];

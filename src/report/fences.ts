@@ -1,21 +1,14 @@
 // The job summary of `mode: fences` and `mode: recover-fences`: one HTML string for
-// core.summary.addRaw. Pure: it renders what src/fences.ts read and did, and decides nothing.
+// core.summary.addRaw. Pure: it renders the report src/fences.ts returns, and decides nothing.
 // Every string taken from the cluster or the GitHub API goes through escapeCell.
 import type { RunAttemptInfo } from '../adapters/github.js';
-import type { FencesArgs, FencesResult } from '../fences.js';
+import type { FencesFailure, FencesReport } from '../fences.js';
 import { leaseReleaseCommand } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 
-/** What the fences run found and did: its result without the rendering. */
-export type FencesReport = Omit<FencesResult, 'summaryHtml'>;
-
-export interface FencesReportContext {
-  /** the Lease's namespace and name */
-  namespace: string;
-  name: string;
-  /** when the cluster was read (epoch ms) */
-  asOf: number;
-  config: FencesArgs['config'];
+/** `w3: release failed: …` or `Lease kube-system/x: reading it again failed: …`: the one wording of a failure. */
+export function fenceFailureLine(f: FencesFailure, leaseRef: FencesReport['leaseRef']): string {
+  return `${f.node ?? `Lease ${leaseRef.namespace}/${leaseRef.name}`}: ${f.reason}`;
 }
 
 const MAX_VALUE = 500;
@@ -31,15 +24,16 @@ function runCell(run: RunAttemptInfo | undefined, owner: string): string {
   return run.error ? `${link}: ${e(run.error)}` : link;
 }
 
-export function renderFencesSummary(mode: FencesArgs['mode'], r: FencesReport, ctx: FencesReportContext): string {
+export function renderFencesSummary(r: FencesReport): string {
+  const { mode, config } = r;
   const out: string[] = [];
   out.push(
     `<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${r.rows.length} node${r.rows.length === 1 ? '' : 's'} carrying a claim</h2>`,
   );
-  out.push(`<p>Read at ${e(new Date(ctx.asOf).toISOString())}; annotation prefix <code>${e(ctx.config.annotationPrefix)}</code>.</p>`);
+  out.push(`<p>Read at ${e(new Date(r.asOf).toISOString())}; annotation prefix <code>${e(config.annotationPrefix)}</code>.</p>`);
 
   // The Lease and its holder.
-  const leaseId = `${ctx.namespace}/${ctx.name}`;
+  const leaseId = `${r.leaseRef.namespace}/${r.leaseRef.name}`;
   if (!r.lease) out.push(`<p><b>Lease</b> <code>${e(leaseId)}</code>: does not exist (no run holds the lock).</p>`);
   else if (!r.lease.holderIdentity) out.push(`<p><b>Lease</b> <code>${e(leaseId)}</code>: free.</p>`);
   else {
@@ -60,7 +54,7 @@ export function renderFencesSummary(mode: FencesArgs['mode'], r: FencesReport, c
       ].join('\n'),
     );
     out.push(
-      `<details><summary>Release the Lease by hand (only once its holder's run has ended)</summary><pre><code>${e(unquote(leaseReleaseCommand(ctx.namespace, ctx.name, holder, ctx.config)), 4000)}</code></pre></details>`,
+      `<details><summary>Release the Lease by hand (only once its holder's run has ended)</summary><pre><code>${e(unquote(leaseReleaseCommand(r.leaseRef.namespace, r.leaseRef.name, holder, config)), 4000)}</code></pre></details>`,
     );
   }
 
@@ -74,10 +68,7 @@ export function renderFencesSummary(mode: FencesArgs['mode'], r: FencesReport, c
       for (const d of r.decisions) outcome.set(d.node, 'not attempted');
       for (const n of r.releasedNodes) outcome.set(n, 'released');
       for (const x of r.refused) outcome.set(x.node, `refused: ${x.reason}`);
-      for (const f of r.failures) {
-        const node = r.rows.find((row) => f.startsWith(`${row.node}: `))?.node;
-        if (node) outcome.set(node, `failed: ${f.slice(node.length + 2)}`);
-      }
+      for (const f of r.failures) if (f.node) outcome.set(f.node, `failed: ${f.reason}`);
     }
     const table = [
       '<table>',
@@ -99,7 +90,7 @@ export function renderFencesSummary(mode: FencesArgs['mode'], r: FencesReport, c
   }
 
   if (mode === 'recover-fences') {
-    const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${f}`)];
+    const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${fenceFailureLine(f, r.leaseRef)}`)];
     out.push(
       lines.length
         ? `<h3>Actions</h3>\n<ul>\n${lines.map((l) => `<li>${e(l, MAX_REASON)}</li>`).join('\n')}\n</ul>`

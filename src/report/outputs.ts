@@ -1,9 +1,8 @@
-// Step outputs. main.ts sets them on success and on failure alike, so a later step can read what
+// Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
-import type { DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../model.js';
+import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../model.js';
 import type { Redactor } from '../redact.js';
-
-export type ReportResult = 'clean' | 'processed' | 'planned' | 'failed' | 'partial';
+import type { FenceRow } from '../rules/fences.js';
 
 export interface DecisionStepOutput {
   name: string;
@@ -35,8 +34,8 @@ export interface DecisionOutput {
 }
 
 export interface ActionOutputs {
-  result: string;
-  /** JSON array of DecisionOutput */
+  result: ActionResult;
+  /** JSON array of DecisionOutput (the fences modes: of FenceRow) */
   decisions: string;
   rebooted: string;
   'reboots-skipped': string;
@@ -117,7 +116,7 @@ function compact(d: DecisionOutput, level: number): DecisionOutput {
 const MAX_LEVEL = 4;
 
 export function buildOutputs(
-  result: ReportResult,
+  result: ActionResult,
   records: readonly DecisionRecord[],
   options: { budgetBytes?: number; redactor?: Redactor; left?: number; inFlightMax?: number } = {},
 ): ActionOutputs {
@@ -137,5 +136,27 @@ export function buildOutputs(
     refused: count('refused'),
     left: String(options.left ?? 0),
     'in-flight-max': String(options.inFlightMax ?? 0),
+  };
+}
+
+/**
+ * The outputs of the fences modes, the same keys as every mode: `decisions` lists the fences read
+ * (FenceRow), `refused` counts the fences left in place; they roll no node, so nothing was rebooted
+ * or skipped, no selected node is left and none was in flight.
+ */
+export function buildFenceOutputs(
+  result: ActionResult,
+  rows: readonly FenceRow[],
+  refused: number,
+  options: { redactor?: Redactor } = {},
+): ActionOutputs {
+  return {
+    result,
+    decisions: JSON.stringify(options.redactor ? options.redactor.redactData([...rows]) : rows),
+    rebooted: '0',
+    'reboots-skipped': '0',
+    refused: String(refused),
+    left: '0',
+    'in-flight-max': '0',
   };
 }

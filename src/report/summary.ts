@@ -7,18 +7,17 @@
 // - every string that came from a node, a tool or an input goes through escapeCell.
 import { formatMagnitude } from '../format.js';
 import { formatGap, formatInstant } from '../instants.js';
-import type { DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
+import type { ActionResult, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
 import type { Redactor } from '../redact.js';
 import { escapeCell, truncateText } from './escape.js';
 import { formatDuration } from '../format.js';
 import { outcomeLabel } from './log.js';
-import type { ReportResult } from './outputs.js';
 
 export interface SummaryInput {
   mode: 'apply' | 'plan';
   registry: string;
   revision: string;
-  result: ReportResult;
+  result: ActionResult;
   /** one per node the run got to, in processing order */
   records: DecisionRecord[];
   /** selected nodes the run stopped before */

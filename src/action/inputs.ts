@@ -1,0 +1,52 @@
+// Everything the action reads from its runner, in one place: the inputs (→ a validated Config), the
+// auth-patch file, the run's identity and web root, and the test knobs. Nothing below the shell
+// reads `process.env` or @actions/core: it is handed what is read here.
+import { readConfig, type Config } from '../config.js';
+import { readAuthPatch } from '../credential.js';
+import type { DesiredCredential } from '../model.js';
+import { formatOwnerToken, newOwnerToken } from '../owner.js';
+
+/** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
+export interface TestKnobs {
+  /** RAR_POLL_INTERVAL_MS: interval of the post-reboot and probe polls; undefined: the pipeline's default */
+  pollIntervalMs?: number;
+  /** RAR_RELIST_PAUSE_MS: pause between the two empty listings that end a run */
+  relistPauseMs: number;
+  /** RAR_LEASE_RENEW_MS: how often the run Lease is renewed; undefined: RunLock's default */
+  leaseRenewMs?: number;
+}
+
+export interface ActionInputs {
+  config: Config;
+  desired: DesiredCredential;
+  /** this run's claim token (repository, run id, attempt, nonce) */
+  owner: string;
+  /** GITHUB_SERVER_URL and GITHUB_API_URL: the web root of run links and the API the fences modes ask; undefined: github.com's */
+  github: { serverUrl?: string; apiUrl?: string };
+  knobs: TestKnobs;
+}
+
+/**
+ * Reads and validates every input; throws InputError naming the one to fix. `secret` receives each
+ * secret as soon as it is known (the credential's forms, the GitHub token), before anything logs.
+ */
+export function readInputs(getInput: (name: string) => string, env: NodeJS.ProcessEnv, secret: (s: string) => void): ActionInputs {
+  const config = readConfig(getInput);
+  if (config.githubToken) secret(config.githubToken);
+  const { desired } = readAuthPatch(config.authPatch, config.registry, secret);
+  return {
+    config,
+    desired,
+    owner: formatOwnerToken(newOwnerToken(env)),
+    github: { serverUrl: env.GITHUB_SERVER_URL || undefined, apiUrl: env.GITHUB_API_URL || undefined },
+    knobs: readKnobs(env),
+  };
+}
+
+function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
+  return {
+    pollIntervalMs: Number(env.RAR_POLL_INTERVAL_MS) || undefined,
+    relistPauseMs: env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(env.RAR_RELIST_PAUSE_MS),
+    leaseRenewMs: Number(env.RAR_LEASE_RENEW_MS) || undefined,
+  };
+}

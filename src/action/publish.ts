@@ -1,0 +1,121 @@
+// The one publisher: whatever mode ran, its plain report becomes the step's outputs, log lines,
+// annotations, job summary and exit status here, in that order, through one core-like port. The
+// modes render nothing, and every mode sets every output (a later step reads them whatever ran).
+import { errorMessage, RolloutError } from '../errors.js';
+import type { FencesReport } from '../fences.js';
+import type { RolloutReport } from '../pipeline/rolloutMode.js';
+import type { Redactor } from '../redact.js';
+import { buildAnnotations, type Annotation } from '../report/annotations.js';
+import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
+import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
+import { renderSummary } from '../report/summary.js';
+
+/** A mode that ended before it had anything to report: a bad input, an unusable talosconfig, a fences read that failed. */
+export interface ErrorReport {
+  kind: 'error';
+  error: unknown;
+}
+
+/** What any mode hands to the publisher. */
+export type ActionReport = RolloutReport | FencesReport | ErrorReport;
+
+/** What the step shows for a report: plain data, decided by `present`, written by `publish`. */
+export interface Publication {
+  outputs: ActionOutputs;
+  /** plain log lines */
+  log: string[];
+  annotations: Annotation[];
+  /** the job summary (rendered when written, so a renderer's throw cannot cost the outputs); none: no summary */
+  summary?: () => string;
+  /** each one fails the step; none: it succeeds */
+  failures: string[];
+}
+
+/** The part of @actions/core the publisher uses: `core` itself, or a recorder in tests. */
+export interface PublishPort {
+  setOutput(name: string, value: string): void;
+  info(message: string): void;
+  notice(message: string, properties: { title: string }): void;
+  warning(message: string, properties?: { title: string }): void;
+  error(message: string, properties: { title: string }): void;
+  setFailed(message: string): void;
+  summary: { addRaw(html: string): { write(): Promise<unknown> } };
+}
+
+export interface PublishOptions {
+  /** the run's secrets: outputs, annotations, summary and failure messages never carry them */
+  redactor?: Redactor;
+}
+
+export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
+  const p = present(report, options);
+  for (const [k, v] of Object.entries(p.outputs) as Array<[string, string]>) port.setOutput(k, v);
+  for (const line of p.log) port.info(line);
+  for (const a of p.annotations) port[a.kind](a.message, { title: a.title });
+  if (p.summary) {
+    try {
+      await port.summary.addRaw(p.summary()).write();
+    } catch (e) {
+      port.warning(`could not write the job summary: ${errorMessage(e)}`);
+    }
+  }
+  const mask = (s: string): string => (options.redactor ? options.redactor.redact(s) : s);
+  for (const f of p.failures) port.setFailed(mask(f));
+}
+
+export function present(report: ActionReport, options: PublishOptions = {}): Publication {
+  if (report.kind === 'rollout') return presentRollout(report, options);
+  if (report.kind === 'fences') return presentFences(report, options);
+  // the outputs still say `failed`: a later step may read them
+  return { outputs: buildOutputs('failed', []), log: [], annotations: [], failures: [errorMessage(report.error)] };
+}
+
+function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publication {
+  const log: string[] = [];
+  const annotations = buildAnnotations(r.records, { redactor });
+  const failures: string[] = [];
+  if (r.result === 'clean') log.push(`every selected node already verified revision ${r.revision}: nothing to do`);
+  if (r.result === 'partial') {
+    const message = `${r.notReached.length} node(s) left for the next run (${r.notice ?? 'the time budget stopped the roll'}); every node started ended released or verified, and a rerun continues with the rest`;
+    if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
+    else annotations.push({ kind: 'notice', title: 'time-budget reached', message });
+  }
+  if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);
+  return {
+    outputs: buildOutputs(r.result, r.records, { redactor, left: r.notReached.length, inFlightMax: r.inFlightMax ?? 0 }),
+    log,
+    annotations,
+    summary: () =>
+      renderSummary(
+        {
+          mode: r.mode,
+          registry: r.registry,
+          revision: r.revision,
+          result: r.result,
+          records: r.records,
+          notReached: r.notReached,
+          upToDate: r.upToDate,
+          error: r.error?.message,
+          talosReads: r.talosReads,
+          notice: r.notice,
+          inFlightMax: r.inFlightMax,
+          maxUnavailable: r.maxUnavailable,
+          topologyKey: r.topologyKey,
+        },
+        { redactor },
+      ),
+    failures,
+  };
+}
+
+// `fences` is a report and always succeeds; in `recover-fences` a refused fence is the rule working
+// (a warning), and only a failure the report lists fails the step (see src/fences.ts).
+function presentFences(r: FencesReport, { redactor }: PublishOptions): Publication {
+  return {
+    outputs: buildFenceOutputs(r.result, r.rows, r.refused.length, { redactor }),
+    log: [...r.actions],
+    annotations: r.refused.map((x) => ({ kind: 'warning', title: `${x.node}: fence left in place`, message: x.reason })),
+    summary: () => renderFencesSummary(r),
+    failures: r.ok ? [] : [`${r.mode}: ${r.failures.map((f) => fenceFailureLine(f, r.leaseRef)).join('; ')}`],
+  };
+}

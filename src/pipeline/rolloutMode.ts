@@ -1,0 +1,39 @@
+// `mode: apply` and `mode: plan` as one function: the run's ports in, a plain report out. The
+// report carries the run's result and the facts its summary names; it renders nothing (the
+// action's one publisher, src/action/publish.ts, turns it into outputs, annotations and summary).
+import type { RolloutDeps } from './context.js';
+import { runRollout, type RolloutResult } from './run.js';
+
+export interface RolloutReport extends RolloutResult {
+  kind: 'rollout';
+  mode: 'apply' | 'plan';
+  /** the registry host the credential is for */
+  registry: string;
+  revision: string;
+  /** which path read Talos and why, one line */
+  talosReads: string;
+  topologyKey?: string;
+  /** a `partial` run fails the step */
+  failOnPartial: boolean;
+}
+
+/** Never throws: however the run ends, the report says so (`failed` with its error when it threw). */
+export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Promise<RolloutReport> {
+  const { config } = deps;
+  let result: RolloutResult;
+  try {
+    result = await runRollout(deps);
+  } catch (e) {
+    result = { result: 'failed', records: [], notReached: [], upToDate: [], error: e instanceof Error ? e : new Error(String(e)) };
+  }
+  return {
+    kind: 'rollout',
+    mode: config.mode === 'plan' ? 'plan' : 'apply',
+    registry: deps.desired.host,
+    revision: config.revision,
+    talosReads,
+    topologyKey: config.topologyKey,
+    failOnPartial: config.failOnPartial,
+    ...result,
+  };
+}
