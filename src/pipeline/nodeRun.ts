@@ -1,7 +1,18 @@
 // One node's run: its phase (the single record of how far the run got with it), its decision record,
 // and the one function every stop goes through to decide release vs leave and say what to do next.
+// The record has one writer: the methods below say what happened (a claim, evidence, a proof, an
+// outcome) and others read it through a read-only view (__tests__/repo/recordOwner.test.ts checks).
 import { errorMessage } from '../errors.js';
-import type { ClaimCapture, DecisionRecord, EvidenceVerdict, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
+import type {
+  ClaimCapture,
+  DecisionRecord,
+  EvidenceVerdict,
+  HeldNode,
+  NodePhase,
+  NodeState,
+  ProofUndecided,
+  StepRecord,
+} from '../model.js';
 import { leftAsSetReport, releaseCommand } from '../recovery.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
@@ -13,7 +24,7 @@ const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released']
 export const LEFT: ReadonlySet<NodePhase> = new Set<NodePhase>(['left-fenced', 'left-as-set']);
 
 export class NodeRun {
-  readonly record: DecisionRecord;
+  readonly #record: DecisionRecord;
   private readonly t0: number;
   private current: NodePhase = 'read';
   private stoppedIn?: NodePhase;
@@ -29,7 +40,7 @@ export class NodeRun {
   ) {
     this.t0 = ctx.clock.now();
     this.address = node.internalIPs[0] ?? '';
-    this.record = {
+    this.#record = {
       node: node.name,
       uid: node.uid,
       role: node.role,
@@ -38,7 +49,69 @@ export class NodeRun {
       reason: '',
       steps: [],
       durationMs: 0,
+      startedAt: new Date(this.t0).toISOString(),
     };
+  }
+
+  /** The decision record as it stands, read-only: only the methods of this class write it. */
+  get record(): Readonly<DecisionRecord> {
+    return this.#record;
+  }
+
+  /** 3.2 the claim landed: how many attempts it took and what it retried after */
+  recordClaim(claim: { attempts: number; conflicts: string[] }): void {
+    this.#record.claim = { attempts: claim.attempts, conflicts: claim.conflicts };
+  }
+
+  /** 3.3 the evidence read before the credential patch */
+  recordEvidence(before: EvidenceVerdict): void {
+    this.#record.evidence = before;
+  }
+
+  /** the evidence read after the patch (Talos restarting cri) or after the reboot */
+  recordProof(proof: EvidenceVerdict): void {
+    this.#record.proof = proof;
+  }
+
+  /** the post-reboot proof was undecided and how the run settles it (only settleProof, below) */
+  recordProofUndecided(undecided: ProofUndecided): void {
+    this.#record.proofUndecided = undecided;
+  }
+
+  /** the credential is loaded without a reboot, for `reason` */
+  recordSkip(reason: string): void {
+    this.#record.outcome = 'reboot-skipped';
+    this.#record.reason = reason;
+  }
+
+  /** the node was rebooted: why (the evidence before, or reboot: always) and what proved it afterwards */
+  recordRebooted(before: EvidenceVerdict | undefined, verifyImage: string | undefined): void {
+    this.#record.outcome = 'rebooted';
+    this.#record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${this.proofReason(verifyImage)}`;
+  }
+
+  /** The proof part of a rebooted node's reason: what proved it, or what could not be proven and how it was settled. */
+  private proofReason(verifyImage: string | undefined): string {
+    const u = this.#record.proofUndecided;
+    if (!u) return this.#record.proof?.reason ?? 'no proof was read';
+    const settled =
+      u.settledBy === 'verify-image'
+        ? `proven instead by pulling ${verifyImage} through containerd`
+        : `released with a warning (no verify-image): ${u.residualRisk}`;
+    return `the proof is undecided: ${u.unproven}; ${settled}`;
+  }
+
+  /** a stop as stopNode carried it out: refused or failed, why, and what a person does next (only stopNode, below) */
+  recordStop(stop: NodeStop): void {
+    this.#record.outcome = stop.outcome;
+    this.#record.reason = stop.message;
+    this.#record.nextStep = stop.opts.nextStep;
+  }
+
+  /** stopNode itself failed (it should not): the node failed, and the reason adds what went wrong to what it had */
+  recordStopFailed(e: unknown): void {
+    this.#record.outcome = 'failed';
+    this.#record.reason = `${this.#record.reason ? `${this.#record.reason}; ` : ''}${errorMessage(e)}`;
   }
 
   get phase(): NodePhase {
@@ -75,7 +148,7 @@ export class NodeRun {
   async step<T>(name: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> {
     const start = this.ctx.clock.now();
     const s: StepRecord = { name, startedAt: new Date(start).toISOString(), durationMs: 0, ok: false };
-    this.record.steps.push(s);
+    this.#record.steps.push(s);
     if (this.ctx.log.progress) this.ctx.log.progress(`▶ ${name}`);
     else this.ctx.log.info(`▶ ${name}`);
     try {
@@ -92,9 +165,12 @@ export class NodeRun {
     }
   }
 
-  finish(): DecisionRecord {
-    this.record.durationMs = this.ctx.clock.now() - this.t0;
-    return this.record;
+  /** The node's run ended: stamp how long it took and when it ended. Returns the record, now complete. */
+  finish(): Readonly<DecisionRecord> {
+    const end = this.ctx.clock.now();
+    this.#record.durationMs = end - this.t0;
+    this.#record.endedAt = new Date(end).toISOString();
+    return this.#record;
   }
 
   /**
@@ -153,13 +229,30 @@ export class NodeStop extends Error {
       /** for `leave-as-set`: the node as last read, so the report says who holds it now and what still stands */
       seen?: NodeState;
     } = {},
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'NodeStop';
   }
 
   get claimFailure(): 'conflict' | 'exhausted' | undefined {
     return this.opts.claimFailure;
+  }
+}
+
+/** A stop whose release failed as well: the stop and the release's error, chained; the message says both. */
+export class ReleaseFailedStop extends NodeStop {
+  constructor(
+    readonly stop: NodeStop,
+    readonly releaseError: unknown,
+    nextStep: string,
+  ) {
+    super(
+      stop.outcome,
+      `${stop.message}; releasing the claim failed too: ${errorMessage(releaseError)}`,
+      { ...stop.opts, nextStep },
+      { cause: stop },
+    );
   }
 }
 
@@ -176,9 +269,9 @@ function defaultDisposition(run: NodeRun): Disposition {
  * outcome, reason and next step. Returns the stop as recorded.
  */
 export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promise<NodeStop> {
-  const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e));
-  let message = stop.message;
+  const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e), {}, { cause: e });
   let nextStep = stop.opts.nextStep;
+  let releaseError: { error: unknown } | undefined;
   const talos = run.talosTouched
     ? 'the credential patch was sent to Talos, so the machine config may carry the new credential'
     : 'nothing on Talos was changed';
@@ -197,10 +290,10 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
         await run.step('release (restore)', () => ctx.kube.patchNode(run.node.name, buildReleasePatch(run.capture!, ctx.keys, {})));
         run.enter('released');
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
-      } catch (releaseError) {
+      } catch (error) {
         // The node stays in the phase it is in (already published): the post step tries the same
         // CAS-guarded release again for `claimed` and `draining`, and leaves any other phase fenced.
-        message = `${message}; releasing the claim failed too: ${errorMessage(releaseError)}`;
+        releaseError = { error };
         nextStep =
           `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${run.node.name} -o yaml\` ` +
           `(was it re-created?) and, if it still carries this run's claim, release it: ${run.releaseCommand()}`;
@@ -220,10 +313,11 @@ export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promi
       nextStep = stop.opts.nextStep ?? run.fencedNextStep();
     }
   }
-  run.record.outcome = stop.outcome;
-  run.record.reason = message;
-  run.record.nextStep = nextStep;
-  return new NodeStop(stop.outcome, message, { ...stop.opts, nextStep });
+  const recorded = releaseError
+    ? new ReleaseFailedStop(stop, releaseError.error, nextStep)
+    : new NodeStop(stop.outcome, stop.message, { ...stop.opts, nextStep }, { cause: stop });
+  run.recordStop(recorded);
+  return recorded;
 }
 
 /** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */
@@ -255,16 +349,18 @@ export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdic
       { disposition: 'leave-fenced' },
     );
   }
-  run.record.proofUndecided = ctx.config.verifyImage
-    ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
-    : {
-        unproven: judged.unproven,
-        settledBy: 'warning',
-        residualRisk: residualRisk(ctx.desired.host),
-        nextStep:
-          `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
-          `(\`kubectl annotate node ${run.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
-      };
+  run.recordProofUndecided(
+    ctx.config.verifyImage
+      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
+      : {
+          unproven: judged.unproven,
+          settledBy: 'warning',
+          residualRisk: residualRisk(ctx.desired.host),
+          nextStep:
+            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
+            `(\`kubectl annotate node ${run.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+        },
+  );
   ctx.log.info(
     `⚠ ${run.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
       (ctx.config.verifyImage
