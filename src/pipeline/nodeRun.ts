@@ -257,9 +257,9 @@ export class ReleaseFailedStop extends NodeStop {
 }
 
 /** Anything not a NodeStop: release when nothing on Talos changed, otherwise leave it fenced. */
-function defaultDisposition(run: NodeRun): Disposition {
-  if (LEFT.has(run.phase)) return run.phase === 'left-as-set' ? 'leave-as-set' : 'leave-fenced';
-  return run.talosTouched ? 'leave-fenced' : 'release';
+function defaultDisposition(nodeRun: NodeRun): Disposition {
+  if (LEFT.has(nodeRun.phase)) return nodeRun.phase === 'left-as-set' ? 'leave-as-set' : 'leave-fenced';
+  return nodeRun.talosTouched ? 'leave-fenced' : 'release';
 }
 
 /**
@@ -268,65 +268,67 @@ function defaultDisposition(run: NodeRun): Disposition {
  * stays claimed, and the report says so and whether Talos was changed), and writes the record's
  * outcome, reason and next step. Returns the stop as recorded.
  */
-export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promise<NodeStop> {
+export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): Promise<NodeStop> {
   const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e), {}, { cause: e });
   let nextStep = stop.opts.nextStep;
   let releaseError: { error: unknown } | undefined;
-  const talos = run.talosTouched
+  const talos = nodeRun.talosTouched
     ? 'the credential patch was sent to Talos, so the machine config may carry the new credential'
     : 'nothing on Talos was changed';
 
-  if (run.phase === 'read' || !run.capture) {
+  if (nodeRun.phase === 'read' || !nodeRun.capture) {
     // Nothing of ours is on the node.
     nextStep ??= 'Nothing on the node was changed by this run; fix the cause and rerun.';
-  } else if (run.phase === 'claiming') {
+  } else if (nodeRun.phase === 'claiming') {
     // The claim may or may not have landed and nothing could read the node: stay `claiming` (already
     // published), keep the Lease, and let the post step read the node and release what landed.
-    nextStep = claimUnknownNextStep(ctx, run);
+    nextStep = claimUnknownNextStep(ctx, nodeRun);
   } else {
-    const disposition = stop.opts.disposition ?? defaultDisposition(run);
+    const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
-        await run.step('release (restore)', () => ctx.kube.patchNode(run.node.name, buildReleasePatch(run.capture!, ctx.keys, {})));
-        run.enter('released');
+        await nodeRun.step('release (restore)', () =>
+          ctx.kube.patchNode(nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {})),
+        );
+        nodeRun.enter('released');
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
       } catch (error) {
         // The node stays in the phase it is in (already published): the post step tries the same
         // CAS-guarded release again for `claimed` and `draining`, and leaves any other phase fenced.
         releaseError = { error };
         nextStep =
-          `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${run.node.name} -o yaml\` ` +
-          `(was it re-created?) and, if it still carries this run's claim, release it: ${run.releaseCommand()}`;
+          `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${nodeRun.node.name} -o yaml\` ` +
+          `(was it re-created?) and, if it still carries this run's claim, release it: ${nodeRun.releaseCommand()}`;
       }
     } else if (disposition === 'leave-as-set') {
-      run.enter('left-as-set');
+      nodeRun.enter('left-as-set');
       nextStep = `${stop.opts.nextStep ? `${stop.opts.nextStep} ` : ''}${leftAsSetReport({
-        capture: run.capture,
+        capture: nodeRun.capture,
         now: stop.opts.seen,
         keys: ctx.keys,
         config: ctx.config,
-        talosChanged: run.talosTouched,
-        leaseKept: leftAsSetKeepsLease(run.stoppedInPhase),
+        talosChanged: nodeRun.talosTouched,
+        leaseKept: leftAsSetKeepsLease(nodeRun.stoppedInPhase),
       })}`;
     } else {
-      run.enter('left-fenced');
-      nextStep = stop.opts.nextStep ?? run.fencedNextStep();
+      nodeRun.enter('left-fenced');
+      nextStep = stop.opts.nextStep ?? nodeRun.fencedNextStep();
     }
   }
   const recorded = releaseError
     ? new ReleaseFailedStop(stop, releaseError.error, nextStep)
     : new NodeStop(stop.outcome, stop.message, { ...stop.opts, nextStep }, { cause: stop });
-  run.recordStop(recorded);
+  nodeRun.recordStop(recorded);
   return recorded;
 }
 
 /** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */
-function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
-  const name = run.node.name;
+function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
+  const name = nodeRun.node.name;
   return (
-    `The claim may be on the node (cordoned, ${ctx.keys.owner}=${run.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
+    `The claim may be on the node (cordoned, ${ctx.keys.owner}=${nodeRun.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
     `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
-    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(run.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
   );
 }
 
@@ -339,7 +341,7 @@ function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
  *   with a warning that names the residual risk;
  * - failed (contradicted, or not read): stop, the node is left fenced for a person.
  */
-export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
+export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
   const judged = judgeProof(proof);
   if (judged.kind === 'proven') return;
   if (judged.kind === 'failed') {
@@ -349,7 +351,7 @@ export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdic
       { disposition: 'leave-fenced' },
     );
   }
-  run.recordProofUndecided(
+  nodeRun.recordProofUndecided(
     ctx.config.verifyImage
       ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
       : {
@@ -358,11 +360,11 @@ export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdic
           residualRisk: residualRisk(ctx.desired.host),
           nextStep:
             `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
-            `(\`kubectl annotate node ${run.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+            `(\`kubectl annotate node ${nodeRun.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
         },
   );
   ctx.log.info(
-    `⚠ ${run.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
+    `⚠ ${nodeRun.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
       (ctx.config.verifyImage
         ? `proving it by pulling ${ctx.config.verifyImage} through containerd`
         : `releasing it with a warning: ${residualRisk(ctx.desired.host)}`),

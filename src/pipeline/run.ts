@@ -48,16 +48,16 @@ type RollEnd =
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
 const MAX_EXTRA_PASSES = 5;
 
-/** The node runs of one run: the set the post step's state is published from. */
+/** The NodeRuns of one action run: the set the post step's state is published from. */
 class NodeRuns {
   readonly all = new Set<NodeRun>();
   constructor(private readonly ctx: RunContext) {}
 
   /** `ctx` is the node's own view of the run context (its log) */
   start(node: NodeState, ctx: RunContext = this.ctx): NodeRun {
-    const run = new NodeRun(node, ctx, () => this.publish());
-    this.all.add(run);
-    return run;
+    const nodeRun = new NodeRun(node, ctx, () => this.publish());
+    this.all.add(nodeRun);
+    return nodeRun;
   }
 
   held(): HeldNode[] {
@@ -136,7 +136,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();
   }
-  const runs = new NodeRuns(ctx);
+  const nodeRuns = new NodeRuns(ctx);
   const roll: RollState = {
     maxUnavailable: resolveMaxUnavailable(config.maxUnavailable, first.selected.filter((n) => n.role === 'worker').length),
     runStartMs,
@@ -148,16 +148,16 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   };
   let end: RollEnd;
   try {
-    end = await rollPasses(ctx, runs, first, roll);
+    end = await rollPasses(ctx, nodeRuns, first, roll);
   } finally {
     ctx.lock?.stop();
     roll.logs.flushAll();
   }
-  const leaseError = await endLease(ctx, runs);
+  const leaseError = await endLease(ctx, nodeRuns);
   const error = end.result === 'failed' ? end.error : leaseError;
   return {
     result: leaseError ? 'failed' : end.result,
-    records: runs.records(),
+    records: nodeRuns.records(),
     notReached: end.result === 'processed' ? [] : end.notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
@@ -173,9 +173,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
  * released; when someone else holds it by then, it is left alone and the run fails (it was not ours
  * for some of the time it should have been): the error returned says so.
  */
-async function endLease(ctx: RunContext, runs: NodeRuns): Promise<Error | undefined> {
+async function endLease(ctx: RunContext, nodeRuns: NodeRuns): Promise<Error | undefined> {
   if (!ctx.lock) return undefined;
-  if (runs.anyLeft()) {
+  if (nodeRuns.anyLeft()) {
     ctx.log.info('run Lease: kept, because a node of this run is left claimed');
     return undefined;
   }
@@ -259,7 +259,7 @@ export class HolderFencesError extends Error {
  * never rolled twice, whatever its annotations say. Any failure or cancellation in any pass ends
  * the run with the nodes processed so far in the result.
  */
-async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RollEnd> {
+async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RollEnd> {
   const done = new Set<string>();
   let pass = first;
   let emptyListings = 0;
@@ -270,7 +270,7 @@ async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: No
         emptyListings = 0;
         await prefetchVersions(ctx, todo);
         if (extra > 0) ctx.log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
-        const stopped = await rollNodes(ctx, runs, todo, done, roll);
+        const stopped = await rollNodes(ctx, nodeRuns, todo, done, roll);
         if (stopped) return stopped;
       } else {
         emptyListings++;
@@ -339,7 +339,7 @@ interface RollState {
  */
 async function rollNodes(
   ctx: RunContext,
-  runs: NodeRuns,
+  nodeRuns: NodeRuns,
   selected: NodeState[],
   done: Set<string>,
   roll: RollState,
@@ -354,27 +354,27 @@ async function rollNodes(
   let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
   const deadlines = deadlinesOf(config);
 
-  const runOne = async (node: NodeState): Promise<void> => {
+  const rollOne = async (node: NodeState): Promise<void> => {
     const log = roll.logs.forNode(node.name);
     const endGroup = log.group(`${node.name} (${node.role})`);
     const nodeCtx: RunContext = { ...ctx, log };
-    const run = runs.start(node, nodeCtx);
+    const nodeRun = nodeRuns.start(node, nodeCtx);
     try {
       await roll.logs.within(log, async () => {
         try {
-          await rollNode(nodeCtx, run);
+          await rollNode(nodeCtx, nodeRun);
         } catch (e) {
           failing.add(node.name);
-          const s = await stopNode(nodeCtx, run, e);
+          const s = await stopNode(nodeCtx, nodeRun, e);
           failures.push({ node: node.name, message: s.message, nextStep: s.opts.nextStep ?? '', cause: s });
         }
       });
     } catch (e) {
       // stopNode itself failed (it should not): the node's phase, already published, is what the post step acts on
-      run.recordStopFailed(e);
-      failures.push({ node: node.name, message: run.record.reason, nextStep: run.record.nextStep ?? '', cause: e });
+      nodeRun.recordStopFailed(e);
+      failures.push({ node: node.name, message: nodeRun.record.reason, nextStep: nodeRun.record.nextStep ?? '', cause: e });
     } finally {
-      const record = run.finish();
+      const record = nodeRun.finish();
       roll.times.push({ role: node.role, tookMs: record.durationMs });
       inFlight.delete(node.name);
       finished.add(node.name);
@@ -411,11 +411,11 @@ async function rollNodes(
         break;
       }
       done.add(node.uid);
-      inFlight.set(name, runOne(node));
+      inFlight.set(name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
     }
     if (inFlight.size === 0) break;
-    // runOne never rejects; it removes itself from inFlight when its node's run ended
+    // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
   }
 
