@@ -66,7 +66,7 @@ describe('errors wrap with cause (fakes)', () => {
     const stop = res.error?.cause;
     expect(stop).toBeInstanceOf(ReleaseFailedStop);
     expect((stop as ReleaseFailedStop).releaseError).toBe(releaseError);
-    expect((stop as ReleaseFailedStop).stop.message).toBe(`drain failed: ${drainError.message}`);
+    expect(((stop as ReleaseFailedStop).cause as NodeStop).message).toBe(`drain failed: ${drainError.message}`);
     expect(chain(stop)).toContain(drainError);
   });
 

@@ -240,10 +240,10 @@ export class NodeStop extends Error {
   }
 }
 
-/** A stop whose release failed as well: the stop and the release's error, chained; the message says both. */
+/** A stop whose release failed as well: the stop (its cause) and the release's error; the message says both. */
 export class ReleaseFailedStop extends NodeStop {
   constructor(
-    readonly stop: NodeStop,
+    stop: NodeStop,
     readonly releaseError: unknown,
     nextStep: string,
   ) {

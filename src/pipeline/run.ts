@@ -243,10 +243,7 @@ async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Pro
 
 /** Another run holds the Lease (the cause), and what the nodes show of it: the claims it left, or none. */
 export class HolderFencesError extends Error {
-  constructor(
-    readonly held: LeaseHeldError,
-    fences: string,
-  ) {
+  constructor(held: LeaseHeldError, fences: string) {
     super(`${held.message}${fences}`, { cause: held });
     this.name = 'HolderFencesError';
   }
@@ -335,7 +332,7 @@ interface RollState {
  * runs its whole pipeline under its own claim; a node's run never throws out of here: a stop is
  * turned into its record by stopNode, exactly as with one node at a time. The first failure, a
  * cancellation or the budget stops new starts; nodes in flight always run to their own end.
- * Returns the result that ends the run, or undefined when the pass finished every node.
+ * Returns how the roll ended when it stopped early, or undefined when the pass finished every node.
  */
 async function rollNodes(
   ctx: RunContext,
