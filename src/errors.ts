@@ -109,8 +109,8 @@ export class InputError extends Error {
 export class RolloutError extends Error {
   readonly node: string;
   readonly nextStep: string;
-  constructor(node: string, message: string, nextStep: string) {
-    super(`${node}: ${message}`);
+  constructor(node: string, message: string, nextStep: string, options?: ErrorOptions) {
+    super(`${node}: ${message}`, options);
     this.name = 'RolloutError';
     this.node = node;
     this.nextStep = nextStep;

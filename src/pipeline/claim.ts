@@ -56,6 +56,7 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock,
           'failed',
           `the claim's outcome is unknown (${errorMessage(e)}); ${deps.cancelled?.() ? 'the run was cancelled before the node could be read again' : 'the node could not be read again'}`,
           { claimOutcomeUnknown: true },
+          { cause: e },
         );
       }
       const judged = judgeClaimRejection(original, reread, keys);

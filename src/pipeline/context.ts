@@ -123,8 +123,8 @@ export async function beforeMutation(
 
 export class CancelledError extends Error {
   readonly kind = 'cancelled' as const;
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'CancelledError';
   }
 }

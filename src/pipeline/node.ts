@@ -23,26 +23,13 @@ export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   await applyCredential(ctx, run); // 3.5
   const skipReason = await decide(ctx, run, before); // 3.6
   if (skipReason) {
-    run.record.outcome = 'reboot-skipped';
-    run.record.reason = skipReason;
+    run.recordSkip(skipReason);
   } else {
     await rebootNode(ctx, run); // 3.7
-    run.record.outcome = 'rebooted';
-    run.record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${rebootProofReason(ctx, run)}`;
+    run.recordRebooted(before, ctx.config.verifyImage);
   }
   await verifyThroughContainerd(ctx, run); // 3.8
   await releaseVerified(ctx, run); // 3.9
-}
-
-/** The proof part of a rebooted node's reason: what proved it, or what could not be proven and how it was settled. */
-function rebootProofReason(ctx: RunContext, run: NodeRun): string {
-  const u = run.record.proofUndecided;
-  if (!u) return run.record.proof?.reason ?? 'no proof was read';
-  const settled =
-    u.settledBy === 'verify-image'
-      ? `proven instead by pulling ${ctx.config.verifyImage} through containerd`
-      : `released with a warning (no verify-image): ${u.residualRisk}`;
-  return `the proof is undecided: ${u.unproven}; ${settled}`;
 }
 
 /** 3.1 Fresh read: the node must still be the one the inventory saw. */
@@ -73,7 +60,7 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
         `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}` +
         (c.adoptedAfter ? `; its answer was lost (${c.adoptedAfter}), a re-read showed it landed: adopted` : ''),
     );
-    run.record.claim = { attempts: result.attempts, conflicts: result.conflicts };
+    run.recordClaim(result);
     run.capture = result.capture;
     run.enter('claimed');
   } catch (e) {
@@ -97,7 +84,7 @@ async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<Eviden
     () => readOne(ctx, run.node.name, run.address),
     (v) => `${v.verdict}: ${v.reason}`,
   );
-  run.record.evidence = before;
+  run.recordEvidence(before);
   return before;
 }
 
@@ -153,10 +140,15 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   } catch (e) {
     if (!run.talosTouched) throw e;
     // Nothing was drained and containerd still runs as before: uncordoning is safe.
-    throw new NodeStop('failed', `applying the credential patch failed: ${errorMessage(e)}`, {
-      disposition: 'release',
-      nextStep: `The node was released and is schedulable as before; its machine config may or may not carry the new credential. Check \`talosctl -n ${run.address} get registryauthconfigs\` (or the machine config) and rerun.`,
-    });
+    throw new NodeStop(
+      'failed',
+      `applying the credential patch failed: ${errorMessage(e)}`,
+      {
+        disposition: 'release',
+        nextStep: `The node was released and is schedulable as before; its machine config may or may not carry the new credential. Check \`talosctl -n ${run.address} get registryauthconfigs\` (or the machine config) and rerun.`,
+      },
+      { cause: e },
+    );
   }
 }
 
@@ -189,7 +181,7 @@ async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | 
     () => waitForCriRestart(ctx, run.node.name, run.address, before),
     (v) => `${v.verdict}: ${v.reason}`,
   );
-  run.record.proof = proof;
+  run.recordProof(proof);
   return proof.verdict === 'skip' ? `Talos restarted cri after the patch: ${proof.reason}` : undefined;
 }
 

@@ -1,7 +1,18 @@
 // One node's run: its phase (the single record of how far the run got with it), its decision record,
 // and the one function every stop goes through to decide release vs leave and say what to do next.
+// The record has one writer: the methods below say what happened (a claim, evidence, a proof, an
+// outcome) and others read it through a read-only view (__tests__/repo/recordOwner.test.ts checks).
 import { errorMessage } from '../errors.js';
-import type { ClaimCapture, DecisionRecord, EvidenceVerdict, HeldNode, NodePhase, NodeState, StepRecord } from '../model.js';
+import type {
+  ClaimCapture,
+  DecisionRecord,
+  EvidenceVerdict,
+  HeldNode,
+  NodePhase,
+  NodeState,
+  ProofUndecided,
+  StepRecord,
+} from '../model.js';
 import { leftAsSetReport, releaseCommand } from '../recovery.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
@@ -13,7 +24,7 @@ const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released']
 export const LEFT: ReadonlySet<NodePhase> = new Set<NodePhase>(['left-fenced', 'left-as-set']);
 
 export class NodeRun {
-  readonly record: DecisionRecord;
+  readonly #record: DecisionRecord;
   private readonly t0: number;
   private current: NodePhase = 'read';
   private stoppedIn?: NodePhase;
@@ -29,7 +40,7 @@ export class NodeRun {
   ) {
     this.t0 = ctx.clock.now();
     this.address = node.internalIPs[0] ?? '';
-    this.record = {
+    this.#record = {
       node: node.name,
       uid: node.uid,
       role: node.role,
@@ -38,7 +49,69 @@ export class NodeRun {
       reason: '',
       steps: [],
       durationMs: 0,
+      startedAt: new Date(this.t0).toISOString(),
     };
+  }
+
+  /** The decision record as it stands, read-only: only the methods of this class write it. */
+  get record(): Readonly<DecisionRecord> {
+    return this.#record;
+  }
+
+  /** 3.2 the claim landed: how many attempts it took and what it retried after */
+  recordClaim(claim: { attempts: number; conflicts: string[] }): void {
+    this.#record.claim = { attempts: claim.attempts, conflicts: claim.conflicts };
+  }
+
+  /** 3.3 the evidence read before the credential patch */
+  recordEvidence(before: EvidenceVerdict): void {
+    this.#record.evidence = before;
+  }
+
+  /** the evidence read after the patch (Talos restarting cri) or after the reboot */
+  recordProof(proof: EvidenceVerdict): void {
+    this.#record.proof = proof;
+  }
+
+  /** the post-reboot proof was undecided and how the run settles it (only settleProof, below) */
+  recordProofUndecided(undecided: ProofUndecided): void {
+    this.#record.proofUndecided = undecided;
+  }
+
+  /** the credential is loaded without a reboot, for `reason` */
+  recordSkip(reason: string): void {
+    this.#record.outcome = 'reboot-skipped';
+    this.#record.reason = reason;
+  }
+
+  /** the node was rebooted: why (the evidence before, or reboot: always) and what proved it afterwards */
+  recordRebooted(before: EvidenceVerdict | undefined, verifyImage: string | undefined): void {
+    this.#record.outcome = 'rebooted';
+    this.#record.reason = `${before ? before.reason : 'reboot: always was requested'}; after the reboot, ${this.proofReason(verifyImage)}`;
+  }
+
+  /** The proof part of a rebooted node's reason: what proved it, or what could not be proven and how it was settled. */
+  private proofReason(verifyImage: string | undefined): string {
+    const u = this.#record.proofUndecided;
+    if (!u) return this.#record.proof?.reason ?? 'no proof was read';
+    const settled =
+      u.settledBy === 'verify-image'
+        ? `proven instead by pulling ${verifyImage} through containerd`
+        : `released with a warning (no verify-image): ${u.residualRisk}`;
+    return `the proof is undecided: ${u.unproven}; ${settled}`;
+  }
+
+  /** a stop as stopNode carried it out: refused or failed, why, and what a person does next (only stopNode, below) */
+  recordStop(stop: NodeStop): void {
+    this.#record.outcome = stop.outcome;
+    this.#record.reason = stop.message;
+    this.#record.nextStep = stop.opts.nextStep;
+  }
+
+  /** stopNode itself failed (it should not): the node failed, and the reason adds what went wrong to what it had */
+  recordStopFailed(e: unknown): void {
+    this.#record.outcome = 'failed';
+    this.#record.reason = `${this.#record.reason ? `${this.#record.reason}; ` : ''}${errorMessage(e)}`;
   }
 
   get phase(): NodePhase {
@@ -75,7 +148,7 @@ export class NodeRun {
   async step<T>(name: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> {
     const start = this.ctx.clock.now();
     const s: StepRecord = { name, startedAt: new Date(start).toISOString(), durationMs: 0, ok: false };
-    this.record.steps.push(s);
+    this.#record.steps.push(s);
     if (this.ctx.log.progress) this.ctx.log.progress(`▶ ${name}`);
     else this.ctx.log.info(`▶ ${name}`);
     try {
@@ -92,9 +165,12 @@ export class NodeRun {
     }
   }
 
-  finish(): DecisionRecord {
-    this.record.durationMs = this.ctx.clock.now() - this.t0;
-    return this.record;
+  /** The node's run ended: stamp how long it took and when it ended. Returns the record, now complete. */
+  finish(): Readonly<DecisionRecord> {
+    const end = this.ctx.clock.now();
+    this.#record.durationMs = end - this.t0;
+    this.#record.endedAt = new Date(end).toISOString();
+    return this.#record;
   }
 
   /**
@@ -153,8 +229,9 @@ export class NodeStop extends Error {
       /** for `leave-as-set`: the node as last read, so the report says who holds it now and what still stands */
       seen?: NodeState;
     } = {},
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'NodeStop';
   }
 
@@ -163,10 +240,26 @@ export class NodeStop extends Error {
   }
 }
 
+/** A stop whose release failed as well: the stop (its cause) and the release's error; the message says both. */
+export class ReleaseFailedStop extends NodeStop {
+  constructor(
+    stop: NodeStop,
+    readonly releaseError: unknown,
+    nextStep: string,
+  ) {
+    super(
+      stop.outcome,
+      `${stop.message}; releasing the claim failed too: ${errorMessage(releaseError)}`,
+      { ...stop.opts, nextStep },
+      { cause: stop },
+    );
+  }
+}
+
 /** Anything not a NodeStop: release when nothing on Talos changed, otherwise leave it fenced. */
-function defaultDisposition(run: NodeRun): Disposition {
-  if (LEFT.has(run.phase)) return run.phase === 'left-as-set' ? 'leave-as-set' : 'leave-fenced';
-  return run.talosTouched ? 'leave-fenced' : 'release';
+function defaultDisposition(nodeRun: NodeRun): Disposition {
+  if (LEFT.has(nodeRun.phase)) return nodeRun.phase === 'left-as-set' ? 'leave-as-set' : 'leave-fenced';
+  return nodeRun.talosTouched ? 'leave-fenced' : 'release';
 }
 
 /**
@@ -175,64 +268,67 @@ function defaultDisposition(run: NodeRun): Disposition {
  * stays claimed, and the report says so and whether Talos was changed), and writes the record's
  * outcome, reason and next step. Returns the stop as recorded.
  */
-export async function stopNode(ctx: RunContext, run: NodeRun, e: unknown): Promise<NodeStop> {
-  const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e));
-  let message = stop.message;
+export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): Promise<NodeStop> {
+  const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e), {}, { cause: e });
   let nextStep = stop.opts.nextStep;
-  const talos = run.talosTouched
+  let releaseError: { error: unknown } | undefined;
+  const talos = nodeRun.talosTouched
     ? 'the credential patch was sent to Talos, so the machine config may carry the new credential'
     : 'nothing on Talos was changed';
 
-  if (run.phase === 'read' || !run.capture) {
+  if (nodeRun.phase === 'read' || !nodeRun.capture) {
     // Nothing of ours is on the node.
     nextStep ??= 'Nothing on the node was changed by this run; fix the cause and rerun.';
-  } else if (run.phase === 'claiming') {
+  } else if (nodeRun.phase === 'claiming') {
     // The claim may or may not have landed and nothing could read the node: stay `claiming` (already
     // published), keep the Lease, and let the post step read the node and release what landed.
-    nextStep = claimUnknownNextStep(ctx, run);
+    nextStep = claimUnknownNextStep(ctx, nodeRun);
   } else {
-    const disposition = stop.opts.disposition ?? defaultDisposition(run);
+    const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
-        await run.step('release (restore)', () => ctx.kube.patchNode(run.node.name, buildReleasePatch(run.capture!, ctx.keys, {})));
-        run.enter('released');
+        await nodeRun.step('release (restore)', () =>
+          ctx.kube.patchNode(nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {})),
+        );
+        nodeRun.enter('released');
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
-      } catch (releaseError) {
+      } catch (error) {
         // The node stays in the phase it is in (already published): the post step tries the same
         // CAS-guarded release again for `claimed` and `draining`, and leaves any other phase fenced.
-        message = `${message}; releasing the claim failed too: ${errorMessage(releaseError)}`;
+        releaseError = { error };
         nextStep =
-          `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${run.node.name} -o yaml\` ` +
-          `(was it re-created?) and, if it still carries this run's claim, release it: ${run.releaseCommand()}`;
+          `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${nodeRun.node.name} -o yaml\` ` +
+          `(was it re-created?) and, if it still carries this run's claim, release it: ${nodeRun.releaseCommand()}`;
       }
     } else if (disposition === 'leave-as-set') {
-      run.enter('left-as-set');
+      nodeRun.enter('left-as-set');
       nextStep = `${stop.opts.nextStep ? `${stop.opts.nextStep} ` : ''}${leftAsSetReport({
-        capture: run.capture,
+        capture: nodeRun.capture,
         now: stop.opts.seen,
         keys: ctx.keys,
         config: ctx.config,
-        talosChanged: run.talosTouched,
-        leaseKept: leftAsSetKeepsLease(run.stoppedInPhase),
+        talosChanged: nodeRun.talosTouched,
+        leaseKept: leftAsSetKeepsLease(nodeRun.stoppedInPhase),
       })}`;
     } else {
-      run.enter('left-fenced');
-      nextStep = stop.opts.nextStep ?? run.fencedNextStep();
+      nodeRun.enter('left-fenced');
+      nextStep = stop.opts.nextStep ?? nodeRun.fencedNextStep();
     }
   }
-  run.record.outcome = stop.outcome;
-  run.record.reason = message;
-  run.record.nextStep = nextStep;
-  return new NodeStop(stop.outcome, message, { ...stop.opts, nextStep });
+  const recorded = releaseError
+    ? new ReleaseFailedStop(stop, releaseError.error, nextStep)
+    : new NodeStop(stop.outcome, stop.message, { ...stop.opts, nextStep }, { cause: stop });
+  nodeRun.recordStop(recorded);
+  return recorded;
 }
 
 /** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */
-function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
-  const name = run.node.name;
+function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
+  const name = nodeRun.node.name;
   return (
-    `The claim may be on the node (cordoned, ${ctx.keys.owner}=${run.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
+    `The claim may be on the node (cordoned, ${ctx.keys.owner}=${nodeRun.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
     `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
-    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(run.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
   );
 }
 
@@ -245,7 +341,7 @@ function claimUnknownNextStep(ctx: RunContext, run: NodeRun): string {
  *   with a warning that names the residual risk;
  * - failed (contradicted, or not read): stop, the node is left fenced for a person.
  */
-export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
+export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
   const judged = judgeProof(proof);
   if (judged.kind === 'proven') return;
   if (judged.kind === 'failed') {
@@ -255,18 +351,20 @@ export function settleProof(ctx: RunContext, run: NodeRun, proof: EvidenceVerdic
       { disposition: 'leave-fenced' },
     );
   }
-  run.record.proofUndecided = ctx.config.verifyImage
-    ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
-    : {
-        unproven: judged.unproven,
-        settledBy: 'warning',
-        residualRisk: residualRisk(ctx.desired.host),
-        nextStep:
-          `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
-          `(\`kubectl annotate node ${run.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
-      };
+  nodeRun.recordProofUndecided(
+    ctx.config.verifyImage
+      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
+      : {
+          unproven: judged.unproven,
+          settledBy: 'warning',
+          residualRisk: residualRisk(ctx.desired.host),
+          nextStep:
+            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
+            `(\`kubectl annotate node ${nodeRun.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+        },
+  );
   ctx.log.info(
-    `⚠ ${run.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
+    `⚠ ${nodeRun.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
       (ctx.config.verifyImage
         ? `proving it by pulling ${ctx.config.verifyImage} through containerd`
         : `releasing it with a warning: ${residualRisk(ctx.desired.host)}`),

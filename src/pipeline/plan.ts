@@ -1,5 +1,5 @@
 // mode: plan: read the evidence of every selected node in one batch and say what apply would do.
-import type { DecisionRecord, EvidenceReadings, NodeState } from '../model.js';
+import type { DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../model.js';
 import { readEvidence } from '../readEvidence.js';
 import { isTalosAtLeast, rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
@@ -21,17 +21,19 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
       role: n.role,
       internalIP: n.internalIPs[0],
       outcome: evidence?.verdict === 'skip' ? 'planned-skip' : 'planned-reboot',
-      reason: evidence ? evidence.reason : 'reboot: always was requested, so every selected node is rebooted',
+      reason: evidence ? planReason(evidence) : 'reboot: always was requested, so every selected node is rebooted',
       steps: [],
       durationMs: elapsed,
     };
-    if (evidence) {
-      record.evidence = evidence;
-      const v = evidence.values.talosVersion;
-      if (evidence.verdict === 'reboot' && v && isTalosAtLeast(v, 1, 14)) {
-        record.reason = `${evidence.reason}; Talos ${v} restarts cri itself after the patch, so the reboot is skipped if a new containerd start proves the credential within cri-restart-wait`;
-      }
-    }
-    return record;
+    return evidence ? { ...record, evidence } : record;
   });
+}
+
+/** What apply would do, from the evidence; on Talos >= 1.14 a reboot may still be skipped after the patch. */
+function planReason(evidence: EvidenceVerdict): string {
+  const v = evidence.values.talosVersion;
+  if (evidence.verdict === 'reboot' && v && isTalosAtLeast(v, 1, 14)) {
+    return `${evidence.reason}; Talos ${v} restarts cri itself after the patch, so the reboot is skipped if a new containerd start proves the credential within cri-restart-wait`;
+  }
+  return evidence.reason;
 }

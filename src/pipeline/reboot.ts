@@ -192,13 +192,18 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
     // (stopNode's default). A cancellation is one: the pods that could not move stay where they were.
     if (e instanceof NodeStop || e instanceof LeaseLostError) throw e;
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
-    throw new NodeStop('failed', `drain failed: ${errorMessage(e)}`, {
-      disposition: 'release',
-      nextStep:
-        e instanceof DrainUnwatched
-          ? 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. The drain was ended while its claim could not be watched; check the connection to the apiserver, then rerun.'
-          : 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
-    });
+    throw new NodeStop(
+      'failed',
+      `drain failed: ${errorMessage(e)}`,
+      {
+        disposition: 'release',
+        nextStep:
+          e instanceof DrainUnwatched
+            ? 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. The drain was ended while its claim could not be watched; check the connection to the apiserver, then rerun.'
+            : 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
+      },
+      { cause: e },
+    );
   }
 }
 
@@ -296,6 +301,6 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     () => readProof(ctx, run, deadline),
     (v) => `${v.verdict}: ${v.reason}`,
   );
-  run.record.proof = proof;
+  run.recordProof(proof);
   settleProof(ctx, run, proof, { before: bootBefore, after: back.bootID });
 }

@@ -36,19 +36,28 @@ export interface RolloutResult {
   maxUnavailable?: number;
 }
 
+/**
+ * How the passes ended, in what only they know; runRollout builds the run's result from it once.
+ * `processed`: every selected node was rolled; otherwise the roll stopped with `notReached` nodes left.
+ */
+type RollEnd =
+  | { result: 'processed' }
+  | { result: 'failed'; error: Error; notReached: string[] }
+  | { result: 'partial'; notice: string; notReached: string[] };
+
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
 const MAX_EXTRA_PASSES = 5;
 
-/** The node runs of one run: the set the post step's state is published from. */
+/** The NodeRuns of one action run: the set the post step's state is published from. */
 class NodeRuns {
   readonly all = new Set<NodeRun>();
   constructor(private readonly ctx: RunContext) {}
 
   /** `ctx` is the node's own view of the run context (its log) */
   start(node: NodeState, ctx: RunContext = this.ctx): NodeRun {
-    const run = new NodeRun(node, ctx, () => this.publish());
-    this.all.add(run);
-    return run;
+    const nodeRun = new NodeRun(node, ctx, () => this.publish());
+    this.all.add(nodeRun);
+    return nodeRun;
   }
 
   held(): HeldNode[] {
@@ -127,7 +136,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();
   }
-  const runs = new NodeRuns(ctx);
+  const nodeRuns = new NodeRuns(ctx);
   const roll: RollState = {
     maxUnavailable: resolveMaxUnavailable(config.maxUnavailable, first.selected.filter((n) => n.role === 'worker').length),
     runStartMs,
@@ -137,20 +146,24 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
       deps.nodeLogs ??
       ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
   };
-  let result: RolloutResult;
+  let end: RollEnd;
   try {
-    result = await rollPasses(ctx, runs, first, roll);
+    end = await rollPasses(ctx, nodeRuns, first, roll);
   } finally {
     ctx.lock?.stop();
     roll.logs.flushAll();
   }
+  const leaseError = await endLease(ctx, nodeRuns);
+  const error = end.result === 'failed' ? end.error : leaseError;
   return {
-    ...result,
-    records: runs.records(),
+    result: leaseError ? 'failed' : end.result,
+    records: nodeRuns.records(),
+    notReached: end.result === 'processed' ? [] : end.notReached,
     upToDate: first.upToDate,
+    ...(error ? { error } : {}),
+    ...(end.result === 'partial' ? { notice: end.notice } : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
-    ...(await endLease(ctx, runs, result)),
   };
 }
 
@@ -158,13 +171,13 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
  * The Lease at the end. A node left claimed keeps it held: nobody should start another roll until a
  * person has looked at it (recover-fences releases it once this run is completed). Otherwise it is
  * released; when someone else holds it by then, it is left alone and the run fails (it was not ours
- * for some of the time it should have been).
+ * for some of the time it should have been): the error returned says so.
  */
-async function endLease(ctx: RunContext, runs: NodeRuns, result: RolloutResult): Promise<Partial<RolloutResult>> {
-  if (!ctx.lock) return {};
-  if (runs.anyLeft()) {
+async function endLease(ctx: RunContext, nodeRuns: NodeRuns): Promise<Error | undefined> {
+  if (!ctx.lock) return undefined;
+  if (nodeRuns.anyLeft()) {
     ctx.log.info('run Lease: kept, because a node of this run is left claimed');
-    return {};
+    return undefined;
   }
   let outcome: { released: boolean; message: string };
   try {
@@ -173,9 +186,8 @@ async function endLease(ctx: RunContext, runs: NodeRuns, result: RolloutResult):
     outcome = { released: false, message: `releasing it failed: ${errorMessage(e)}` };
   }
   ctx.log.info(`run Lease: ${outcome.message}`);
-  if (outcome.released) return {};
-  const error = new Error(`the run Lease was not released at the end of the run: ${outcome.message}`);
-  return { result: 'failed', error: result.error ?? error };
+  if (outcome.released) return undefined;
+  return new Error(`the run Lease was not released at the end of the run: ${outcome.message}`);
 }
 
 /**
@@ -211,7 +223,7 @@ function sinkOf(log: RunContext['log']): ConstructorParameters<typeof NodeLogs>[
   };
 }
 
-/** On a LeaseHeldError: name the nodes the holder left claimed, with their release commands. */
+/** On a LeaseHeldError: name the nodes the holder left claimed, with their release commands (or that it left none). */
 async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
@@ -220,16 +232,20 @@ async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Pro
     const nodes = await ctx.kube.listNodes().catch(() => undefined);
     if (!nodes) throw e;
     const fenced = nodes.filter((n) => n.annotations[ctx.keys.owner] === e.holder);
-    if (fenced.length === 0) {
-      e.message += ` No node carries a claim of ${e.holder}.`;
-      throw e;
-    }
+    if (fenced.length === 0) throw new HolderFencesError(e, ` No node carries a claim of ${e.holder}.`);
     const lines = fenced.map((n) => {
-      const phase = n.annotations[ctx.keys.phase] ?? '(none)';
-      return `- ${n.name} (phase=${phase}${n.unschedulable ? ', cordoned' : ''}): check it, then release it: ${releaseCommand(fenceCapture(n, ctx.keys), ctx.keys, ctx.config)}`;
+      const annotated = n.annotations[ctx.keys.phase] ?? '(none)';
+      return `- ${n.name} (phase=${annotated}${n.unschedulable ? ', cordoned' : ''}): check it, then release it: ${releaseCommand(fenceCapture(n, ctx.keys), ctx.keys, ctx.config)}`;
     });
-    e.message += `\nThe Lease is kept for node(s) that run left claimed:\n${lines.join('\n')}`;
-    throw e;
+    throw new HolderFencesError(e, `\nThe Lease is kept for node(s) that run left claimed:\n${lines.join('\n')}`);
+  }
+}
+
+/** Another run holds the Lease (the cause), and what the nodes show of it: the claims it left, or none. */
+export class HolderFencesError extends Error {
+  constructor(held: LeaseHeldError, fences: string) {
+    super(`${held.message}${fences}`, { cause: held });
+    this.name = 'HolderFencesError';
   }
 }
 
@@ -240,9 +256,8 @@ async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Pro
  * never rolled twice, whatever its annotations say. Any failure or cancellation in any pass ends
  * the run with the nodes processed so far in the result.
  */
-async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RolloutResult> {
+async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RollEnd> {
   const done = new Set<string>();
-  const base = { records: [], upToDate: [] };
   let pass = first;
   let emptyListings = 0;
   try {
@@ -252,7 +267,7 @@ async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: No
         emptyListings = 0;
         await prefetchVersions(ctx, todo);
         if (extra > 0) ctx.log.info(`listing again found ${todo.length} more node(s) to roll: ${todo.map((n) => n.name).join(', ')}`);
-        const stopped = await rollNodes(ctx, runs, todo, done, roll);
+        const stopped = await rollNodes(ctx, nodeRuns, todo, done, roll);
         if (stopped) return stopped;
       } else {
         emptyListings++;
@@ -265,19 +280,26 @@ async function rollPasses(ctx: RunContext, runs: NodeRuns, first: { selected: No
     }
   } catch (e) {
     const error =
-      ctx.cancelled?.() && !(e instanceof CancelledError) ? new CancelledError(`the run was cancelled (${errorMessage(e)})`) : e;
-    return { ...base, result: 'failed', notReached: [], error: endedEarly(error, done.size) };
+      ctx.cancelled?.() && !(e instanceof CancelledError)
+        ? new CancelledError(`the run was cancelled (${errorMessage(e)})`, { cause: e })
+        : e;
+    return { result: 'failed', notReached: [], error: endedEarly(error, done.size) };
   }
-  return { ...base, result: 'processed', notReached: [] };
+  return { result: 'processed' };
 }
 
-/** An error that ended the run between nodes, saying truthfully how far the run got. */
+/** An error that ended the run between nodes (its cause), saying truthfully how far the run got. */
+export class EndedEarlyError extends Error {
+  constructor(cause: unknown, processed: number) {
+    const so = processed === 0 ? 'no node was processed' : `${processed} node(s) were already processed (listed below)`;
+    super(`${errorMessage(cause)}; ${so} and no further node was started`, { cause });
+    this.name = 'EndedEarlyError';
+  }
+}
+
+/** An input error already says nothing was started; anything else is wrapped to say how far the run got. */
 function endedEarly(e: unknown, processed: number): Error {
-  if (e instanceof InputError) return e;
-  const so = processed === 0 ? 'no node was processed' : `${processed} node(s) were already processed (listed below)`;
-  const err = e instanceof Error ? e : new Error(String(e));
-  err.message = `${err.message}; ${so} and no further node was started`;
-  return err;
+  return e instanceof InputError ? e : new EndedEarlyError(e, processed);
 }
 
 /** One node's own deadlines under this run's inputs, with the margins the adapters add (src/rules/budget.ts). */
@@ -310,55 +332,50 @@ interface RollState {
  * runs its whole pipeline under its own claim; a node's run never throws out of here: a stop is
  * turned into its record by stopNode, exactly as with one node at a time. The first failure, a
  * cancellation or the budget stops new starts; nodes in flight always run to their own end.
- * Returns the result that ends the run, or undefined when the pass finished every node.
+ * Returns how the roll ended when it stopped early, or undefined when the pass finished every node.
  */
 async function rollNodes(
   ctx: RunContext,
-  runs: NodeRuns,
+  nodeRuns: NodeRuns,
   selected: NodeState[],
   done: Set<string>,
   roll: RollState,
-): Promise<RolloutResult | undefined> {
+): Promise<Exclude<RollEnd, { result: 'processed' }> | undefined> {
   const { clock, config } = ctx;
   const byName = new Map(selected.map((n) => [n.name, n]));
   const inFlight = new Map<string, Promise<void>>();
   const finished = new Set<string>();
-  const failures: RolloutError[] = [];
+  const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
   let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
   const deadlines = deadlinesOf(config);
 
-  const runOne = async (node: NodeState): Promise<void> => {
+  const rollOne = async (node: NodeState): Promise<void> => {
     const log = roll.logs.forNode(node.name);
     const endGroup = log.group(`${node.name} (${node.role})`);
     const nodeCtx: RunContext = { ...ctx, log };
-    const run = runs.start(node, nodeCtx);
-    const startMs = clock.now();
-    run.record.startedAt = new Date(startMs).toISOString();
+    const nodeRun = nodeRuns.start(node, nodeCtx);
     try {
       await roll.logs.within(log, async () => {
         try {
-          await rollNode(nodeCtx, run);
+          await rollNode(nodeCtx, nodeRun);
         } catch (e) {
           failing.add(node.name);
-          const s = await stopNode(nodeCtx, run, e);
-          failures.push(new RolloutError(node.name, s.message, s.opts.nextStep ?? ''));
+          const s = await stopNode(nodeCtx, nodeRun, e);
+          failures.push({ node: node.name, message: s.message, nextStep: s.opts.nextStep ?? '', cause: s });
         }
       });
     } catch (e) {
       // stopNode itself failed (it should not): the node's phase, already published, is what the post step acts on
-      run.record.outcome = 'failed';
-      run.record.reason = `${run.record.reason ? `${run.record.reason}; ` : ''}${errorMessage(e)}`;
-      failures.push(new RolloutError(node.name, run.record.reason, run.record.nextStep ?? ''));
+      nodeRun.recordStopFailed(e);
+      failures.push({ node: node.name, message: nodeRun.record.reason, nextStep: nodeRun.record.nextStep ?? '', cause: e });
     } finally {
-      run.finish();
-      const endMs = clock.now();
-      run.record.endedAt = new Date(endMs).toISOString();
-      roll.times.push({ role: node.role, tookMs: endMs - startMs });
+      const record = nodeRun.finish();
+      roll.times.push({ role: node.role, tookMs: record.durationMs });
       inFlight.delete(node.name);
       finished.add(node.name);
-      endGroup(formatGroupTitle(run.record));
+      endGroup(formatGroupTitle(record));
     }
   };
 
@@ -391,29 +408,44 @@ async function rollNodes(
         break;
       }
       done.add(node.uid);
-      inFlight.set(name, runOne(node));
+      inFlight.set(name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
     }
     if (inFlight.size === 0) break;
-    // runOne never rejects; it removes itself from inFlight when its node's run ended
+    // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
   }
 
   const notReached = selected.filter((n) => !finished.has(n.name)).map((n) => n.name);
-  const base = { records: [], notReached, upToDate: [] };
-  if (failures.length > 0) {
-    const [first] = failures;
-    if (failures.length > 1)
-      first.message += ` (${failures.length} nodes failed: ${failures.map((f) => f.node).join(', ')}; see each below)`;
-    return { ...base, result: 'failed', error: first };
-  }
+  if (failures.length > 0) return { result: 'failed', notReached, error: new NodesFailedError(failures) };
   if (stop?.why === 'cancelled') {
     return {
-      ...base,
       result: 'failed',
+      notReached,
       error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
     };
   }
-  if (stop?.why === 'budget') return { ...base, result: 'partial', notice: stop.message };
+  if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
   return undefined;
+}
+
+/** One node's stop as the roll saw it: its message and next step, and the stop (or error) behind it. */
+interface NodeFailure {
+  node: string;
+  message: string;
+  nextStep: string;
+  cause: unknown;
+}
+
+/**
+ * The error of a roll that stopped on failed nodes: the first one's (with its next step), naming the
+ * others when there are several; every failure stays reachable in `failures`, each with its cause.
+ */
+export class NodesFailedError extends RolloutError {
+  constructor(readonly failures: readonly NodeFailure[]) {
+    const [first] = failures;
+    const others =
+      failures.length > 1 ? ` (${failures.length} nodes failed: ${failures.map((f) => f.node).join(', ')}; see each below)` : '';
+    super(first.node, `${first.message}${others}`, first.nextStep, { cause: first.cause });
+  }
 }
