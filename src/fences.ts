@@ -4,9 +4,9 @@
 import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import type { Config } from './config.js';
-import { errorMessage, ToolError } from './errors.js';
+import { casLost as lostCas, errorMessage } from './errors.js';
 import { annotationKeys, type JsonPatchOp } from './model.js';
-import { parseOwnerToken, runUrl } from './owner.js';
+import { githubServerUrl, parseOwnerToken, runUrl } from './owner.js';
 import { renderFencesSummary } from './report/fences.js';
 import type { Clock } from './clock.js';
 import { annotationPath } from './rules/claim.js';
@@ -44,10 +44,6 @@ export interface FencesResult {
   ok: boolean;
 }
 
-// A 422 is our `test` failing (the object moved since we read it), a 404 the object being gone: the
-// CAS did its job, the thing is no longer what we judged, and it is left as it is.
-const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
-
 async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string): Promise<Map<string, RunAttemptInfo>> {
   const out = new Map<string, RunAttemptInfo>();
   await Promise.all(
@@ -67,7 +63,7 @@ async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string):
 
 export async function runFences(args: FencesArgs): Promise<FencesResult> {
   const { mode, kube, config, clock } = args;
-  const serverUrl = args.serverUrl ?? (process.env.GITHUB_SERVER_URL || 'https://github.com');
+  const serverUrl = args.serverUrl ?? githubServerUrl(process.env);
   const keys = annotationKeys(config.annotationPrefix);
   const ns = config.leaseNamespace;
   const leaseName = config.leaseName;

@@ -7,6 +7,7 @@
 // consumer clean without each one having to remember; the report renderers redact again as a second
 // line of defence for text that never came from a child.
 import { spawn } from 'node:child_process';
+import { shellWord } from '../core/shell.js';
 import { Redactor } from '../redact.js';
 
 export interface RunSpec {
@@ -100,7 +101,7 @@ export class Runner {
   }
 
   describe(spec: Pick<RunSpec, 'file' | 'args'>): string {
-    return this.mask([spec.file, ...spec.args].map(quoteArg).join(' '));
+    return this.mask([spec.file, ...spec.args].map(shellWord).join(' '));
   }
 
   run(spec: RunSpec): Promise<RunResult> {
@@ -183,8 +184,4 @@ export class Runner {
       });
     });
   }
-}
-
-function quoteArg(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
 }
