@@ -142,11 +142,6 @@ export class RunLock {
     return this.state === 'held';
   }
 
-  /** why the lock counts as lost, once it does */
-  get lost(): string | undefined {
-    return this.lostReason;
-  }
-
   /**
    * Create the Lease if absent, take it if free, accept it if it already carries our token (a
    * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run

@@ -68,9 +68,8 @@ export class Runner {
   private readonly listeners = new Set<CommandListener>();
   private readonly abort = new AbortController();
   private readonly live = new Set<ReturnType<typeof spawn>>();
-  /** number of processes started, for the benchmarks */
+  /** number of processes started (tests count the calls an adapter makes with it) */
   processCount = 0;
-  readonly processCountByFile = new Map<string, number>();
 
   /** strings that must never appear in a logged command line or in stored tool output */
   addSecret(value: string): void {
@@ -80,10 +79,6 @@ export class Runner {
   onCommand(listener: CommandListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
   }
 
   /** Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. */
@@ -121,7 +116,6 @@ export class Runner {
       });
     }
     this.processCount++;
-    this.processCountByFile.set(spec.file, (this.processCountByFile.get(spec.file) ?? 0) + 1);
     return new Promise((resolve) => {
       const child = spawn(spec.file, spec.args, {
         env: { ...process.env, ...spec.env },
