@@ -7,11 +7,23 @@
 // give up on the first 422.
 import type { KubeClient } from '../src/adapters/types.js';
 import { ToolError } from '../src/errors.js';
-import type { AnnotationKeys, NodeState } from '../src/model.js';
+import type { AnnotationKeys, JsonPatchOp, NodeState } from '../src/model.js';
 import type { Clock } from '../src/clock.js';
 import { claimNode, type ClaimResult } from '../src/pipeline/claim.js';
 import { NodeStop } from '../src/pipeline/nodeRun.js';
-import { oneShotClaimPatch } from '../src/rules/claim.js';
+import { buildClaimPatch } from '../src/rules/claim.js';
+
+/**
+ * The OLD script's claim, kept ONLY so the benchmark and the tests can show what it did wrong: the
+ * action's claim writes, guarded by nothing but `test /metadata/resourceVersion`, so any write to the
+ * node between the read and the patch (a kubelet heartbeat, a label) makes it fail.
+ */
+export function oneShotClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
+  return [
+    { op: 'test', path: '/metadata/resourceVersion', value: node.resourceVersion },
+    ...buildClaimPatch(node, owner, keys).filter((op) => op.op !== 'test'),
+  ];
+}
 
 export interface ClaimDeps {
   kube: KubeClient;

@@ -9,7 +9,7 @@ import type { TalosClient } from '../src/adapters/types.js';
 import { readConfig, type Config } from '../src/config.js';
 import { readAuthPatch } from '../src/credential.js';
 import { errorMessage } from '../src/errors.js';
-import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential, type ReadPath } from '../src/model.js';
+import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
 import { realClock } from '../src/clock.js';
 import { RunLock } from '../src/lease.js';
@@ -68,8 +68,6 @@ export interface ActionDeps {
   runner: Runner;
   kube: Kubectl;
   talos: TalosClient;
-  /** which path reads Talos (the twin's talosconfig has a client certificate: 'api') */
-  readPath: ReadPath;
   /** closes the API connection; call once the run is over */
   close(): void;
   config: Config;
@@ -94,7 +92,6 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
     runner,
     kube: new Kubectl({ runner }),
     talos: opened.client,
-    readPath: opened.readPath,
     close: () => opened.close(),
     config,
     desired: parsed.desired,

@@ -15,7 +15,7 @@
 import * as core from '@actions/core';
 import { Runner } from './adapters/exec.js';
 import { Kubectl } from './adapters/kubectl.js';
-import { errorMessage, ToolError } from './errors.js';
+import { casLost, errorMessage, ToolError } from './errors.js';
 import { annotationKeys, type AnnotationKeys, type HeldNode, type JsonPatchOp } from './model.js';
 import { leftAsSetReport, releaseCommand } from './recovery.js';
 import { formatCommandLine } from './report/log.js';
@@ -73,8 +73,7 @@ export async function cleanup(): Promise<void> {
         await kube.patchLease(l.namespace, l.name, releaseLeasePatch(l.owner));
         core.info(`post step: released the run Lease ${l.namespace}/${l.name}`);
       } catch (e) {
-        const why =
-          e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found') ? 'it is no longer held by this run' : errorMessage(e);
+        const why = casLost(e) ? 'it is no longer held by this run' : errorMessage(e);
         core.info(`post step: did not release the run Lease ${l.namespace}/${l.name}: ${why}`);
       }
     }

@@ -8,8 +8,6 @@ import { secretForms } from './redact.js';
 
 export interface ParsedAuthPatch {
   desired: DesiredCredential;
-  /** every host the patch carries a credential for */
-  hosts: string[];
   /** values to mask: every secret of every host and its derived forms (see secretForms) */
   secrets: string[];
 }
@@ -101,7 +99,7 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
   }
   const fields = merged.get(host)!;
   const secrets = secretForms(merged.values());
-  return { desired: { host, tomlHost: tomlHostFor(host), fields }, hosts, secrets };
+  return { desired: { host, tomlHost: tomlHostFor(host), fields }, secrets };
 }
 
 /** Read and parse the file named by the `auth-patch` input. */

@@ -95,6 +95,15 @@ export function outcomeUnknown(e: unknown): boolean {
   return !(e instanceof ToolError) || OUTCOME_UNKNOWN.has(e.kind);
 }
 
+/**
+ * A CAS-guarded write refused because the object is no longer what we judged: a 422 is one of our
+ * `test` ops failing (the object moved since we read it), a 404 the object being gone. The CAS did
+ * its job; the thing is left as it is. Any other failure says nothing about the object.
+ */
+export function casLost(e: unknown): boolean {
+  return e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
+}
+
 /** A bad input, reported before anything is mutated. */
 export class InputError extends Error {
   readonly input: string;

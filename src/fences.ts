@@ -5,7 +5,7 @@
 import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
 import type { KubeClient, LeaseState } from './adapters/types.js';
 import type { Config } from './config.js';
-import { errorMessage, ToolError } from './errors.js';
+import { casLost as lostCas, errorMessage } from './errors.js';
 import { annotationKeys, type ActionResult, type JsonPatchOp } from './model.js';
 import { parseOwnerToken, runUrl } from './owner.js';
 import type { Clock } from './clock.js';
@@ -63,10 +63,6 @@ export interface FencesReport {
   actions: string[];
   ok: boolean;
 }
-
-// A 422 is our `test` failing (the object moved since we read it), a 404 the object being gone: the
-// CAS did its job, the thing is no longer what we judged, and it is left as it is.
-const lostCas = (e: unknown): boolean => e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found');
 
 async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string | undefined): Promise<Map<string, RunAttemptInfo>> {
   const out = new Map<string, RunAttemptInfo>();

@@ -63,3 +63,35 @@ export function formatInstant(b: Bounds, referenceMs?: number): string {
 function clock(ms: number): string {
   return new Date(Math.floor(ms)).toISOString().slice(11, 23);
 }
+
+// RFC 3339 §5.6, `date-time`: the `T` and `Z` may be lower case; any number of fractional digits.
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 timestamp: the whole second it names and its fractional digits as written. */
+export interface Rfc3339Time {
+  /** epoch ms of the whole second */
+  secondMs: number;
+  /** the digits after the decimal point, '' when there are none */
+  fraction: string;
+}
+
+/**
+ * The one RFC 3339 parser (Kubernetes MicroTime, COSI metadata as talosctl prints it). Undefined for
+ * anything else, including a date no RFC 3339 writer prints: Date.parse would roll Feb 30 over into
+ * March and 24:00 into the next day.
+ */
+export function parseRfc3339(text: string): Rfc3339Time | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) return undefined;
+  const secondMs = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[8].toUpperCase()}`);
+  return Number.isNaN(secondMs) ? undefined : { secondMs, fraction: m[7] ?? '' };
+}
+
+/** Epoch ms of an RFC 3339 timestamp, digits below the millisecond truncated; undefined when it is none. */
+export function rfc3339Ms(text: string): number | undefined {
+  const t = parseRfc3339(text);
+  return t && t.secondMs + Number(t.fraction.slice(0, 3).padEnd(3, '0'));
+}

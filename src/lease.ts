@@ -2,9 +2,10 @@
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
 // the state the rollout consults before every mutation (assertHeld).
 import type { KubeClient, LeaseReading, LeaseState } from './adapters/types.js';
-import { errorMessage, outcomeUnknown, ToolError, type FailureCause } from './errors.js';
+import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from './errors.js';
 import { readAfterUnknown } from './pipeline/transport.js';
 import { formatDuration } from './format.js';
+import { githubServerUrl } from './owner.js';
 import type { Clock } from './clock.js';
 import {
   acquireSpec,
@@ -124,7 +125,7 @@ export class RunLock {
     this.owner = opts.owner;
     this.clock = opts.clock;
     this.renewEveryMs = opts.renewEveryMs ?? 30_000;
-    this.serverUrl = opts.serverUrl ?? (process.env.GITHUB_SERVER_URL || 'https://github.com');
+    this.serverUrl = opts.serverUrl ?? githubServerUrl(process.env);
     this.log = opts.log ?? (() => {});
   }
 
@@ -139,11 +140,6 @@ export class RunLock {
 
   get held(): boolean {
     return this.state === 'held';
-  }
-
-  /** why the lock counts as lost, once it does */
-  get lost(): string | undefined {
-    return this.lostReason;
   }
 
   /**
@@ -398,7 +394,7 @@ export class RunLock {
       this.log(`Lease ${this.lease}: released`);
       return { released: true, message: `Lease ${this.lease}: released` };
     } catch (e) {
-      if (!(e instanceof ToolError && (e.kind === 'invalid' || e.kind === 'not-found'))) throw e;
+      if (!casLost(e)) throw e;
       const why = await this.describeLoss(e);
       this.state = 'released';
       this.log(`Lease ${this.lease}: not released, ${why}; left as it is`);

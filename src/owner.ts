@@ -28,6 +28,14 @@ export function parseOwnerToken(s: string): OwnerToken | undefined {
   return m ? { repository: m[1], runId: m[2], runAttempt: m[3], nonce: m[4] } : undefined;
 }
 
-export function runUrl(t: OwnerToken, serverUrl = 'https://github.com'): string {
+/** The web root of github.com, for run URLs when the runner names none (a GHES runner sets its own). */
+export const GITHUB_SERVER_URL = 'https://github.com';
+
+/** The web root of the runner's GitHub: GITHUB_SERVER_URL as the runner sets it, else github.com. */
+export function githubServerUrl(env: NodeJS.ProcessEnv): string {
+  return env.GITHUB_SERVER_URL || GITHUB_SERVER_URL;
+}
+
+export function runUrl(t: OwnerToken, serverUrl = GITHUB_SERVER_URL): string {
   return `${serverUrl}/${t.repository}/actions/runs/${t.runId}/attempts/${t.runAttempt}`;
 }

@@ -28,6 +28,7 @@
 // At most READ_CALLS_IN_FLIGHT content reads are in flight, so a plan over 500 nodes neither waits on
 // a handful at a time nor opens a thousand at once.
 import type { TalosClient } from './adapters/types.js';
+import { pool } from './core/async.js';
 import { ServerIdentityError, errorMessage } from './errors.js';
 import type { ConfigFileReadings, EvidenceReadings, Reading } from './model.js';
 
@@ -131,15 +132,6 @@ async function readContents(
       });
     }
   }
-  await runLimited(reads, READ_CALLS_IN_FLIGHT);
+  await pool(reads, READ_CALLS_IN_FLIGHT, (read) => read());
   return contents;
-}
-
-/** Run the tasks with at most `limit` in flight. */
-async function runLimited(tasks: Array<() => Promise<void>>, limit: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) await tasks[next++]();
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
 }

@@ -1,13 +1,9 @@
 // The exact, CAS-guarded command a person runs to release a node this run left claimed.
 import type { Config } from './config.js';
+import { shellQuote } from './core/shell.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from './model.js';
 import { annotationPath } from './rules/claim.js';
 import { buildReleasePatch } from './rules/release.js';
-
-/** One argument for a POSIX shell, single-quoted. */
-export function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /** A kubectl command line a person can paste, with the run's kubeconfig and context, in backticks. */
 export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'>, args: string): string {

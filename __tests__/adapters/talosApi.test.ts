@@ -57,7 +57,7 @@ beforeAll(async () => {
   sim.forgetResourceType(OLD, 'ServicePIDs.runtime.talos.dev');
   work = mkdtempSync(join(tmpdir(), 'talos-api-test-'));
   opened = await apiFor(sim.talosconfigPath);
-  expect(opened.readPath).toBe('api');
+  expect(opened.client).toBeInstanceOf(TalosApi);
   api = opened.client as TalosApi;
 });
 
@@ -423,7 +423,7 @@ describe('server identity', () => {
       await refusedAtOpen(srv.talosconfigPath);
       const o = await openTalosClient({ runner: new Runner(), path: srv.talosconfigPath, serverName: 'talos-sim-apid' });
       try {
-        expect(o.readPath).toBe('api');
+        expect(o.client).toBeInstanceOf(TalosApi);
         expect(o.describe).toContain('server certificate checked for talos-sim-apid');
         expect((await o.client.version([CP])).get(CP)).toEqual({ ok: true, value: 'v1.13.8' });
       } finally {
@@ -618,7 +618,6 @@ describe('talosconfig', () => {
     const cli = await TalosSim.start({ kube: recordingHooks(), api: false });
     try {
       const o = await openTalosClient({ runner: new Runner(), path: cli.talosconfigPath });
-      expect(o.readPath).toBe('cli');
       expect(o.client).toBeInstanceOf(Talosctl);
       expect(o.describe).toMatch(/reading Talos through talosctl: .*talosconfig, context "sim": the context has no client certificate/);
       o.close();
@@ -630,7 +629,7 @@ describe('talosconfig', () => {
       'context: omni\ncontexts:\n  omni:\n    endpoints: [https://omni.example.com]\n    auth:\n      siderov1:\n        identity: me@example.com\n',
     );
     const o = await openTalosClient({ runner: new Runner(), path: omni });
-    expect(o.readPath).toBe('cli');
+    expect(o.client).toBeInstanceOf(Talosctl);
     expect(o.describe).toContain('authenticates with `auth`');
   });
 });

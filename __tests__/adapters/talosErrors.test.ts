@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  classifyTalosError,
-  classifyTalosFailure,
-  isMissingFile,
-  isUnregisteredResource,
-  splitTalosErrors,
-} from '../../src/adapters/parse/talosErrors.js';
+import { classifyTalosError, classifyTalosFailure, splitTalosErrors } from '../../src/adapters/parse/talosErrors.js';
+import { isMissingFile } from '../../src/adapters/talos/resources.js';
 
 const REFUSED =
   'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.0.12:50000: connect: connection refused"';
@@ -183,19 +178,5 @@ describe('classifyTalosFailure', () => {
     );
     expect(classifyTalosFailure({ exitCode: 1, stderr: `unknown flag: --frobnicate\n${USAGE}` })).toBe('usage');
     expect(classifyTalosFailure({ exitCode: 1, stderr: '' })).toBe('unknown');
-  });
-});
-
-describe('resource availability', () => {
-  it('recognises a node that does not know the resource type', () => {
-    expect(isUnregisteredResource('rpc error: code = NotFound desc = resource "servicepids" is not registered')).toBe(true);
-    expect(
-      isUnregisteredResource('rpc error: code = PermissionDenied desc = resource type "ServicePIDs.runtime.talos.dev" is not supported'),
-    ).toBe(true);
-    expect(
-      isUnregisteredResource(
-        "rpc error: code = NotFound desc = resource ServicePIDs.runtime.talos.dev(runtime/cri@undefined) doesn't exist",
-      ),
-    ).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/errors.js';
 import { Runner, type CommandRecord } from '../../src/adapters/exec.js';
-import { Talosctl, etcFileId } from '../../src/adapters/talosctl.js';
+import { Talosctl } from '../../src/adapters/talosctl.js';
 import { secretForms } from '../../src/redact.js';
 import { cosiDoc, cosiStream, goTabwriter, lsOutput, renderLastMod, serviceOutput } from './talosOutput.js';
 
@@ -403,13 +403,6 @@ describe('Talosctl: batch reads', () => {
       'get etcfilestatuses cri/conf.d/cri.toml -o yaml',
       'get timestatuses node -o yaml',
     ]);
-  });
-
-  it('etcFileId', () => {
-    expect(etcFileId('/etc/cri/conf.d/cri.toml')).toBe('cri/conf.d/cri.toml');
-    expect(etcFileId('/etc//cri/conf.d/01-registries.part')).toBe('cri/conf.d/01-registries.part');
-    expect(etcFileId('/etc')).toBeUndefined();
-    expect(etcFileId('/var/etc/x')).toBeUndefined();
   });
 });
 

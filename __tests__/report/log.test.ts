@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCommandLine, formatCommandLines, formatGroupTitle, outcomeLabel } from '../../src/report/log.js';
+import { formatCommandLine, formatGroupTitle, outcomeLabel } from '../../src/report/log.js';
 
 describe('formatCommandLine', () => {
   it('shows the duration, the exit code and the command', () => {
@@ -22,10 +22,10 @@ describe('formatCommandLine', () => {
   });
 
   it('lines up several commands', () => {
-    const lines = formatCommandLines([
+    const lines = [
       { command: 'a', durationMs: 10, exitCode: 0 },
       { command: 'b', durationMs: 12_345, exitCode: 137 },
-    ]);
+    ].map((c) => formatCommandLine(c));
     expect(lines.map((l) => l.indexOf('exit'))).toEqual([10, 10]);
     expect(lines.map((l) => l.length - 1)).toEqual([lines[0].indexOf('a'), lines[1].indexOf('b')]);
   });

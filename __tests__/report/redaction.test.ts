@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthFields, DecisionRecord } from '../../src/model.js';
 import { REDACTED, Redactor, secretForms } from '../../src/redact.js';
 import { buildAnnotations } from '../../src/report/annotations.js';
-import { formatCommandLine, formatCommandLines } from '../../src/report/log.js';
+import { formatCommandLine } from '../../src/report/log.js';
 import { buildOutputs } from '../../src/report/outputs.js';
 import { renderSummary } from '../../src/report/summary.js';
 import { record, steps, verdict } from './fixtures.js';
@@ -96,7 +96,7 @@ describe('report sinks redact every form of the credential', () => {
       exitCode: 1,
     };
     expect(leaks(formatCommandLine(c, redactor))).toEqual([]);
-    expect(leaks(formatCommandLines([c, c], redactor).join('\n'))).toEqual([]);
+    expect(leaks([c, c].map((x) => formatCommandLine(x, redactor)).join('\n'))).toEqual([]);
     expect(formatCommandLine(c, redactor)).toContain(`curl -u ${REDACTED}`);
   });
 });

@@ -11,9 +11,9 @@ import {
   escapePointer,
   judgeClaimRejection,
   lifecycleTaints,
-  oneShotClaimPatch,
   schedulingTaints,
 } from '../../src/rules/claim.js';
+import { oneShotClaimPatch } from '../../bench/claimLoop.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
 
 const P = {

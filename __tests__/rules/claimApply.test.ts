@@ -3,7 +3,8 @@
 // object. Unrelated writes must not break it; writes that matter to drain safety must.
 import { describe, expect, it } from 'vitest';
 import type { NodeState, Taint } from '../../src/model.js';
-import { buildClaimPatch, buildPhasePatch, captureClaim, judgeClaimRejection, oneShotClaimPatch } from '../../src/rules/claim.js';
+import { oneShotClaimPatch } from '../../bench/claimLoop.js';
+import { buildClaimPatch, buildPhasePatch, captureClaim, judgeClaimRejection } from '../../src/rules/claim.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected, type NodeJson } from './jsonPatch.js';

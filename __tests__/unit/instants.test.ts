@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGap, formatInstant } from '../../src/instants.js';
+import { formatGap, formatInstant, parseRfc3339, rfc3339Ms } from '../../src/instants.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -33,5 +33,30 @@ describe('formatInstant', () => {
     const b = { earliestMs: at('2026-08-19T23:59:59Z'), latestMs: at('2026-08-19T23:59:59Z') + 999 };
     expect(formatInstant(b, ref)).toBe('2026-08-19 23:59:59Z');
     expect(formatInstant(b)).toBe('2026-08-19 23:59:59Z');
+  });
+});
+
+describe('parseRfc3339: the one RFC 3339 parser (Lease MicroTime, COSI metadata)', () => {
+  it('keeps the whole second and the fractional digits as written', () => {
+    expect(parseRfc3339('2026-08-20T10:11:12Z')).toEqual({ secondMs: at('2026-08-20T10:11:12Z'), fraction: '' });
+    expect(parseRfc3339('2026-08-20T11:11:12.123456789+01:00')).toEqual({ secondMs: at('2026-08-20T10:11:12Z'), fraction: '123456789' });
+    // RFC 3339 §5.6 lets `T` and `Z` be lower case
+    expect(parseRfc3339('2026-08-20t10:11:12z')).toEqual({ secondMs: at('2026-08-20T10:11:12Z'), fraction: '' });
+  });
+
+  it.each([
+    ['Go time.String()', '2026-08-20 10:11:12 +0000 UTC'],
+    ['Feb 30 (Date.parse would roll it into March)', '2026-02-30T10:11:12Z'],
+    ['24:00', '2026-08-20T24:00:00Z'],
+    ['no zone', '2026-08-20T10:11:12'],
+    ['a five-digit year', '20260-08-20T10:11:12Z'],
+  ])('is undefined for %s', (_what, text) => {
+    expect(parseRfc3339(text)).toBeUndefined();
+    expect(rfc3339Ms(text)).toBeUndefined();
+  });
+
+  it('rfc3339Ms truncates below the millisecond', () => {
+    expect(rfc3339Ms('2026-08-20T10:11:12.123999Z')).toBe(at('2026-08-20T10:11:12Z') + 123);
+    expect(rfc3339Ms('2026-08-20T10:11:12.5Z')).toBe(at('2026-08-20T10:11:12Z') + 500);
   });
 });

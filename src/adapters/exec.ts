@@ -7,6 +7,7 @@
 // consumer clean without each one having to remember; the report renderers redact again as a second
 // line of defence for text that never came from a child.
 import { spawn } from 'node:child_process';
+import { shellWord } from '../core/shell.js';
 import { Redactor } from '../redact.js';
 
 export interface RunSpec {
@@ -67,9 +68,8 @@ export class Runner {
   private readonly listeners = new Set<CommandListener>();
   private readonly abort = new AbortController();
   private readonly live = new Set<ReturnType<typeof spawn>>();
-  /** number of processes started, for the benchmarks */
+  /** number of processes started (tests count the calls an adapter makes with it) */
   processCount = 0;
-  readonly processCountByFile = new Map<string, number>();
 
   /** strings that must never appear in a logged command line or in stored tool output */
   addSecret(value: string): void {
@@ -79,10 +79,6 @@ export class Runner {
   onCommand(listener: CommandListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
   }
 
   /** Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. */
@@ -100,7 +96,7 @@ export class Runner {
   }
 
   describe(spec: Pick<RunSpec, 'file' | 'args'>): string {
-    return this.mask([spec.file, ...spec.args].map(quoteArg).join(' '));
+    return this.mask([spec.file, ...spec.args].map(shellWord).join(' '));
   }
 
   run(spec: RunSpec): Promise<RunResult> {
@@ -120,7 +116,6 @@ export class Runner {
       });
     }
     this.processCount++;
-    this.processCountByFile.set(spec.file, (this.processCountByFile.get(spec.file) ?? 0) + 1);
     return new Promise((resolve) => {
       const child = spawn(spec.file, spec.args, {
         env: { ...process.env, ...spec.env },
@@ -183,8 +178,4 @@ export class Runner {
       });
     });
   }
-}
-
-function quoteArg(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
 }

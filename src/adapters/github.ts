@@ -4,7 +4,7 @@
 import { getOctokit } from '@actions/github';
 import { errorMessage } from '../errors.js';
 import { formatDuration } from '../format.js';
-import { runUrl, type OwnerToken } from '../owner.js';
+import { githubServerUrl, runUrl, type OwnerToken } from '../owner.js';
 
 export type RunState = 'queued' | 'in_progress' | 'completed' | 'unknown';
 
@@ -49,7 +49,7 @@ export class GitHubRuns implements RunLookup {
   private readonly timeoutMs: number;
 
   constructor(token: string | undefined, opts: GitHubRunsOptions = {}) {
-    this.serverUrl = opts.serverUrl ?? (process.env.GITHUB_SERVER_URL || 'https://github.com');
+    this.serverUrl = opts.serverUrl ?? githubServerUrl(process.env);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     if (token) this.octokit = getOctokit(token, { baseUrl: opts.baseUrl ?? (process.env.GITHUB_API_URL || 'https://api.github.com') });
   }

@@ -7,6 +7,7 @@
 // When some nodes fail, their errors are taken from talosctl's error list; when the list does not
 // say which error is whose, those nodes are asked again one by one.
 import { posix } from 'node:path';
+import { pool, reorder, unique } from '../core/async.js';
 import { ToolError, type FailureCause } from '../errors.js';
 import type {
   CriServiceReading,
@@ -25,15 +26,9 @@ import { formatGoDuration } from './parse/goDuration.js';
 import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
 import { ParseError } from './parse/parseError.js';
 import { parseServiceView, unreadableCriView } from './parse/service.js';
-import {
-  classifyTalosError,
-  classifyTalosFailure,
-  isMissingFile,
-  isUnregisteredResource,
-  splitTalosErrors,
-  type TalosErrorItem,
-} from './parse/talosErrors.js';
+import { classifyTalosError, classifyTalosFailure, splitTalosErrors, type TalosErrorItem } from './parse/talosErrors.js';
 import { parseVersion } from './parse/version.js';
+import { COSI, etcFileId, isMissingFile, isUnregisteredType } from './talos/resources.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from './types.js';
 
 export interface TalosctlOptions {
@@ -149,9 +144,9 @@ export class Talosctl implements TalosClient {
   async servicePids(addresses: string[]): Promise<Map<string, Reading<ServicePidReading> | undefined>> {
     return this.batch<Reading<ServicePidReading> | undefined>(
       addresses,
-      ['get', 'servicepids', 'cri', '-o', 'yaml'],
-      (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: servicePidFrom(expectId(r, 'cri')) }])),
-      (node, message, cause, call) => (isUnregisteredResource(message) ? undefined : this.failed(call, node, cause, message)),
+      ['get', COSI.servicePid.cliName, COSI.servicePid.id, '-o', 'yaml'],
+      (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: servicePidFrom(expectId(r, COSI.servicePid.id)) }])),
+      (node, message, cause, call) => (isUnregisteredType(message) ? undefined : this.failed(call, node, cause, message)),
       true,
     );
   }
@@ -159,8 +154,8 @@ export class Talosctl implements TalosClient {
   async timeStatus(addresses: string[]): Promise<Map<string, Reading<TimeStatusReading>>> {
     return this.batch<Reading<TimeStatusReading>>(
       addresses,
-      ['get', 'timestatuses', 'node', '-o', 'yaml'],
-      (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: timeStatusFrom(expectId(r, 'node')) }])),
+      ['get', COSI.timeStatus.cliName, COSI.timeStatus.id, '-o', 'yaml'],
+      (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: timeStatusFrom(expectId(r, COSI.timeStatus.id)) }])),
       (node, message, cause, call) => this.failed(call, node, cause, message),
       true,
     );
@@ -180,7 +175,7 @@ export class Talosctl implements TalosClient {
         }
         const readings = await this.batch<Reading<EtcFileStatusReading>>(
           nodes,
-          ['get', 'etcfilestatuses', id, '-o', 'yaml'],
+          ['get', COSI.etcFileStatus.cliName, id, '-o', 'yaml'],
           (stdout) => new Map(parseCosiYaml(stdout).map((r) => [r.node, { ok: true, value: etcFileStatusFrom(expectId(r, id)) }])),
           (node, message, cause, call) => this.failed(call, node, cause, message),
           true,
@@ -523,12 +518,6 @@ export class Talosctl implements TalosClient {
   }
 }
 
-/** `/etc/cri/conf.d/cri.toml` → `cri/conf.d/cri.toml` (EtcFileStatus ids are relative to /etc). */
-export function etcFileId(path: string): string | undefined {
-  const norm = posix.normalize(path);
-  return norm.startsWith('/etc/') && norm.length > 5 ? norm.slice(5) : undefined;
-}
-
 function listing(node: string, path: string, row: LsRow, nowMs: number): Reading<FileListing> {
   if (row.mode.startsWith('d')) return { ok: false, error: `ls -l ${path} on ${node}: it is a directory, not a file` };
   try {
@@ -549,25 +538,4 @@ function expectId<T extends { metadata: { id: string; type: string } }>(r: T, id
 
 function joinMessages(items: TalosErrorItem[]): string {
   return items.map((i) => i.message.trim()).join('; ');
-}
-
-function unique(xs: string[]): string[] {
-  return [...new Set(xs)];
-}
-
-function reorder<R>(m: Map<string, R>, order: string[]): Map<string, R> {
-  return new Map(order.filter((n) => m.has(n)).map((n) => [n, m.get(n)!]));
-}
-
-async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  });
-  await Promise.all(workers);
-  return out;
 }

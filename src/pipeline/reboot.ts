@@ -1,6 +1,7 @@
 // Drain → reboot → Ready → prove, under the claim, with the guard and the quorum gate in between.
 import { formatDuration } from '../format.js';
 import type { TalosClient } from '../adapters/types.js';
+import { unique } from '../core/async.js';
 import { ServerIdentityError, errorMessage } from '../errors.js';
 import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
@@ -15,7 +16,7 @@ import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
 function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState): string[] {
-  return [...new Set([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)])];
+  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)]);
 }
 
 export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {

@@ -41,10 +41,6 @@ export function formatCommandLine(c: CommandLineInput, redactor?: Redactor): str
   return `${seconds.padStart(DURATION_WIDTH)}  ${exit.padEnd(EXIT_WIDTH)}  ${command}`;
 }
 
-export function formatCommandLines(commands: readonly CommandLineInput[], redactor?: Redactor): string[] {
-  return commands.map((c) => formatCommandLine(c, redactor));
-}
-
 /** Title of the per-node `core.group`: `w1 (worker): rebooted in 4m 05s`. */
 export function formatGroupTitle(record: Pick<DecisionRecord, 'node' | 'role' | 'outcome' | 'durationMs'>): string {
   return oneLine(`${record.node} (${record.role}): ${outcomeLabel(record.outcome)} in ${formatDuration(record.durationMs)}`);

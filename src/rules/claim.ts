@@ -157,19 +157,6 @@ export function buildClaimPatch(node: NodeState, owner: string, keys: Annotation
   return ops;
 }
 
-/**
- * The OLD script's claim, kept ONLY so the benchmark and the tests can show what it did wrong:
- * the same writes, guarded by nothing but `test /metadata/resourceVersion`, so any write to the node
- * between the read and the patch (a kubelet heartbeat, a label) makes it fail. Never used by the rollout.
- */
-export function oneShotClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
-  return [
-    { op: 'test', path: '/metadata/resourceVersion', value: node.resourceVersion },
-    ...claimAnnotationOps(node, owner, keys),
-    { op: 'add', path: '/spec/unschedulable', value: true },
-  ];
-}
-
 function setDiff(before: string[], after: string[]): { appeared: string[]; disappeared: string[] } {
   const b = new Set(before);
   const a = new Set(after);

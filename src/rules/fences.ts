@@ -8,7 +8,8 @@ import type { LeaseState } from '../adapters/types.js';
 import type { Config } from '../config.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../model.js';
 import { parseOwnerToken, type OwnerToken } from '../owner.js';
-import { kubectlCommand, releaseCommand, shellQuote } from '../recovery.js';
+import { shellQuote } from '../core/shell.js';
+import { kubectlCommand, releaseCommand } from '../recovery.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 

@@ -11,8 +11,9 @@
 // - `remove` of a missing key fails the whole patch;
 // - Lease times are MicroTime: RFC 3339 with exactly 6 fractional digits.
 import type { LeaseState } from '../adapters/types.js';
+import { rfc3339Ms } from '../instants.js';
 import type { JsonPatchOp } from '../model.js';
-import { parseOwnerToken, runUrl } from '../owner.js';
+import { GITHUB_SERVER_URL, parseOwnerToken, runUrl } from '../owner.js';
 
 export const LEASE_DURATION_SECONDS = 120;
 
@@ -22,17 +23,9 @@ export function microTime(ms: number): string {
   return `${iso.slice(0, 23)}000Z`;
 }
 
-const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** Epoch ms of a MicroTime/RFC 3339 string (sub-millisecond digits truncated); undefined when malformed. */
+/** Epoch ms of a MicroTime/RFC 3339 string (sub-millisecond digits truncated); undefined when absent or malformed. */
 export function parseMicroTime(s: string | undefined): number | undefined {
-  if (!s) return undefined;
-  const m = RFC3339.exec(s.trim());
-  if (!m) return undefined;
-  const whole = Date.parse(`${m[1]}${m[3].toUpperCase()}`);
-  if (Number.isNaN(whole)) return undefined;
-  const fraction = m[2] ? Number(m[2].slice(0, 3).padEnd(3, '0')) : 0;
-  return whole + fraction;
+  return s ? rfc3339Ms(s.trim()) : undefined;
 }
 
 /** `spec` of a Lease this run creates. */
@@ -128,7 +121,7 @@ export type LeaseJudgement =
  * `expired` is reported so a human can check the holder's run (mode `fences`) and release it
  * (`recover-fences`, which frees a Lease only when GitHub says its run attempt completed).
  */
-export function judgeLease(lease: LeaseState | undefined, owner: string, nowMs: number, serverUrl = 'https://github.com'): LeaseJudgement {
+export function judgeLease(lease: LeaseState | undefined, owner: string, nowMs: number, serverUrl = GITHUB_SERVER_URL): LeaseJudgement {
   if (!lease) return { kind: 'absent' };
   if (!lease.holderIdentity) return { kind: 'free' };
   if (lease.holderIdentity === owner) return { kind: 'ours' };

@@ -3,7 +3,9 @@
 // scalar as a string, so a node name or a specVersion can never turn into a number or a date behind
 // our back; the conversions below are explicit and checked.
 import { parseAllDocuments } from 'yaml';
+import { parseRfc3339, rfc3339Ms } from '../../instants.js';
 import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../model.js';
+import { COSI, recordedAt } from '../talos/resources.js';
 import { ParseError, excerpt } from './parseError.js';
 
 export interface CosiMetadata {
@@ -28,7 +30,6 @@ export interface CosiResource {
 }
 
 const FORMAT = 'get -o yaml';
-const RFC3339 = /^(\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 export function parseCosiYaml(text: string): CosiResource[] {
   if (text.trim() === '') return [];
@@ -67,26 +68,23 @@ export function parseCosiYaml(text: string): CosiResource[] {
         phase: str('phase', false),
         created,
         updated,
-        createdMs: parseRfc3339(created, `${where}: metadata.created`),
-        updatedMs: parseRfc3339(updated, `${where}: metadata.updated`),
+        createdMs: timestampMs(created, `${where}: metadata.created`),
+        updatedMs: timestampMs(updated, `${where}: metadata.updated`),
       },
       spec,
     };
   });
 }
 
-export function parseRfc3339(text: string, what = 'timestamp'): number {
-  const m = RFC3339.exec(text);
-  if (!m) throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not RFC3339`);
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  // Date.parse rolls Feb 30 over into March; a real RFC3339 writer never prints it
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
-    throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not a valid instant`);
-  }
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) throw new ParseError(FORMAT, `${what} ${excerpt(text)} is not a valid instant`);
+/** The epoch ms of a printed RFC 3339 timestamp (sub-millisecond digits truncated); a ParseError naming `what` otherwise. */
+function timestampMs(text: string, what: string): number {
+  const ms = rfc3339Ms(text);
+  if (ms === undefined) throw notRfc3339(text, what);
   return ms;
+}
+
+function notRfc3339(text: string, what: string): ParseError {
+  return new ParseError(FORMAT, `${what} ${excerpt(text)} is not an RFC 3339 instant`);
 }
 
 /**
@@ -95,11 +93,11 @@ export function parseRfc3339(text: string, what = 'timestamp'): number {
  * present, narrow the bounds to their last digit.
  */
 export function rfc3339Instant(text: string, what = 'timestamp'): Instant {
-  const wholeMs = parseRfc3339(text.replace(/\.\d+(?=Z|[+-]\d{2}:\d{2}$)/, ''), what);
-  const fraction = RFC3339.exec(text)![7];
-  const digits = fraction ? fraction.slice(1) : '';
+  const t = parseRfc3339(text);
+  if (!t) throw notRfc3339(text, what);
+  const digits = t.fraction;
   const unitMs = 1000 / 10 ** digits.length;
-  const earliestMs = wholeMs + (digits ? Number(`0.${digits}`) * 1000 : 0);
+  const earliestMs = t.secondMs + (digits ? Number(`0.${digits}`) * 1000 : 0);
   // the last whole millisecond inside the unit, or the unit itself when it is finer than a millisecond
   const latestMs = earliestMs + (unitMs >= 1 ? unitMs - 1 : unitMs);
   return { earliestMs, latestMs, via: 'cli', text };
@@ -107,32 +105,27 @@ export function rfc3339Instant(text: string, what = 'timestamp'): Instant {
 
 /** ServicePIDs.runtime.talos.dev (v1.13+): `spec.pid` is the host PID, `created` is recorded right after the launch. */
 export function servicePidFrom(r: CosiResource): ServicePidReading {
-  expectType(r, 'ServicePIDs.runtime.talos.dev');
+  expectType(r, COSI.servicePid.type);
   return { pid: int(r, 'pid', 1), created: rfc3339Instant(r.metadata.created, 'metadata.created') };
 }
 
-/**
- * EtcFileStatuses.files.talos.dev: recorded after the controller wrote the file. A status only ever
- * created has `updated` a hair before `created` (the constructor stamps it first), so the later of the
- * two is the moment the status was recorded.
- */
+/** EtcFileStatuses.files.talos.dev: recorded after the controller wrote the file (recordedAt: the later stamp). */
 export function etcFileStatusFrom(r: CosiResource): EtcFileStatusReading {
-  expectType(r, 'EtcFileStatuses.files.talos.dev');
+  expectType(r, COSI.etcFileStatus.type);
   const v = r.spec.specVersion;
   if (v !== undefined && typeof v !== 'string') throw new ParseError(FORMAT, `spec.specVersion of ${r.metadata.id} is not a scalar`);
   const created = rfc3339Instant(r.metadata.created, 'metadata.created');
   const updated = rfc3339Instant(r.metadata.updated, 'metadata.updated');
-  const recorded = updated.latestMs >= created.latestMs ? updated : created;
   return {
     id: r.metadata.id,
-    updated: { ...recorded, earliestMs: Math.max(created.earliestMs, updated.earliestMs) },
+    updated: recordedAt(created, updated)!,
     specVersion: v === undefined || v === '' ? undefined : v,
   };
 }
 
 /** TimeStatuses.v1alpha1.talos.dev `node`: `epoch` counts clock jumps > 15 min since boot. */
 export function timeStatusFrom(r: CosiResource): TimeStatusReading {
-  expectType(r, 'TimeStatuses.v1alpha1.talos.dev');
+  expectType(r, COSI.timeStatus.type);
   const synced = r.spec.synced;
   if (synced !== 'true' && synced !== 'false') throw new ParseError(FORMAT, `spec.synced ${excerpt(String(synced))} is not a boolean`);
   return { synced: synced === 'true', epoch: int(r, 'epoch', 0) };

@@ -170,19 +170,3 @@ export function classifyTalosFailure(run: { exitCode: number | null; stderr: str
   if (report.usage && report.items.every((i) => !/rpc error: code = /.test(i.message))) return 'usage';
   return report.items[0]?.cause ?? 'unknown';
 }
-
-/** `lstat <path>: no such file or directory` (ls) or `stat <path>: …` (read): the path is absent. */
-export function isMissingFile(message: string): boolean {
-  return /\bl?stat [^\n]*: no such file or directory/.test(message);
-}
-
-/** The node does not know the resource type at all (Talos older than the type). */
-export function isUnregisteredResource(message: string): boolean {
-  // ResolveResourceKind on the first node: NotFound `resource "servicepids" is not registered`;
-  // a later node without the type answers through its access filter: PermissionDenied
-  // `resource type "ServicePIDs.runtime.talos.dev" is not supported` (v1.12 internal/app/resources/access.go).
-  return (
-    /code = NotFound desc = resource "[^"]+" is not registered/.test(message) ||
-    /code = PermissionDenied desc = resource type "[^"]+" is not supported/.test(message)
-  );
-}

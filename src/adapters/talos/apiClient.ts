@@ -4,6 +4,7 @@
 // Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
 // the boot id for us): they are delegated to the CLI adapter given at construction.
 import { parse as parseYaml } from 'yaml';
+import { reorder, unique } from '../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../errors.js';
 import type {
   CriServiceReading,
@@ -18,23 +19,12 @@ import type {
 } from '../../model.js';
 import { parseCriRegistryAuth } from '../parse/criToml.js';
 import { ParseError } from '../parse/parseError.js';
-import { etcFileId } from '../talosctl.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../types.js';
-import { type TalosConnection, grpcCodeOf, grpcDetailsOf } from './connection.js';
+import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
+import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from './resources.js';
 
 type Plain = Record<string, unknown>;
-
-/** The COSI resources the adapter reads: type, namespace and the spec message of each. */
-export const COSI = {
-  servicePid: { type: 'ServicePIDs.runtime.talos.dev', namespace: 'runtime', spec: 'talos.resource.definitions.runtime.ServicePIDSpec' },
-  etcFileStatus: {
-    type: 'EtcFileStatuses.files.talos.dev',
-    namespace: 'files',
-    spec: 'talos.resource.definitions.files.EtcFileStatusSpec',
-  },
-  timeStatus: { type: 'TimeStatuses.v1alpha1.talos.dev', namespace: 'runtime', spec: 'talos.resource.definitions.time.StatusSpec' },
-} as const;
 
 interface CosiDoc {
   created?: Instant;
@@ -43,8 +33,6 @@ interface CosiDoc {
 }
 
 export class TalosApi implements TalosClient {
-  readonly readPath = 'api' as const;
-
   constructor(
     private readonly conn: TalosConnection,
     /** the CLI adapter that performs the mutations */
@@ -102,12 +90,12 @@ export class TalosApi implements TalosClient {
     await Promise.all(
       unique(addresses).map(async (node) => {
         try {
-          const r = await this.cosiGet(node, 'servicePid', 'cri');
+          const r = await this.cosiGet(node, 'servicePid', COSI.servicePid.id);
           const created = required(r.created, '/cosi.resource.State/Get', node, 'ServicePIDs cri has no metadata.created');
           out.set(node, { ok: true, value: { pid: Number(r.spec.pid), created } });
         } catch (e) {
           // A node older than the type answers through its access filter (docs/talos-api.md).
-          if (e instanceof ToolError && isUnregistered(e)) out.set(node, undefined);
+          if (e instanceof ToolError && isUnregisteredType(e.stderr)) out.set(node, undefined);
           else out.set(node, failed(e));
         }
       }),
@@ -117,7 +105,7 @@ export class TalosApi implements TalosClient {
 
   async timeStatus(addresses: string[]): Promise<Map<string, Reading<TimeStatusReading>>> {
     return perNode(addresses, async (node) => {
-      const r = await this.cosiGet(node, 'timeStatus', 'node');
+      const r = await this.cosiGet(node, 'timeStatus', COSI.timeStatus.id);
       return { synced: Boolean(r.spec.synced), epoch: Number(r.spec.epoch ?? 0) };
     });
   }
@@ -128,9 +116,8 @@ export class TalosApi implements TalosClient {
       if (id === undefined)
         throw refused('/cosi.resource.State/Get', node, 'usage', `${path} is not a file under /etc, so it has no EtcFileStatus`);
       const r = await this.cosiGet(node, 'etcFileStatus', id);
-      // The constructor stamps `updated` a hair before `created`: the later one is the status write.
       const updated = required(
-        later(r.created, r.updated),
+        recordedAt(r.created, r.updated),
         '/cosi.resource.State/Get',
         node,
         `EtcFileStatus ${id} has no created/updated timestamps`,
@@ -146,7 +133,7 @@ export class TalosApi implements TalosClient {
         entries = await this.conn.stream('list', node, { root: path });
       } catch (e) {
         // the server's lstat of the root fails before anything is streamed: the path is not there
-        if (e instanceof ToolError && /\bl?stat [^\n]*: no such file or directory/.test(grpcDetailsOf(e))) return { path, exists: false };
+        if (e instanceof ToolError && isMissingFile(grpcDetailsOf(e))) return { path, exists: false };
         throw e;
       }
       const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
@@ -290,12 +277,6 @@ function rfc3339Seconds(s: number): string {
   return `${new Date(s * 1000).toISOString().slice(0, 19)}Z`;
 }
 
-function later(a: Instant | undefined, b: Instant | undefined): Instant | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return b.latestMs >= a.latestMs ? b : a;
-}
-
 function memberHex(v: unknown): string {
   return BigInt(str(v) || '0')
     .toString(16)
@@ -309,16 +290,6 @@ function str(v: unknown): string {
 
 function first(res: Plain, key: string): Plain | undefined {
   return ((res[key] ?? []) as Plain[])[0];
-}
-
-/** ServicePIDs on a node older than the type: the access filter's answer, or a NotFound of the kind. */
-function isUnregistered(e: ToolError): boolean {
-  const code = grpcCodeOf(e);
-  const d = grpcDetailsOf(e);
-  return (
-    (code === 'PermissionDenied' && /^resource type "[^"]+" is not supported$/.test(d)) ||
-    (code === 'NotFound' && /is not registered/.test(d))
-  );
 }
 
 function unparseable(rpc: string, node: string, why: string): ToolError {
@@ -382,16 +353,4 @@ async function perNodePath<T>(
   );
   for (const [n, p, r] of results) out.get(n)!.set(p, r);
   return out;
-}
-
-function unique(xs: string[]): string[] {
-  return [...new Set(xs)];
-}
-
-function reorder<R>(m: Map<string, R>, order: string[]): Map<string, R> {
-  return new Map(
-    unique(order)
-      .filter((n) => m.has(n))
-      .map((n) => [n, m.get(n)!]),
-  );
 }

@@ -251,11 +251,6 @@ export class TalosConnection {
   }
 }
 
-/** The gRPC status code name of a ToolError from this module (undefined for others). */
-export function grpcCodeOf(e: ToolError): string | undefined {
-  return /^rpc error: code = (\w+) desc = /.exec(e.stderr)?.[1];
-}
-
 /** The status description of a ToolError from this module. */
 export function grpcDetailsOf(e: ToolError): string {
   return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');

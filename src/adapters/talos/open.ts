@@ -5,12 +5,10 @@ import { existsSync } from 'node:fs';
 import type { Runner } from '../exec.js';
 import { Talosctl } from '../talosctl.js';
 import type { TalosClient } from '../types.js';
-import type { ReadPath } from '../../model.js';
 import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './talosconfig.js';
 
 export interface OpenedTalos {
   client: TalosClient;
-  readPath: ReadPath;
   /** one line for the log: which path, which endpoint or why not the API */
   describe: string;
   /** closes the API connection (a no-op on the CLI path); call once at the end of the run */
@@ -44,7 +42,6 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     // talosctl has further defaults (e.g. the in-cluster /var/run/secrets/talos.dev/config): let it decide
     return {
       client: cli,
-      readPath: 'cli',
       describe: `reading Talos through talosctl: no talosconfig at ${path}${CLI_PRECISION}`,
       close: () => undefined,
     };
@@ -53,7 +50,6 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
   if (!ctx.credentials) {
     return {
       client: cli,
-      readPath: 'cli',
       describe: `reading Talos through talosctl: ${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}${CLI_PRECISION}`,
       close: () => undefined,
     };
@@ -77,7 +73,6 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   return {
     client: api,
-    readPath: 'api',
     describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; patches and reboots through talosctl`,
     close: () => api.close(),
   };
