@@ -3,7 +3,7 @@
 // Every 10th claim of each kind has a concurrent cordon injected exactly between its read and its
 // PATCH (a `beforeWrite` hook on the apiserver twin, fired once); every one of those must be refused.
 import { performance } from 'node:perf_hooks';
-import { realClock } from '../src/clock.js';
+import { realClock } from '../src/core/clock.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionClaim, ClaimRefused, oneShotClaim, type ClaimDeps } from './claimLoop.js';
 import { actionDeps, mean, percentile, round, withClusterEnv } from './lib.js';

@@ -6,9 +6,9 @@
 // `oneShotClaim` is the old script's claim: read, PATCH guarded by `test /metadata/resourceVersion`,
 // give up on the first 422.
 import type { KubeClient } from '../src/adapters/types.js';
-import { ToolError } from '../src/errors.js';
-import type { AnnotationKeys, JsonPatchOp, NodeState } from '../src/model.js';
-import type { Clock } from '../src/clock.js';
+import { ToolError } from '../src/core/errors.js';
+import type { AnnotationKeys, JsonPatchOp, NodeState } from '../src/core/model.js';
+import type { Clock } from '../src/core/clock.js';
 import { claimNode, type ClaimResult } from '../src/pipeline/claim.js';
 import { NodeStop } from '../src/pipeline/nodeRun.js';
 import { buildClaimPatch } from '../src/rules/claim.js';

@@ -1,18 +1,18 @@
 // Shared helpers of the benchmark: statistics, the twin's environment, the action's dependencies built
-// the way src/main.ts builds them, and the attribution of child processes to nodes and steps.
+// the way src/action/main.ts builds them, and the attribution of child processes to nodes and steps.
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { Runner, type CommandRecord } from '../src/adapters/exec.js';
-import { Kubectl } from '../src/adapters/kubectl.js';
+import { Kubectl } from '../src/adapters/kube/kubectl.js';
 import { openTalosClient } from '../src/adapters/talos/open.js';
 import type { TalosClient } from '../src/adapters/types.js';
-import { readConfig, type Config } from '../src/config.js';
-import { readAuthPatch } from '../src/credential.js';
-import { errorMessage } from '../src/errors.js';
-import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/model.js';
-import { formatOwnerToken, newOwnerToken } from '../src/owner.js';
-import { realClock } from '../src/clock.js';
-import { RunLock } from '../src/lease.js';
+import { readConfig, type Config } from '../src/core/config.js';
+import { readAuthPatch } from '../src/core/credential.js';
+import { errorMessage } from '../src/core/errors.js';
+import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/core/model.js';
+import { formatOwnerToken, newOwnerToken } from '../src/core/owner.js';
+import { realClock } from '../src/core/clock.js';
+import { RunLock } from '../src/pipeline/lease.js';
 import type { RolloutDeps } from '../src/pipeline/context.js';
 import type { SimCluster } from '../sim/cluster.js';
 
@@ -77,7 +77,7 @@ export interface ActionDeps {
 }
 
 /**
- * What src/main.ts builds from the inputs: the same config parser, credential reader, owner token and
+ * What src/action/main.ts builds from the inputs: the same config parser, credential reader, owner token and
  * adapters, the Talos client opened from the twin's talosconfig exactly as main.ts opens it (reads over
  * the API, one connection; patches and reboots through talosctl).
  */
@@ -101,7 +101,7 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
 }
 
 /**
- * The rollout's dependencies as src/main.ts wires them from ActionDeps: the real clock and, in apply
+ * The rollout's dependencies as src/action/main.ts wires them from ActionDeps: the real clock and, in apply
  * mode, the run Lease. `extra` replaces or adds (a wrapped Talos client, a poll interval, a log).
  */
 export function rolloutDeps(d: ActionDeps, extra: Partial<RolloutDeps> = {}): RolloutDeps {

@@ -60,7 +60,7 @@ export function profileNotes(p: PerNodeResult): string[] {
   return notes;
 }
 
-/** Where the Lease proofs go: on the fence read before each mutation (src/lease.ts, RunLock.confirm). */
+/** Where the Lease proofs go: on the fence read before each mutation (src/pipeline/lease.ts, RunLock.confirm). */
 function leaseNote(p: PerNodeResult): string {
   return (
     'Lease proofs: one immediately before the credential patch, the drain, the reboot and the verified release of each node, each read in the same process as the fence read of the node before it (`kubectl get node/X lease/Y -n NS -o json`, a List): the read proves the Lease when it names this run, unexpired (RunLock.confirm). ' +

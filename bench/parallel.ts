@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { resolveMaxUnavailable } from '../src/config.js';
+import { resolveMaxUnavailable } from '../src/core/config.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { outOverTime } from '../sim/kube/index.js';

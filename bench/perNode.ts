@@ -1,11 +1,11 @@
-// 2. Cost per node: roll 20 workers through runRollout (mode apply, with the run Lease, as src/main.ts
+// 2. Cost per node: roll 20 workers through runRollout (mode apply, with the run Lease, as src/action/main.ts
 // does), half of them booted with the current credential (their reboot is skipped), on a twin whose
 // reboot takes 50 ms. Per node: the action's own wall time (the decision record's duration minus the
 // drain, reboot and wait-for-Ready steps) and the child processes it started, per binary and per step.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
-import type { DecisionRecord } from '../src/model.js';
+import type { DecisionRecord } from '../src/core/model.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionDeps, rolloutDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
@@ -150,7 +150,7 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
         processesWithLeaseProofs:
           "processes plus the node's Lease commands of their own (renewals started inside the node's log group; the proof before each mutation rides on the node read before it, already in processes): what the targets are judged on",
         readPath:
-          "Talos reads over the API (openTalosClient on the twin's talosconfig, as src/main.ts opens it); patches and reboots through talosctl",
+          "Talos reads over the API (openTalosClient on the twin's talosconfig, as src/action/main.ts opens it); patches and reboots through talosctl",
         reboot: 'nodes booted with the old credential (outcome rebooted)',
         skip: 'nodes booted with the current credential, addNode({current: true}) (outcome reboot-skipped)',
       },

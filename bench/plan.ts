@@ -1,11 +1,11 @@
 // 3. Plan at scale: `mode: plan` through runRollout on N workers (half current), wall time and
-// processes, with the Talos client opened as src/main.ts opens it (reads over the API, one
+// processes, with the Talos client opened as src/action/main.ts opens it (reads over the API, one
 // connection). The per-node cost of "one talosctl call per node per read" is measured, not assumed: a
 // plan on ONE node read through talosctl (the CLI fallback path) shows how many talosctl calls one
 // node's evidence takes; times N is what reading node by node through the CLI would cost.
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
-import { Talosctl } from '../src/adapters/talosctl.js';
+import { Talosctl } from '../src/adapters/talos/cli/talosctl.js';
 import type { TalosClient } from '../src/adapters/types.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';

@@ -9,9 +9,9 @@ export const modules = {
 /* harmony export */   GitHubRuns: () => (/* binding */ GitHubRuns)
 /* harmony export */ });
 /* harmony import */ var _actions_github__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(2413);
-/* harmony import */ var _errors_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(3916);
-/* harmony import */ var _format_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(6264);
-/* harmony import */ var _owner_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(5860);
+/* harmony import */ var _core_errors_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(4296);
+/* harmony import */ var _core_format_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(6228);
+/* harmony import */ var _core_owner_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(2920);
 // The state of the workflow run attempt that owns a fence or holds the Lease, from the GitHub API.
 // recover-fences releases a fence only when this says `completed`, so every doubt (no token, an
 // error, a 404, an answer that does not match the question) maps to `unknown`, never to `completed`.
@@ -35,13 +35,13 @@ class GitHubRuns {
     serverUrl;
     timeoutMs;
     constructor(token, opts = {}) {
-        this.serverUrl = opts.serverUrl ?? (0,_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .githubServerUrl */ .EI)(process.env);
+        this.serverUrl = opts.serverUrl ?? (0,_core_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .githubServerUrl */ .EI)(process.env);
         this.timeoutMs = opts.timeoutMs ?? 30_000;
         if (token)
             this.octokit = (0,_actions_github__WEBPACK_IMPORTED_MODULE_0__/* .getOctokit */ .Q)(token, { baseUrl: opts.baseUrl ?? (process.env.GITHUB_API_URL || 'https://api.github.com') });
     }
     async runAttempt(owner) {
-        const url = (0,_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .runUrl */ .Vp)(owner, this.serverUrl);
+        const url = (0,_core_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .runUrl */ .Vp)(owner, this.serverUrl);
         const unknown = (error) => ({ state: 'unknown', url, error });
         if (!this.octokit)
             return unknown('no github-token was given, so the run cannot be looked up');
@@ -64,11 +64,11 @@ class GitHubRuns {
         }
         catch (e) {
             const status = e.status;
-            const msg = (0,_errors_js__WEBPACK_IMPORTED_MODULE_1__/* .errorMessage */ .gJ)(e);
+            const msg = (0,_core_errors_js__WEBPACK_IMPORTED_MODULE_1__/* .errorMessage */ .gJ)(e);
             // Octokit reports a failed fetch (here: our abort) as a RequestError with status 500.
             const cause = e.cause?.name;
             if (cause === 'TimeoutError' || cause === 'AbortError')
-                return unknown(`GitHub API did not answer within ${(0,_format_js__WEBPACK_IMPORTED_MODULE_3__/* .formatDuration */ .a)(this.timeoutMs)}`);
+                return unknown(`GitHub API did not answer within ${(0,_core_format_js__WEBPACK_IMPORTED_MODULE_3__/* .formatDuration */ .a)(this.timeoutMs)}`);
             if (status === 404) {
                 return unknown(`GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`);
             }

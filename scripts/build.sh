@@ -6,7 +6,7 @@ out="${1:-dist}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 npx ncc build src/index.ts -o "$work/main" --minify --license licenses.txt >/dev/null
-npx ncc build src/cleanup.ts -o "$work/post" --minify >/dev/null
+npx ncc build src/post.ts -o "$work/post" --minify >/dev/null
 rm -rf "$out"
 mkdir -p "$out"
 # index.js and the chunks it loads on demand (the GitHub client, used only by the fences modes)

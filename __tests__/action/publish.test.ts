@@ -2,10 +2,10 @@
 // outputs, log lines, annotations, summary and failure calls out.
 import { describe, expect, it } from 'vitest';
 import { publish, type ActionReport, type PublishPort } from '../../src/action/publish.js';
-import { InputError, RolloutError } from '../../src/errors.js';
-import type { FencesReport } from '../../src/fences.js';
+import { InputError, RolloutError } from '../../src/core/errors.js';
+import type { FencesReport } from '../../src/fences/run.js';
 import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
-import { Redactor } from '../../src/redact.js';
+import { Redactor } from '../../src/core/redact.js';
 import type { FenceRow } from '../../src/rules/fences.js';
 import { record } from '../report/fixtures.js';
 
@@ -217,7 +217,7 @@ describe('the result union', () => {
   it('action.yml documents every value of the one list the run and the outputs share', async () => {
     const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
-    const { ACTION_RESULTS } = await import('../../src/model.js');
+    const { ACTION_RESULTS } = await import('../../src/core/model.js');
     const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
       outputs: Record<string, { description: string }>;
     };

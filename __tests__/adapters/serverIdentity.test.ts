@@ -10,7 +10,7 @@ import {
   parseSubjectAltName,
   serverCertificateProblems,
   sniFor,
-} from '../../src/adapters/talos/serverIdentity.js';
+} from '../../src/adapters/talos/api/serverIdentity.js';
 
 const sans = (text: string) => parseSubjectAltName(text);
 const ok = (text: string, host: string) => hostnameMismatch(sans(text), host) === undefined;

@@ -1,8 +1,8 @@
 // Pure conversions of the API path: Timestamp → Instant (exact, 9 fractional digits), the twin's
 // ms → Timestamp, and endpoint parsing with Talos's default port.
 import { describe, expect, it } from 'vitest';
-import { decodeSpec, timestamp } from '../../src/adapters/talos/apiClient.js';
-import { relabelKey, splitEndpoint } from '../../src/adapters/talos/talosconfig.js';
+import { decodeSpec, timestamp } from '../../src/adapters/talos/api/apiClient.js';
+import { relabelKey, splitEndpoint } from '../../src/adapters/talos/api/talosconfig.js';
 import { toTimestamp } from '../../sim/talos/api/server.js';
 
 describe('timestamp', () => {

@@ -2,10 +2,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/errors.js';
+import { ToolError } from '../../src/core/errors.js';
 import { Runner, type CommandRecord } from '../../src/adapters/exec.js';
-import { Talosctl } from '../../src/adapters/talosctl.js';
-import { secretForms } from '../../src/redact.js';
+import { Talosctl } from '../../src/adapters/talos/cli/talosctl.js';
+import { secretForms } from '../../src/core/redact.js';
 import { cosiDoc, cosiStream, goTabwriter, lsOutput, renderLastMod, serviceOutput } from './talosOutput.js';
 
 const FAKE = join(import.meta.dirname, 'talosctl-fake', 'fake-talosctl.mjs');

@@ -3,8 +3,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
-import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kubectl.js';
-import { REBOOT_GRACE_MS } from '../../src/adapters/talosctl.js';
+import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
+import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
 import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';

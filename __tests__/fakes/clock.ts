@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/core/clock.js';
 
 /** Virtual time: sleep advances it at once, so pipeline tests never wait. */
 export class TestClock implements Clock {

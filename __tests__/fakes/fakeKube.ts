@@ -3,8 +3,8 @@
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
-import { ToolError } from '../../src/errors.js';
-import type { JsonPatchOp, NodeState, Taint } from '../../src/model.js';
+import { ToolError } from '../../src/core/errors.js';
+import type { JsonPatchOp, NodeState, Taint } from '../../src/core/model.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
 
 type Json = Record<string, any>;

@@ -2,7 +2,7 @@
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
 import { createHash } from 'node:crypto';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
-import { ToolError } from '../../src/errors.js';
+import { ToolError } from '../../src/core/errors.js';
 import type {
   AuthFields,
   CriServiceReading,
@@ -13,7 +13,7 @@ import type {
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../../src/model.js';
+} from '../../src/core/model.js';
 import type { TestClock } from './clock.js';
 
 /** An event's instant as the talosctl adapter places a "(D ago)" age read at `now` (call taking no time). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunAttemptInfo } from '../../src/adapters/github.js';
 import type { LeaseState } from '../../src/adapters/types.js';
-import type { NodeState } from '../../src/model.js';
+import type { NodeState } from '../../src/core/model.js';
 import { fenceCapture, judgeFences, leaseReleaseCommand, ownersToLookUp, type FenceInput } from '../../src/rules/fences.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../rules/jsonPatch.js';
 import { keys, node } from '../rules/fixtures.js';

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubRuns } from '../../src/adapters/github.js';
-import { parseOwnerToken, type OwnerToken } from '../../src/owner.js';
+import { parseOwnerToken, type OwnerToken } from '../../src/core/owner.js';
 
 const requests: Array<{ url: string; auth?: string }> = [];
 let server: Server;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { RunAttemptInfo, RunLookup } from '../../src/adapters/github.js';
-import type { JsonPatchOp, NodeState } from '../../src/model.js';
-import { ToolError } from '../../src/errors.js';
-import { runFences } from '../../src/fences.js';
+import type { JsonPatchOp, NodeState } from '../../src/core/model.js';
+import { ToolError } from '../../src/core/errors.js';
+import { runFences } from '../../src/fences/run.js';
 import { renderFencesSummary } from '../../src/report/fences.js';
-import { annotationKeys } from '../../src/model.js';
-import type { OwnerToken } from '../../src/owner.js';
+import { annotationKeys } from '../../src/core/model.js';
+import type { OwnerToken } from '../../src/core/owner.js';
 import { acquireSpec } from '../../src/rules/lease.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeKube } from '../fakes/fakeKube.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JsonPatchOp } from '../../src/model.js';
+import type { JsonPatchOp } from '../../src/core/model.js';
 import type { KubeClient, LeaseState } from '../../src/adapters/types.js';
-import { ToolError, type FailureCause } from '../../src/errors.js';
-import { LeaseContendedError, LeaseHeldError, LeaseLostError, RunLock } from '../../src/lease.js';
+import { ToolError, type FailureCause } from '../../src/core/errors.js';
+import { LeaseContendedError, LeaseHeldError, LeaseLostError, RunLock } from '../../src/pipeline/lease.js';
 import { acquireSpec, microTime } from '../../src/rules/lease.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeKube } from '../fakes/fakeKube.js';

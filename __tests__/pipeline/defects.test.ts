@@ -1,8 +1,8 @@
 // Safety defects found in acceptance testing, each reproduced on the in-memory fakes: which node is
 // held, in which phase, and what a failure, a lost Lease or a cancellation does with it.
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/errors.js';
-import { RunLock } from '../../src/lease.js';
+import { ToolError } from '../../src/core/errors.js';
+import { RunLock } from '../../src/pipeline/lease.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;

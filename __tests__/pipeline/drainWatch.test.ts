@@ -2,7 +2,7 @@
 // and the moment the node stops being ours (owner, cordon, uid) the drain is ended and the node is
 // left as the other actor set it, reported as the guard reports it.
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/errors.js';
+import { ToolError } from '../../src/core/errors.js';
 import { keys, makeCluster, roll } from './harness.js';
 
 const OTHER = 'acme/infra/runs/43/attempts/1/bbbb';

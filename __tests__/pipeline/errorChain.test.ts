@@ -2,7 +2,7 @@
 // message once, instead of editing the message of the error it caught. The texts a user reads stay
 // as they were; what changes is that every layer's error is still there to read.
 import { describe, expect, it } from 'vitest';
-import { RolloutError, ToolError } from '../../src/errors.js';
+import { RolloutError, ToolError } from '../../src/core/errors.js';
 import { NodeStop, ReleaseFailedStop } from '../../src/pipeline/nodeRun.js';
 import { EndedEarlyError, NodesFailedError } from '../../src/pipeline/run.js';
 import { makeCluster, roll } from './harness.js';

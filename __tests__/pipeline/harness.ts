@@ -1,8 +1,8 @@
 // Builds a small cluster of in-memory fakes and runs the rollout against it.
-import type { Config } from '../../src/config.js';
-import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/config.js';
-import { annotationKeys, type AuthFields, type DesiredCredential } from '../../src/model.js';
-import { RunLock } from '../../src/lease.js';
+import type { Config } from '../../src/core/config.js';
+import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/core/config.js';
+import { annotationKeys, type AuthFields, type DesiredCredential } from '../../src/core/model.js';
+import { RunLock } from '../../src/pipeline/lease.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { runRollout } from '../../src/pipeline/run.js';
 import { TestClock } from '../fakes/clock.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ServerIdentityError, ToolError } from '../../src/errors.js';
+import { ServerIdentityError, ToolError } from '../../src/core/errors.js';
 import { keys, makeCluster, NEW, OWNER, roll } from './harness.js';
 
 describe('rollout: the whole pipeline on fakes', () => {
@@ -437,7 +437,7 @@ describe('rollout: the run Lease', () => {
       ]);
       await lockRef.tick();
     };
-    const { RunLock } = await import('../../src/lease.js');
+    const { RunLock } = await import('../../src/pipeline/lease.js');
     lockRef = new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock });
     const res = await roll(c, {}, { lock: lockRef });
     expect(res.result).toBe('failed');
@@ -555,7 +555,7 @@ describe('rollout: evidence reads that break', () => {
 
 describe('rollout: a Talos API server whose certificate is refused', () => {
   // The API adapter throws ServerIdentityError when the endpoint's certificate is not apid's for it
-  // (src/adapters/talos/connection.ts). Unlike a failed reading (→ reboot) it stops the node and the run.
+  // (src/adapters/talos/api/connection.ts). Unlike a failed reading (→ reboot) it stops the node and the run.
   const refused = () => new ServerIdentityError('10.0.0.99:50000', '10.0.0.99', ['it is valid for 10.255.255.1, not 10.0.0.99']);
 
   it('at the version prefetch: the run fails before any claim or Talos mutation', async () => {

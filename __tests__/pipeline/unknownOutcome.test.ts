@@ -3,8 +3,8 @@
 // cancellation may have landed. On the in-memory fakes: the pipeline re-reads before deciding, and
 // when it cannot, the node is published as `claiming` (the post step resolves it) and the Lease kept.
 import { describe, expect, it } from 'vitest';
-import { ToolError, type FailureCause } from '../../src/errors.js';
-import type { HeldNode, JsonPatchOp } from '../../src/model.js';
+import { ToolError, type FailureCause } from '../../src/core/errors.js';
+import type { HeldNode, JsonPatchOp } from '../../src/core/model.js';
 import { FakeKube } from '../fakes/fakeKube.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 

@@ -2,7 +2,7 @@
 // fence, and that nothing taken from the cluster or the GitHub API reaches the HTML unescaped.
 import { describe, expect, it } from 'vitest';
 import type { LeaseState } from '../../src/adapters/types.js';
-import type { FencesMode, FencesReport } from '../../src/fences.js';
+import type { FencesMode, FencesReport } from '../../src/fences/run.js';
 import { renderFencesSummary } from '../../src/report/fences.js';
 import type { FenceRow } from '../../src/rules/fences.js';
 

@@ -1,5 +1,5 @@
 // Hand-built decision records shaped like the rollout's, so the report tests need no pipeline.
-import type { DecisionRecord, EvidenceVerdict, Outcome, StepRecord } from '../../src/model.js';
+import type { DecisionRecord, EvidenceVerdict, Outcome, StepRecord } from '../../src/core/model.js';
 
 export function verdict(kind: 'skip' | 'reboot', reason: string, overrides: Partial<EvidenceVerdict['values']> = {}): EvidenceVerdict {
   return {

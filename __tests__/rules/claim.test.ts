@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeState, Taint } from '../../src/model.js';
+import type { NodeState, Taint } from '../../src/core/model.js';
 import {
   ADVISORY_TAINT,
   MIRROR_TAINT,

@@ -1,6 +1,6 @@
 // The test applier must itself follow docs/kubernetes-facts.md#k5-json-patch-semantics, or the claim tests below prove nothing.
 import { describe, expect, it } from 'vitest';
-import type { JsonPatchOp } from '../../src/model.js';
+import type { JsonPatchOp } from '../../src/core/model.js';
 import { applyJsonPatch, normalize, PatchRejected } from './jsonPatch.js';
 
 const doc = {

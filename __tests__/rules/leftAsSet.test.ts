@@ -1,7 +1,7 @@
 // What a node left as another actor set it tells a person, and whether it keeps the run Lease.
 import { describe, expect, it } from 'vitest';
-import { outcomeUnknown, ToolError, type FailureCause } from '../../src/errors.js';
-import { leftAsSetReport } from '../../src/recovery.js';
+import { outcomeUnknown, ToolError, type FailureCause } from '../../src/core/errors.js';
+import { leftAsSetReport } from '../../src/rules/commands.js';
 import { captureClaim } from '../../src/rules/claim.js';
 import { leftAsSetKeepsLease } from '../../src/rules/release.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';

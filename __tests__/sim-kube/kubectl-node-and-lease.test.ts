@@ -1,11 +1,11 @@
 // The Kubectl adapter's one-command fence read (`kubectl get node/N lease/L -n NS -o json`) through the
 // real kubectl against KubeSim: kubectl GETs each object on its own, prints those it got as one List,
 // and reports each failure on a stderr line of its own with exit code 1. The node half must throw as
-// getNode does; the Lease half must never throw (src/lease.ts decides what an unproven read means).
+// getNode does; the Lease half must never throw (src/pipeline/lease.ts decides what an unproven read means).
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Kubectl } from '../../src/adapters/kubectl.js';
+import { Kubectl } from '../../src/adapters/kube/kubectl.js';
 import { Runner } from '../../src/adapters/exec.js';
-import { ToolError } from '../../src/errors.js';
+import { ToolError } from '../../src/core/errors.js';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl, kubectl } from './helpers.js';
 

@@ -3,9 +3,9 @@
 // last resourceVersion seen; a 410 (history gone) re-reads the node and watches on
 // (docs/kubernetes-facts.md#k12-watch).
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Kubectl } from '../../src/adapters/kubectl.js';
+import { Kubectl } from '../../src/adapters/kube/kubectl.js';
 import { Runner } from '../../src/adapters/exec.js';
-import type { NodeState } from '../../src/model.js';
+import type { NodeState } from '../../src/core/model.js';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl } from './helpers.js';
 

@@ -4,7 +4,7 @@
 // talosconfig certificate (serverAuth + clientAuth, no SAN), and the clients are clientAuth only.
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_AUTH_OID, SERVER_AUTH_OID } from '../../src/adapters/talos/serverIdentity.js';
+import { CLIENT_AUTH_OID, SERVER_AUTH_OID } from '../../src/adapters/talos/api/serverIdentity.js';
 import { clusterCerts } from '../../sim/talos/api/certs.js';
 
 const read = (pem: string) => new X509Certificate(pem);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CRI_CONFIG_PATHS, parseDuration, parseMaxUnavailable, readConfig, resolveMaxUnavailable } from '../../src/config.js';
-import { InputError } from '../../src/errors.js';
+import { DEFAULT_CRI_CONFIG_PATHS, parseDuration, parseMaxUnavailable, readConfig, resolveMaxUnavailable } from '../../src/core/config.js';
+import { InputError } from '../../src/core/errors.js';
 
 const base: Record<string, string> = { 'auth-patch': '/tmp/p.yaml', revision: 'r1' };
 const reader =

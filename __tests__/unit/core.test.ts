@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { pool, reorder, unique } from '../../src/core/async.js';
 import { shellQuote, shellWord } from '../../src/core/shell.js';
-import { casLost, ToolError, type FailureCause } from '../../src/errors.js';
+import { casLost, ToolError, type FailureCause } from '../../src/core/errors.js';
 
 describe('pool', () => {
   it('keeps at most `limit` calls in flight and answers in the items order', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../src/format.js';
+import { formatDuration } from '../../src/core/format.js';
 
 describe('formatDuration', () => {
   it.each([

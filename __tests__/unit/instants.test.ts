@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGap, formatInstant, parseRfc3339, rfc3339Ms } from '../../src/instants.js';
+import { formatGap, formatInstant, parseRfc3339, rfc3339Ms } from '../../src/core/instants.js';
 
 const at = (iso: string) => Date.parse(iso);
 

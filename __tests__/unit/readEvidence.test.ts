@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthFields, DesiredCredential, FileAuthReading, Reading } from '../../src/model.js';
-import { absentPaths, READ_CALLS_IN_FLIGHT, readEvidence } from '../../src/readEvidence.js';
+import type { AuthFields, DesiredCredential, FileAuthReading, Reading } from '../../src/core/model.js';
+import { absentPaths, READ_CALLS_IN_FLIGHT, readEvidence } from '../../src/pipeline/readEvidence.js';
 import { rebootEvidence } from '../../src/rules/evidence.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeTalos } from '../fakes/fakeTalos.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthFields } from '../../src/model.js';
-import { REDACTED, Redactor, secretForms } from '../../src/redact.js';
+import type { AuthFields } from '../../src/core/model.js';
+import { REDACTED, Redactor, secretForms } from '../../src/core/redact.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const cred: AuthFields = { username: 'acme-bot', password: 'new-token-2026-11', auth: '', identitytoken: '' };

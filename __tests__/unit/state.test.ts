@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { HeldNode } from '../../src/model.js';
-import { loadAccess, loadHeld, loadLease, saveAccess, saveHeld, saveLease, StateError, type StateStore } from '../../src/state.js';
+import type { HeldNode } from '../../src/core/model.js';
+import { loadAccess, loadHeld, loadLease, saveAccess, saveHeld, saveLease, StateError, type StateStore } from '../../src/action/state.js';
 
 function store(): StateStore & { map: Map<string, string> } {
   const map = new Map<string, string>();

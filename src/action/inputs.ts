@@ -1,10 +1,10 @@
 // Everything the action reads from its runner, in one place: the inputs (→ a validated Config), the
 // auth-patch file, the run's identity and web root, and the test knobs. Nothing below the shell
 // reads `process.env` or @actions/core: it is handed what is read here.
-import { readConfig, type Config } from '../config.js';
-import { readAuthPatch } from '../credential.js';
-import type { DesiredCredential } from '../model.js';
-import { formatOwnerToken, newOwnerToken } from '../owner.js';
+import { readConfig, type Config } from '../core/config.js';
+import { readAuthPatch } from '../core/credential.js';
+import type { DesiredCredential } from '../core/model.js';
+import { formatOwnerToken, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
 export interface TestKnobs {

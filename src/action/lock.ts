@@ -1,8 +1,8 @@
-// The run Lease as the apply mode gets it: src/lease.ts's RunLock, with its holding recorded in the
+// The run Lease as the apply mode gets it: src/pipeline/lease.ts's RunLock, with its holding recorded in the
 // step state so the post step can release it whatever ends the main step.
-import { LeaseUnknownError, RunLock, type RunLockOptions } from '../lease.js';
+import { LeaseUnknownError, RunLock, type RunLockOptions } from '../pipeline/lease.js';
 import type { RunLockLike } from '../pipeline/context.js';
-import { saveLease, type StateStore } from '../state.js';
+import { saveLease, type StateStore } from './state.js';
 
 export function trackedLock(opts: RunLockOptions, store: StateStore): RunLockLike {
   const lock = new RunLock(opts);

@@ -1,10 +1,10 @@
 // The one publisher: whatever mode ran, its plain report becomes the step's outputs, log lines,
 // annotations, job summary and exit status here, in that order, through one core-like port. The
 // modes render nothing, and every mode sets every output (a later step reads them whatever ran).
-import { errorMessage, RolloutError } from '../errors.js';
-import type { FencesReport } from '../fences.js';
+import { errorMessage, RolloutError } from '../core/errors.js';
+import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../core/redact.js';
 import { buildAnnotations, type Annotation } from '../report/annotations.js';
 import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
 import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
@@ -109,7 +109,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
 }
 
 // `fences` is a report and always succeeds; in `recover-fences` a refused fence is the rule working
-// (a warning), and only a failure the report lists fails the step (see src/fences.ts).
+// (a warning), and only a failure the report lists fails the step (see src/fences/run.ts).
 function presentFences(r: FencesReport, { redactor }: PublishOptions): Publication {
   return {
     outputs: buildFenceOutputs(r.result, r.rows, r.refused.length, { redactor }),

@@ -2,11 +2,11 @@
 // are @actions/core's, the Lease is saved for the post step, the knobs come from the inputs.
 import * as core from '@actions/core';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
-import { realClock } from '../clock.js';
-import { annotationKeys } from '../model.js';
+import { realClock } from '../core/clock.js';
+import { annotationKeys } from '../core/model.js';
 import type { RolloutDeps } from '../pipeline/context.js';
 import type { NodeLogs } from '../report/nodeLog.js';
-import { saveHeld } from '../state.js';
+import { saveHeld } from './state.js';
 import type { ActionInputs } from './inputs.js';
 import { trackedLock } from './lock.js';
 

@@ -8,7 +8,7 @@
 // line of defence for text that never came from a child.
 import { spawn } from 'node:child_process';
 import { shellWord } from '../core/shell.js';
-import { Redactor } from '../redact.js';
+import { Redactor } from '../core/redact.js';
 
 export interface RunSpec {
   /** executable name or path */

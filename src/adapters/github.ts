@@ -2,9 +2,9 @@
 // recover-fences releases a fence only when this says `completed`, so every doubt (no token, an
 // error, a 404, an answer that does not match the question) maps to `unknown`, never to `completed`.
 import { getOctokit } from '@actions/github';
-import { errorMessage } from '../errors.js';
-import { formatDuration } from '../format.js';
-import { githubServerUrl, runUrl, type OwnerToken } from '../owner.js';
+import { errorMessage } from '../core/errors.js';
+import { formatDuration } from '../core/format.js';
+import { githubServerUrl, runUrl, type OwnerToken } from '../core/owner.js';
 
 export type RunState = 'queued' | 'in_progress' | 'completed' | 'unknown';
 

@@ -10,7 +10,7 @@ import type {
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../model.js';
+} from '../core/model.js';
 
 export interface PodContainerStatus {
   name: string;
@@ -46,7 +46,7 @@ export interface LeaseState {
   leaseTransitions?: number;
 }
 
-/** Every call throws a ToolError (src/errors.ts) with a classified cause on failure. */
+/** Every call throws a ToolError (src/core/errors.ts) with a classified cause on failure. */
 export interface KubeClient {
   /** all nodes; with a label selector, only the matching ones */
   listNodes(labelSelector?: string): Promise<NodeState[]>;
@@ -85,7 +85,7 @@ export interface KubeClient {
   patchLease(namespace: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState>;
   /**
    * The node and the Lease in one command (`kubectl get node/N lease/L -n NS`): a node read that
-   * also proves who holds the run lock (src/lease.ts, proveByRead). Throws as getNode does when the
+   * also proves who holds the run lock (src/pipeline/lease.ts, proveByRead). Throws as getNode does when the
    * node cannot be read; a Lease that cannot be read is reported in `lease`, never thrown.
    */
   getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }>;

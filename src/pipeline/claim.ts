@@ -1,9 +1,9 @@
 // The claim: one CAS-guarded JSON Patch that cordons the node and writes our owner token
 // (see src/rules/claim.ts for why its test ops never include resourceVersion).
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { errorMessage, outcomeUnknown, ToolError } from '../errors.js';
-import type { ClaimCapture, NodeState } from '../model.js';
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { errorMessage, outcomeUnknown, ToolError } from '../core/errors.js';
+import type { ClaimCapture, NodeState } from '../core/model.js';
 import { buildClaimPatch, captureClaim, checkGuard, claimBackoffMs, judgeClaimRejection } from '../rules/claim.js';
 import { beforeMutation, type RolloutDeps } from './context.js';
 import { NodeStop } from './nodeRun.js';

@@ -1,10 +1,10 @@
 // What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
 // per-run state every step shares (defaults resolved once, the Talos versions read so far).
 import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js';
-import { realClock, type Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import { realClock, type Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
-import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading } from '../model.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading } from '../core/model.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -17,7 +17,7 @@ export interface RolloutLog {
 /** The per-node log groups of src/report/nodeLog.ts (main routes the runner's command lines through it). */
 export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flushAll'>;
 
-/** What the rollout needs of src/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+/** What the rollout needs of src/pipeline/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
   /** read-only: throws when another run holds the Lease */
   checkNotHeldByAnother(): Promise<void>;

@@ -1,8 +1,8 @@
 // Evidence reads inside a run: one batched `talosctl version` per pass, single-node readings that
 // reuse it, and the wait for Talos >= 1.14 to restart cri by itself after the patch.
-import { ServerIdentityError } from '../errors.js';
-import type { CriLaunch, EvidenceVerdict, NodeState, Reading } from '../model.js';
-import { absentPaths, readEvidence } from '../readEvidence.js';
+import { ServerIdentityError } from '../core/errors.js';
+import type { CriLaunch, EvidenceVerdict, NodeState, Reading } from '../core/model.js';
+import { absentPaths, readEvidence } from './readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
 

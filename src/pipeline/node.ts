@@ -1,13 +1,13 @@
 // One node, the numbered steps of the roll in order. Each step is a small function; a step that
 // stops the node throws, and src/pipeline/nodeRun.ts's stopNode decides what the node is left as.
-import { formatDuration } from '../format.js';
-import { errorMessage } from '../errors.js';
-import type { ClaimCapture, EvidenceVerdict, NodeState } from '../model.js';
+import { formatDuration } from '../core/format.js';
+import { errorMessage } from '../core/errors.js';
+import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js';
 import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
 import { buildReleasePatch } from '../rules/release.js';
-import { verifyImage } from '../verifyImage.js';
+import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
 import { beforeMutation, readNodeForMutation, type RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';

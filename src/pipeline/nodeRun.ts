@@ -2,7 +2,7 @@
 // and the one function every stop goes through to decide release vs leave and say what to do next.
 // The record has one writer: the methods below say what happened (a claim, evidence, a proof, an
 // outcome) and others read it through a read-only view (__tests__/repo/recordOwner.test.ts checks).
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../core/errors.js';
 import type {
   ClaimCapture,
   DecisionRecord,
@@ -12,8 +12,8 @@ import type {
   NodeState,
   ProofUndecided,
   StepRecord,
-} from '../model.js';
-import { leftAsSetReport, releaseCommand } from '../recovery.js';
+} from '../core/model.js';
+import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';

@@ -1,6 +1,6 @@
 // mode: plan: read the evidence of every selected node in one batch and say what apply would do.
-import type { DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../model.js';
-import { readEvidence } from '../readEvidence.js';
+import type { DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../core/model.js';
+import { readEvidence } from './readEvidence.js';
 import { isTalosAtLeast, rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
 

@@ -1,14 +1,14 @@
 // Drain → reboot → Ready → prove, under the claim, with the guard and the quorum gate in between.
-import { formatDuration } from '../format.js';
+import { formatDuration } from '../core/format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { unique } from '../core/async.js';
-import { ServerIdentityError, errorMessage } from '../errors.js';
-import type { EvidenceVerdict, NodeState, Reading } from '../model.js';
+import { ServerIdentityError, errorMessage } from '../core/errors.js';
+import type { EvidenceVerdict, NodeState, Reading } from '../core/model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { criStillComingUp } from '../rules/proof.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
-import { LeaseLostError } from '../lease.js';
+import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';

@@ -1,19 +1,19 @@
 // The run: the Lease, the passes over the inventory (listing again until nothing new appears), and
 // cancellation. However the run ends, its result lists every node it touched with what became of it.
-import { errorMessage, InputError, RolloutError } from '../errors.js';
-import { LeaseHeldError } from '../lease.js';
-import type { ActionResult, DecisionRecord, HeldNode, NodeState } from '../model.js';
+import { errorMessage, InputError, RolloutError } from '../core/errors.js';
+import { LeaseHeldError } from './lease.js';
+import type { ActionResult, DecisionRecord, HeldNode, NodeState } from '../core/model.js';
 import { fenceCapture } from '../rules/fences.js';
 import { selectNodes, validateInventory } from '../rules/inventory.js';
-import { releaseCommand } from '../recovery.js';
+import { releaseCommand } from '../rules/commands.js';
 import { CancelledError, makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
 import { rollNode } from './node.js';
-import { resolveMaxUnavailable } from '../config.js';
+import { resolveMaxUnavailable } from '../core/config.js';
 import { formatGroupTitle } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';
-import { DRAIN_KILL_GRACE_MS } from '../adapters/kubectl.js';
-import { REBOOT_GRACE_MS } from '../adapters/talosctl.js';
+import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
+import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
 import { NodeRun, stopNode } from './nodeRun.js';

@@ -1,9 +1,9 @@
 // Surviving a connection that drops mid-request: wait for the apiserver, and node patches whose
 // response may be lost in transit.
 import type { KubeClient } from '../adapters/types.js';
-import type { Clock } from '../clock.js';
-import { outcomeUnknown, ToolError } from '../errors.js';
-import type { JsonPatchOp, NodeState } from '../model.js';
+import type { Clock } from '../core/clock.js';
+import { outcomeUnknown, ToolError } from '../core/errors.js';
+import type { JsonPatchOp, NodeState } from '../core/model.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
 

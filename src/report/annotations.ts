@@ -1,9 +1,9 @@
 // Annotations are what a user sees first on the run page, so each node gets one line there.
 // They are plain text: @actions/core escapes the workflow-command syntax itself, and GitHub
 // renders annotation messages as text, so no HTML escaping here.
-import { formatGap } from '../instants.js';
-import type { DecisionRecord, EvidenceValues, Outcome } from '../model.js';
-import type { Redactor } from '../redact.js';
+import { formatGap } from '../core/instants.js';
+import type { DecisionRecord, EvidenceValues, Outcome } from '../core/model.js';
+import type { Redactor } from '../core/redact.js';
 import { oneLine, truncateText } from './escape.js';
 import { outcomeLabel } from './log.js';
 

@@ -1,8 +1,8 @@
 // The job summary of `mode: fences` and `mode: recover-fences`: one HTML string for
-// core.summary.addRaw. Pure: it renders the report src/fences.ts returns, and decides nothing.
+// core.summary.addRaw. Pure: it renders the report src/fences/run.ts returns, and decides nothing.
 // Every string taken from the cluster or the GitHub API goes through escapeCell.
 import type { RunAttemptInfo } from '../adapters/github.js';
-import type { FencesFailure, FencesReport } from '../fences.js';
+import type { FencesFailure, FencesReport } from '../fences/run.js';
 import { leaseReleaseCommand } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 

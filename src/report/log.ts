@@ -1,8 +1,8 @@
 // Plain-text formatting shared by the per-node log group, the annotations and the summary, so the
-// three say "reboot skipped" the same way (durations: src/format.ts).
-import type { DecisionRecord, Outcome } from '../model.js';
-import { formatDuration } from '../format.js';
-import type { Redactor } from '../redact.js';
+// three say "reboot skipped" the same way (durations: src/core/format.ts).
+import type { DecisionRecord, Outcome } from '../core/model.js';
+import { formatDuration } from '../core/format.js';
+import type { Redactor } from '../core/redact.js';
 import { oneLine } from './escape.js';
 
 const OUTCOME_LABELS: Record<Outcome, string> = {

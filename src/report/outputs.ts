@@ -1,7 +1,7 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
-import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../model.js';
-import type { Redactor } from '../redact.js';
+import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../core/model.js';
+import type { Redactor } from '../core/redact.js';
 import type { FenceRow } from '../rules/fences.js';
 
 export interface DecisionStepOutput {

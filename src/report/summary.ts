@@ -5,12 +5,12 @@
 // - everything is HTML, and no top-level section contains a blank line (a blank line ends a GFM
 //   HTML block and the rest would be parsed as Markdown); escapeCell turns data newlines into <br>;
 // - every string that came from a node, a tool or an input goes through escapeCell.
-import { formatMagnitude } from '../format.js';
-import { formatGap, formatInstant } from '../instants.js';
-import type { ActionResult, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../model.js';
-import type { Redactor } from '../redact.js';
+import { formatMagnitude } from '../core/format.js';
+import { formatGap, formatInstant } from '../core/instants.js';
+import type { ActionResult, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../core/model.js';
+import type { Redactor } from '../core/redact.js';
 import { escapeCell, truncateText } from './escape.js';
-import { formatDuration } from '../format.js';
+import { formatDuration } from '../core/format.js';
 import { outcomeLabel } from './log.js';
 
 export interface SummaryInput {

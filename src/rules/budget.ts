@@ -17,8 +17,8 @@
 // start is ever weighed against them.
 // A denied start ends the roll cleanly (result `partial`): nodes in flight finish by their own rules,
 // and a rerun skips every node that carries the verified revision. See docs/parallel.md.
-import type { Role } from '../model.js';
-import { formatDuration } from '../format.js';
+import type { Role } from '../core/model.js';
+import { formatDuration } from '../core/format.js';
 
 export interface FinishedNode {
   role: Role;

@@ -8,7 +8,7 @@
 // cannot break it, while a concurrent cordon, a new taint, another owner, a replaced node or a started
 // deletion still do. (docs/kubernetes-facts.md#k4-json-patch-atomic: the apiserver applies a JSON Patch atomically to the
 // latest object and fails it as a whole with 422 when a `test` fails.)
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../model.js';
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../core/model.js';
 
 /** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */
 export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';

@@ -18,8 +18,8 @@
 // running containerd lacks the desired credential) or merely UNPROVEN (undecidable / unknown): after
 // a reboot only the first is a failed roll.
 // Pure: all instants arrive as arguments; nothing here reads a clock.
-import { formatDuration } from '../format.js';
-import { formatGap, isValidInstant } from '../instants.js';
+import { formatDuration } from '../core/format.js';
+import { formatGap, isValidInstant } from '../core/instants.js';
 import type {
   AuthFields,
   ConfigFileReadings,
@@ -32,7 +32,7 @@ import type {
   Instant,
   ReadPath,
   ServiceEvent,
-} from '../model.js';
+} from '../core/model.js';
 
 /** The cri service event logged right AFTER the containerd process was launched (process runner). */
 const START_EVENT = /started with PID (\d+)/;
@@ -222,7 +222,7 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, c: Collect
  * patch. Talos's ApplyConfiguration returns before its controllers write cri.toml, and 1.14 restarts
  * cri only after that write: until then the containerd that ran before the patch still runs, holding
  * the old credential. The readings are taken so that a write between them errs toward reboot
- * (src/readEvidence.ts), but a skip after the patch must not rest on that alone: the launch must be
+ * (src/pipeline/readEvidence.ts), but a skip after the patch must not rest on that alone: the launch must be
  * another process than the one the reading before the patch placed (another PID) and provably later
  * (its earliest bound after that launch's latest bound). Both instants are the node's clock, never the
  * runner's, which may be skewed. Rules 3–6 then order this launch after the write that carries the

@@ -1,15 +1,15 @@
 // Fence rules: what a leftover claim ("fence") on a node is, the exact command that
-// releases it, and when `recover-fences` may release it on its own. Pure: src/fences.ts does the I/O.
+// releases it, and when `recover-fences` may release it on its own. Pure: src/fences/run.ts does the I/O.
 //
 // A fence is a node carrying our `owner` or `phase` annotation: a run claimed it and never released it
 // (killed runner, a failure after the drain began). The inventory refuses to roll while any exists.
 import type { RunAttemptInfo } from '../adapters/github.js';
 import type { LeaseState } from '../adapters/types.js';
-import type { Config } from '../config.js';
-import type { AnnotationKeys, ClaimCapture, NodeState } from '../model.js';
-import { parseOwnerToken, type OwnerToken } from '../owner.js';
+import type { Config } from '../core/config.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
+import { parseOwnerToken, type OwnerToken } from '../core/owner.js';
 import { shellQuote } from '../core/shell.js';
-import { kubectlCommand, releaseCommand } from '../recovery.js';
+import { kubectlCommand, releaseCommand } from './commands.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 

@@ -1,5 +1,5 @@
 // Lease rules: the JSON Patches and the judgement behind "one run at a time".
-// Pure: the RunLock (src/lease.ts) does the I/O.
+// Pure: the RunLock (src/pipeline/lease.ts) does the I/O.
 //
 // Server facts these rules lean on (docs/kubernetes-facts.md#k4-json-patch-atomic, docs/kubernetes-facts.md#k6-omitempty,
 // docs/kubernetes-facts.md#k7-lease):
@@ -11,9 +11,9 @@
 // - `remove` of a missing key fails the whole patch;
 // - Lease times are MicroTime: RFC 3339 with exactly 6 fractional digits.
 import type { LeaseState } from '../adapters/types.js';
-import { rfc3339Ms } from '../instants.js';
-import type { JsonPatchOp } from '../model.js';
-import { GITHUB_SERVER_URL, parseOwnerToken, runUrl } from '../owner.js';
+import { rfc3339Ms } from '../core/instants.js';
+import type { JsonPatchOp } from '../core/model.js';
+import { GITHUB_SERVER_URL, parseOwnerToken, runUrl } from '../core/owner.js';
 
 export const LEASE_DURATION_SECONDS = 120;
 

@@ -1,6 +1,6 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase } from '../model.js';
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase } from '../core/model.js';
 import { annotationPath, holdTests } from './claim.js';
 
 /**

@@ -19,7 +19,7 @@
 //    nothing new starts; nodes in flight finish by their own rules.
 // Liveness: when the roll has not stopped and nothing is in flight, the first node left in roll
 // order can always start, so the loop never waits on itself.
-import type { NodeState } from '../model.js';
+import type { NodeState } from '../core/model.js';
 
 export type SchedulableNode = Pick<NodeState, 'name' | 'role' | 'labels'>;
 

@@ -6,7 +6,7 @@
 // Timestamps go out as google.protobuf.Timestamp, exact to the nanosecond of the state's value.
 import type { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import { RPC, encodePlain, messageType, toPlain } from '../../../src/adapters/talos/proto.js';
+import { RPC, encodePlain, messageType, toPlain } from '../../../src/adapters/talos/api/proto.js';
 import { RESOURCES, type CosiResource, type ResourceDefinition } from '../commands/get.js';
 import { walk } from '../commands/ls.js';
 import { services } from '../commands/service.js';

@@ -3,8 +3,8 @@
 // scalar as a string, so a node name or a specVersion can never turn into a number or a date behind
 // our back; the conversions below are explicit and checked.
 import { parseAllDocuments } from 'yaml';
-import { parseRfc3339, rfc3339Ms } from '../../instants.js';
-import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../model.js';
+import { parseRfc3339, rfc3339Ms } from '../../core/instants.js';
+import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../core/model.js';
 import { COSI, recordedAt } from '../talos/resources.js';
 import { ParseError, excerpt } from './parseError.js';
 

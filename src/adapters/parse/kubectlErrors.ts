@@ -1,6 +1,6 @@
 // Classify a failed kubectl run from its stderr (the texts: docs/kubernetes-facts.md#k8-kubectl-errors);
 // the classification happens once, here.
-import type { FailureCause } from '../../errors.js';
+import type { FailureCause } from '../../core/errors.js';
 
 const RULES: Array<[RegExp, FailureCause]> = [
   // transport first: a refused connection during discovery also prints "Unhandled Error" lines

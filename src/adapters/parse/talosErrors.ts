@@ -8,7 +8,7 @@
 //  - 1.14: `error from node <n>: <grpc error>` lines (also `error getting version from node <n>: …`).
 //  - anything else: one message, possibly followed by a blank line and cobra's usage text when the
 //    message contains `arg(s)`, `flag` or `command`.
-import type { FailureCause } from '../../errors.js';
+import type { FailureCause } from '../../core/errors.js';
 
 export interface TalosErrorItem {
   /** the node the error names, when it names one of the known nodes */

@@ -3,9 +3,9 @@
 // through talosctl either way. The choice and its reason are returned for the log and the report.
 import { existsSync } from 'node:fs';
 import type { Runner } from '../exec.js';
-import { Talosctl } from '../talosctl.js';
+import { Talosctl } from './cli/talosctl.js';
 import type { TalosClient } from '../types.js';
-import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './talosconfig.js';
+import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './api/talosconfig.js';
 
 export interface OpenedTalos {
   client: TalosClient;
@@ -54,7 +54,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
       close: () => undefined,
     };
   }
-  const { TalosConnection, TalosApi } = await import('./apiPath.js');
+  const { TalosConnection, TalosApi } = await import('./api/apiPath.js');
   const conn = new TalosConnection({
     endpoint: ctx.endpoints[0],
     credentials: ctx.credentials,

@@ -1,10 +1,10 @@
 // What both Talos read paths agree on, whether the answer comes printed by talosctl
-// (src/adapters/talosctl.ts, src/adapters/parse/cosiYaml.ts) or over the API
-// (src/adapters/talos/apiClient.ts): the COSI resources the evidence reads, the EtcFileStatus id of a
+// (src/adapters/talos/cli/talosctl.ts, src/adapters/parse/cosiYaml.ts) or over the API
+// (src/adapters/talos/api/apiClient.ts): the COSI resources the evidence reads, the EtcFileStatus id of a
 // file under /etc, which of a status's two stamps is its last write, and the server's words for a
 // missing file and for a resource type the node does not know. Facts only: no transport, no format.
 import { posix } from 'node:path';
-import type { Instant } from '../../model.js';
+import type { Instant } from '../../core/model.js';
 
 /**
  * The COSI resources read (docs/talos-api.md, "Resources read over COSI State"): the full type, its

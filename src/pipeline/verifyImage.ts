@@ -2,9 +2,9 @@
 // with imagePullPolicy Always and no imagePullSecrets, so only the node's CRI registry auth can
 // authenticate the pull. `talosctl image pull` is no proof: Talos pulls with its own resolver from
 // the machine config and skips cached images (docs/talos-facts.md#t16-image-pull-is-no-proof).
-import type { KubeClient, PodState } from './adapters/types.js';
-import { formatDuration } from './format.js';
-import type { Clock } from './clock.js';
+import type { KubeClient, PodState } from '../adapters/types.js';
+import { formatDuration } from '../core/format.js';
+import type { Clock } from '../core/clock.js';
 
 export interface VerifyImageArgs {
   kube: KubeClient;

@@ -1,12 +1,12 @@
 // The run lock: a coordination.k8s.io/v1 Lease that makes `apply` runs mutually exclusive.
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
 // the state the rollout consults before every mutation (assertHeld).
-import type { KubeClient, LeaseReading, LeaseState } from './adapters/types.js';
-import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from './errors.js';
-import { readAfterUnknown } from './pipeline/transport.js';
-import { formatDuration } from './format.js';
-import { githubServerUrl } from './owner.js';
-import type { Clock } from './clock.js';
+import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js';
+import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
+import { readAfterUnknown } from './transport.js';
+import { formatDuration } from '../core/format.js';
+import { githubServerUrl } from '../core/owner.js';
+import type { Clock } from '../core/clock.js';
 import {
   acquireSpec,
   judgeLease,
@@ -15,7 +15,7 @@ import {
   releaseLeasePatch,
   renewPatch,
   takeFreeLeasePatch,
-} from './rules/lease.js';
+} from '../rules/lease.js';
 
 /** Another run holds the Lease. Never overridden by time: see judgeLease. */
 export class LeaseHeldError extends Error {

@@ -8,8 +8,8 @@
 // ServerIdentityError that every later call of the connection gets too, never a failed reading.
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { ServerIdentityError, ToolError } from '../../errors.js';
-import { classifyTalosError } from '../parse/talosErrors.js';
+import { ServerIdentityError, ToolError } from '../../../core/errors.js';
+import { classifyTalosError } from '../../parse/talosErrors.js';
 import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
 import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';

@@ -1,12 +1,12 @@
 // KubeClient over the kubectl binary: runs commands, parses their JSON, classifies failures.
 // It never decides anything; the rollout reads what it returns.
-import { ToolError } from '../errors.js';
-import type { JsonPatchOp, NodeState } from '../model.js';
-import type { Runner, RunResult } from './exec.js';
-import { classifyKubectlFailure } from './parse/kubectlErrors.js';
-import { nodeFromJson } from './parse/nodeJson.js';
-import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
-import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from './types.js';
+import { ToolError } from '../../core/errors.js';
+import type { JsonPatchOp, NodeState } from '../../core/model.js';
+import type { Runner, RunResult } from '../exec.js';
+import { classifyKubectlFailure } from '../parse/kubectlErrors.js';
+import { nodeFromJson } from '../parse/nodeJson.js';
+import { lineSplitter, parseNodeWatchEvent } from '../parse/watchEvent.js';
+import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
 
 export interface KubectlOptions {
   runner: Runner;

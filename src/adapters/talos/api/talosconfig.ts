@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { InputError } from '../../errors.js';
+import { InputError } from '../../../core/errors.js';
 
 /** Talos's API port when an endpoint names none (pkg/machinery/constants ApidPort). */
 export const APID_PORT = 50000;

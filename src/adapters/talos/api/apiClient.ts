@@ -4,8 +4,8 @@
 // Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
 // the boot id for us): they are delegated to the CLI adapter given at construction.
 import { parse as parseYaml } from 'yaml';
-import { reorder, unique } from '../../core/async.js';
-import { ToolError, errorMessage, type FailureCause } from '../../errors.js';
+import { reorder, unique } from '../../../core/async.js';
+import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
 import type {
   CriServiceReading,
   EtcFileStatusReading,
@@ -16,13 +16,13 @@ import type {
   ServiceEvent,
   ServicePidReading,
   TimeStatusReading,
-} from '../../model.js';
-import { parseCriRegistryAuth } from '../parse/criToml.js';
-import { ParseError } from '../parse/parseError.js';
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../types.js';
+} from '../../../core/model.js';
+import { parseCriRegistryAuth } from '../../parse/criToml.js';
+import { ParseError } from '../../parse/parseError.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
-import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from './resources.js';
+import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
 
 type Plain = Record<string, unknown>;
 

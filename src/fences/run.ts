@@ -2,17 +2,17 @@
 // The decisions are in rules/fences.ts; this module reads, looks up runs and releases, and returns
 // a plain report. It renders nothing: the job summary is report/fences.ts's, and the outputs,
 // annotations and exit status are the action's one publisher's (src/action/publish.ts).
-import type { RunAttemptInfo, RunLookup } from './adapters/github.js';
-import type { KubeClient, LeaseState } from './adapters/types.js';
-import type { Config } from './config.js';
-import { casLost as lostCas, errorMessage } from './errors.js';
-import { annotationKeys, type ActionResult, type JsonPatchOp } from './model.js';
-import { parseOwnerToken, runUrl } from './owner.js';
-import type { Clock } from './clock.js';
-import { annotationPath } from './rules/claim.js';
-import { judgeFences, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from './rules/fences.js';
-import { releaseLeasePatch } from './rules/lease.js';
-import { buildReleasePatch } from './rules/release.js';
+import type { RunAttemptInfo, RunLookup } from '../adapters/github.js';
+import type { KubeClient, LeaseState } from '../adapters/types.js';
+import type { Config } from '../core/config.js';
+import { casLost as lostCas, errorMessage } from '../core/errors.js';
+import { annotationKeys, type ActionResult, type JsonPatchOp } from '../core/model.js';
+import { parseOwnerToken, runUrl } from '../core/owner.js';
+import type { Clock } from '../core/clock.js';
+import { annotationPath } from '../rules/claim.js';
+import { judgeFences, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from '../rules/fences.js';
+import { releaseLeasePatch } from '../rules/lease.js';
+import { buildReleasePatch } from '../rules/release.js';
 
 export type FencesMode = 'fences' | 'recover-fences';
 export type FencesConfig = Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;

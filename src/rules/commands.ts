@@ -1,9 +1,9 @@
 // The exact, CAS-guarded command a person runs to release a node this run left claimed.
-import type { Config } from './config.js';
-import { shellQuote } from './core/shell.js';
-import type { AnnotationKeys, ClaimCapture, NodeState } from './model.js';
-import { annotationPath } from './rules/claim.js';
-import { buildReleasePatch } from './rules/release.js';
+import type { Config } from '../core/config.js';
+import { shellQuote } from '../core/shell.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
+import { annotationPath } from './claim.js';
+import { buildReleasePatch } from './release.js';
 
 /** A kubectl command line a person can paste, with the run's kubeconfig and context, in backticks. */
 export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'>, args: string): string {

@@ -1,6 +1,6 @@
 // The post step (`post-if: always()`), in a fresh process after the main step ended, cancelled or
-// killed. It reads what the main step saved (src/state.ts) and acts only on what this run owns,
-// by each held node's phase (src/model.ts NodePhase), so it leaves exactly what the main step left:
+// killed. It reads what the main step saved (src/action/state.ts) and acts only on what this run owns,
+// by each held node's phase (src/core/model.ts NodePhase), so it leaves exactly what the main step left:
 // - `claiming` (the claim PATCH was sent, its outcome unknown): read the node; release it, by a CAS on
 //   our token and phase=claimed, only when the claim landed; nothing to do when it did not; when the
 //   node cannot be read, say the claim may be on it, with the release command, and keep the Lease;
@@ -9,19 +9,19 @@
 // - `mutating`, `rebooting`, `proving`, `left-fenced`: leave it cordoned and claimed, and say exactly
 //   what to check and how to release it;
 // - `left-as-set`: another actor changed it while the run held it: write nothing; read it to say who
-//   holds it now and what of this run still stands (src/recovery.ts leftAsSetReport);
+//   holds it now and what of this run still stands (src/rules/commands.ts leftAsSetReport);
 // - the run Lease: release it (CAS on our token) unless a node needs it kept: one left claimed or
 //   fenced, one whose claim may be on it, or one left as set after Talos may have been changed.
 import * as core from '@actions/core';
-import { Runner } from './adapters/exec.js';
-import { Kubectl } from './adapters/kubectl.js';
-import { casLost, errorMessage, ToolError } from './errors.js';
-import { annotationKeys, type AnnotationKeys, type HeldNode, type JsonPatchOp } from './model.js';
-import { leftAsSetReport, releaseCommand } from './recovery.js';
-import { formatCommandLine } from './report/log.js';
-import { annotationPath } from './rules/claim.js';
-import { releaseLeasePatch } from './rules/lease.js';
-import { buildReleasePatch, leftAsSetKeepsLease } from './rules/release.js';
+import { Runner } from '../adapters/exec.js';
+import { Kubectl } from '../adapters/kube/kubectl.js';
+import { casLost, errorMessage, ToolError } from '../core/errors.js';
+import { annotationKeys, type AnnotationKeys, type HeldNode, type JsonPatchOp } from '../core/model.js';
+import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
+import { formatCommandLine } from '../report/log.js';
+import { annotationPath } from '../rules/claim.js';
+import { releaseLeasePatch } from '../rules/lease.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import { loadAccess, loadHeld, loadLease, type SavedAccess, type SavedLease } from './state.js';
 
 function load<T>(what: () => T, fallback: T): { value: T; broken: boolean } {
@@ -171,4 +171,7 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
   return LEFT_FOR_A_PERSON;
 }
 
-await cleanup().catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
+/** The post step as its entry (src/post.ts) runs it: a failure fails the step, it never throws. */
+export async function postStep(): Promise<void> {
+  await cleanup().catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
+}

@@ -27,10 +27,10 @@
 // a read is safe, since a file that exists by wave 3 but was not read fails the rule (reboot).
 // At most READ_CALLS_IN_FLIGHT content reads are in flight, so a plan over 500 nodes neither waits on
 // a handful at a time nor opens a thousand at once.
-import type { TalosClient } from './adapters/types.js';
-import { pool } from './core/async.js';
-import { ServerIdentityError, errorMessage } from './errors.js';
-import type { ConfigFileReadings, EvidenceReadings, Reading } from './model.js';
+import type { TalosClient } from '../adapters/types.js';
+import { pool } from '../core/async.js';
+import { ServerIdentityError, errorMessage } from '../core/errors.js';
+import type { ConfigFileReadings, EvidenceReadings, Reading } from '../core/model.js';
 
 export interface EvidenceTarget {
   name: string;

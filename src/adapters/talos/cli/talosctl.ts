@@ -7,8 +7,8 @@
 // When some nodes fail, their errors are taken from talosctl's error list; when the list does not
 // say which error is whose, those nodes are asked again one by one.
 import { posix } from 'node:path';
-import { pool, reorder, unique } from '../core/async.js';
-import { ToolError, type FailureCause } from '../errors.js';
+import { pool, reorder, unique } from '../../../core/async.js';
+import { ToolError, type FailureCause } from '../../../core/errors.js';
 import type {
   CriServiceReading,
   EtcFileStatusReading,
@@ -17,19 +17,19 @@ import type {
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../model.js';
-import type { RunResult, Runner } from './exec.js';
-import { parseCosiYaml, etcFileStatusFrom, servicePidFrom, timeStatusFrom } from './parse/cosiYaml.js';
-import { parseCriRegistryAuth } from './parse/criToml.js';
-import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from './parse/etcd.js';
-import { formatGoDuration } from './parse/goDuration.js';
-import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
-import { ParseError } from './parse/parseError.js';
-import { parseServiceView, unreadableCriView } from './parse/service.js';
-import { classifyTalosError, classifyTalosFailure, splitTalosErrors, type TalosErrorItem } from './parse/talosErrors.js';
-import { parseVersion } from './parse/version.js';
-import { COSI, etcFileId, isMissingFile, isUnregisteredType } from './talos/resources.js';
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from './types.js';
+} from '../../../core/model.js';
+import type { RunResult, Runner } from '../../exec.js';
+import { parseCosiYaml, etcFileStatusFrom, servicePidFrom, timeStatusFrom } from '../../parse/cosiYaml.js';
+import { parseCriRegistryAuth } from '../../parse/criToml.js';
+import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from '../../parse/etcd.js';
+import { formatGoDuration } from '../../parse/goDuration.js';
+import { interpretLastMod, parseLsLong, type LsRow } from '../../parse/ls.js';
+import { ParseError } from '../../parse/parseError.js';
+import { parseServiceView, unreadableCriView } from '../../parse/service.js';
+import { classifyTalosError, classifyTalosFailure, splitTalosErrors, type TalosErrorItem } from '../../parse/talosErrors.js';
+import { parseVersion } from '../../parse/version.js';
+import { COSI, etcFileId, isMissingFile, isUnregisteredType } from '../resources.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 
 export interface TalosctlOptions {
   runner: Runner;

@@ -2,17 +2,17 @@
 // each mode returns a plain report, and src/action/publish.ts alone turns it into outputs,
 // annotations, summary and exit status, the same for every mode and also when the step fails.
 import * as core from '@actions/core';
-import { readInputs } from './action/inputs.js';
-import { publish, type ActionReport } from './action/publish.js';
-import { rolloutDeps } from './action/rollout.js';
-import { Runner } from './adapters/exec.js';
-import { Kubectl } from './adapters/kubectl.js';
-import { openTalosClient } from './adapters/talos/open.js';
-import { realClock } from './clock.js';
-import { runFences } from './fences.js';
-import { runRolloutMode } from './pipeline/rolloutMode.js';
-import { formatCommandLine } from './report/log.js';
-import { NodeLogs } from './report/nodeLog.js';
+import { readInputs } from './inputs.js';
+import { publish, type ActionReport } from './publish.js';
+import { rolloutDeps } from './rollout.js';
+import { Runner } from '../adapters/exec.js';
+import { Kubectl } from '../adapters/kube/kubectl.js';
+import { openTalosClient } from '../adapters/talos/open.js';
+import { realClock } from '../core/clock.js';
+import { runFences } from '../fences/run.js';
+import { runRolloutMode } from '../pipeline/rolloutMode.js';
+import { formatCommandLine } from '../report/log.js';
+import { NodeLogs } from '../report/nodeLog.js';
 import { saveAccess } from './state.js';
 
 export async function run(): Promise<void> {
@@ -44,7 +44,7 @@ async function runMode(runner: Runner, cancelled: () => boolean): Promise<Action
   const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   if (config.mode === 'fences' || config.mode === 'recover-fences') {
     // Loaded only here: the GitHub client (octokit, undici) is most of the bundle's start-up cost.
-    const { GitHubRuns } = await import('./adapters/github.js');
+    const { GitHubRuns } = await import('../adapters/github.js');
     const runs = new GitHubRuns(config.githubToken, { serverUrl: inputs.github.serverUrl, baseUrl: inputs.github.apiUrl });
     return runFences({ mode: config.mode, kube, runs, config, clock: realClock, serverUrl: inputs.github.serverUrl });
   }

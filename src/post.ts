@@ -1,0 +1,3 @@
+import { postStep } from './action/post.js';
+
+await postStep();
