@@ -7,7 +7,7 @@ import { Kubectl } from '../src/adapters/kube/kubectl.js';
 import { openTalosClient } from '../src/adapters/talos/open.js';
 import type { TalosClient } from '../src/adapters/types.js';
 import { readConfig, type Config } from '../src/core/config.js';
-import { readAuthPatch } from '../src/core/credential.js';
+import { readAuthPatch } from '../src/action/inputs.js';
 import { errorMessage } from '../src/core/errors.js';
 import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/core/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/core/owner.js';

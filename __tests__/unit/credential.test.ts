@@ -2,7 +2,8 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAuthPatch, readAuthPatch } from '../../src/core/credential.js';
+import { readAuthPatch } from '../../src/action/inputs.js';
+import { parseAuthPatch } from '../../src/core/credential.js';
 
 const doc = (name: string, extra: string) => `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ${name}\n${extra}`;
 

@@ -1,10 +1,12 @@
 // Everything the action reads from its runner, in one place: the inputs (→ a validated Config), the
 // auth-patch file, the run's identity and web root, and the test knobs. Nothing below the shell
 // reads `process.env` or @actions/core: it is handed what is read here.
+import { readFileSync } from 'node:fs';
 import { readConfig, type Config } from '../core/config.js';
-import { readAuthPatch } from '../core/credential.js';
+import { parseAuthPatch, type ParsedAuthPatch } from '../core/credential.js';
+import { InputError } from '../core/errors.js';
 import type { DesiredCredential } from '../core/model.js';
-import { formatOwnerToken, newOwnerToken } from '../core/owner.js';
+import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
 export interface TestKnobs {
@@ -38,7 +40,7 @@ export function readInputs(getInput: (name: string) => string, env: NodeJS.Proce
     config,
     desired,
     owner: formatOwnerToken(newOwnerToken(env)),
-    github: { serverUrl: env.GITHUB_SERVER_URL || undefined, apiUrl: env.GITHUB_API_URL || undefined },
+    github: { serverUrl: githubServerUrl(env), apiUrl: env.GITHUB_API_URL || undefined },
     knobs: readKnobs(env),
   };
 }
@@ -49,4 +51,19 @@ function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
     relistPauseMs: env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(env.RAR_RELIST_PAUSE_MS),
     leaseRenewMs: Number(env.RAR_LEASE_RENEW_MS) || undefined,
   };
+}
+
+/** Read and parse the file named by the `auth-patch` input (the file is read here, in the shell; parsing is core/credential.ts's). */
+export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): ParsedAuthPatch {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError('auth-patch', `cannot read "${path}"${code ? ` (${code})` : ''}`);
+  }
+  // Parse errors never quote the source (see parseAuthPatch), so masking right after parsing leaks nothing.
+  const parsed = parseAuthPatch(text, registry);
+  for (const s of parsed.secrets) mask(s);
+  return parsed;
 }

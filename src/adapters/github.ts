@@ -4,19 +4,11 @@
 import { getOctokit } from '@actions/github';
 import { errorMessage } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
-import { githubServerUrl, runUrl, type OwnerToken } from '../core/owner.js';
+import type { RunAttemptInfo, RunState } from '../core/model.js';
+import { GITHUB_SERVER_URL, runUrl, type OwnerToken } from '../core/owner.js';
 
-export type RunState = 'queued' | 'in_progress' | 'completed' | 'unknown';
-
-export interface RunAttemptInfo {
-  state: RunState;
-  /** GitHub's conclusion (success, failure, cancelled, …) once completed */
-  conclusion?: string;
-  /** the run attempt's page, for people */
-  url: string;
-  /** why the state is unknown */
-  error?: string;
-}
+// The run data the fences rule judges lives in core/model.ts; re-exported for this adapter's callers.
+export type { RunAttemptInfo, RunState } from '../core/model.js';
 
 export interface RunLookup {
   runAttempt(owner: OwnerToken): Promise<RunAttemptInfo>;
@@ -37,7 +29,7 @@ const STATUS: Record<string, RunState> = {
 export interface GitHubRunsOptions {
   /** REST API root; default GITHUB_API_URL or https://api.github.com (GHES sets its own) */
   baseUrl?: string;
-  /** web root for run URLs; default GITHUB_SERVER_URL or https://github.com */
+  /** web root for run URLs (the shell passes the runner's GITHUB_SERVER_URL); default https://github.com */
   serverUrl?: string;
   /** per request; a hanging API must not hang the action */
   timeoutMs?: number;
@@ -49,9 +41,9 @@ export class GitHubRuns implements RunLookup {
   private readonly timeoutMs: number;
 
   constructor(token: string | undefined, opts: GitHubRunsOptions = {}) {
-    this.serverUrl = opts.serverUrl ?? githubServerUrl(process.env);
+    this.serverUrl = opts.serverUrl ?? GITHUB_SERVER_URL;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    if (token) this.octokit = getOctokit(token, { baseUrl: opts.baseUrl ?? (process.env.GITHUB_API_URL || 'https://api.github.com') });
+    if (token) this.octokit = getOctokit(token, { baseUrl: opts.baseUrl ?? 'https://api.github.com' });
   }
 
   async runAttempt(owner: OwnerToken): Promise<RunAttemptInfo> {

@@ -1,7 +1,11 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
-// (kubectl.ts, talosctl.ts); pipeline tests use in-memory fakes of the same interfaces.
+// (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
 import type {
   CriServiceReading,
+  EtcdAlarm,
+  EtcdMember,
+  EtcdMemberStatus,
+  LeaseState,
   EtcFileStatusReading,
   FileAuthReading,
   FileListing,
@@ -11,6 +15,9 @@ import type {
   ServicePidReading,
   TimeStatusReading,
 } from '../core/model.js';
+
+// The data the rules judge lives in core/model.ts; re-exported for the adapters' callers.
+export type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState } from '../core/model.js';
 
 export interface PodContainerStatus {
   name: string;
@@ -29,21 +36,6 @@ export interface PodState {
   phase: string;
   imagePullSecrets: string[];
   containerStatuses: PodContainerStatus[];
-}
-
-/** A coordination.k8s.io/v1 Lease, as far as the run lock reads it. */
-export interface LeaseState {
-  namespace: string;
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  /** empty when free */
-  holderIdentity: string;
-  leaseDurationSeconds?: number;
-  /** MicroTime strings as stored (RFC 3339 with 6 fractional digits) */
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
 }
 
 /** Every call throws a ToolError (src/core/errors.ts) with a classified cause on failure. */
@@ -93,34 +85,6 @@ export interface KubeClient {
 
 /** The Lease as read beside a node: undefined when it does not exist; `error` when it could not be read. */
 export type LeaseReading = { ok: true; lease: LeaseState | undefined } | { ok: false; error: string };
-
-export interface EtcdMemberStatus {
-  /** the NODE column (the address we asked) */
-  node: string;
-  memberId: string;
-  learner: boolean;
-  errors: string;
-}
-
-/**
- * One entry of etcd's member list (`talosctl etcd members`, MachineService.EtcdMemberList): etcd's own
- * record of who votes, independent of the Kubernetes Nodes (docs/talos-facts.md#t18-etcd-membership).
- */
-export interface EtcdMember {
-  /** 16 lower-case hex digits, as `etcd status` and `etcd remove-member` write it */
-  id: string;
-  /** the member's name (on Talos the machine's hostname); '' while the member has not started */
-  name: string;
-  peerUrls: string[];
-  clientUrls: string[];
-  learner: boolean;
-}
-
-export interface EtcdAlarm {
-  node: string;
-  memberId: string;
-  alarm: string;
-}
 
 /**
  * Talos is addressed by node address (the InternalIP). The batch reads take several addresses and

@@ -1,6 +1,5 @@
 // Read the auth patch: which registry host it configures and the credential it asks for.
 // The values are secrets: they are returned for masking at once and never put into an error.
-import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
 import type { AuthFields, DesiredCredential } from './model.js';
@@ -100,19 +99,4 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
   const fields = merged.get(host)!;
   const secrets = secretForms(merged.values());
   return { desired: { host, tomlHost: tomlHostFor(host), fields }, secrets };
-}
-
-/** Read and parse the file named by the `auth-patch` input. */
-export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): ParsedAuthPatch {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError('auth-patch', `cannot read "${path}"${code ? ` (${code})` : ''}`);
-  }
-  // Parse errors never quote the source (see parseAuthPatch), so masking right after parsing leaks nothing.
-  const parsed = parseAuthPatch(text, registry);
-  for (const s of parsed.secrets) mask(s);
-  return parsed;
 }

@@ -384,3 +384,60 @@ export interface HeldNode {
   capture: ClaimCapture;
   owner: string;
 }
+
+// Data read from the cluster and GitHub that the pure rules judge (their adapters re-export them).
+
+/** A coordination.k8s.io/v1 Lease, as far as the run lock reads it. */
+export interface LeaseState {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** empty when free */
+  holderIdentity: string;
+  leaseDurationSeconds?: number;
+  /** MicroTime strings as stored (RFC 3339 with 6 fractional digits) */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface EtcdMemberStatus {
+  /** the NODE column (the address we asked) */
+  node: string;
+  memberId: string;
+  learner: boolean;
+  errors: string;
+}
+
+export interface EtcdAlarm {
+  node: string;
+  memberId: string;
+  alarm: string;
+}
+
+/**
+ * One entry of etcd's member list (`talosctl etcd members`, MachineService.EtcdMemberList): etcd's own
+ * record of who votes, independent of the Kubernetes Nodes (docs/talos-facts.md#t18-etcd-membership).
+ */
+export interface EtcdMember {
+  /** 16 lower-case hex digits, as `etcd status` and `etcd remove-member` write it */
+  id: string;
+  /** the member's name (on Talos the machine's hostname); '' while the member has not started */
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+  learner: boolean;
+}
+
+export type RunState = 'queued' | 'in_progress' | 'completed' | 'unknown';
+
+export interface RunAttemptInfo {
+  state: RunState;
+  /** GitHub's conclusion (success, failure, cancelled, …) once completed */
+  conclusion?: string;
+  /** the run attempt's page, for people */
+  url: string;
+  /** why the state is unknown */
+  error?: string;
+}

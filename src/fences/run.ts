@@ -3,19 +3,19 @@
 // a plain report. It renders nothing: the job summary is report/fences.ts's, and the outputs,
 // annotations and exit status are the action's one publisher's (src/action/publish.ts).
 import type { RunAttemptInfo, RunLookup } from '../adapters/github.js';
-import type { KubeClient, LeaseState } from '../adapters/types.js';
-import type { Config } from '../core/config.js';
+import type { KubeClient } from '../adapters/types.js';
 import { casLost as lostCas, errorMessage } from '../core/errors.js';
-import { annotationKeys, type ActionResult, type JsonPatchOp } from '../core/model.js';
+import { annotationKeys, type JsonPatchOp } from '../core/model.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
 import { annotationPath } from '../rules/claim.js';
-import { judgeFences, ownersToLookUp, type FenceDecision, type FenceRow, type LeaseDecision } from '../rules/fences.js';
+import { judgeFences, ownersToLookUp, type FenceDecision } from '../rules/fences.js';
 import { releaseLeasePatch } from '../rules/lease.js';
 import { buildReleasePatch } from '../rules/release.js';
+import type { FencesConfig, FencesFailure, FencesMode, FencesReport } from '../report/fences.js';
 
-export type FencesMode = 'fences' | 'recover-fences';
-export type FencesConfig = Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;
+// The report's shape is the renderer's input, so it lives beside the renderer (report/fences.ts).
+export type { FencesConfig, FencesFailure, FencesMode, FencesReport } from '../report/fences.js';
 
 export interface FencesArgs {
   mode: FencesMode;
@@ -25,43 +25,6 @@ export interface FencesArgs {
   clock: Clock;
   /** web root for run URLs (the runner's GITHUB_SERVER_URL, read by the action's shell) */
   serverUrl?: string;
-}
-
-/** A release that failed other than by a lost CAS (transport, forbidden, …), or a Lease not read again. */
-export interface FencesFailure {
-  /** the node whose release failed; absent: the run Lease (`leaseRef`) */
-  node?: string;
-  /** what failed, without the node or Lease it failed on: `release failed: …` */
-  reason: string;
-}
-
-/** What a fences run found and did: plain data, rendered by report/fences.ts and published by the shell. */
-export interface FencesReport {
-  kind: 'fences';
-  mode: FencesMode;
-  /** the `result` output: `failed` when `ok` is not, `processed` when something was released, else `clean` */
-  result: ActionResult;
-  /** the inputs the report names: the annotation prefix, and how the printed commands reach the cluster */
-  config: FencesConfig;
-  /** the run Lease's namespace and name */
-  leaseRef: { namespace: string; name: string };
-  /** when the cluster was read (epoch ms) */
-  asOf: number;
-  rows: FenceRow[];
-  /** the Lease as first read */
-  lease?: LeaseState;
-  leaseDecision: LeaseDecision;
-  /** what recover-fences decided (or, in `fences` mode, would decide) per fence, from the first read */
-  decisions: FenceDecision[];
-  /** run lookups, keyed by owner token */
-  runs: Map<string, RunAttemptInfo>;
-  releasedNodes: string[];
-  refused: Array<{ node: string; reason: string }>;
-  leaseReleased: boolean;
-  failures: FencesFailure[];
-  /** one line per release attempted, for the log */
-  actions: string[];
-  ok: boolean;
 }
 
 async function lookUpRuns(owners: string[], runs: RunLookup, serverUrl: string | undefined): Promise<Map<string, RunAttemptInfo>> {

@@ -5,7 +5,7 @@ import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js'
 import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
 import { readAfterUnknown } from './transport.js';
 import { formatDuration } from '../core/format.js';
-import { githubServerUrl } from '../core/owner.js';
+import { GITHUB_SERVER_URL } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
 import {
   acquireSpec,
@@ -81,7 +81,7 @@ export interface RunLockOptions {
   owner: string;
   clock: Clock;
   renewEveryMs?: number;
-  /** for the holder's run URL; default GITHUB_SERVER_URL or https://github.com */
+  /** for the holder's run URL (the shell passes the runner's GITHUB_SERVER_URL); default https://github.com */
   serverUrl?: string;
   log?: (message: string) => void;
 }
@@ -125,7 +125,7 @@ export class RunLock {
     this.owner = opts.owner;
     this.clock = opts.clock;
     this.renewEveryMs = opts.renewEveryMs ?? 30_000;
-    this.serverUrl = opts.serverUrl ?? githubServerUrl(process.env);
+    this.serverUrl = opts.serverUrl ?? GITHUB_SERVER_URL;
     this.log = opts.log ?? (() => {});
   }
 

@@ -1,10 +1,51 @@
 // The job summary of `mode: fences` and `mode: recover-fences`: one HTML string for
-// core.summary.addRaw. Pure: it renders the report src/fences/run.ts returns, and decides nothing.
+// core.summary.addRaw. Pure: it renders the report src/fences/run.ts returns (its shape is defined
+// here, as the renderer's input), and decides nothing.
 // Every string taken from the cluster or the GitHub API goes through escapeCell.
-import type { RunAttemptInfo } from '../adapters/github.js';
-import type { FencesFailure, FencesReport } from '../fences/run.js';
-import { leaseReleaseCommand } from '../rules/fences.js';
+import type { Config } from '../core/config.js';
+import type { ActionResult, LeaseState, RunAttemptInfo } from '../core/model.js';
+import { leaseReleaseCommand, type FenceDecision, type FenceRow, type LeaseDecision } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
+
+export type FencesMode = 'fences' | 'recover-fences';
+export type FencesConfig = Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;
+
+/** A release that failed other than by a lost CAS (transport, forbidden, …), or a Lease not read again. */
+export interface FencesFailure {
+  /** the node whose release failed; absent: the run Lease (`leaseRef`) */
+  node?: string;
+  /** what failed, without the node or Lease it failed on: `release failed: …` */
+  reason: string;
+}
+
+/** What a fences run found and did: plain data, rendered by report/fences.ts and published by the shell. */
+export interface FencesReport {
+  kind: 'fences';
+  mode: FencesMode;
+  /** the `result` output: `failed` when `ok` is not, `processed` when something was released, else `clean` */
+  result: ActionResult;
+  /** the inputs the report names: the annotation prefix, and how the printed commands reach the cluster */
+  config: FencesConfig;
+  /** the run Lease's namespace and name */
+  leaseRef: { namespace: string; name: string };
+  /** when the cluster was read (epoch ms) */
+  asOf: number;
+  rows: FenceRow[];
+  /** the Lease as first read */
+  lease?: LeaseState;
+  leaseDecision: LeaseDecision;
+  /** what recover-fences decided (or, in `fences` mode, would decide) per fence, from the first read */
+  decisions: FenceDecision[];
+  /** run lookups, keyed by owner token */
+  runs: Map<string, RunAttemptInfo>;
+  releasedNodes: string[];
+  refused: Array<{ node: string; reason: string }>;
+  leaseReleased: boolean;
+  failures: FencesFailure[];
+  /** one line per release attempted, for the log */
+  actions: string[];
+  ok: boolean;
+}
 
 /** `w3: release failed: …` or `Lease kube-system/x: reading it again failed: …`: the one wording of a failure. */
 export function fenceFailureLine(f: FencesFailure, leaseRef: FencesReport['leaseRef']): string {

@@ -3,8 +3,7 @@
 //
 // A fence is a node carrying our `owner` or `phase` annotation: a run claimed it and never released it
 // (killed runner, a failure after the drain began). The inventory refuses to roll while any exists.
-import type { RunAttemptInfo } from '../adapters/github.js';
-import type { LeaseState } from '../adapters/types.js';
+import type { LeaseState, RunAttemptInfo } from '../core/model.js';
 import type { Config } from '../core/config.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
 import { parseOwnerToken, type OwnerToken } from '../core/owner.js';
