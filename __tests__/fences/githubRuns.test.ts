@@ -104,14 +104,7 @@ describe('GitHubRuns', () => {
     expect(requests.length).toBe(before);
   });
 
-  it('defaults the API root to GITHUB_API_URL', async () => {
-    const saved = process.env.GITHUB_API_URL;
-    process.env.GITHUB_API_URL = baseUrl;
-    try {
-      expect((await new GitHubRuns('ghs_test').runAttempt(token('102'))).state).toBe('in_progress');
-    } finally {
-      if (saved === undefined) delete process.env.GITHUB_API_URL;
-      else process.env.GITHUB_API_URL = saved;
-    }
+  it('asks the API root it is given (the shell reads GITHUB_API_URL: __tests__/action/inputs.test.ts)', async () => {
+    expect((await new GitHubRuns('ghs_test', { baseUrl }).runAttempt(token('102'))).state).toBe('in_progress');
   });
 });

@@ -90,17 +90,12 @@ describe('RunLock.acquire', () => {
     });
   }
 
-  it('uses GITHUB_SERVER_URL for the run URL by default', async () => {
-    vi.stubEnv('GITHUB_SERVER_URL', 'https://github.corp');
-    try {
-      const kube = new FakeKube();
-      const clock = new TestClock();
-      await seed(kube, acquireSpec(OTHER, clock.now()));
-      const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock });
-      await expect(lock.acquire()).rejects.toThrow('https://github.corp/acme/infra/actions/runs/40/attempts/2');
-    } finally {
-      vi.unstubAllEnvs();
-    }
+  it('uses the server URL it is given (the shell reads GITHUB_SERVER_URL: __tests__/action/inputs.test.ts) for the run URL', async () => {
+    const kube = new FakeKube();
+    const clock = new TestClock();
+    await seed(kube, acquireSpec(OTHER, clock.now()));
+    const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock, serverUrl: 'https://github.corp' });
+    await expect(lock.acquire()).rejects.toThrow('https://github.corp/acme/infra/actions/runs/40/attempts/2');
   });
 
   it('accepts a Lease that already carries our token (a create whose response was lost)', async () => {

@@ -23,7 +23,7 @@ export interface ActionInputs {
   desired: DesiredCredential;
   /** this run's claim token (repository, run id, attempt, nonce) */
   owner: string;
-  /** GITHUB_SERVER_URL and GITHUB_API_URL: the web root of run links and the API the fences modes ask; undefined: github.com's */
+  /** GITHUB_SERVER_URL (else github.com) and GITHUB_API_URL (undefined: api.github.com): the web root of run links and the API the fences modes ask */
   github: { serverUrl?: string; apiUrl?: string };
   knobs: TestKnobs;
 }
