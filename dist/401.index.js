@@ -35,10 +35,10 @@ class GitHubRuns {
     serverUrl;
     timeoutMs;
     constructor(token, opts = {}) {
-        this.serverUrl = opts.serverUrl ?? (0,_core_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .githubServerUrl */ .EI)(process.env);
+        this.serverUrl = opts.serverUrl ?? _core_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .GITHUB_SERVER_URL */ .m7;
         this.timeoutMs = opts.timeoutMs ?? 30_000;
         if (token)
-            this.octokit = (0,_actions_github__WEBPACK_IMPORTED_MODULE_0__/* .getOctokit */ .Q)(token, { baseUrl: opts.baseUrl ?? (process.env.GITHUB_API_URL || 'https://api.github.com') });
+            this.octokit = (0,_actions_github__WEBPACK_IMPORTED_MODULE_0__/* .getOctokit */ .Q)(token, { baseUrl: opts.baseUrl ?? 'https://api.github.com' });
     }
     async runAttempt(owner) {
         const url = (0,_core_owner_js__WEBPACK_IMPORTED_MODULE_2__/* .runUrl */ .Vp)(owner, this.serverUrl);
