@@ -16,7 +16,7 @@ import * as core from '@actions/core';
 import { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
 import { casLost, errorMessage, ToolError } from '../core/errors.js';
-import { annotationKeys, type AnnotationKeys, type HeldNode, type JsonPatchOp } from '../core/model.js';
+import { annotationKeys, type AnnotatedPhase, type AnnotationKeys, type HeldNode, type JsonPatchOp } from '../core/model.js';
 import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { formatCommandLine } from '../report/log.js';
 import { annotationPath } from '../rules/claim.js';
@@ -137,7 +137,7 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
     // The extra test on the phase annotation keeps us from releasing a node another step of ours
     // (or a person) moved on since the state was saved. A claim sent with an unknown outcome that
     // landed put phase=claimed with it, atomically.
-    const expectedPhase = phase === 'draining' ? 'mutating' : 'claimed';
+    const expectedPhase: AnnotatedPhase = phase === 'draining' ? 'mutating' : 'claimed';
     const ops: JsonPatchOp[] = [
       { op: 'test', path: annotationPath(keys.phase), value: expectedPhase },
       ...buildReleasePatch(capture, keys, {}),

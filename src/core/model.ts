@@ -375,6 +375,14 @@ export const NODE_PHASES = [
 ] as const;
 export type NodePhase = (typeof NODE_PHASES)[number];
 
+/**
+ * The values of the `<prefix>/phase` annotation a claim writes on the node (not the pipeline's NodePhase:
+ * the annotation says what a person or the post step finds on the node; `mutating` from the moment the
+ * credential patch may be sent).
+ */
+export const ANNOTATED_PHASES = ['claimed', 'mutating'] as const;
+export type AnnotatedPhase = (typeof ANNOTATED_PHASES)[number];
+
 /** A node this run still holds (or left), as handed from the main step to the post step. */
 export interface HeldNode {
   node: string;

@@ -8,7 +8,7 @@
 // cannot break it, while a concurrent cordon, a new taint, another owner, a replaced node or a started
 // deletion still do. (docs/kubernetes-facts.md#k4-json-patch-atomic: the apiserver applies a JSON Patch atomically to the
 // latest object and fails it as a whole with 422 when a `test` fails.)
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../core/model.js';
+import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../core/model.js';
 
 /** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */
 export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';
@@ -21,7 +21,7 @@ export const LIFECYCLE_TAINT_KEYS = [
   'node.cilium.io/agent-not-ready',
 ] as const;
 
-const CLAIMED = 'claimed';
+const CLAIMED: AnnotatedPhase = 'claimed';
 
 /** RFC 6901 path segment: `~` → `~0` first, then `/` → `~1` (annotation keys contain `/`). */
 export function escapePointer(segment: string): string {
@@ -272,7 +272,7 @@ export function holdTests(capture: ClaimCapture, keys: AnnotationKeys): JsonPatc
 }
 
 /** Set `phase` (before the first Talos mutation), only while the node is still ours. */
-export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, phase: 'mutating'): JsonPatchOp[] {
+export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, phase: Exclude<AnnotatedPhase, 'claimed'>): JsonPatchOp[] {
   return [...holdTests(capture, keys), { op: 'add', path: annotationPath(keys.phase), value: phase }];
 }
 

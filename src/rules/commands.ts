@@ -1,7 +1,7 @@
 // The exact, CAS-guarded command a person runs to release a node this run left claimed.
 import type { Config } from '../core/config.js';
 import { shellQuote } from '../core/shell.js';
-import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
+import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
 import { annotationPath } from './claim.js';
 import { buildReleasePatch } from './release.js';
 
@@ -24,7 +24,7 @@ export function releaseCommand(
   capture: ClaimCapture,
   keys: AnnotationKeys,
   config: Pick<Config, 'kubeconfig' | 'kubeContext'>,
-  phase?: 'claimed',
+  phase?: Extract<AnnotatedPhase, 'claimed'>,
 ): string {
   const ops = [...(phase ? [{ op: 'test', path: annotationPath(keys.phase), value: phase }] : []), ...buildReleasePatch(capture, keys, {})];
   return kubectlCommand(config, `patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}`);
