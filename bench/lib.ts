@@ -78,7 +78,7 @@ export interface ActionDeps {
 
 /**
  * What src/action/main.ts builds from the inputs: the same config parser, credential reader, owner token and
- * adapters, the Talos client opened from the twin's talosconfig exactly as main.ts opens it (reads over
+ * adapters, the Talos client opened from the twin's talosconfig exactly as src/action/main.ts opens it (reads over
  * the API, one connection; patches and reboots through talosctl).
  */
 export async function actionDeps(cluster: SimCluster, inputs: Record<string, string>): Promise<ActionDeps> {

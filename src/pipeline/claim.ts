@@ -26,7 +26,7 @@ export type OnClaimSending = (capture: ClaimCapture) => void;
 /**
  * A 422 is judged on a re-read: a benign change is retried with a patch rebuilt from the re-read,
  * anything else refuses. A failure whose outcome is unknown (a dropped connection, the apiserver's
- * 504 "may still be processing the request", our own kill, a cancellation: errors.ts outcomeUnknown)
+ * 504 "may still be processing the request", our own kill, a cancellation: src/core/errors.ts outcomeUnknown)
  * is not taken as "not sent": it is resolved by a re-read that waits for /readyz (readAfterUnknown);
  * when no read answers, the claim stops with `claimOutcomeUnknown` and the node stays published as
  * `claiming` for the post step. Our own token already on the node means the patch landed and only

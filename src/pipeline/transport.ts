@@ -33,7 +33,7 @@ export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<v
 const isCancelled = (e: unknown): boolean => e instanceof ToolError && e.kind === 'cancelled';
 
 /**
- * After a write whose outcome is unknown (errors.ts outcomeUnknown): read until the read answers,
+ * After a write whose outcome is unknown (src/core/errors.ts outcomeUnknown): read until the read answers,
  * waiting for `/readyz` between tries, for at most READYZ_WAIT_MS. Undefined when the outcome stays
  * unknown: the deadline passed, or the run was cancelled (a cancelled run starts no process, so
  * nothing can be read any more: the post step, a fresh process, reads instead).
@@ -66,7 +66,7 @@ export async function readAfterUnknown<T>(
 
 /**
  * A node patch whose response may be lost: on a failure whose outcome is unknown (a dropped
- * connection, the apiserver's 504, our own deadline: errors.ts outcomeUnknown), re-read the node and
+ * connection, the apiserver's 504, our own deadline: src/core/errors.ts outcomeUnknown), re-read the node and
  * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
  * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
  */

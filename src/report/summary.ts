@@ -37,7 +37,7 @@ export interface SummaryInput {
 
 /** GitHub rejects a step summary above 1 MiB. */
 export const GITHUB_SUMMARY_LIMIT_BYTES = 1024 * 1024;
-/** What renderSummary aims for, leaving room for anything main.ts adds around it. */
+/** What renderSummary aims for, below GitHub's limit: room for anything else in the step's summary (src/action/publish.ts writes it). */
 export const SUMMARY_BUDGET_BYTES = 900_000;
 
 // Caps on single strings, so one runaway stderr cannot eat the budget of every other node.
