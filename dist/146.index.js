@@ -816,7 +816,7 @@ async function perNodePath(addresses, paths, read) {
 }
 
 ;// CONCATENATED MODULE: ./src/adapters/talos/api/apiPath.ts
-// The API read path's modules, imported together by open.ts: one dynamic import makes one chunk, so
+// The API read path's modules, imported together by src/adapters/talos/open.ts: one dynamic import makes one chunk, so
 // the modules both need (the .proto subset, the connection) are bundled once, and only when the API
 // path is chosen.
 
