@@ -362,26 +362,8 @@ export class NodeRuntime {
     const statusAt = writeAt + this.timing.statusAfterWrite();
     this.status('cri/conf.d/base-spec.json', st?.created ?? statusAt, statusAt, (st?.version ?? 0) + 1);
     const gap = this.opts.criRestartMs ?? this.timing.restartGap114();
-    const pre = this.timing.preLaunch();
     const c = n.containerd;
-    const at = (offset: number, fn: () => void) => this.later(writeAt + offset - this.now(), fn);
-    at(gap * 0.15, () => {
-      c.health = { ...NOT_RUNNING };
-      this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());
-    });
-    at(gap * 0.35, () => {
-      c.pid = 0;
-      c.servicePid = undefined;
-      this.push('Finished', 'Service finished successfully', this.now());
-    });
-    at(gap * 0.37, () => {
-      c.health = { ...UNKNOWN };
-      this.push('Starting', 'Starting service', this.now());
-    });
-    at(gap * 0.38, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
-    at(gap - pre.preState, () => this.push('Preparing', 'Running pre state', this.now()));
-    at(gap - pre.runner, () => this.push('Preparing', 'Creating service runner', this.now()));
-    at(gap, () => this.launch(this.now(), effectiveAuth(n.machineConfig)));
+    const at = this.criStopStart(writeAt, gap, () => this.launch(this.now(), effectiveAuth(n.machineConfig)));
     const failing = fault.failingChecks ?? 0;
     if (failing > 0) {
       at(gap + 1000, () => {
@@ -472,6 +454,20 @@ export class NodeRuntime {
     if (this.restartPending) return;
     this.restartPending = true;
     const gap = this.opts.criRestartMs ?? this.timing.restartGap114();
+    const at = this.criStopStart(writeAt, gap, () => {
+      this.restartPending = false;
+      this.launch(this.now(), effectiveAuth(this.node.machineConfig));
+    });
+    at(gap + 1000, () => this.healthy(this.now()));
+  }
+
+  /**
+   * The stop → start chain of a cri restart that Talos runs after a write at `writeAt` (1.14's
+   * cri.ServiceController): SIGTERM, finished, Starting, Waiting, the pre-launch events, then `launch`
+   * `gap` ms after the write; each event stamped when its timer fires. Returns the scheduler, so a
+   * caller adds what follows the launch (health checks) on the same time axis.
+   */
+  private criStopStart(writeAt: number, gap: number, launch: () => void): (offset: number, fn: () => void) => void {
     const pre = this.timing.preLaunch();
     const c = this.node.containerd;
     const at = (offset: number, fn: () => void) => this.later(writeAt + offset - this.now(), fn);
@@ -491,11 +487,8 @@ export class NodeRuntime {
     at(gap * 0.38, () => this.push('Waiting', this.waitingMessages()[0], this.now()));
     at(gap - pre.preState, () => this.push('Preparing', 'Running pre state', this.now()));
     at(gap - pre.runner, () => this.push('Preparing', 'Creating service runner', this.now()));
-    at(gap, () => {
-      this.restartPending = false;
-      this.launch(this.now(), effectiveAuth(this.node.machineConfig));
-    });
-    at(gap + 1000, () => this.healthy(this.now()));
+    at(gap, launch);
+    return at;
   }
 
   // --- reboot ------------------------------------------------------------------------------------
