@@ -58,8 +58,16 @@ describe('classifyCredentialPatch', () => {
 
   it.each([
     ['a JSON 6902 list', `- op: add\n  path: /machine/x\n  value: 1\n`, /not a mapping/],
-    ['another field beside the auth', `machine:\n  registries:\n    config:\n      ghcr.io:\n        auth: {auth: eA==}\n        tls: {insecureSkipVerify: true}\n`, /more than the auth of ghcr.io/],
-    ['another machine field', `machine:\n  kubelet: {}\n  registries:\n    config:\n      ghcr.io:\n        auth: {auth: eA==}\n`, /more than machine.registries/],
+    [
+      'another field beside the auth',
+      `machine:\n  registries:\n    config:\n      ghcr.io:\n        auth: {auth: eA==}\n        tls: {insecureSkipVerify: true}\n`,
+      /more than the auth of ghcr.io/,
+    ],
+    [
+      'another machine field',
+      `machine:\n  kubelet: {}\n  registries:\n    config:\n      ghcr.io:\n        auth: {auth: eA==}\n`,
+      /more than machine.registries/,
+    ],
     ['a $patch: delete document', `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\n$patch: delete\n`, /also sets \$patch/],
     ['another kind', `apiVersion: v1alpha1\nkind: NetworkRuleConfig\nname: x\n`, /is a NetworkRuleConfig document/],
   ])('leaves %s to talosctl, saying why', (_what, patch, why) => {

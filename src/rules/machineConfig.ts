@@ -46,7 +46,8 @@ export function classifyCredentialPatch(text: string): PatchClass {
     if (v.kind === 'RegistryAuthConfig') {
       const extra = Object.keys(v).filter((k) => !DOCUMENT_KEYS.has(k));
       if (extra.length > 0) return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) also sets ${extra.join(', ')}` };
-      if (typeof v.name !== 'string' || !v.name.trim()) return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) has no name` };
+      if (typeof v.name !== 'string' || !v.name.trim())
+        return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) has no name` };
       changes.push({ form: 'document', name: v.name, text: sliceOf(text, docs, i), value: v });
       continue;
     }
@@ -60,7 +61,7 @@ export function classifyCredentialPatch(text: string): PatchClass {
 
 /** The hosts' auth maps of a v1alpha1 patch document carrying only them; a reason when it carries more. */
 function legacyAuths(v: Tree): CredentialChange[] | string {
-  if (v.kind !== undefined) return `is a ${String(v.kind)} document`;
+  if (v.kind !== undefined) return `is a ${typeof v.kind === 'string' ? v.kind : 'kind-tagged'} document`;
   const { version, machine, ...rest } = v;
   if (Object.keys(rest).length > 0 || (version !== undefined && version !== 'v1alpha1'))
     return `sets more than machine.registries.config.<host>.auth (${Object.keys(v).join(', ')})`;
@@ -89,7 +90,9 @@ function pieceOf(text: string, docs: Document[], i: number): string {
 }
 
 function sliceOf(text: string, docs: Document[], i: number): string {
-  return pieceOf(text, docs, i).replace(/^---[^\n]*\n/, '').replace(/\n\.\.\.\s*$/, '\n');
+  return pieceOf(text, docs, i)
+    .replace(/^---[^\n]*\n/, '')
+    .replace(/\n\.\.\.\s*$/, '\n');
 }
 
 /** How a document is named in messages: `RegistryAuthConfig/ghcr.io`, `v1alpha1` or its position. */
@@ -156,9 +159,7 @@ export function pendingChanges(configText: string, changes: CredentialChange[]):
   const v1 = v1alpha1Index(values);
   return changes
     .filter((c) =>
-      c.form === 'document'
-        ? !same(values[documentIndex(values, c.name)], c.value)
-        : !same(legacyAuthOf(values[v1], c.host), c.auth),
+      c.form === 'document' ? !same(values[documentIndex(values, c.name)], c.value) : !same(legacyAuthOf(values[v1], c.host), c.auth),
     )
     .map(changeLabel);
 }

@@ -53,9 +53,13 @@ export function machineConfigBody(resource: Plain): string {
     body = parseYaml(yaml);
   } catch (e) {
     const pos = (e as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
-    throw new MachineConfigError(`the MachineConfig spec is not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`, 'v1alpha1');
+    throw new MachineConfigError(
+      `the MachineConfig spec is not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`,
+      'v1alpha1',
+    );
   }
-  if (typeof body !== 'string') throw new MachineConfigError('the MachineConfig spec is not one YAML string holding the config', 'v1alpha1');
+  if (typeof body !== 'string')
+    throw new MachineConfigError('the MachineConfig spec is not one YAML string holding the config', 'v1alpha1');
   return body;
 }
 
@@ -90,6 +94,8 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
     opts.log(`${node}: the machine config already carries the credential: ApplyConfiguration not sent`);
     return;
   }
+  // the patch's own values too (the action registered them from the inputs; this client may be used alone)
+  for (const s of configSecrets(patched.text)) opts.secret(s);
   const documents = patched.changed.join(', ');
   const attempts = Math.max(1, opts.attempts ?? 5);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -98,7 +104,9 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
       const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: false });
       for (const m of (res.messages ?? []) as Plain[]) {
         for (const w of (m.warnings ?? []) as string[]) opts.log(`${node}: ApplyConfiguration warning: ${conn.redact(w)}`);
-        opts.log(`${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${conn.redact(String(m.mode_details ?? ''))}`);
+        opts.log(
+          `${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${conn.redact(typeof m.mode_details === 'string' ? m.mode_details : '')}`,
+        );
       }
       break;
     } catch (e) {
