@@ -3,6 +3,7 @@
 // reach the log, the job summary, the outputs, the annotations or the saved state, in any form.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN } from '../../sim/talos/machineconfig.js';
 import { act, byName, node, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -19,6 +20,10 @@ const FORMS: Record<string, string> = {
   'base64(password)': b64(password),
   'user:password': `${username}:${password}`,
   'base64(user:password)': b64(`${username}:${password}`),
+  // over the API the failing call was sent the node's whole config, and its error echoes it: the
+  // cluster's other credentials, read back from the node, must not leak either
+  'the machine token': SIM_MACHINE_TOKEN,
+  'the cluster secret': SIM_CLUSTER_SECRET,
 };
 
 describe('e2e: tool error text never carries the credential', () => {

@@ -2,7 +2,7 @@
 // multi-doc RegistryAuthConfig documents, with talosctl's patch semantics (configpatcher: strategic
 // merge documents where zero values never clear a field and `$patch: delete` removes a document, or
 // JSON 6902 operations on v1alpha1).
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { AuthFields, MachineConfigState, NodeRole } from './types.js';
 import { multiError } from './format.js';
 
@@ -14,6 +14,10 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/** Secrets every real machine config carries beside the registry credentials (machine.token, cluster.secret). */
+export const SIM_MACHINE_TOKEN = 'simtok.5d9a1c2e7b3f4a60';
+export const SIM_CLUSTER_SECRET = 'c2ltLWNsdXN0ZXItc2VjcmV0LTAxMjM0NTY3ODk=';
+
 export function initialMachineConfig(role: NodeRole, credential: Record<string, AuthFields>): MachineConfigState {
   // The initial credential is in the legacy v1alpha1 form so that a patch in either form can replace it
   // (a RegistryAuthConfig document would shadow any later legacy-form patch for the same host).
@@ -22,8 +26,8 @@ export function initialMachineConfig(role: NodeRole, credential: Record<string, 
   return {
     v1alpha1: {
       version: 'v1alpha1',
-      machine: { type: role === 'control-plane' ? 'controlplane' : 'worker', registries: { config } },
-      cluster: { clusterName: 'sim' },
+      machine: { type: role === 'control-plane' ? 'controlplane' : 'worker', token: SIM_MACHINE_TOKEN, registries: { config } },
+      cluster: { clusterName: 'sim', secret: SIM_CLUSTER_SECRET },
     },
     registryAuth: {},
     otherDocs: [],
@@ -246,4 +250,48 @@ export function validate(mc: MachineConfigState): string | undefined {
     if (docErrs.length) errs.push(`RegistryAuthConfig/${name}: ${docErrs.join('\n')}`);
   }
   return errs.length ? multiError(errs) : undefined;
+}
+
+/**
+ * The config's multi-document text, as the node stores and serves it (config.Provider Bytes()): the
+ * v1alpha1 document, then the RegistryAuthConfig documents, then the others.
+ */
+export function renderConfigText(mc: MachineConfigState): string {
+  const docs: unknown[] = [mc.v1alpha1];
+  for (const [name, a] of Object.entries(mc.registryAuth))
+    docs.push({ apiVersion: 'v1alpha1', kind: 'RegistryAuthConfig', name, ...authToYaml(a) });
+  docs.push(...mc.otherDocs);
+  return docs.map((d) => stringify(d)).join('---\n');
+}
+
+/**
+ * configloader.NewFromBytes for the documents the twin models, as ApplyConfiguration decodes its
+ * `data`. Throws with the loader's kind of message (a decode error names a line, not the text).
+ */
+export function parseConfigText(text: string): MachineConfigState {
+  const next: MachineConfigState = { v1alpha1: {}, registryAuth: {}, otherDocs: [], version: 0 };
+  let v1 = false;
+  for (const d of parseAllDocuments(text)) {
+    if (d.errors.length) {
+      const pos = d.errors[0].linePos?.[0];
+      throw new Error(`failed to decode config: yaml: line ${pos?.line ?? 0}: could not find expected ':'`);
+    }
+    const v = d.toJS() as unknown;
+    if (v === null || v === undefined) continue;
+    if (!isObj(v)) throw new Error('failed to decode config: document is not a map');
+    if (v.kind === undefined) {
+      if (v1) throw new Error('duplicate v1alpha1 document');
+      v1 = true;
+      next.v1alpha1 = v;
+    } else if (v.kind === 'RegistryAuthConfig') {
+      const name = typeof v.name === 'string' ? v.name : '';
+      if (name in next.registryAuth) throw new Error(`duplicate document: RegistryAuthConfig/${name}`);
+      next.registryAuth[name] = authFromYaml(v);
+    } else {
+      next.otherDocs.push(v);
+    }
+  }
+  if (!v1)
+    throw new Error("the applied machine configuration doesn't contain v1alpha1 config, did you mean to patch the machine config instead?");
+  return next;
 }

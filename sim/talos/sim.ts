@@ -50,6 +50,8 @@ export interface TalosSimOptions {
 }
 
 /** The MachineService / COSI methods under the talosctl command names that `failNext` matches. */
+const APPLY_CONFIGURATION = '/machine.MachineService/ApplyConfiguration';
+
 const API_COMMANDS: Record<string, string> = {
   '/machine.MachineService/Version': 'version',
   '/machine.MachineService/ServiceList': 'service',
@@ -59,6 +61,8 @@ const API_COMMANDS: Record<string, string> = {
   '/machine.MachineService/EtcdAlarmList': 'etcd alarm list',
   '/machine.MachineService/EtcdMemberList': 'etcd members',
   '/cosi.resource.State/Get': 'get',
+  // the same fault rules as `talosctl patch machineconfig`, which sends this call
+  '/machine.MachineService/ApplyConfiguration': 'patch machineconfig',
 };
 
 const GRPC_CODES: Record<string, number> = {
@@ -131,6 +135,8 @@ export class TalosSim {
   readonly commands: CommandRecord[] = [];
   /** every Talos API call the twin answered */
   readonly apiCalls: ApiCallRecord[] = [];
+  private readonly bodyForms = new Map<NodeRuntime, 'string' | 'document'>();
+  private readonly applyWarnings = new Map<NodeRuntime, string[]>();
   /** the certificates of the twin's cluster (CA, apid, clients by role) */
   readonly certs?: ClusterCerts;
   readonly imagePull: ImagePullHooks;
@@ -342,8 +348,38 @@ export class TalosSim {
     this.get(nameOrIp).stampMarker(revision);
   }
 
+  /**
+   * Every mutation of a machine, through either front door: talosctl's mutating commands and the
+   * API's ApplyConfiguration calls (recorded as `patch`, argv `(api) <method>`), in arrival order.
+   */
   mutatingCommands(): CommandRecord[] {
-    return this.commands.filter((c) => c.mutating);
+    const api = this.apiCalls
+      .filter((r) => r.method === APPLY_CONFIGURATION)
+      .map((r): CommandRecord => ({
+        argv: ['(api)', r.method],
+        nodes: [r.node],
+        command: 'patch',
+        path: 'patch machineconfig',
+        mutating: true,
+        exitCode: r.code === 0 ? 0 : 1,
+        at: r.at,
+      }));
+    return [...this.commands.filter((c) => c.mutating), ...api].sort((a, b) => a.at - b.at);
+  }
+
+  /** ApplyConfiguration calls over the API (each one sent, whatever it answered). */
+  applyCalls(): ApiCallRecord[] {
+    return this.apiCalls.filter((r) => r.method === APPLY_CONFIGURATION);
+  }
+
+  /** How the node's MachineConfig resource carries its body (see ApiHooks.configBodyForm); default `string`. */
+  setConfigBodyForm(nameOrIp: string, form: 'string' | 'document'): void {
+    this.bodyForms.set(this.get(nameOrIp), form);
+  }
+
+  /** The warnings the node's ApplyConfiguration returns from now on. */
+  warnOnApply(nameOrIp: string, warnings: string[]): void {
+    this.applyWarnings.set(this.get(nameOrIp), warnings);
   }
 
   failNext(match: FailMatch, action: FailAction): void {
@@ -410,7 +446,9 @@ export class TalosSim {
 
   private startApi(certs: ClusterCerts): ApiServer {
     return startApiServer(certs, {
-      route: (node, method) => this.route(node, method),
+      route: (node, method, req) => this.route(node, method, req),
+      configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
+      applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],
       controlPlanes: () => this.services.controlPlanes(),
       etcdMembers: () => this.membership,
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
@@ -423,9 +461,16 @@ export class TalosSim {
   }
 
   /** apid's routing of a `node` value, with the same fault rules as the talosctl commands. */
-  private route(node: string, method: string): Route {
+  private route(node: string, method: string, req: Record<string, unknown>): Route {
     const command = API_COMMANDS[method] ?? method;
     const rule = this.takeRule(command.split(' ')[0], command, [node]);
+    if (rule && 'stderrFrom' in rule.action) {
+      // an error echoing what was sent: ApplyConfiguration's config text stands in for the patch files
+      const data = Buffer.isBuffer(req.data) ? [req.data.toString('utf8')] : [];
+      const text = rule.action.stderrFrom({ args: [], patches: data });
+      const m = /rpc error: code = (\w+) desc = ([^]*)/.exec(text);
+      return { ok: false, code: GRPC_CODES[m?.[1] ?? 'Unknown'] ?? 2, details: m ? m[2] : text.trim() };
+    }
     if (rule && 'stderr' in rule.action) {
       const m = /rpc error: code = (\w+) desc = ([^\n]*)/.exec(rule.action.stderr);
       return { ok: false, code: GRPC_CODES[m?.[1] ?? 'Unknown'] ?? 2, details: m ? m[2] : rule.action.stderr.trim() };

@@ -58,7 +58,13 @@ async function runMode(runner: Runner, cancelled: () => boolean): Promise<Action
   runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
   // API reads when the talosconfig context has a client certificate, talosctl otherwise; unusable
   // credentials, or an endpoint whose certificate is not apid's for it, fail here, before any mutation.
-  const opened = await openTalosClient({ runner, path: config.talosconfig, serverName: config.talosServerName });
+  const opened = await openTalosClient({
+    runner,
+    path: config.talosconfig,
+    serverName: config.talosServerName,
+    authPatch: config.authPatch,
+    log: (l) => logs.line(l),
+  });
   core.info(opened.describe);
   try {
     return await runRolloutMode(rolloutDeps(inputs, { kube, talos: opened.client, logs, cancelled }), opened.describe);

@@ -6,11 +6,14 @@
 // Timestamps go out as google.protobuf.Timestamp, exact to the nanosecond of the state's value.
 import type { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
+import { stringify } from 'yaml';
 import { RPC, encodePlain, messageType, toPlain } from '../../../src/adapters/talos/api/proto.js';
 import { RESOURCES, type CosiResource, type ResourceDefinition } from '../commands/get.js';
 import { walk } from '../commands/ls.js';
 import { services } from '../commands/service.js';
 import { SERVER_BUILDS } from '../commands/version.js';
+import { diff } from '../commands/patch.js';
+import { parseConfigText, renderConfigText, validate } from '../machineconfig.js';
 import type { NodeRuntime } from '../state.js';
 import type { ServiceEvent, SimEtcdMember } from '../types.js';
 import type { ClusterCerts } from './certs.js';
@@ -33,7 +36,7 @@ export interface ApiCallRecord {
 
 export interface ApiHooks {
   /** the machine behind a `node` value, or the error apid answers (unreachable, a fault rule) */
-  route(node: string, method: string): Route;
+  route(node: string, method: string, req: Plain): Route;
   controlPlanes(): NodeRuntime[];
   /** etcd's member list (the cluster's own record, not derived from the machines) */
   etcdMembers(): SimEtcdMember[];
@@ -42,6 +45,10 @@ export interface ApiHooks {
   record(rec: ApiCallRecord): void;
   /** a read of the machine is about to be answered (the twin's held-write fault lands here) */
   answering?(rt: NodeRuntime, method: string, req: Plain): void;
+  /** how the MachineConfig resource carries its body: `string` (Talos ≥ 1.5, annotated) or `document` (older) */
+  configBodyForm?(rt: NodeRuntime): 'string' | 'document';
+  /** the warnings ApplyConfiguration's validation returns on this machine */
+  applyWarnings?(rt: NodeRuntime): string[];
 }
 
 export interface ApiServer {
@@ -69,6 +76,8 @@ const ROLES: Record<string, string[]> = {
   [RPC.etcdAlarmList.path]: ['os:admin', 'os:operator', 'os:reader', 'os:etcd:backup'],
   [RPC.etcdMemberList.path]: ['os:admin', 'os:operator', 'os:reader', 'os:etcd:backup'],
   [RPC.cosiGet.path]: ['os:admin', 'os:operator', 'os:reader'],
+  // the handler lets a reader in only in maintenance mode, which the twin does not model
+  [RPC.applyConfiguration.path]: ['os:admin'],
 };
 
 /** ms on the node clock → Timestamp, exact (a fractional ms keeps its sub-ms digits to the ns). */
@@ -201,6 +210,9 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       };
     }),
   };
+  Object.assign(machine, {
+    ApplyConfiguration: unary('applyConfiguration', (rt, req) => applyConfiguration(hooks, rt, req)),
+  });
   const state = {
     Get: unary('cosiGet', (rt, req) => cosiGet(hooks, rt, req)),
   };
@@ -273,7 +285,7 @@ function enter(
     }
     throw new ApiError(grpc.status.UNIMPLEMENTED, 'talos simulator: only calls with the `node` metadata key are simulated');
   }
-  const r = hooks.route(node, method);
+  const r = hooks.route(node, method, call.request);
   if (!r.ok) throw new ApiError(r.code, r.details);
   const subject = call.getAuthContext()?.sslPeerCertificate?.subject as { O?: string | string[] } | undefined;
   const roles = ([] as string[]).concat(subject?.O ?? []);
@@ -328,6 +340,80 @@ const SPEC_TYPES: Record<string, string> = {
   'Services.v1alpha1.talos.dev': 'talos.resource.definitions.v1alpha1.ServiceSpec',
 };
 
+/**
+ * machined's ApplyConfiguration (v1alpha1_server.go): decode and validate the whole config
+ * (InvalidArgument), REBOOT refused by 1.14, AUTO answered as NO_REBOOT, dry run answering the
+ * diff only; otherwise SetConfig and return: the CRI files are written after the answer
+ * (NodeRuntime.applyNow), and on 1.14 the cri restart follows that write.
+ */
+function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain {
+  const before = rt.node.machineConfig;
+  let next;
+  try {
+    next = {
+      ...parseConfigText(Buffer.from((req.data as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8')),
+      version: before.version,
+    };
+  } catch (e) {
+    throw new ApiError(grpc.status.INVALID_ARGUMENT, (e as Error).message);
+  }
+  let mode = String(req.mode);
+  if (mode === 'REBOOT' && rt.node.version === '1.14')
+    throw new ApiError(grpc.status.UNIMPLEMENTED, 'the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead');
+  const invalid = validate(next);
+  if (invalid) throw new ApiError(grpc.status.INVALID_ARGUMENT, invalid);
+  if (mode === 'AUTO') mode = 'NO_REBOOT';
+  const details = {
+    NO_REBOOT: 'Applied configuration without a reboot',
+    TRY: 'Applied configuration without a reboot',
+    STAGED: 'Staged configuration to be applied after the next reboot',
+    REBOOT: 'Applied configuration with a reboot',
+  }[mode];
+  if (!details) throw new ApiError(grpc.status.INVALID_ARGUMENT, `incorrect mode '${mode}' specified for the apply config call`);
+  if (req.dry_run) {
+    return { messages: [{ mode, mode_details: `Dry run summary:\n${details} (skipped in dry-run).\n${diff(before, next)}` }] };
+  }
+  if (mode === 'STAGED') rt.applyStaged(next);
+  else if (mode === 'REBOOT') {
+    rt.applyStaged(next);
+    void rt.reboot();
+  } else {
+    rt.applyNow(next);
+    if (mode === 'TRY') rt.revertAfter(before, 60_000);
+  }
+  return { messages: [{ mode, warnings: hooks.applyWarnings?.(rt) ?? [], mode_details: details }] };
+}
+
+/**
+ * The active MachineConfig in the form the machine's Talos serves it: annotated (`talos.dev/yaml-spec`)
+ * with the YAML spec one string scalar holding the body and proto_spec a MachineConfigSpec; or, on
+ * older machines, no annotations and the YAML spec the body itself (talosctl patch.go extractMachineConfigBody).
+ */
+function machineConfigResource(hooks: ApiHooks, rt: NodeRuntime, def: ResourceDefinition): Plain {
+  const body = renderConfigText(rt.node.machineConfig);
+  const annotated = (hooks.configBodyForm?.(rt) ?? 'string') === 'string';
+  return {
+    resource: {
+      metadata: {
+        namespace: def.namespace,
+        type: def.type,
+        id: 'v1alpha1',
+        version: String(rt.node.machineConfig.version),
+        phase: 'running',
+        created: toTimestamp(rt.node.bootedAtMs),
+        updated: toTimestamp(rt.node.bootedAtMs),
+        annotations: annotated ? { 'talos.dev/yaml-spec': '1' } : {},
+      },
+      spec: annotated
+        ? {
+            proto_spec: encodePlain(messageType('resource.config.MachineConfigSpec'), { yaml_marshalled: Buffer.from(body) }),
+            yaml_spec: stringify(body),
+          }
+        : { proto_spec: Buffer.alloc(0), yaml_spec: body },
+    },
+  };
+}
+
 function cosiGet(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain {
   const type = String(req.type);
   const namespace = String(req.namespace);
@@ -336,6 +422,7 @@ function cosiGet(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain {
   const def: ResourceDefinition | undefined = RESOURCES.find((r) => r.type.toLowerCase() === type.toLowerCase());
   if (!def || !hooks.knowsType(rt, def.type)) throw new ApiError(grpc.status.PERMISSION_DENIED, `resource type "${type}" is not supported`);
   if (namespace !== def.namespace) throw new ApiError(grpc.status.PERMISSION_DENIED, `namespace "${namespace}" is not supported`);
+  if (def.type === 'MachineConfigs.config.talos.dev' && id === 'v1alpha1') return machineConfigResource(hooks, rt, def);
   const r: CosiResource | undefined = def.list(rt).find((x) => x.id === id);
   if (!r) throw new ApiError(grpc.status.NOT_FOUND, `resource ${def.type}(${namespace}/${id}@undefined) doesn't exist`);
   const spec = Object.fromEntries(r.spec);

@@ -32,7 +32,7 @@ function summarize(mc: MachineConfigState): string {
 }
 
 /** A line diff of the config summaries (the real configdiff prints a unified diff of the documents). */
-function diff(a: MachineConfigState, b: MachineConfigState): string {
+export function diff(a: MachineConfigState, b: MachineConfigState): string {
   const x = new Set(summarize(a).split('\n'));
   const y = new Set(summarize(b).split('\n'));
   const out: string[] = [];

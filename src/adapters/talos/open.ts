@@ -1,7 +1,10 @@
 // Chooses how the run reads Talos: over the API when the talosconfig context has a client
-// certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). Mutations go
-// through talosctl either way. The choice and its reason are returned for the log and the report.
-import { existsSync } from 'node:fs';
+// certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). On the API
+// path the credential patch goes through ApplyConfiguration when it is one of the two credential
+// forms (src/rules/machineConfig.ts), else through talosctl; reboots through talosctl. The choices
+// and their reasons are returned for the log and the report.
+import { existsSync, readFileSync } from 'node:fs';
+import { classifyCredentialPatch } from '../../rules/machineConfig.js';
 import type { Runner } from '../exec.js';
 import { Talosctl } from './cli/talosctl.js';
 import type { TalosClient } from '../types.js';
@@ -21,6 +24,10 @@ export interface OpenTalosOptions extends TalosconfigSource {
   callTimeoutMs?: number;
   /** the `talos-server-name` input; see TalosConnectionOptions.serverName */
   serverName?: string;
+  /** the auth patch file: applied over the API when it is one of the credential forms */
+  authPatch?: string;
+  /** a line for the run's log (ApplyConfiguration's warnings, retries, no-ops) */
+  log?: (line: string) => void;
 }
 
 // What the fallback costs, said where the fallback is announced (README, "Two read paths").
@@ -69,11 +76,19 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     conn.close();
     throw e;
   }
-  const api = new TalosApi(conn, cli);
+  // the patch was checked by the inputs (src/core/credential.ts); this only asks whether it is ours to apply
+  const patch = opts.authPatch ? classifyCredentialPatch(readFileSync(opts.authPatch, 'utf8')) : undefined;
+  const apply = patch?.ours
+    ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: (v: string) => opts.runner.redactor.add(v) }
+    : undefined;
+  const api = new TalosApi(conn, cli, apply);
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
+  const patches = apply
+    ? 'the credential patch through ApplyConfiguration (NO_REBOOT)'
+    : `the credential patch through talosctl (${patch && !patch.ours ? patch.why : 'no auth patch given'})`;
   return {
     client: api,
-    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; patches and reboots through talosctl`,
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; ${patches}; reboots through talosctl`,
     close: () => api.close(),
   };
 }

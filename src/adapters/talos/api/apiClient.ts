@@ -1,8 +1,9 @@
 // TalosClient over the Talos API (gRPC through apid): every read, one call per node and resource,
 // all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
 // instants here are exact, except a file's `modified`, which the server sends in whole seconds.
-// Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
-// the boot id for us): they are delegated to the CLI adapter given at construction.
+// The credential patch goes through ApplyConfiguration (applyConfig.ts) when it is one of the two
+// credential forms; any other patch, and the reboot, are delegated to the CLI adapter given at
+// construction (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
 import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
@@ -20,6 +21,8 @@ import type {
 import { parseCriRegistryAuth } from '../../parse/criToml.js';
 import { ParseError } from '../../parse/parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
+import type { CredentialChange } from '../../../rules/machineConfig.js';
+import { type ApplyOptions, applyCredential } from './applyConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
@@ -37,6 +40,8 @@ export class TalosApi implements TalosClient {
     private readonly conn: TalosConnection,
     /** the CLI adapter that performs the mutations */
     private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot'>,
+    /** set when the auth patch is one of the credential forms: it is applied over the API */
+    private readonly apply?: ApplyOptions & { changes: CredentialChange[] },
   ) {}
 
   close(): void {
@@ -202,9 +207,11 @@ export class TalosApi implements TalosClient {
     return members;
   }
 
-  // --- mutations (talosctl) --------------------------------------------------------------------
+  // --- mutations --------------------------------------------------------------------------------
 
+  /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
   patchMachineConfig(address: string, patchFile: string): Promise<void> {
+    if (this.apply) return applyCredential(this.conn, address, this.apply.changes, this.apply);
     return this.mutations.patchMachineConfig(address, patchFile);
   }
 

@@ -67,6 +67,7 @@ package cosi.resource;
 message Metadata {
   string namespace = 1; string type = 2; string id = 3; string version = 4; string owner = 5; string phase = 6;
   google.protobuf.Timestamp created = 7; google.protobuf.Timestamp updated = 8;
+  map<string, string> annotations = 11;
 }
 message Spec { bytes proto_spec = 1; string yaml_spec = 2; }
 message Resource { Metadata metadata = 1; Spec spec = 2; }
@@ -83,13 +84,27 @@ const SPECS = [
   `syntax = "proto3"; package talos.resource.definitions.v1alpha1; message ServiceSpec { bool running = 1; bool healthy = 2; bool unknown = 3; }`,
 ];
 
+// --- applying the machine config (ApplyConfiguration; the MachineConfig resource's spec) ---
+// siderolabs/talos api/machine/machine.proto (ApplyConfiguration) and api/resource/config/config.proto
+const APPLY = [
+  `syntax = "proto3"; package machine;
+message ApplyConfigurationRequest {
+  enum Mode { REBOOT = 0; AUTO = 1; NO_REBOOT = 2; STAGED = 3; TRY = 4; }
+  bytes data = 1; Mode mode = 4; bool dry_run = 5;
+}
+message ApplyConfiguration { common.Metadata metadata = 1; repeated string warnings = 2; ApplyConfigurationRequest.Mode mode = 3; string mode_details = 4; }
+message ApplyConfigurationResponse { repeated ApplyConfiguration messages = 1; }`,
+  `syntax = "proto3"; package resource.config; message MachineConfigSpec { bytes yaml_marshalled = 1; }`,
+];
+// --- end of applying the machine config ---
+
 let root: protobuf.Root | undefined;
 
 /** The parsed subset; field names as in the .proto files (snake_case). */
 export function talosProto(): protobuf.Root {
   if (!root) {
     const r = new protobuf.Root();
-    for (const src of [GOOGLE, COMMON, MACHINE, COSI, ...SPECS]) protobuf.parse(src, r, { keepCase: true });
+    for (const src of [GOOGLE, COMMON, MACHINE, COSI, ...SPECS, ...APPLY]) protobuf.parse(src, r, { keepCase: true });
     r.resolveAll();
     root = r;
   }
@@ -114,6 +129,11 @@ export const RPC = {
     res: 'machine.EtcdMemberListResponse',
   },
   cosiGet: { path: '/cosi.resource.State/Get', req: 'cosi.resource.GetRequest', res: 'cosi.resource.GetResponse' },
+  applyConfiguration: {
+    path: '/machine.MachineService/ApplyConfiguration',
+    req: 'machine.ApplyConfigurationRequest',
+    res: 'machine.ApplyConfigurationResponse',
+  },
 } as const;
 
 export type RpcName = keyof typeof RPC;

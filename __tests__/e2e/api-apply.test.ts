@@ -1,0 +1,71 @@
+// End to end: the credential applied through the Talos API (ApplyConfiguration, NO_REBOOT) by the
+// built bundle. A roll whose node needs no reboot runs with no talosctl anywhere on PATH; a roll
+// that reboots still reboots through talosctl (the reboot over the API is not part of this path
+// yet), and no patch goes through talosctl. The cluster's other secrets in the config read back
+// reach no sink.
+import { delimiter } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimCluster } from '../../sim/cluster.js';
+import { SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN } from '../../sim/talos/machineconfig.js';
+import { act, byName, requireKubectl, startCluster } from './helpers.js';
+
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+/** The run's PATH without the twin's fake talosctl; fails the test if a talosctl is still found. */
+function pathWithoutTalosctl(c: SimCluster): string {
+  const path = c
+    .env()
+    .PATH.split(delimiter)
+    .filter((d) => d !== c.talos.binDir)
+    .join(delimiter);
+  const found = spawnSync('sh', ['-c', 'command -v talosctl'], { env: { PATH: path }, encoding: 'utf8' });
+  expect(found.stdout.trim(), 'a talosctl is on the PATH meant to have none').toBe('');
+  return path;
+}
+
+const talosctlCommands = (c: SimCluster) => c.talos.commands.filter((x) => x.command !== '');
+
+describe('e2e: the credential through ApplyConfiguration', () => {
+  it('a 1.14 node whose cri restarts after the write is rolled with no talosctl on PATH: applied over the API, no reboot', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.14', bootedAgoMs: 120_000 });
+    const run = await act(
+      c,
+      {},
+      { env: { ...c.env(), PATH: pathWithoutTalosctl(c), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300' } },
+    );
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/reading Talos through its API at .*; the credential patch through ApplyConfiguration \(NO_REBOOT\)/);
+    expect(run.stdout).toContain('ApplyConfiguration (NO_REBOOT) changed RegistryAuthConfig/ghcr.io');
+    const d = byName(run)['worker-1'];
+    expect(d.outcome, d.reason).toBe('reboot-skipped');
+    expect(c.talos.applyCalls().map((x) => [x.node, x.code])).toEqual([[c.talos.node('worker-1').ip, 0]]);
+    expect(talosctlCommands(c)).toEqual([]);
+    for (const secret of [SIM_MACHINE_TOKEN, SIM_CLUSTER_SECRET]) {
+      for (const [sink, text] of Object.entries({
+        stdout: run.stdout,
+        summary: run.summary,
+        outputs: JSON.stringify(run.outputs),
+        state: JSON.stringify(run.state),
+      }))
+        expect(text.includes(secret), `${secret} in ${sink}`).toBe(false);
+    }
+  });
+
+  it('a 1.13 node is patched over the API and rebooted through talosctl: no patch through talosctl', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.13', bootedAgoMs: 120_000 });
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(byName(run)['worker-1'].outcome).toBe('rebooted');
+    const viaTalosctl = c.talos.mutatingCommands().filter((x) => x.argv[0] !== '(api)');
+    expect(viaTalosctl.map((x) => x.command)).toEqual(['reboot']);
+    expect(c.talos.applyCalls()).toHaveLength(1);
+  });
+});
