@@ -59,6 +59,7 @@ const API_COMMANDS: Record<string, string> = {
   '/machine.MachineService/EtcdAlarmList': 'etcd alarm list',
   '/machine.MachineService/EtcdMemberList': 'etcd members',
   '/cosi.resource.State/Get': 'get',
+  '/machine.MachineService/Reboot': 'reboot',
 };
 
 const GRPC_CODES: Record<string, number> = {
@@ -338,6 +339,15 @@ export class TalosSim {
     this.get(nameOrIp).holdNextWrite(match);
   }
 
+  /**
+   * Fault: the node's next reboot goes wrong. `ignored`: the Reboot is answered but the sequence
+   * fails (machined logs it; the node never goes down); `stays-down`: the node goes down and never
+   * comes back. Either way the reboot can only end at its deadline.
+   */
+  failNextReboot(nameOrIp: string, how: 'ignored' | 'stays-down'): void {
+    this.get(nameOrIp).nextRebootFault = how;
+  }
+
   stampConfigMarker(nameOrIp: string, revision: string): void {
     this.get(nameOrIp).stampMarker(revision);
   }
@@ -415,6 +425,7 @@ export class TalosSim {
       etcdMembers: () => this.membership,
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
+      rebootSequence: (rt) => void rt.reboot(),
       answering: (rt, method, req) => {
         const target = req.path ?? req.root ?? req.id;
         rt.answering((API_COMMANDS[method] ?? method).split(' ')[0], target === undefined ? undefined : String(target));

@@ -1,6 +1,6 @@
 // Chooses how the run reads Talos: over the API when the talosconfig context has a client
-// certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). Mutations go
-// through talosctl either way. The choice and its reason are returned for the log and the report.
+// certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). On the API
+// path the reboot goes over the API too; the machine-config patch goes through talosctl either way. The choice and its reason are returned for the log and the report.
 import { existsSync } from 'node:fs';
 import type { Runner } from '../exec.js';
 import { Talosctl } from './cli/talosctl.js';
@@ -69,11 +69,11 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     conn.close();
     throw e;
   }
-  const api = new TalosApi(conn, cli);
+  const api = new TalosApi(conn, cli, { signal: opts.runner.signal });
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   return {
     client: api,
-    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; patches and reboots through talosctl`,
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; reboots through the API (MachineService.Reboot, then the boot id until it changes); patches through talosctl`,
     close: () => api.close(),
   };
 }

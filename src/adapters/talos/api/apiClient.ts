@@ -1,8 +1,9 @@
 // TalosClient over the Talos API (gRPC through apid): every read, one call per node and resource,
 // all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
 // instants here are exact, except a file's `modified`, which the server sends in whole seconds.
-// Mutations stay with talosctl (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks
-// the boot id for us): they are delegated to the CLI adapter given at construction.
+// The reboot goes over the API (reboot.ts: boot id, Reboot, boot id again); the machine-config patch
+// stays with talosctl (`patch` keeps Talos's own patch semantics): it is delegated to the CLI
+// adapter given at construction, as is a reboot the certificate's role cannot follow (no Read).
 import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
@@ -22,6 +23,7 @@ import { ParseError } from '../../parse/parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
+import { BootIdForbidden, rebootOverApi, type ApiRebootOptions } from './reboot.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
 
 type Plain = Record<string, unknown>;
@@ -37,6 +39,8 @@ export class TalosApi implements TalosClient {
     private readonly conn: TalosConnection,
     /** the CLI adapter that performs the mutations */
     private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot'>,
+    /** the reboot's cancellation (the runner's signal) and polling */
+    private readonly rebootOptions: ApiRebootOptions = {},
   ) {}
 
   close(): void {
@@ -202,14 +206,21 @@ export class TalosApi implements TalosClient {
     return members;
   }
 
-  // --- mutations (talosctl) --------------------------------------------------------------------
+  // --- mutations ---------------------------------------------------------------------------------
 
   patchMachineConfig(address: string, patchFile: string): Promise<void> {
     return this.mutations.patchMachineConfig(address, patchFile);
   }
 
-  reboot(address: string, timeoutMs: number): Promise<void> {
-    return this.mutations.reboot(address, timeoutMs);
+  /** MachineService.Reboot, resolved when the node answers with a new boot id (reboot.ts); `timeoutMs` bounds it. */
+  async reboot(address: string, timeoutMs: number): Promise<void> {
+    try {
+      await rebootOverApi(this.conn, address, timeoutMs, this.rebootOptions);
+    } catch (e) {
+      // nothing was sent: talosctl follows the reboot through events without reading the boot id
+      if (e instanceof BootIdForbidden) return this.mutations.reboot(address, timeoutMs);
+      throw e;
+    }
   }
 
   // --- machinery -------------------------------------------------------------------------------

@@ -60,6 +60,15 @@ message EtcdMembers { common.Metadata metadata = 1; repeated string legacy_membe
 message EtcdMemberListResponse { repeated EtcdMembers messages = 1; }
 `;
 
+// siderolabs/talos api/machine/machine.proto: the reboot (MachineService.Reboot) the API path sends
+const MACHINE_REBOOT = `
+syntax = "proto3";
+package machine;
+message RebootRequest { enum Mode { DEFAULT = 0; POWERCYCLE = 1; FORCE = 2; } Mode mode = 1; }
+message Reboot { common.Metadata metadata = 1; string actor_id = 2; }
+message RebootResponse { repeated Reboot messages = 1; }
+`;
+
 // cosi-project/specification proto/v1alpha1/resource.proto and state.proto
 const COSI = `
 syntax = "proto3";
@@ -89,7 +98,7 @@ let root: protobuf.Root | undefined;
 export function talosProto(): protobuf.Root {
   if (!root) {
     const r = new protobuf.Root();
-    for (const src of [GOOGLE, COMMON, MACHINE, COSI, ...SPECS]) protobuf.parse(src, r, { keepCase: true });
+    for (const src of [GOOGLE, COMMON, MACHINE, MACHINE_REBOOT, COSI, ...SPECS]) protobuf.parse(src, r, { keepCase: true });
     r.resolveAll();
     root = r;
   }
@@ -114,6 +123,7 @@ export const RPC = {
     res: 'machine.EtcdMemberListResponse',
   },
   cosiGet: { path: '/cosi.resource.State/Get', req: 'cosi.resource.GetRequest', res: 'cosi.resource.GetResponse' },
+  reboot: { path: '/machine.MachineService/Reboot', req: 'machine.RebootRequest', res: 'machine.RebootResponse' },
 } as const;
 
 export type RpcName = keyof typeof RPC;
