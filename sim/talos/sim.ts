@@ -62,6 +62,9 @@ const API_COMMANDS: Record<string, string> = {
   '/machine.MachineService/Reboot': 'reboot',
 };
 
+/** the API methods that change a machine (listed by mutatingCommands) */
+const API_MUTATIONS = new Set(['/machine.MachineService/Reboot']);
+
 const GRPC_CODES: Record<string, number> = {
   Canceled: 1,
   Unknown: 2,
@@ -352,8 +355,19 @@ export class TalosSim {
     this.get(nameOrIp).stampMarker(revision);
   }
 
+  /**
+   * Every mutation sent, by talosctl or over the API (`via: 'api'`, under the talosctl command name),
+   * in the order received: a test asserting "not rebooted" holds on either path. `commands` alone
+   * holds what talosctl ran.
+   */
   mutatingCommands(): CommandRecord[] {
-    return this.commands.filter((c) => c.mutating);
+    const api = this.apiCalls
+      .filter((c) => API_MUTATIONS.has(c.method))
+      .map((c): CommandRecord => {
+        const command = API_COMMANDS[c.method];
+        return { argv: [], nodes: [c.node], command, path: command, mutating: true, exitCode: c.code, at: c.at, via: 'api' };
+      });
+    return [...this.commands.filter((c) => c.mutating), ...api].sort((a, b) => a.at - b.at);
   }
 
   failNext(match: FailMatch, action: FailAction): void {
