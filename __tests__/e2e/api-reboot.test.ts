@@ -1,9 +1,10 @@
 // End to end: with a client certificate in the talosconfig the bundle reboots over the Talos API
 // (MachineService.Reboot, then the boot id until it changes) and no talosctl reboot runs; a refused
-// Reboot fails the node with the API's reason; without a certificate talosctl still reboots.
+// Reboot fails the node with the API's reason, a node that never comes back fails at ready-timeout;
+// without a certificate talosctl still reboots.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -49,6 +50,23 @@ describe('e2e: the reboot over the Talos API', () => {
     expect(run.stdout).toMatch(/MachineService\/Reboot[^\n]*not authorized/);
     expect(c.talos.node('worker-1').bootID).toBe(bootBefore);
     expect(apiReboots(c, 'worker-1').map((x) => x.exitCode)).toEqual([7]);
+    expect(talosctlReboots(c)).toEqual([]);
+  });
+
+  it('a node that goes down and never comes back fails at ready-timeout, left fenced; talosctl never runs reboot', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    c.talos.failNextReboot('worker-1', 'stays-down');
+    const run = await act(c, { 'ready-timeout': '6s' });
+    expect(run.exitCode).not.toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome, run.stdout).toBe('failed');
+    expect(run.stdout).toMatch(/MachineService\/Reboot[^\n]*did not answer with a new boot id within 6(\.0)? ?s/);
+    // the reboot was sent: the node stays cordoned under the claim for a person to look at
+    expect(ann(c, 'worker-1')[A.owner]).toBeDefined();
+    expect(ann(c, 'worker-1')[A.phase]).toBe('mutating');
+    expect(node(c, 'worker-1').spec.unschedulable).toBe(true);
+    expect(apiReboots(c, 'worker-1').map((x) => x.exitCode)).toEqual([0]);
     expect(talosctlReboots(c)).toEqual([]);
   });
 
