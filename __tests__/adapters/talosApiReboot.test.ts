@@ -1,6 +1,7 @@
 // The reboot over the Talos API against the twin's gRPC server: boot id → Reboot → boot id until it
 // changes, with no talosctl started; each error class (Reboot refused, a node that never goes down,
 // one that never comes back, cancellation) and the talosctl fallback when the role cannot Read.
+import { type Server, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../src/adapters/exec.js';
@@ -148,4 +149,48 @@ describe('reboot over the API', () => {
       conn.close();
     }
   });
+
+  it('an endpoint that is itself away (a rebooting control plane) is dialled again within about a second of its return', async () => {
+    // a TCP relay in front of the twin's endpoint, closed and reopened on the same port
+    const [host, port] = sim.endpoint.split(':');
+    const sockets = new Set<Socket>();
+    const relay = (): Server =>
+      createServer((down) => {
+        const up = connect(Number(port), host);
+        for (const s of [down, up]) {
+          sockets.add(s);
+          s.on('error', () => undefined);
+          s.on('close', () => sockets.delete(s));
+        }
+        down.pipe(up).pipe(down);
+      });
+    let front = relay();
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const relayPort = (front.address() as { port: number }).port;
+    const ctx = loadTalosContext({ path: sim.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: `127.0.0.1:${relayPort}`, credentials: ctx.credentials!, callTimeoutMs: 1000 });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    try {
+      expect((await client.version([W1])).get(W1)?.ok).toBe(true);
+      await new Promise<void>((r) => {
+        front.close(() => r());
+        for (const s of sockets) s.destroy();
+      });
+      // away long enough for grpc's default backoff (1 s × 1.6 per attempt) to wait several seconds
+      const awayUntil = Date.now() + 12_000;
+      while (Date.now() < awayUntil) {
+        expect((await client.version([W1])).get(W1)?.ok).toBe(false);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      front = relay();
+      await new Promise<void>((r) => front.listen(relayPort, '127.0.0.1', r));
+      const back = Date.now();
+      while (!(await client.version([W1])).get(W1)?.ok) await new Promise((r) => setTimeout(r, 100));
+      expect(Date.now() - back).toBeLessThan(2000);
+    } finally {
+      conn.close();
+      for (const s of sockets) s.destroy();
+      front.close();
+    }
+  }, 30_000);
 });

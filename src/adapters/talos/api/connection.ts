@@ -38,6 +38,9 @@ export interface TalosConnectionOptions {
 
 type Plain = Record<string, unknown>;
 
+/** the channel's reconnect interval while the endpoint is unreachable */
+const RECONNECT_MS = 1000;
+
 /** One call's own deadline and cancellation (the reboot's short polls); the connection's defaults otherwise. */
 export interface CallOptions {
   /** this call's deadline instead of callTimeoutMs */
@@ -107,6 +110,10 @@ export class TalosConnection {
       'grpc.default_authority': sni,
       // our own channel: no subchannel shared with another client in the process
       'grpc.use_local_subchannel_pool': 1,
+      // The endpoint may itself be a node the run reboots: reconnect once a second while it is away, as
+      // talosctl's reboot tracker does (it dials without backoff), not after grpc's backoff of up to 2 min.
+      'grpc.initial_reconnect_backoff_ms': RECONNECT_MS,
+      'grpc.max_reconnect_backoff_ms': RECONNECT_MS,
     });
   }
 
