@@ -63,7 +63,11 @@ const API_COMMANDS: Record<string, string> = {
   '/cosi.resource.State/Get': 'get',
   // the same fault rules as `talosctl patch machineconfig`, which sends this call
   '/machine.MachineService/ApplyConfiguration': 'patch machineconfig',
+  '/machine.MachineService/Reboot': 'reboot',
 };
+
+/** the API methods that change a machine (listed by mutatingCommands) */
+const API_MUTATIONS = new Set(['/machine.MachineService/Reboot', '/machine.MachineService/ApplyConfiguration']);
 
 const GRPC_CODES: Record<string, number> = {
   Canceled: 1,
@@ -344,26 +348,42 @@ export class TalosSim {
     this.get(nameOrIp).holdNextWrite(match);
   }
 
+  /**
+   * Fault: the node's next reboot goes wrong. `ignored`: the Reboot is answered but the sequence
+   * fails (machined logs it; the node never goes down); `stays-down`: the node goes down and never
+   * comes back. Either way the reboot can only end at its deadline.
+   */
+  failNextReboot(nameOrIp: string, how: 'ignored' | 'stays-down'): void {
+    this.get(nameOrIp).nextRebootFault = how;
+  }
+
   stampConfigMarker(nameOrIp: string, revision: string): void {
     this.get(nameOrIp).stampMarker(revision);
   }
 
   /**
-   * Every mutation of a machine, through either front door: talosctl's mutating commands and the
-   * API's ApplyConfiguration calls (recorded as `patch`, argv `(api) <method>`), in arrival order.
+   * Every mutation sent, by talosctl or over the API (`via: 'api'`, argv `(api) <method>`, under the
+   * talosctl command name: ApplyConfiguration as `patch`, Reboot as `reboot`), in the order received:
+   * a test asserting "not rebooted" or "not patched" holds on either path. `commands` alone holds what
+   * talosctl ran.
    */
   mutatingCommands(): CommandRecord[] {
     const api = this.apiCalls
-      .filter((r) => r.method === APPLY_CONFIGURATION)
-      .map((r): CommandRecord => ({
-        argv: ['(api)', r.method],
-        nodes: [r.node],
-        command: 'patch',
-        path: 'patch machineconfig',
-        mutating: true,
-        exitCode: r.code === 0 ? 0 : 1,
-        at: r.at,
-      }));
+      .filter((c) => API_MUTATIONS.has(c.method))
+      .map((c): CommandRecord => {
+        const path = API_COMMANDS[c.method];
+        const command = path.split(' ')[0];
+        return {
+          argv: ['(api)', c.method],
+          nodes: [c.node],
+          command,
+          path,
+          mutating: true,
+          exitCode: c.code === 0 ? 0 : 1,
+          at: c.at,
+          via: 'api',
+        };
+      });
     return [...this.commands.filter((c) => c.mutating), ...api].sort((a, b) => a.at - b.at);
   }
 
@@ -453,6 +473,7 @@ export class TalosSim {
       etcdMembers: () => this.membership,
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
+      rebootSequence: (rt) => void rt.reboot(),
       answering: (rt, method, req) => {
         const target = req.path ?? req.root ?? req.id;
         rt.answering((API_COMMANDS[method] ?? method).split(' ')[0], target === undefined ? undefined : String(target));

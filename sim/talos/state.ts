@@ -76,6 +76,8 @@ export class NodeRuntime {
   stagedConfig?: MachineConfigState;
   /** resolves when the machine is up again */
   rebooting?: Promise<void>;
+  /** see TalosSim.failNextReboot */
+  nextRebootFault?: 'ignored' | 'stays-down';
   private nextPid = 0;
   private generation = 0;
   private restartPending = false;
@@ -496,6 +498,10 @@ export class NodeRuntime {
   /** The machine goes down now and is back (Ready to answer) after rebootMs. */
   reboot(): Promise<void> {
     const n = this.node;
+    const fault = this.nextRebootFault;
+    this.nextRebootFault = undefined;
+    // the sequence failed before anything stopped: nothing happens, ever
+    if (fault === 'ignored') return new Promise<void>(() => undefined);
     this.generation++;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -511,6 +517,7 @@ export class NodeRuntime {
       // a failing hook must not wedge the machine
     }
     this.rebooting = new Promise((resolve) => {
+      if (fault === 'stays-down') return;
       this.later(this.opts.rebootMs, () => {
         this.comeBack();
         this.rebooting = undefined;

@@ -136,6 +136,8 @@ export interface CommandRecord {
   exitCode: number;
   /** real clock, ms, when the sim received the call */
   at: number;
+  /** `api`: a mutation sent over the Talos API (no talosctl ran; argv is empty, exitCode the gRPC code) */
+  via?: 'api';
 }
 
 export type FailAction =

@@ -81,6 +81,11 @@ export class Runner {
     return () => this.listeners.delete(listener);
   }
 
+  /** aborted when the run is cancelled: calls that are not processes (the Talos API) end on it too */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
   /** Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. */
   cancel(graceMs = 5000): void {
     if (this.abort.signal.aborted) return;

@@ -104,7 +104,10 @@ export interface TalosClient {
   readAuth(address: string, path: string): Promise<Reading<FileAuthReading>>;
   /** `patch machineconfig --mode=no-reboot --patch-file F`; throws ToolError */
   patchMachineConfig(address: string, patchFile: string): Promise<void>;
-  /** `reboot --wait --timeout`; resolves when talosctl reports the node back with a new boot id */
+  /**
+   * Reboots and resolves when the node answers with a new boot id, within `timeoutMs`: `talosctl reboot
+   * --wait --timeout`, or over the API MachineService.Reboot and the boot id (talos/api/reboot.ts)
+   */
   reboot(address: string, timeoutMs: number): Promise<void>;
   etcdStatus(address: string): Promise<EtcdMemberStatus[]>;
   etcdAlarms(address: string): Promise<EtcdAlarm[]>;

@@ -4,6 +4,7 @@
 // dial answers Unavailable with grpc-go's dial error; the COSI State API refuses `nodes`. Role
 // checks as machined's authorizer: the client certificate's Organization is its role.
 // Timestamps go out as google.protobuf.Timestamp, exact to the nanosecond of the state's value.
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { stringify } from 'yaml';
@@ -43,6 +44,8 @@ export interface ApiHooks {
   /** false: the machine runs a Talos older than the resource type */
   knowsType(rt: NodeRuntime, type: string): boolean;
   record(rec: ApiCallRecord): void;
+  /** the reboot sequence an API Reboot started (it may fail unseen: the answer was already sent) */
+  rebootSequence?(rt: NodeRuntime): void;
   /** a read of the machine is about to be answered (the twin's held-write fault lands here) */
   answering?(rt: NodeRuntime, method: string, req: Plain): void;
   /** how the MachineConfig resource carries its body: `string` (Talos ≥ 1.5, annotated) or `document` (older) */
@@ -78,7 +81,15 @@ const ROLES: Record<string, string[]> = {
   [RPC.cosiGet.path]: ['os:admin', 'os:operator', 'os:reader'],
   // the handler lets a reader in only in maintenance mode, which the twin does not model
   [RPC.applyConfiguration.path]: ['os:admin'],
+  [RPC.reboot.path]: ['os:admin', 'os:operator'],
 };
+
+/**
+ * machined answers Reboot with a new actor id and runs the reboot sequence in a goroutine
+ * (internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go Reboot): the node keeps
+ * answering, with its old boot id, while the sequence stops its services.
+ */
+const REBOOT_SEQUENCE_START_MS = 300;
 
 /** ms on the node clock → Timestamp, exact (a fractional ms keeps its sub-ms digits to the ns). */
 export function toTimestamp(ms: number): { seconds: number; nanos: number } {
@@ -159,6 +170,10 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     })),
     List: streaming('list', (rt, req) => listFiles(rt, String(req.root || '/'))),
     Read: streaming('read', (rt, req) => readFile(rt, String(req.path))),
+    Reboot: unary('reboot', (rt) => {
+      setTimeout(() => (hooks.rebootSequence ? hooks.rebootSequence(rt) : void rt.reboot()), REBOOT_SEQUENCE_START_MS).unref();
+      return { messages: [{ actor_id: randomUUID() }] };
+    }),
     EtcdStatus: unary('etcdStatus', (rt) => {
       const e = etcdOf(rt, 'etcd status', 'failed to query etcd status');
       return {

@@ -1,8 +1,8 @@
 // Chooses how the run reads Talos: over the API when the talosconfig context has a client
 // certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). On the API
 // path the credential patch goes through ApplyConfiguration when it is one of the two credential
-// forms (src/rules/machineConfig.ts), else through talosctl; reboots through talosctl. The choices
-// and their reasons are returned for the log and the report.
+// forms (src/rules/machineConfig.ts), else through talosctl; the reboot goes over the API too. The
+// choices and their reasons are returned for the log and the report.
 import { existsSync, readFileSync } from 'node:fs';
 import { classifyCredentialPatch } from '../../rules/machineConfig.js';
 import type { Runner } from '../exec.js';
@@ -81,14 +81,14 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
   const apply = patch?.ours
     ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: (v: string) => opts.runner.redactor.add(v) }
     : undefined;
-  const api = new TalosApi(conn, cli, apply);
+  const api = new TalosApi(conn, cli, { apply, reboot: { signal: opts.runner.signal } });
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   const patches = apply
     ? 'the credential patch through ApplyConfiguration (NO_REBOOT)'
     : `the credential patch through talosctl (${patch && !patch.ours ? patch.why : 'no auth patch given'})`;
   return {
     client: api,
-    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; ${patches}; reboots through talosctl`,
+    describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; ${patches}; reboots through the API (MachineService.Reboot, then the boot id until it changes)`,
     close: () => api.close(),
   };
 }

@@ -2,8 +2,9 @@
 // all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
 // instants here are exact, except a file's `modified`, which the server sends in whole seconds.
 // The credential patch goes through ApplyConfiguration (applyConfig.ts) when it is one of the two
-// credential forms; any other patch, and the reboot, are delegated to the CLI adapter given at
-// construction (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
+// credential forms, and the reboot over the API (reboot.ts: boot id, Reboot, boot id again); any other
+// patch, and a reboot the certificate's role cannot follow (no Read), are delegated to the CLI adapter
+// given at construction (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
 import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
@@ -25,6 +26,7 @@ import type { CredentialChange } from '../../../rules/machineConfig.js';
 import { type ApplyOptions, applyCredential } from './applyConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
+import { BootIdForbidden, rebootOverApi, type ApiRebootOptions } from './reboot.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
 
 type Plain = Record<string, unknown>;
@@ -40,8 +42,11 @@ export class TalosApi implements TalosClient {
     private readonly conn: TalosConnection,
     /** the CLI adapter that performs the mutations */
     private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot'>,
-    /** set when the auth patch is one of the credential forms: it is applied over the API */
-    private readonly apply?: ApplyOptions & { changes: CredentialChange[] },
+    /**
+     * `apply`: set when the auth patch is one of the credential forms (it is applied over the API);
+     * `reboot`: the reboot's cancellation (the runner's signal) and polling
+     */
+    private readonly opts: { apply?: ApplyOptions & { changes: CredentialChange[] }; reboot?: ApiRebootOptions } = {},
   ) {}
 
   close(): void {
@@ -207,16 +212,23 @@ export class TalosApi implements TalosClient {
     return members;
   }
 
-  // --- mutations --------------------------------------------------------------------------------
+  // --- mutations ---------------------------------------------------------------------------------
 
   /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
   patchMachineConfig(address: string, patchFile: string): Promise<void> {
-    if (this.apply) return applyCredential(this.conn, address, this.apply.changes, this.apply);
+    if (this.opts.apply) return applyCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
     return this.mutations.patchMachineConfig(address, patchFile);
   }
 
-  reboot(address: string, timeoutMs: number): Promise<void> {
-    return this.mutations.reboot(address, timeoutMs);
+  /** MachineService.Reboot, resolved when the node answers with a new boot id (reboot.ts); `timeoutMs` bounds it. */
+  async reboot(address: string, timeoutMs: number): Promise<void> {
+    try {
+      await rebootOverApi(this.conn, address, timeoutMs, this.opts.reboot ?? {});
+    } catch (e) {
+      // nothing was sent: talosctl follows the reboot through events without reading the boot id
+      if (e instanceof BootIdForbidden) return this.mutations.reboot(address, timeoutMs);
+      throw e;
+    }
   }
 
   // --- machinery -------------------------------------------------------------------------------

@@ -38,6 +38,17 @@ export interface TalosConnectionOptions {
 
 type Plain = Record<string, unknown>;
 
+/** the channel's reconnect interval while the endpoint is unreachable */
+const RECONNECT_MS = 1000;
+
+/** One call's own deadline and cancellation (the reboot's short polls); the connection's defaults otherwise. */
+export interface CallOptions {
+  /** this call's deadline instead of callTimeoutMs */
+  timeoutMs?: number;
+  /** cancels the call (gRPC Canceled → a ToolError of kind `cancelled`) */
+  signal?: AbortSignal;
+}
+
 /** grpc-go's names for the status codes, as apid's errors print them. */
 const CODE_NAMES = [
   'OK',
@@ -99,6 +110,10 @@ export class TalosConnection {
       'grpc.default_authority': sni,
       // our own channel: no subchannel shared with another client in the process
       'grpc.use_local_subchannel_pool': 1,
+      // The endpoint may itself be a node the run reboots: reconnect once a second while it is away, as
+      // talosctl's reboot tracker does (it dials without backoff), not after grpc's backoff of up to 2 min.
+      'grpc.initial_reconnect_backoff_ms': RECONNECT_MS,
+      'grpc.max_reconnect_backoff_ms': RECONNECT_MS,
     });
   }
 
@@ -117,7 +132,7 @@ export class TalosConnection {
   }
 
   /** One unary call to one node. */
-  async unary(rpc: RpcName, node: string, request: Plain = {}): Promise<Plain> {
+  async unary(rpc: RpcName, node: string, request: Plain = {}, opts: CallOptions = {}): Promise<Plain> {
     const m = RPC[rpc];
     const reqType = messageType(m.req);
     const resType = messageType(m.res);
@@ -125,21 +140,28 @@ export class TalosConnection {
       () =>
         new Promise<Plain>((resolve, reject) => {
           if (this.identityFailure) return reject(this.identityFailure);
-          this.client.makeUnaryRequest<Plain, Plain>(
+          const call = this.client.makeUnaryRequest<Plain, Plain>(
             m.path,
             (v) => encodePlain(reqType, v),
             (b) => toPlain(resType, b),
             request,
             this.metadata(node),
-            { deadline: Date.now() + this.callTimeoutMs },
-            (err, value) => (err ? reject(this.failure(m.path, node, err)) : resolve(value ?? {})),
+            { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
+            (err, value) => {
+              opts.signal?.removeEventListener('abort', cancel);
+              if (err) reject(this.failure(m.path, node, err));
+              else resolve(value ?? {});
+            },
           );
+          const cancel = () => call.cancel();
+          if (opts.signal?.aborted) cancel();
+          else opts.signal?.addEventListener('abort', cancel, { once: true });
         }),
     );
   }
 
   /** A server-streaming call to one node, collected whole (List of one path, Read of one file). */
-  async stream(rpc: RpcName, node: string, request: Plain): Promise<Plain[]> {
+  async stream(rpc: RpcName, node: string, request: Plain, opts: CallOptions = {}): Promise<Plain[]> {
     const m = RPC[rpc];
     const reqType = messageType(m.req);
     const resType = messageType(m.res);
@@ -154,12 +176,20 @@ export class TalosConnection {
             (b) => toPlain(resType, b),
             request,
             this.metadata(node),
-            { deadline: Date.now() + this.callTimeoutMs },
+            { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
           );
+          const cancel = () => call.cancel();
+          if (opts.signal?.aborted) cancel();
+          else opts.signal?.addEventListener('abort', cancel, { once: true });
           call.on('data', (d: Plain) => out.push(d));
-          call.on('error', (err: grpc.ServiceError) => reject(this.failure(m.path, node, err)));
+          call.on('error', (err: grpc.ServiceError) => {
+            opts.signal?.removeEventListener('abort', cancel);
+            reject(this.failure(m.path, node, err));
+          });
           call.on('status', (s: grpc.StatusObject) => {
-            if (s.code === grpc.status.OK) resolve(out);
+            if (s.code !== grpc.status.OK) return;
+            opts.signal?.removeEventListener('abort', cancel);
+            resolve(out);
           });
         }),
     );

@@ -60,6 +60,15 @@ message EtcdMembers { common.Metadata metadata = 1; repeated string legacy_membe
 message EtcdMemberListResponse { repeated EtcdMembers messages = 1; }
 `;
 
+// siderolabs/talos api/machine/machine.proto: the reboot (MachineService.Reboot) the API path sends
+const MACHINE_REBOOT = `
+syntax = "proto3";
+package machine;
+message RebootRequest { enum Mode { DEFAULT = 0; POWERCYCLE = 1; FORCE = 2; } Mode mode = 1; }
+message Reboot { common.Metadata metadata = 1; string actor_id = 2; }
+message RebootResponse { repeated Reboot messages = 1; }
+`;
+
 // cosi-project/specification proto/v1alpha1/resource.proto and state.proto
 const COSI = `
 syntax = "proto3";
@@ -104,7 +113,7 @@ let root: protobuf.Root | undefined;
 export function talosProto(): protobuf.Root {
   if (!root) {
     const r = new protobuf.Root();
-    for (const src of [GOOGLE, COMMON, MACHINE, COSI, ...SPECS, ...APPLY]) protobuf.parse(src, r, { keepCase: true });
+    for (const src of [GOOGLE, COMMON, MACHINE, MACHINE_REBOOT, COSI, ...SPECS, ...APPLY]) protobuf.parse(src, r, { keepCase: true });
     r.resolveAll();
     root = r;
   }
@@ -134,6 +143,7 @@ export const RPC = {
     req: 'machine.ApplyConfigurationRequest',
     res: 'machine.ApplyConfigurationResponse',
   },
+  reboot: { path: '/machine.MachineService/Reboot', req: 'machine.RebootRequest', res: 'machine.RebootResponse' },
 } as const;
 
 export type RpcName = keyof typeof RPC;
