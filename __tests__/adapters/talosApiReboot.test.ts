@@ -57,7 +57,7 @@ async function rejection(p: Promise<unknown>): Promise<ToolError> {
 describe('reboot over the API', () => {
   it('says so in the describe line', () => {
     expect(opened.describe).toMatch(/reboots through the API \(MachineService\.Reboot/);
-    expect(opened.describe).toMatch(/patches through talosctl/);
+    expect(opened.describe).toMatch(/the credential patch through talosctl \(no auth patch given\)/);
   });
 
   it('reads the boot id, sends Reboot, and resolves once the node answers with a new boot id; no talosctl', async () => {

@@ -58,14 +58,17 @@ describe('e2e: the credential through ApplyConfiguration', () => {
     }
   });
 
-  it('a 1.13 node is patched over the API and rebooted through talosctl: no patch through talosctl', async () => {
+  it('a 1.13 node is patched and rebooted over the API: talosctl runs nothing', async () => {
     c = await startCluster({ defaultNodes: false });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.13', bootedAgoMs: 120_000 });
     const run = await act(c);
     expect(run.exitCode, run.stdout).toBe(0);
     expect(byName(run)['worker-1'].outcome).toBe('rebooted');
-    const viaTalosctl = c.talos.mutatingCommands().filter((x) => x.argv[0] !== '(api)');
-    expect(viaTalosctl.map((x) => x.command)).toEqual(['reboot']);
+    expect(c.talos.mutatingCommands().map((x) => [x.via ?? 'talosctl', x.command])).toEqual([
+      ['api', 'patch'],
+      ['api', 'reboot'],
+    ]);
+    expect(c.talos.commands.filter((x) => x.mutating)).toEqual([]);
     expect(c.talos.applyCalls()).toHaveLength(1);
   });
 });

@@ -379,7 +379,7 @@ export class TalosSim {
           command,
           path,
           mutating: true,
-          exitCode: c.code === 0 ? 0 : 1,
+          exitCode: c.code,
           at: c.at,
           via: 'api',
         };
