@@ -159,7 +159,7 @@ export interface AttributedCommand extends CommandRecord {
 }
 
 /** Steps whose duration and processes are the waits for drain and reboot (excluded from the action's own cost). */
-export const WAIT_STEPS = new Set(['drain', 'talosctl reboot', 'wait for Ready']);
+export const WAIT_STEPS = new Set(['drain', 'reboot', 'wait for Ready']);
 
 /** The commands that started within the step windows of a decision record, each labelled with its step. */
 export function attributeToSteps(record: DecisionRecord, commands: CommandRecord[]): AttributedCommand[] {

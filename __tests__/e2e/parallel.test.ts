@@ -79,7 +79,7 @@ describe('e2e: several workers at once', () => {
         expect(steps.indexOf('drain')).toBeGreaterThan(gate('drain'));
         expect(gate('drain')).toBeGreaterThanOrEqual(0);
         const lastGate = steps.map((s) => s.startsWith('quorum gate')).lastIndexOf(true);
-        expect(steps.indexOf('talosctl reboot')).toBeGreaterThan(lastGate);
+        expect(steps.indexOf('reboot')).toBeGreaterThan(lastGate);
         expect(lastGate).toBeGreaterThan(steps.indexOf('drain'));
         expect(steps.filter((s) => s.startsWith('quorum gate')).length).toBeGreaterThanOrEqual(2);
       }

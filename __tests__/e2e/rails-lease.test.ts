@@ -240,7 +240,7 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     expect(d.reason).toContain(thief);
     // The drain that was running finished; the next mutation (the reboot) was never started.
     expect(stepsOf(run, 'worker-1').map((s) => s.name)).toContain('drain');
-    const rebootStep = stepsOf(run, 'worker-1').find((s) => s.name === 'talosctl reboot');
+    const rebootStep = stepsOf(run, 'worker-1').find((s) => s.name === 'reboot');
     expect(rebootStep?.ok).toBe(false);
     expect(c.talos.mutatingCommands().slice(talosAtSteal)).toEqual([]);
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);

@@ -102,7 +102,7 @@ describe('e2e: a run refused because the Lease is kept for a fenced node', () =>
   it('names the fenced node and the command that releases it', async () => {
     c = await startCluster();
     const cluster = c;
-    const first = await act(cluster, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ talosctl reboot') });
+    const first = await act(cluster, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ reboot') });
     expect(first.exitCode).toBe(1);
     expect(ann(cluster, 'worker-1')[A.phase]).toBe('mutating');
     const second = await act(cluster, { nodes: 'worker-3' });

@@ -116,7 +116,7 @@ describe('e2e rails: cancellation and the post step', () => {
 
   it('cancelled during the reboot: the post step leaves the node fenced, says what to check and how to release it, keeps the Lease', async () => {
     c = await startCluster();
-    const main = await act(c, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ talosctl reboot') });
+    const main = await act(c, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ reboot') });
     const owner = ownerOf(main);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');

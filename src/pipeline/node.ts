@@ -132,7 +132,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
     });
   }
   try {
-    await run.step('talosctl patch machineconfig', async () => {
+    await run.step('apply the credential patch', async () => {
       await beforeMutation(ctx, { fresh: true, read: fence });
       run.talosTouched = true;
       return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);

@@ -287,7 +287,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
 
   const bootBefore = drained.node.bootID;
   run.enter('rebooting');
-  await run.step('talosctl reboot', async () => {
+  await run.step('reboot', async () => {
     await beforeMutation(ctx, { fresh: true, read: rebootProof });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
