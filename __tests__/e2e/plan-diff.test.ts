@@ -1,6 +1,9 @@
 // End to end: `mode: plan` on the API path shows, per node, what the credential patch would change in
 // its machine config (ApplyConfiguration's dry run, machined's own diff), beside the predicted
 // decision, with every credential value masked; nothing is mutated and no machine config changes.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL } from '../../sim/cluster.js';
@@ -68,5 +71,31 @@ describe('e2e: plan mode shows each node’s machine-config diff', () => {
     expect(c.talos.mutatingCommands()).toEqual([]);
     expect(c.kube.mutatingRequests()).toEqual([]);
     expect(configs()).toEqual(before);
+  });
+
+  it('the CLI path says why no diff is shown, on every node', async () => {
+    c = await startCluster({ cliPath: true });
+    const run = await act(c, { mode: 'plan' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    for (const name of Object.keys(byName(run)))
+      expect(detailsOf(run.summary, name), name).toContain(
+        `${TITLE} not shown — Talos is reached through talosctl (no client certificate in the talosconfig)`,
+      );
+    expect(c.talos.applyCalls()).toEqual([]);
+    expect(c.talos.mutatingCommands()).toEqual([]);
+  });
+
+  it('a patch that is not a credential form says talosctl would apply it, with no dry run', async () => {
+    c = await startCluster();
+    const patch = join(mkdtempSync(join(tmpdir(), 'plan-diff-')), 'patch.yaml');
+    writeFileSync(patch, readFileSync(c.writeAuthPatch(), 'utf8') + '---\nmachine:\n  sysctls:\n    vm.max_map_count: "262144"\n', {
+      mode: 0o600,
+    });
+    const run = await act(c, { mode: 'plan', 'auth-patch': patch });
+    expect(run.exitCode, run.stdout).toBe(0);
+    for (const name of Object.keys(byName(run)))
+      expect(detailsOf(run.summary, name), name).toContain(`${TITLE} not shown — talosctl would apply the patch (`);
+    expect(c.talos.applyCalls()).toEqual([]);
+    expect(c.talos.mutatingCommands()).toEqual([]);
   });
 });
