@@ -30,8 +30,9 @@ export function unifiedDiff(a: string, b: string): string {
   let j = 0;
   while (i < x.length || j < y.length) {
     if (i < x.length && j < y.length && x[i] === y[j]) ops.push({ t: ' ', line: x[i], i: i++, j: j++ });
-    else if (j < y.length && (i >= x.length || lcs[i][j + 1] >= lcs[i + 1][j])) ops.push({ t: '+', line: y[j], i, j: j++ });
-    else ops.push({ t: '-', line: x[i], i: i++, j });
+    // a deletion before an insertion, as unified diffs print a changed line
+    else if (i < x.length && (j >= y.length || lcs[i + 1][j] >= lcs[i][j + 1])) ops.push({ t: '-', line: x[i], i: i++, j });
+    else ops.push({ t: '+', line: y[j], i, j: j++ });
   }
   // group changes into hunks with CONTEXT lines around them
   const out = ['--- a', '+++ b'];
