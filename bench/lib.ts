@@ -87,7 +87,8 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
   const config = readConfig((name) => all[name] ?? '');
   const parsed = readAuthPatch(config.authPatch, config.registry, (s) => runner.addSecret(s));
   const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
-  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG });
+  // the auth patch too, as the action passes it: a plan on the API path then dry-runs it on every node
+  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG, authPatch: config.authPatch });
   return {
     runner,
     kube: new Kubectl({ runner }),

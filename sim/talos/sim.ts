@@ -369,7 +369,8 @@ export class TalosSim {
    */
   mutatingCommands(): CommandRecord[] {
     const api = this.apiCalls
-      .filter((c) => API_MUTATIONS.has(c.method))
+      // a dry run answers the diff and changes nothing
+      .filter((c) => API_MUTATIONS.has(c.method) && !c.dryRun)
       .map((c): CommandRecord => {
         const path = API_COMMANDS[c.method];
         const command = path.split(' ')[0];

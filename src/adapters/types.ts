@@ -1,6 +1,7 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
 // (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
 import type {
+  ConfigPreview,
   CriServiceReading,
   EtcdAlarm,
   EtcdMember,
@@ -109,6 +110,11 @@ export interface TalosClient {
    * --wait --timeout`, or over the API MachineService.Reboot and the boot id (talos/api/reboot.ts)
    */
   reboot(address: string, timeoutMs: number): Promise<void>;
+  /**
+   * plan mode: a dry run of the credential patch on one node (API path only; absent on the CLI path,
+   * which has no dry run that shows the config). Throws ToolError.
+   */
+  previewCredentialPatch?(address: string): Promise<ConfigPreview>;
   etcdStatus(address: string): Promise<EtcdMemberStatus[]>;
   etcdAlarms(address: string): Promise<EtcdAlarm[]>;
   /** etcd's member list as the etcd at `address` holds it (its local copy: QueryLocal) */

@@ -327,7 +327,15 @@ export interface DecisionRecord {
    * Set means the roll did not fail on it; see ProofUndecided.
    */
   proofUndecided?: ProofUndecided;
+  /** plan mode only: what the credential patch would change in the node's machine config */
+  configPreview?: ConfigPreview;
 }
+
+/**
+ * A dry run of the credential apply (ApplyConfiguration `dry_run`): machined's redacted `mode_details`,
+ * or `undefined` details when the config already carries the credential; or why none was asked for.
+ */
+export type ConfigPreview = { shown: true; details?: string } | { shown: false; why: string };
 
 /**
  * A post-reboot proof that neither proved nor contradicted the credential being loaded (rules in

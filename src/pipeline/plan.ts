@@ -1,18 +1,21 @@
-// mode: plan: read the evidence of every selected node in one batch and say what apply would do.
-import type { DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../core/model.js';
-import { readEvidence } from './readEvidence.js';
+// mode: plan: read the evidence of every selected node in one batch and say what apply would do,
+// with what the credential patch would change in each machine config (a dry run: changes nothing).
+import { pool } from '../core/async.js';
+import { ToolError, errorMessage } from '../core/errors.js';
+import type { ConfigPreview, DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../core/model.js';
+import { READ_CALLS_IN_FLIGHT, readEvidence } from './readEvidence.js';
 import { isTalosAtLeast, rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';
 
 export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise<DecisionRecord[]> {
   const t0 = ctx.clock.now();
   const targets = selected.map((n) => ({ name: n.name, address: n.internalIPs[0] }));
-  const readings =
-    ctx.config.reboot === 'always'
-      ? new Map<string, EvidenceReadings>()
-      : await readEvidence(ctx.talos, targets, ctx.config.criConfigPaths);
+  const [readings, previews] = await Promise.all([
+    ctx.config.reboot === 'always' ? new Map<string, EvidenceReadings>() : readEvidence(ctx.talos, targets, ctx.config.criConfigPaths),
+    previewConfigs(ctx, targets),
+  ]);
   const elapsed = ctx.clock.now() - t0;
-  return selected.map((n) => {
+  return selected.map((n, i) => {
     const r = readings.get(n.name);
     const evidence = r ? rebootEvidence(r, ctx.desired, { marginMs: ctx.config.evidenceMarginMs }) : undefined;
     const record: DecisionRecord = {
@@ -24,6 +27,7 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
       reason: evidence ? planReason(evidence) : 'reboot: always was requested, so every selected node is rebooted',
       steps: [],
       durationMs: elapsed,
+      configPreview: previews[i],
     };
     return evidence ? { ...record, evidence } : record;
   });
@@ -36,4 +40,23 @@ function planReason(evidence: EvidenceVerdict): string {
     return `${evidence.reason}; Talos ${v} restarts cri itself after the patch, so the reboot is skipped if a new containerd start proves the credential within cri-restart-wait`;
   }
   return evidence.reason;
+}
+
+const CLI_PATH_PREVIEW: ConfigPreview = {
+  shown: false,
+  why: 'Talos is reached through talosctl (no client certificate in the talosconfig): the dry run that shows the diff needs the API',
+};
+
+/** The dry run of the credential patch on every node, at most READ_CALLS_IN_FLIGHT at once; a failed one says why. */
+async function previewConfigs(ctx: RunContext, targets: Array<{ name: string; address: string }>): Promise<ConfigPreview[]> {
+  const preview = ctx.talos.previewCredentialPatch?.bind(ctx.talos);
+  if (!preview) return targets.map(() => CLI_PATH_PREVIEW);
+  return pool(targets, READ_CALLS_IN_FLIGHT, async (t): Promise<ConfigPreview> => {
+    try {
+      return await preview(t.address);
+    } catch (e) {
+      if (!(e instanceof ToolError)) throw e;
+      return { shown: false, why: `the dry run failed: ${errorMessage(e)}` };
+    }
+  });
 }

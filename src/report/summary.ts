@@ -7,9 +7,9 @@
 // - every string that came from a node, a tool or an input goes through escapeCell.
 import { formatMagnitude } from '../core/format.js';
 import { formatGap, formatInstant } from '../core/instants.js';
-import type { ActionResult, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../core/model.js';
+import type { ActionResult, ConfigPreview, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../core/model.js';
 import type { Redactor } from '../core/redact.js';
-import { escapeCell, truncateText } from './escape.js';
+import { escapeCell, escapeHtml, truncateText } from './escape.js';
 import { formatDuration } from '../core/format.js';
 import { outcomeLabel } from './log.js';
 
@@ -46,6 +46,7 @@ const MAX_TABLE_REASON = 300;
 const MAX_TEXT = 4000;
 const MAX_ERROR = 8000;
 const MAX_VALUE = 500;
+const MAX_DIFF = 8000;
 const MAX_STEP_DETAIL = 1000;
 const MAX_CONFLICTS = 20;
 const MAX_FILES = 20;
@@ -338,6 +339,7 @@ function renderDetails(r: DecisionRecord): string {
   out.push(`<details><summary>${e(r.node, MAX_NAME)} — ${e(outcomeLabel(r.outcome))}</summary>`);
   out.push(`<p>${e(r.reason, MAX_TEXT)}</p>`);
   if (r.nextStep) out.push(`<p><b>Next step:</b> ${e(r.nextStep, MAX_TEXT)}</p>`);
+  if (r.configPreview) out.push(renderConfigPreview(r.configPreview));
   out.push(
     `<p>role ${e(r.role)} · uid <code>${e(r.uid)}</code> · InternalIP <code>${e(r.internalIP)}</code> · took ${e(formatDuration(r.durationMs))}</p>`,
   );
@@ -346,6 +348,15 @@ function renderDetails(r: DecisionRecord): string {
   if (r.steps.length) out.push(renderSteps(r.steps));
   out.push('</details>');
   return out.join('\n');
+}
+
+// machined's own words (a unified diff), in a block that keeps its lines; values were redacted with the
+// whole input (renderSummary), so a credential in the diff reads as the redactor's mask.
+function renderConfigPreview(p: ConfigPreview): string {
+  const title = '<b>Machine config change (ApplyConfiguration dry run):</b>';
+  if (!p.shown) return `<p>${title} not shown — ${e(p.why, MAX_TEXT)}</p>`;
+  if (p.details === undefined) return `<p>${title} no change (the config already carries the credential)</p>`;
+  return `<p>${title}</p>\n<pre>${escapeHtml(truncateText(p.details, MAX_DIFF))}</pre>`;
 }
 
 function renderClaim(claim: { attempts: number; conflicts: string[] }): string {

@@ -13,7 +13,7 @@ import { RESOURCES, type CosiResource, type ResourceDefinition } from '../comman
 import { walk } from '../commands/ls.js';
 import { services } from '../commands/service.js';
 import { SERVER_BUILDS } from '../commands/version.js';
-import { diff } from '../commands/patch.js';
+import { configDiff } from '../configDiff.js';
 import { parseConfigText, renderConfigText, validate } from '../machineconfig.js';
 import type { NodeRuntime } from '../state.js';
 import type { ServiceEvent, SimEtcdMember } from '../types.js';
@@ -33,6 +33,8 @@ export interface ApiCallRecord {
   code: number;
   /** real clock, ms */
   at: number;
+  /** an ApplyConfiguration with `dry_run`: answered with the diff, changes nothing */
+  dryRun?: boolean;
 }
 
 export interface ApiHooks {
@@ -120,11 +122,13 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
         const rt = enter(hooks, RPC[rpc].path, call, node);
         hooks.answering?.(rt, RPC[rpc].path, call.request);
         const res = fn(rt, call.request);
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
+        const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now(), ...dryRun });
         cb(null, res);
       } catch (e) {
         const err = asApiError(e);
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
+        const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
+        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now(), ...dryRun });
         cb({ code: err.code, details: err.details, metadata: new grpc.Metadata() });
       }
     },
@@ -386,7 +390,7 @@ function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain
   }[mode];
   if (!details) throw new ApiError(grpc.status.INVALID_ARGUMENT, `incorrect mode '${mode}' specified for the apply config call`);
   if (req.dry_run) {
-    return { messages: [{ mode, mode_details: `Dry run summary:\n${details} (skipped in dry-run).\n${diff(before, next)}` }] };
+    return { messages: [{ mode, mode_details: `Dry run summary:\n${details} (skipped in dry-run).\n${configDiff(before, next)}` }] };
   }
   if (mode === 'STAGED') rt.applyStaged(next);
   else if (mode === 'REBOOT') {

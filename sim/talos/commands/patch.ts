@@ -2,44 +2,16 @@
 // one after another; for each, the active MachineConfig is fetched, patched locally, sent with
 // ApplyConfiguration, and only then compared: an unchanged config prints "Apply was skipped" and
 // succeeds whatever the apply returned. Everything it prints goes to stderr.
-import { createHash } from 'node:crypto';
 import { goDurationSeconds, grpcError, multiError } from '../format.js';
 import { configFingerprint, loadPatch, validate } from '../machineconfig.js';
 import type { Patch } from '../machineconfig.js';
 import type { MachineConfigState } from '../types.js';
 import type { CommandContext } from './context.js';
+import { configDiff } from '../configDiff.js';
 import { flag } from './context.js';
 import { resolveType } from './get.js';
 
 const MC_TYPE = 'MachineConfigs.config.talos.dev';
-
-function summarize(mc: MachineConfigState): string {
-  const lines: string[] = [];
-  const walk = (v: unknown, prefix: string) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      for (const k of Object.keys(v as object).sort()) walk((v as Record<string, unknown>)[k], prefix ? `${prefix}.${k}` : k);
-    } else {
-      // The real diff shows whole documents; secrets are fingerprinted here so logs never carry them.
-      const secret = /password|auth|identityToken/.test(prefix.split('.').pop() ?? '');
-      const shown = secret ? `(sensitive sha256:${createHash('sha256').update(String(v)).digest('hex').slice(0, 8)})` : JSON.stringify(v);
-      lines.push(`${prefix}: ${shown}`);
-    }
-  };
-  walk(mc.v1alpha1, 'v1alpha1');
-  for (const [name, a] of Object.entries(mc.registryAuth)) walk({ ...a }, `RegistryAuthConfig/${name}`);
-  for (const d of mc.otherDocs) walk(d, `${String(d.kind)}/${String(d.name ?? '')}`);
-  return lines.join('\n');
-}
-
-/** A line diff of the config summaries (the real configdiff prints a unified diff of the documents). */
-export function diff(a: MachineConfigState, b: MachineConfigState): string {
-  const x = new Set(summarize(a).split('\n'));
-  const y = new Set(summarize(b).split('\n'));
-  const out: string[] = [];
-  for (const l of x) if (!y.has(l)) out.push(`-${l}`);
-  for (const l of y) if (!x.has(l)) out.push(`+${l}`);
-  return out.length ? `Config diff:\n\n${out.join('\n')}` : 'No changes.';
-}
 
 export function patchCommand(ctx: CommandContext): number {
   const patches: Patch[] = [];
@@ -101,7 +73,7 @@ export function patchCommand(ctx: CommandContext): number {
           reboot: 'Applied configuration with a reboot',
         }[mode] ?? 'Applied configuration without a reboot';
       if (dryRun) {
-        details = `Dry run summary:\n${details} (skipped in dry-run).\n${diff(before, next)}`;
+        details = `Dry run summary:\n${details} (skipped in dry-run).\n${configDiff(before, next)}`;
       } else if (mode === 'staged') {
         rt.applyStaged(next);
       } else if (mode === 'reboot') {

@@ -81,11 +81,12 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
   const apply = patch?.ours
     ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: (v: string) => opts.runner.redactor.add(v) }
     : undefined;
-  const api = new TalosApi(conn, cli, { apply, reboot: { signal: opts.runner.signal } });
+  const notApplied = patch && !patch.ours ? patch.why : 'no auth patch given';
+  const api = new TalosApi(conn, cli, { apply, notApplied, reboot: { signal: opts.runner.signal } });
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   const patches = apply
     ? 'the credential patch through ApplyConfiguration (NO_REBOOT)'
-    : `the credential patch through talosctl (${patch && !patch.ours ? patch.why : 'no auth patch given'})`;
+    : `the credential patch through talosctl (${notApplied})`;
   return {
     client: api,
     describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; ${patches}; reboots through the API (MachineService.Reboot, then the boot id until it changes)`,

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
 import type {
+  ConfigPreview,
   CriServiceReading,
   EtcFileStatusReading,
   FileAuthReading,
@@ -23,7 +24,7 @@ import { parseCriRegistryAuth } from '../../parse/criToml.js';
 import { ParseError } from '../../parse/parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import type { CredentialChange } from '../../../rules/machineConfig.js';
-import { type ApplyOptions, applyCredential } from './applyConfig.js';
+import { type ApplyOptions, applyCredential, previewCredential } from './applyConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
 import { BootIdForbidden, rebootOverApi, type ApiRebootOptions } from './reboot.js';
@@ -46,7 +47,12 @@ export class TalosApi implements TalosClient {
      * `apply`: set when the auth patch is one of the credential forms (it is applied over the API);
      * `reboot`: the reboot's cancellation (the runner's signal) and polling
      */
-    private readonly opts: { apply?: ApplyOptions & { changes: CredentialChange[] }; reboot?: ApiRebootOptions } = {},
+    private readonly opts: {
+      apply?: ApplyOptions & { changes: CredentialChange[] };
+      /** when `apply` is unset: why the patch is not applied over the API (plan mode says it) */
+      notApplied?: string;
+      reboot?: ApiRebootOptions;
+    } = {},
   ) {}
 
   close(): void {
@@ -215,6 +221,16 @@ export class TalosApi implements TalosClient {
   // --- mutations ---------------------------------------------------------------------------------
 
   /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
+  async previewCredentialPatch(address: string): Promise<ConfigPreview> {
+    if (!this.opts.apply) {
+      return {
+        shown: false,
+        why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}): no dry run through the API`,
+      };
+    }
+    return { shown: true, details: await previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply) };
+  }
+
   patchMachineConfig(address: string, patchFile: string): Promise<void> {
     if (this.opts.apply) return applyCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
     return this.mutations.patchMachineConfig(address, patchFile);

@@ -63,7 +63,7 @@ export function machineConfigBody(resource: Plain): string {
   return body;
 }
 
-async function readConfig(conn: TalosConnection, node: string, opts: ApplyOptions): Promise<string> {
+async function readConfig(conn: TalosConnection, node: string, opts: Pick<ApplyOptions, 'secret'>): Promise<string> {
   const res = await conn.unary('cosiGet', node, { ...MACHINE_CONFIG });
   const resource = (res.resource ?? {}) as Plain;
   const md = (resource.metadata ?? {}) as Plain;
@@ -80,8 +80,22 @@ async function readConfig(conn: TalosConnection, node: string, opts: ApplyOption
   return body;
 }
 
-/** Applies the credential changes to one node; resolves once the node's config carries them. */
-export async function applyCredential(conn: TalosConnection, node: string, changes: CredentialChange[], opts: ApplyOptions): Promise<void> {
+/** The config the apply would send, and the documents it changes; `text` undefined when nothing changes. */
+export interface PatchedConfig {
+  text?: string;
+  changed: string[];
+}
+
+/**
+ * Reads the node's active config and applies the credential changes to it, sending nothing: what
+ * applyCredential sends and previewCredential dry-runs. Every secret of both texts is registered first.
+ */
+export async function patchedConfig(
+  conn: TalosConnection,
+  node: string,
+  changes: CredentialChange[],
+  opts: Pick<ApplyOptions, 'secret'>,
+): Promise<PatchedConfig> {
   const before = await readConfig(conn, node, opts);
   let patched;
   try {
@@ -90,12 +104,37 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
     if (e instanceof MachineConfigError) throw configError(node, e.message, 'invalid');
     throw e;
   }
+  // the patch's own values too (the action registered them from the inputs; this client may be used alone)
+  if (patched.text !== undefined) for (const s of configSecrets(patched.text)) opts.secret(s);
+  return patched;
+}
+
+/**
+ * What the apply would change on one node, from machined itself: ApplyConfiguration with `dry_run`
+ * (NO_REBOOT) of the config applyCredential would send, which changes nothing on the node and answers
+ * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md). Redacted; undefined when
+ * the config already carries the credential (nothing would be sent).
+ */
+export async function previewCredential(
+  conn: TalosConnection,
+  node: string,
+  changes: CredentialChange[],
+  opts: Pick<ApplyOptions, 'secret'>,
+): Promise<string | undefined> {
+  const patched = await patchedConfig(conn, node, changes, opts);
+  if (patched.text === undefined) return undefined;
+  const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: true });
+  const details = ((res.messages ?? []) as Plain[]).map((m) => (typeof m.mode_details === 'string' ? m.mode_details : ''));
+  return conn.redact(details.join('\n'));
+}
+
+/** Applies the credential changes to one node; resolves once the node's config carries them. */
+export async function applyCredential(conn: TalosConnection, node: string, changes: CredentialChange[], opts: ApplyOptions): Promise<void> {
+  const patched = await patchedConfig(conn, node, changes, opts);
   if (patched.text === undefined) {
     opts.log(`${node}: the machine config already carries the credential: ApplyConfiguration not sent`);
     return;
   }
-  // the patch's own values too (the action registered them from the inputs; this client may be used alone)
-  for (const s of configSecrets(patched.text)) opts.secret(s);
   const documents = patched.changed.join(', ');
   const attempts = Math.max(1, opts.attempts ?? 5);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
