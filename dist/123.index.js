@@ -624,8 +624,11 @@ async function readConfig(conn, node, opts) {
     }
     return body;
 }
-/** Applies the credential changes to one node; resolves once the node's config carries them. */
-async function applyCredential(conn, node, changes, opts) {
+/**
+ * Reads the node's active config and applies the credential changes to it, sending nothing: what
+ * applyCredential sends and previewCredential dry-runs. Every secret of both texts is registered first.
+ */
+async function patchedConfig(conn, node, changes, opts) {
     const before = await readConfig(conn, node, opts);
     let patched;
     try {
@@ -636,13 +639,33 @@ async function applyCredential(conn, node, changes, opts) {
             throw configError(node, e.message, 'invalid');
         throw e;
     }
+    // the patch's own values too (the action registered them from the inputs; this client may be used alone)
+    if (patched.text !== undefined)
+        for (const s of (0,machineConfig/* configSecrets */.Uf)(patched.text))
+            opts.secret(s);
+    return patched;
+}
+/**
+ * What the apply would change on one node, from machined itself: ApplyConfiguration with `dry_run`
+ * (NO_REBOOT) of the config applyCredential would send, which changes nothing on the node and answers
+ * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md). Redacted; undefined when
+ * the config already carries the credential (nothing would be sent).
+ */
+async function previewCredential(conn, node, changes, opts) {
+    const patched = await patchedConfig(conn, node, changes, opts);
+    if (patched.text === undefined)
+        return undefined;
+    const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: true });
+    const details = (res.messages ?? []).map((m) => (typeof m.mode_details === 'string' ? m.mode_details : ''));
+    return conn.redact(details.join('\n'));
+}
+/** Applies the credential changes to one node; resolves once the node's config carries them. */
+async function applyCredential(conn, node, changes, opts) {
+    const patched = await patchedConfig(conn, node, changes, opts);
     if (patched.text === undefined) {
         opts.log(`${node}: the machine config already carries the credential: ApplyConfiguration not sent`);
         return;
     }
-    // the patch's own values too (the action registered them from the inputs; this client may be used alone)
-    for (const s of (0,machineConfig/* configSecrets */.Uf)(patched.text))
-        opts.secret(s);
     const documents = patched.changed.join(', ');
     const attempts = Math.max(1, opts.attempts ?? 5);
     const sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
@@ -1009,6 +1032,15 @@ class TalosApi {
     }
     // --- mutations ---------------------------------------------------------------------------------
     /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
+    async previewCredentialPatch(address) {
+        if (!this.opts.apply) {
+            return {
+                shown: false,
+                why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}): no dry run through the API`,
+            };
+        }
+        return { shown: true, details: await previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply) };
+    }
     patchMachineConfig(address, patchFile) {
         if (this.opts.apply)
             return applyCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
