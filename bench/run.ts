@@ -414,7 +414,7 @@ function printTable(
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  const title = `Benchmarks against the cluster twin (real kubectl, fake talosctl), ${ctx.machineLine}`;
+  const title = `Benchmarks against the cluster twin (real kubectl, the Talos API, no talosctl on PATH), ${ctx.machineLine}`;
   const claims = ctx.claimsPerRate
     ? `Claims: ${ctx.claimsPerRate} of each kind per rate (${ctx.claimsReason}); every 10th with a concurrent cordon injected.`
     : '';
