@@ -46,7 +46,7 @@ export function round(v: number | undefined, digits = 0): number | null {
 
 /**
  * Run `fn` with the twin's environment in process.env (the Runner passes process.env to every child:
- * KUBECONFIG, KUBECACHEDIR, TALOSCONFIG, and PATH with the fake talosctl first), then restore it.
+ * KUBECONFIG, KUBECACHEDIR, TALOSCONFIG, and PATH, with the fake talosctl first only on the CLI path), then restore it.
  */
 export async function withClusterEnv<T>(cluster: SimCluster, fn: () => Promise<T>): Promise<T> {
   const env = cluster.env();
@@ -79,7 +79,7 @@ export interface ActionDeps {
 /**
  * What src/action/main.ts builds from the inputs: the same config parser, credential reader, owner token and
  * adapters, the Talos client opened from the twin's talosconfig exactly as src/action/main.ts opens it (reads over
- * the API, one connection; patches and reboots through talosctl).
+ * the API, one connection; the credential patch through ApplyConfiguration and the reboot through Reboot).
  */
 export async function actionDeps(cluster: SimCluster, inputs: Record<string, string>): Promise<ActionDeps> {
   const runner = new Runner();
@@ -87,7 +87,8 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
   const config = readConfig((name) => all[name] ?? '');
   const parsed = readAuthPatch(config.authPatch, config.registry, (s) => runner.addSecret(s));
   const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
-  // the auth patch too, as the action passes it: a plan on the API path then dry-runs it on every node
+  // with the auth patch, as src/action/main.ts passes it: the credential is applied over the API, and a
+  // plan on the API path dry-runs it on every node
   const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG, authPatch: config.authPatch });
   return {
     runner,

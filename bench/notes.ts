@@ -38,7 +38,7 @@ export function profileNotes(p: PerNodeResult): string[] {
   if (ev && ev.processes === 0) {
     notes.push(
       `One evidence read is 0 processes: "${ev.step}" takes ${ev.ms} ms over the one Talos API connection (the CLI path took 8 talosctl processes and about 750 ms). ` +
-        `What is left per node is kubectl and the two talosctl mutations (patch, reboot): a bare \`kubectl version --client\` costs ${p.processFloorMs.kubectl} ms on this machine now, a bare \`talosctl version --client\` of the twin ${p.processFloorMs.talosctl} ms, so ${p.reboot.processesWithLeaseProofs} processes cannot fit 1 s here whatever the action does between them.`,
+        `What is left per node is kubectl (the credential patch and the reboot go over the Talos API; the drain's watch of the node is one kubectl process of its own): a bare \`kubectl version --client\` costs ${p.processFloorMs.kubectl} ms on this machine now, a bare \`talosctl version --client\` of the twin ${p.processFloorMs.talosctl} ms, so ${p.reboot.processesWithLeaseProofs} processes cannot fit 1 s here whatever the action does between them.`,
     );
   } else if (ev) {
     notes.push(

@@ -5,11 +5,12 @@
 // node's evidence takes; times N is what reading node by node through the CLI would cost.
 import { performance } from 'node:perf_hooks';
 import type { CommandRecord } from '../src/adapters/exec.js';
+import { join } from 'node:path';
 import { Talosctl } from '../src/adapters/talos/cli/talosctl.js';
 import type { TalosClient } from '../src/adapters/types.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
-import { actionDeps, rolloutDeps, commandKind, median, round, withClusterEnv } from './lib.js';
+import { actionDeps, rolloutDeps, commandKind, median, toolOf, round, withClusterEnv } from './lib.js';
 
 export interface PlanRow {
   nodes: number;
@@ -55,7 +56,9 @@ async function planOnce(
   const d = await actionDeps(cluster, { mode: 'plan' });
   const commands: CommandRecord[] = [];
   d.runner.onCommand((c) => commands.push(c));
-  const base: TalosClient = opts.cli ? new Talosctl({ runner: d.runner }) : d.talos;
+  // the CLI path by the fake talosctl's own path: the twin with the API puts no talosctl on PATH
+  const cli = () => new Talosctl({ runner: d.runner, binary: join(cluster.talos.binDir, 'talosctl') });
+  const base: TalosClient = opts.cli ? cli() : d.talos;
   let talosReads = 0;
   const talos = new Proxy(base, {
     get(target, prop, receiver) {
@@ -78,7 +81,7 @@ async function planOnce(
 function byKind(commands: CommandRecord[], tool: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const c of commands) {
-    if (!c.command.startsWith(tool)) continue;
+    if (toolOf(c.command) !== tool) continue;
     const k = commandKind(c.command);
     out[k] = (out[k] ?? 0) + 1;
   }
@@ -99,7 +102,7 @@ export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, p
 
   const one = await withCluster(1, (c) => planOnce(c, { cli: true }));
   const perNodeReadKinds = byKind(one.commands, 'talosctl');
-  const perNodeReads = one.commands.filter((c) => c.command.startsWith('talosctl')).length;
+  const perNodeReads = one.commands.filter((c) => toolOf(c.command) === 'talosctl').length;
 
   const rows: PlanRow[] = [];
   for (const size of sizes) {
@@ -107,7 +110,7 @@ export async function benchPlan(sizes: Array<{ nodes: number; runs: number }>, p
       const runs: Array<Awaited<ReturnType<typeof planOnce>>> = [];
       for (let r = 0; r < size.runs; r++) runs.push(await planOnce(c));
       const last = runs[runs.length - 1]!;
-      const talos = last.commands.filter((x) => x.command.startsWith('talosctl'));
+      const talos = last.commands.filter((x) => toolOf(x.command) === 'talosctl');
       return {
         nodes: size.nodes,
         wallMs: round(median(runs.map((x) => x.wallMs))),

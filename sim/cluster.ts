@@ -49,6 +49,8 @@ export interface SimClusterOptions {
   api?: boolean;
   /** the certificate the Talos API presents (default `valid`) */
   apiCertificate?: ApiCertificate;
+  /** the fake talosctl on env()'s PATH (default: only with api: false; a patch of another form needs it too) */
+  talosctl?: boolean;
   /**
    * Realistic durations in proportion, scaled down together (e.g. 1/60: a 90 s reboot takes 1.5 s).
    * A claim or any API write is never scaled: it costs what a real request costs, so the proportion
@@ -105,6 +107,7 @@ export class SimCluster {
       seed: opts.seed,
       api: opts.api,
       apiCertificate: opts.apiCertificate,
+      talosctl: opts.talosctl,
       dir: join(dir, 'talos'),
     });
     kube = await KubeSim.start({

@@ -9,6 +9,7 @@
 //   npm run demo -- --verbose          every command the action runs, with its duration
 //   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
 //   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -65,7 +66,7 @@ async function main(): Promise<number> {
     stopChurn.push(...scenario.setup(cluster));
 
     console.log(
-      `cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), fake talosctl in ${cluster.talos.binDir}`,
+      `cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), Talos API at ${cluster.talos.endpoint}; talosctl on PATH: ${talosctlOnPath(cluster.env().PATH)}`,
     );
     console.log(`scenario "${values.scenario}": ${scenario.description}`);
     console.log(`running node dist/index.js (mode ${values.mode}) …\n`);
@@ -96,6 +97,8 @@ async function main(): Promise<number> {
     console.log(
       `\n── finished in ${((Date.now() - started) / 1000).toFixed(1)} s, exit code ${run.exitCode}; at most ${run.outputs['in-flight-max']} node(s) in flight (max-unavailable ${values['max-unavailable']})`,
     );
+    // With a client certificate in the talosconfig nothing needs talosctl: the twin's log proves none ran.
+    console.log(`   talosctl processes in the twin's log: ${cluster.talos.commands.filter((x) => x.command !== '').length}`);
     console.log('\n── annotations');
     for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title}: ${a.message.split('\n')[0]}`);
     console.log('\n── outputs');
@@ -124,6 +127,12 @@ function lineByLine(f: (line: string) => void): (chunk: string) => void {
     buf = lines.pop() ?? '';
     for (const l of lines) f(l);
   };
+}
+
+/** Where `talosctl` resolves on `path`, as a shell would find it ("none" when it does not). */
+function talosctlOnPath(path: string): string {
+  const found = spawnSync('sh', ['-c', 'command -v talosctl'], { env: { PATH: path }, encoding: 'utf8' });
+  return found.stdout.trim() || 'none';
 }
 
 process.exitCode = await main();

@@ -1,8 +1,7 @@
 // End to end: the credential applied through the Talos API (ApplyConfiguration, NO_REBOOT) by the
-// built bundle. A roll whose node needs no reboot runs with no talosctl anywhere on PATH; a roll
-// that reboots still reboots through talosctl (the reboot over the API is not part of this path
-// yet), and no patch goes through talosctl. The cluster's other secrets in the config read back
-// reach no sink.
+// built bundle, with no talosctl anywhere on PATH: a roll whose node needs no reboot, and one whose
+// node is rebooted (over MachineService.Reboot). The cluster's other secrets in the config read
+// back reach no sink.
 import { delimiter } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -58,17 +57,17 @@ describe('e2e: the credential through ApplyConfiguration', () => {
     }
   });
 
-  it('a 1.13 node is patched and rebooted over the API: talosctl runs nothing', async () => {
+  it('a 1.13 node is patched and rebooted over the API with no talosctl on PATH', async () => {
     c = await startCluster({ defaultNodes: false });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.13', bootedAgoMs: 120_000 });
-    const run = await act(c);
+    const run = await act(c, {}, { env: { ...c.env(), PATH: pathWithoutTalosctl(c) } });
     expect(run.exitCode, run.stdout).toBe(0);
     expect(byName(run)['worker-1'].outcome).toBe('rebooted');
-    expect(c.talos.mutatingCommands().map((x) => [x.via ?? 'talosctl', x.command])).toEqual([
+    expect(c.talos.mutatingCommands().map((x) => [x.via, x.command])).toEqual([
       ['api', 'patch'],
       ['api', 'reboot'],
     ]);
-    expect(c.talos.commands.filter((x) => x.mutating)).toEqual([]);
+    expect(talosctlCommands(c)).toEqual([]);
     expect(c.talos.applyCalls()).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 // Runs the fake talosctl the way the action does: a child process found through PATH, TZ=UTC.
 import { spawn } from 'node:child_process';
+import { delimiter } from 'node:path';
 import type { TalosSim } from '../../sim/talos/index.js';
 import type { KubeNodeHooks } from '../../sim/types.js';
 
@@ -15,7 +16,12 @@ export interface Ran {
 export function talosctl(sim: TalosSim, args: string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
-    const child = spawn('talosctl', args, { env: { ...process.env, ...sim.env(), TZ: 'UTC', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // the fake talosctl first on PATH whether or not the twin puts it there (it does only without the API)
+    const path = `${sim.binDir}${delimiter}${sim.env().PATH}`;
+    const child = spawn('talosctl', args, {
+      env: { ...process.env, ...sim.env(), PATH: path, TZ: 'UTC', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

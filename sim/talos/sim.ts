@@ -47,6 +47,12 @@ export interface TalosSimOptions {
   api?: boolean;
   /** the certificate the API presents (default `valid`; see ApiCertificate) */
   apiCertificate?: ApiCertificate;
+  /**
+   * Put the fake talosctl on env()'s PATH. Default: only when the talosconfig has no client
+   * certificate (api: false), the one case besides a patch of another form that needs talosctl; a
+   * twin with the API runs with no talosctl anywhere on PATH unless a test asks for it.
+   */
+  talosctl?: boolean;
 }
 
 /** The MachineService / COSI methods under the talosctl command names that `failNext` matches. */
@@ -155,12 +161,13 @@ export class TalosSim {
   private api?: ApiServer;
 
   private constructor(
-    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs'>> &
+    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'talosctl'>> &
       Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
     certs: ClusterCerts | undefined,
+    private readonly talosctlOnPath: boolean,
   ) {
     this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
     this.talosconfigPath = join(dir, 'talosconfig');
@@ -205,6 +212,7 @@ export class TalosSim {
       dir,
       opts.dir === undefined,
       certs,
+      opts.talosctl ?? !certs,
     );
     if (certs) sim.api = sim.startApi({ ...certs, server: certs.serverAs(opts.apiCertificate ?? 'valid') });
     const exe = join(sim.binDir, 'talosctl');
@@ -213,8 +221,10 @@ export class TalosSim {
     return sim;
   }
 
+  /** TALOSCONFIG, and PATH with the fake talosctl first when it is on PATH (see TalosSimOptions.talosctl) */
   env(): Record<string, string> {
-    return { PATH: `${this.binDir}:${process.env.PATH ?? ''}`, TALOSCONFIG: this.talosconfigPath };
+    const path = process.env.PATH ?? '';
+    return { PATH: this.talosctlOnPath ? `${this.binDir}:${path}` : path, TALOSCONFIG: this.talosconfigPath };
   }
 
   /** the talosconfig endpoint (`127.0.0.1:PORT`), serving talosctl's HTTP and the Talos API */
