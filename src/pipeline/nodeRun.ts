@@ -123,16 +123,9 @@ export class NodeRun {
     return this.stoppedIn;
   }
 
-  /** Whether this run reached the reboot (its time then includes a drain, a reboot and the wait for Ready). */
-  get reachedReboot(): boolean {
-    return this.rebootReached;
-  }
-  private rebootReached = false;
-
   /** Move to `phase` and publish it (the post step acts on the last published phase). */
   enter(phase: NodePhase): void {
     if (LEFT.has(phase)) this.stoppedIn = this.current;
-    if (phase === 'rebooting') this.rebootReached = true;
     this.current = phase;
     this.onPhase();
   }
