@@ -432,17 +432,13 @@ class TalosConnection {
             if (this.identityFailure)
                 return reject(this.identityFailure);
             const call = this.client.makeUnaryRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node), { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) }, (err, value) => {
-                opts.signal?.removeEventListener('abort', cancel);
+                unbind();
                 if (err)
                     reject(this.failure(m.path, node, err));
                 else
                     resolve(value ?? {});
             });
-            const cancel = () => call.cancel();
-            if (opts.signal?.aborted)
-                cancel();
-            else
-                opts.signal?.addEventListener('abort', cancel, { once: true });
+            const unbind = cancelOn(opts.signal, call);
         }));
     }
     /** A server-streaming call to one node, collected whole (List of one path, Read of one file). */
@@ -455,20 +451,16 @@ class TalosConnection {
                 return reject(this.identityFailure);
             const out = [];
             const call = this.client.makeServerStreamRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node), { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) });
-            const cancel = () => call.cancel();
-            if (opts.signal?.aborted)
-                cancel();
-            else
-                opts.signal?.addEventListener('abort', cancel, { once: true });
+            const unbind = cancelOn(opts.signal, call);
             call.on('data', (d) => out.push(d));
             call.on('error', (err) => {
-                opts.signal?.removeEventListener('abort', cancel);
+                unbind();
                 reject(this.failure(m.path, node, err));
             });
             call.on('status', (s) => {
                 if (s.code !== src/* status */.h5.OK)
                     return;
-                opts.signal?.removeEventListener('abort', cancel);
+                unbind();
                 resolve(out);
             });
         }));
@@ -561,6 +553,18 @@ class TalosConnection {
 /** The status description of a ToolError from this module. */
 function grpcDetailsOf(e) {
     return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');
+}
+/**
+ * Cancels `call` when `signal` aborts (at once if it already has); returns the unbinding to run when the
+ * call settles, so a long-lived signal (the runner's) collects no listener per call.
+ */
+function cancelOn(signal, call) {
+    const cancel = () => call.cancel();
+    if (signal?.aborted)
+        cancel();
+    else
+        signal?.addEventListener('abort', cancel, { once: true });
+    return () => signal?.removeEventListener('abort', cancel);
 }
 
 ;// CONCATENATED MODULE: ./src/adapters/talos/api/applyConfig.ts

@@ -148,14 +148,12 @@ export class TalosConnection {
             this.metadata(node),
             { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
             (err, value) => {
-              opts.signal?.removeEventListener('abort', cancel);
+              unbind();
               if (err) reject(this.failure(m.path, node, err));
               else resolve(value ?? {});
             },
           );
-          const cancel = () => call.cancel();
-          if (opts.signal?.aborted) cancel();
-          else opts.signal?.addEventListener('abort', cancel, { once: true });
+          const unbind = cancelOn(opts.signal, call);
         }),
     );
   }
@@ -178,17 +176,15 @@ export class TalosConnection {
             this.metadata(node),
             { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
           );
-          const cancel = () => call.cancel();
-          if (opts.signal?.aborted) cancel();
-          else opts.signal?.addEventListener('abort', cancel, { once: true });
+          const unbind = cancelOn(opts.signal, call);
           call.on('data', (d: Plain) => out.push(d));
           call.on('error', (err: grpc.ServiceError) => {
-            opts.signal?.removeEventListener('abort', cancel);
+            unbind();
             reject(this.failure(m.path, node, err));
           });
           call.on('status', (s: grpc.StatusObject) => {
             if (s.code !== grpc.status.OK) return;
-            opts.signal?.removeEventListener('abort', cancel);
+            unbind();
             resolve(out);
           });
         }),
@@ -284,4 +280,15 @@ export class TalosConnection {
 /** The status description of a ToolError from this module. */
 export function grpcDetailsOf(e: ToolError): string {
   return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');
+}
+
+/**
+ * Cancels `call` when `signal` aborts (at once if it already has); returns the unbinding to run when the
+ * call settles, so a long-lived signal (the runner's) collects no listener per call.
+ */
+function cancelOn(signal: AbortSignal | undefined, call: { cancel(): void }): () => void {
+  const cancel = () => call.cancel();
+  if (signal?.aborted) cancel();
+  else signal?.addEventListener('abort', cancel, { once: true });
+  return () => signal?.removeEventListener('abort', cancel);
 }
