@@ -155,6 +155,8 @@ export class TalosSim {
   private readonly registry = new Map<string, AuthFields>();
   /** etcd's member list: filled by control planes as they are added, then changed only on purpose */
   private readonly membership: SimEtcdMember[] = [];
+  /** control planes whose etcd answers an older copy of the member list (lagEtcdMemberList) */
+  private readonly laggingMembers = new Map<NodeRuntime, SimEtcdMember[]>();
   private readonly failRules: FailRule[] = [];
   private readonly services: SimServices;
   private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
@@ -181,7 +183,7 @@ export class TalosSim {
     this.services = {
       rebootMs: opts.rebootMs,
       controlPlanes: () => this.runtimes.filter((rt) => rt.node.role === 'control-plane'),
-      etcdMembers: () => this.membership,
+      etcdMembers: (rt) => this.membersAsSeenBy(rt),
       removeEtcdMember: (id) => this.removeEtcdMember(id),
       registryCredential: (host) => this.registry.get(host),
     };
@@ -333,6 +335,21 @@ export class TalosSim {
     return id;
   }
 
+  /**
+   * From now on `nameOrIp`'s etcd answers the member list as it is at this moment, whatever changes
+   * later: a member that has not applied a membership change yet (etcd applies a conf change when its
+   * raft log reaches it). `catchUp` ends the lag.
+   */
+  lagEtcdMemberList(nameOrIp: string, catchUp = false): void {
+    const rt = this.get(nameOrIp);
+    if (catchUp) this.laggingMembers.delete(rt);
+    else this.laggingMembers.set(rt, this.etcdMembers());
+  }
+
+  private membersAsSeenBy(rt: NodeRuntime | undefined): SimEtcdMember[] {
+    return (rt && this.laggingMembers.get(rt)) ?? this.membership;
+  }
+
   /** `etcd remove-member`: false when no such member exists. */
   removeEtcdMember(id: string): boolean {
     const i = this.membership.findIndex((x) => x.id === id);
@@ -481,7 +498,7 @@ export class TalosSim {
       configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
       applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],
       controlPlanes: () => this.services.controlPlanes(),
-      etcdMembers: () => this.membership,
+      etcdMembers: (rt) => this.membersAsSeenBy(rt),
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
       rebootSequence: (rt) => void rt.reboot(),

@@ -42,7 +42,8 @@ export interface ApiHooks {
   route(node: string, method: string, req: Plain): Route;
   controlPlanes(): NodeRuntime[];
   /** etcd's member list (the cluster's own record, not derived from the machines) */
-  etcdMembers(): SimEtcdMember[];
+  /** etcd's member list as `rt`'s etcd answers it (a lagging member answers an older copy) */
+  etcdMembers(rt: NodeRuntime): SimEtcdMember[];
   /** false: the machine runs a Talos older than the resource type */
   knowsType(rt: NodeRuntime, type: string): boolean;
   record(rec: ApiCallRecord): void;
@@ -212,7 +213,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
       if (!rt.node.etcd) throw new ApiError(grpc.status.UNIMPLEMENTED, 'member list is only available on control plane nodes');
       if (req.query_local && !rt.node.etcd.healthy)
         throw new ApiError(grpc.status.UNKNOWN, 'error building etcd client: context deadline exceeded');
-      const members = hooks.etcdMembers();
+      const members = hooks.etcdMembers(rt);
       return {
         messages: [
           {

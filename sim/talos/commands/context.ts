@@ -34,7 +34,8 @@ export interface SimServices {
   /** every control-plane runtime, in the order they were added */
   controlPlanes(): NodeRuntime[];
   /** etcd's member list (the cluster's own record, not derived from the machines) */
-  etcdMembers(): import('../types.js').SimEtcdMember[];
+  /** etcd's member list as `rt`'s etcd answers it (a lagging member answers an older copy) */
+  etcdMembers(rt?: import('../state.js').NodeRuntime): import('../types.js').SimEtcdMember[];
   /** `etcd remove-member`: false when no such member exists */
   removeEtcdMember(id: string): boolean;
   /** the credential the simulated registry accepts for a host, if it requires one */

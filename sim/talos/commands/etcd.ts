@@ -86,6 +86,7 @@ export function etcdAlarmListCommand(ctx: CommandContext): number {
  */
 export function etcdMembersCommand(ctx: CommandContext): number {
   const ok: string[] = [];
+  const answering: Array<import('../state.js').NodeRuntime> = [];
   const errs: string[] = [];
   for (const node of ctx.req.nodes) {
     const a = ctx.reach(node);
@@ -94,17 +95,20 @@ export function etcdMembersCommand(ctx: CommandContext): number {
     // the local client's dial gives up after its 5 s DialTimeout (internal/pkg/etcd/etcd.go NewClient)
     else if (!a.rt.node.etcd.healthy)
       errs.push(`${node}: ${grpcError('Unknown', 'error building etcd client: context deadline exceeded')}`);
-    else ok.push(node);
+    else {
+      ok.push(node);
+      answering.push(a.rt);
+    }
   }
   if (!ok.length) {
     ctx.out.fail(`error getting members: ${multiError(errs)}`);
     return 1;
   }
   if (errs.length) ctx.out.err(`WARNING: ${multiError(errs)}\n`);
-  const members = ctx.sim.etcdMembers();
   let t = '';
   ok.forEach((node, i) => {
-    members.forEach((m, j) => {
+    // each node answers its own etcd's copy (QueryLocal): a member lagging a change holds an older one
+    ctx.sim.etcdMembers(answering[i]).forEach((m, j) => {
       // the header comes with the first member of the first answering node
       if (i === 0 && j === 0) t += 'NODE\tID\tHOSTNAME\tPEER URLS\tCLIENT URLS\tLEARNER\n';
       t += `${node}\t${m.id}\t${m.name}\t${m.peerUrls.join(',')}\t${m.clientUrls.join(',')}\t${m.learner}\n`;
