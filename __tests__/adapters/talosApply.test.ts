@@ -114,6 +114,18 @@ describe('ApplyConfiguration', () => {
     expect(calls(W14).length - before).toBe(3 + 5);
   }, 20_000);
 
+  it('an apply another writer overwrote at once is a conflict: the re-read must carry the change', async () => {
+    const { o } = await open(rac('username: u9\npassword: p9-overwritten\n'));
+    const before = sim.node('w-13').machineConfig.registryAuth['ghcr.io'];
+    sim.overwriteNextApply(W13);
+    const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as ToolError).kind).toBe('conflict');
+    expect((err as Error).message).toContain('ApplyConfiguration answered OK but the machine config read back does not carry');
+    expect((err as Error).message).not.toContain('p9-overwritten');
+    expect(sim.node('w-13').machineConfig.registryAuth['ghcr.io']).toEqual(before);
+  });
+
   it('InvalidArgument is a config error naming the document; nothing of the config appears in it', async () => {
     const { o, runner } = await open(rac('username: u8\nauth: dTg6cDgtc2VjcmV0\n'));
     const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);

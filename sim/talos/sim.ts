@@ -147,6 +147,8 @@ export class TalosSim {
   readonly apiCalls: ApiCallRecord[] = [];
   private readonly bodyForms = new Map<NodeRuntime, 'string' | 'document'>();
   private readonly applyWarnings = new Map<NodeRuntime, string[]>();
+  /** machines whose next apply another writer overwrites right after it answered (overwriteNextApply) */
+  private readonly overwrittenApplies = new Set<NodeRuntime>();
   /** the certificates of the twin's cluster (CA, apid, clients by role) */
   readonly certs?: ClusterCerts;
   readonly imagePull: ImagePullHooks;
@@ -425,6 +427,14 @@ export class TalosSim {
     this.bodyForms.set(this.get(nameOrIp), form);
   }
 
+  /**
+   * The node's next ApplyConfiguration answers OK, then another writer (Omni, an operator's talosctl)
+   * puts the previous config back at once: there is no compare-and-swap on a machine config.
+   */
+  overwriteNextApply(nameOrIp: string): void {
+    this.overwrittenApplies.add(this.get(nameOrIp));
+  }
+
   /** The warnings the node's ApplyConfiguration returns from now on. */
   warnOnApply(nameOrIp: string, warnings: string[]): void {
     this.applyWarnings.set(this.get(nameOrIp), warnings);
@@ -497,6 +507,9 @@ export class TalosSim {
       route: (node, method, req) => this.route(node, method, req),
       configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
       applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],
+      applied: (rt, before) => {
+        if (this.overwrittenApplies.delete(rt)) rt.applyNow(before);
+      },
       controlPlanes: () => this.services.controlPlanes(),
       etcdMembers: (rt) => this.membersAsSeenBy(rt),
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),

@@ -53,6 +53,8 @@ export interface ApiHooks {
   answering?(rt: NodeRuntime, method: string, req: Plain): void;
   /** how the MachineConfig resource carries its body: `string` (Talos ≥ 1.5, annotated) or `document` (older) */
   configBodyForm?(rt: NodeRuntime): 'string' | 'document';
+  /** called after an apply set the config: another writer (Omni, an operator's talosctl) may replace it at once */
+  applied?(rt: NodeRuntime, before: NodeRuntime['node']['machineConfig']): void;
   /** the warnings ApplyConfiguration's validation returns on this machine */
   applyWarnings?(rt: NodeRuntime): string[];
 }
@@ -401,6 +403,7 @@ function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain
     rt.applyNow(next);
     if (mode === 'TRY') rt.revertAfter(before, 60_000);
   }
+  hooks.applied?.(rt, before);
   return { messages: [{ mode, warnings: hooks.applyWarnings?.(rt) ?? [], mode_details: details }] };
 }
 
