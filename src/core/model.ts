@@ -302,6 +302,22 @@ export interface StepRecord {
   detail?: string;
 }
 
+/**
+ * A moment the roll held new starts back (the run's timeline shows it): the settle gate waiting for
+ * evicted workloads to be available again (`startedAt`..`endedAt`), or the time budget refusing a
+ * start (`startedAt` only: from then on nothing new starts). ISO instants of the runner's clock.
+ */
+export interface RollHold {
+  kind: 'settle' | 'budget';
+  startedAt: string;
+  /** absent while it holds, and for a budget stop */
+  endedAt?: string;
+  /** one line: what it waited for, or the budget's message */
+  detail: string;
+  /** the node whose start or drain it held, when one */
+  node?: string;
+}
+
 export interface DecisionRecord {
   node: string;
   uid: string;

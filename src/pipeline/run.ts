@@ -2,7 +2,7 @@
 // cancellation. However the run ends, its result lists every node it touched with what became of it.
 import { errorMessage, InputError, RolloutError } from '../core/errors.js';
 import { LeaseHeldError } from './lease.js';
-import type { ActionResult, DecisionRecord, HeldNode, NodeState } from '../core/model.js';
+import type { ActionResult, DecisionRecord, HeldNode, NodeState, RollHold } from '../core/model.js';
 import { fenceCapture } from '../rules/fences.js';
 import { selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../rules/commands.js';
@@ -34,6 +34,8 @@ export interface RolloutResult {
   inFlightMax?: number;
   /** max-unavailable as resolved against the selected workers */
   maxUnavailable?: number;
+  /** when the settle gate or the time budget held starts back (the summary's timeline) */
+  holds?: RollHold[];
 }
 
 /**
