@@ -4,7 +4,7 @@ import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js
 import { realClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
-import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading } from '../core/model.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading, RollHold } from '../core/model.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -67,6 +67,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   versions: Map<string, Reading<string>>;
   /** config paths each node's latest listing showed absent, by address (see readEvidence's EvidenceHints) */
   absentPaths: Map<string, ReadonlySet<string>>;
+  /** when the settle gate or the time budget held starts back, in order (the summary's timeline); shared by every node's view */
+  holds: RollHold[];
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
@@ -80,6 +82,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     relistPauseMs: deps.relistPauseMs ?? 0,
     versions: new Map(),
     absentPaths: new Map(),
+    holds: [],
   };
 }
 

@@ -166,6 +166,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     ...(end.result === 'partial' ? { notice: end.notice } : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
+    holds: ctx.holds,
   };
 }
 
