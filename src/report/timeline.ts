@@ -307,7 +307,9 @@ function escapeLine(line: string): string {
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 const lineBytes = (line: string): number => bytes(escapeLine(line));
-const OPEN = '<h3>Timeline of the roll</h3>\n<pre>';
+/** The section's heading (the demo and the e2e tests find the chart by it). */
+export const TIMELINE_HEADING = '<h3>Timeline of the roll</h3>';
+const OPEN = `${TIMELINE_HEADING}\n<pre>`;
 const CLOSE = '</pre>';
 const sectionBytes = (lines: string[]): number => bytes(OPEN) + bytes(CLOSE) + lines.reduce((n, l) => n + lineBytes(l) + 1, 0);
 
