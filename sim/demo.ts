@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { addDefaultNodes, describeNodes, SimCluster } from './cluster.js';
 import { repoRoot, runAction } from './runAction.js';
 import { SCENARIOS } from './scenarios.js';
+import { timelineOf } from './summaryText.js';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -110,6 +111,11 @@ async function main(): Promise<number> {
     }
     console.log('\n── cluster afterwards');
     for (const line of describeNodes(cluster)) console.log(`  ${line}`);
+    const timeline = timelineOf(run.summary);
+    if (timeline) {
+      console.log('\n── timeline of the roll (as the job summary shows it)');
+      for (const line of timeline.split('\n')) console.log(`  ${line}`);
+    }
     console.log(`\n── job summary (HTML, ${run.summary.length} bytes): ${run.summaryPath}`);
     return run.exitCode ?? 1;
   } finally {

@@ -8,6 +8,7 @@ import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
 import { Redactor } from '../../src/core/redact.js';
 import type { FenceRow } from '../../src/rules/fences.js';
 import { record } from '../report/fixtures.js';
+import { HOLDS, W1 } from '../report/timelineFixture.js';
 
 type Call = [string, ...unknown[]];
 
@@ -132,6 +133,13 @@ describe('publish: apply and plan', () => {
     await publish(rollout({ ...partial, failOnPartial: true }), hard.port);
     expect(hard.of('notice')).toEqual([]);
     expect(hard.of('setFailed')).toEqual([[expect.stringMatching(/^2 node\(s\) left for the next run .* \(fail-on-partial: true\)$/)]]);
+  });
+
+  it('the holds of the run reach the summary: the timeline marks the budget stop', async () => {
+    const rec = recorder();
+    await publish(rollout({ result: 'partial', records: [W1], holds: [HOLDS[1]], notReached: ['w4'], inFlightMax: 1 }), rec.port);
+    const [[html]] = rec.of('summary') as Array<[string]>;
+    expect(html).toContain('! time budget at 1m55s (w4): time-budget: 40s left');
   });
 
   it("a run's error fails the step with its next step, and no secret reaches the failure, the outputs or the summary", async () => {

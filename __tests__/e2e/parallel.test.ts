@@ -3,6 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
+import { timelineOf } from '../../sim/summaryText.js';
 import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
@@ -91,6 +92,12 @@ describe('e2e: several workers at once', () => {
         expect(groups[i + 1]).toBe('::endgroup::');
       }
       expect(run.summary).toMatch(/At most 3 in flight/);
+      // the timeline: a bar for every node rolled, in roll order, and the same most in flight
+      const timeline = timelineOf(run.summary)!;
+      const bars = timeline.split('\n').filter((l) => /^\S+ +\|.*\| /.test(l));
+      expect(bars.map((l) => l.split(' ')[0])).toEqual(JSON.parse(run.outputs.decisions).map((d: { name: string }) => d.name));
+      for (const bar of bars) expect(bar).toMatch(/\|[^|]*C[^|]*D[^|]*R[^|]*\^[^|]*P[^|]*U[^|]*\| rebooted$/);
+      expect(timeline).toMatch(/^most nodes in flight at once: 3$/m);
     },
   );
 
@@ -189,6 +196,10 @@ describe('e2e: several workers at once', () => {
       if (a[A.verified] === REVISION) verified++;
     }
     expect(verified).toBe(4 - left);
+    // the timeline marks the moment the budget refused the next start, and names that node
+    const timeline = timelineOf(first.summary)!;
+    expect(timeline).toMatch(/^\(holds\) +\| *! *\|$/m);
+    expect(timeline).toMatch(/^! time budget at .* \(w-\d\): /m);
     const again = await act(c);
     expect(again.exitCode, again.stdout).toBe(0);
     expect(again.outputs.result).toBe('processed');

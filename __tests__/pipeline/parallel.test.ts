@@ -2,6 +2,7 @@
 // in flight (the e2e tests check the same through the bundle and the twin's own writes).
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
+import { present } from '../../src/action/publish.js';
 import { keys, makeCluster, roll } from './harness.js';
 
 const MIN = 60_000;
@@ -128,5 +129,39 @@ describe('rollout: several workers in flight (fakes)', () => {
     expect(res.records.every((r) => r.outcome === 'rebooted')).toBe(true);
     expect(res.notReached.length).toBe(4 - res.records.length);
     for (const r of res.records) expect(Date.parse(r.endedAt!) - t0).toBeLessThanOrEqual(budget);
+  });
+});
+
+describe('rollout: the timeline of a real roll (fakes)', () => {
+  const summaryOf = (res: Awaited<ReturnType<typeof roll>>) =>
+    present({ kind: 'rollout', mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', talosReads: 'api', failOnPartial: false, ...res })
+      .summary!();
+  const preOf = (html: string) => html.slice(html.indexOf('<h3>Timeline of the roll</h3>'), html.indexOf('</pre>'));
+
+  it('max-unavailable 2 on 3 workers: a bar for every node rolled, each through its phases, the most in flight as counted', async () => {
+    const res = await roll(makeCluster(workers(3)), { maxUnavailable: { count: 2 } });
+    expect(res.result).toBe('processed');
+    const pre = preOf(summaryOf(res));
+    for (const r of res.records)
+      expect(pre).toMatch(new RegExp(`\\n${r.node} +&#124; *C[^\\n]*D[^\\n]*R[^\\n]*\\^[^\\n]*P[^\\n]*U *&#124; rebooted\\n`));
+    expect(pre).toContain(`most nodes in flight at once: ${res.inFlightMax}\n`);
+    expect(res.holds).toEqual([]);
+  });
+
+  it('the time budget stopping the roll is a hold at that moment, naming the node it did not start, drawn as a mark', async () => {
+    const c = makeCluster(workers(4));
+    const one = await roll(makeCluster(workers(1)), {});
+    const tiny = { drainTimeoutMs: 1, readyTimeoutMs: 1, criRestartWaitMs: 1 };
+    const res = await roll(c, { ...tiny, timeBudgetMs: 7 * MIN + 3 + Math.round(one.records[0].durationMs * 2.5) });
+    expect(res.result).toBe('partial');
+    expect(res.holds).toEqual([{ kind: 'budget', startedAt: expect.any(String), detail: res.notice, node: res.notReached[0] }]);
+    // when the last node that started ended: the budget refused the next start right then
+    const lastEnd = Math.max(...res.records.map((r) => Date.parse(r.endedAt!)));
+    expect(Date.parse(res.holds![0].startedAt)).toBe(lastEnd);
+    const pre = preOf(summaryOf(res));
+    for (const r of res.records) expect(pre).toContain(`\n${r.node} `);
+    expect(pre).toMatch(/\n\(holds\) +&#124; *!&#124;\n/);
+    expect(pre).toContain(`! time budget at `);
+    expect(pre).toContain(`(${res.notReached[0]}): `);
   });
 });

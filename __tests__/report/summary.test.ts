@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecisionRecord, Outcome } from '../../src/core/model.js';
 import { GITHUB_SUMMARY_LIMIT_BYTES, renderSummary, SUMMARY_BUDGET_BYTES, type SummaryInput } from '../../src/report/summary.js';
 import { record, verdict } from './fixtures.js';
+import { HOLDS, RECORDS, W1 } from './timelineFixture.js';
 
 const base = (records: DecisionRecord[], extra: Partial<SummaryInput> = {}): SummaryInput => ({
   mode: 'apply',
@@ -300,5 +301,38 @@ describe('renderSummary: the outcome cell', () => {
     });
     const html = renderSummary(base([undecided]));
     expect(html).toContain('<td>🔄 rebooted (proof undecided; proven by verify-image)</td>');
+  });
+});
+
+describe('renderSummary: the timeline of the roll', () => {
+  const sectionsOf = (html: string) => html.trimEnd().split('\n\n');
+
+  it('comes after the table (kept as it is) and before the details, with every node started and the holds', () => {
+    const html = renderSummary(base(RECORDS, { result: 'partial', holds: HOLDS, inFlightMax: 2, maxUnavailable: 2, notReached: ['w4'] }));
+    const sections = sectionsOf(html);
+    const at = sections.findIndex((s) => s.startsWith('<h3>Timeline of the roll</h3>\n<pre>'));
+    expect(sections[at - 1]).toMatch(/^<table>\n<tr><th>Node<\/th>/);
+    expect(sections[at + 1]).toMatch(/^<details><summary>w1 — /);
+    const pre = sections[at];
+    for (const n of ['w1', 'w2', 'w3']) expect(pre).toMatch(new RegExp(`\\n${n} +&#124;`));
+    expect(pre).toContain('\n(holds) ');
+    expect(pre).toContain('most nodes in flight at once: 2\n');
+    expect(pre).toContain('! time budget at 1m55s (w4)');
+    // one timeline, nothing of it elsewhere
+    expect(html.replace(pre, '')).not.toMatch(/Timeline|&#124;[C-]/);
+  });
+
+  it('is left out in plan mode and when no record has a start and an end', () => {
+    expect(renderSummary(base(RECORDS, { mode: 'plan', result: 'planned' }))).not.toContain('Timeline');
+    expect(renderSummary(base([record('w1', 'rebooted')]))).not.toContain('Timeline');
+  });
+
+  it('fits the budget with 1000 nodes: the table keeps every row, the timeline draws what fits and counts the rest', () => {
+    const records = Array.from({ length: 1000 }, (_, i) => ({ ...W1, node: `worker-pool-a-${String(i).padStart(4, '0')}` }));
+    const html = renderSummary(base(records));
+    expect(bytes(html)).toBeLessThanOrEqual(SUMMARY_BUDGET_BYTES);
+    for (const r of records) expect(html).toContain(`<tr><td>${r.node}</td>`);
+    expect(html).toMatch(/\.\.\. \d+ more nodes not drawn/);
+    expect(html).toContain('\nworker-pool-a-0000 &#124;');
   });
 });

@@ -7,6 +7,7 @@ import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
 import { buildReleasePatch } from '../rules/release.js';
+import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
 import { beforeMutation, readNodeForMutation, type RunContext } from './context.js';
@@ -54,7 +55,7 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
   };
   try {
     const result = await run.step(
-      'claim',
+      STEP.claim,
       () => claimNode(ctx, fresh, ctx.clock, sending),
       (c) =>
         `attempts ${c.attempts}${c.conflicts.length ? `; retried after: ${c.conflicts.join('; ')}` : ''}` +
@@ -170,14 +171,14 @@ async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | 
   const before = placedLaunch(verdict);
   if (!before) {
     await run.step(
-      'wait for Talos to restart cri (not waited)',
+      CRI_RESTART_NOT_WAITED,
       () => Promise.resolve(NO_ANCHOR),
       (why) => why,
     );
     return undefined;
   }
   const proof = await run.step(
-    `wait for Talos to restart cri (up to ${formatDuration(config.criRestartWaitMs)})`,
+    criRestartStep(formatDuration(config.criRestartWaitMs)),
     () => waitForCriRestart(ctx, run.node.name, run.address, before),
     (v) => `${v.verdict}: ${v.reason}`,
   );
@@ -218,7 +219,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
       nextStep: `The machine behind ${run.node.name} may not be the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
     });
   }
-  await run.step('release', async () => {
+  await run.step(STEP.release, async () => {
     await beforeMutation(ctx, { fresh: true, read: fence });
     return patchNodeSurvivingTransport(
       ctx,

@@ -13,6 +13,7 @@ import type {
   ProofUndecided,
   StepRecord,
 } from '../core/model.js';
+import { STEP } from '../core/steps.js';
 import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
@@ -280,7 +281,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
     const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
-        await nodeRun.step('release (restore)', () =>
+        await nodeRun.step(STEP.releaseRestore, () =>
           ctx.kube.patchNode(nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {})),
         );
         nodeRun.enter('released');

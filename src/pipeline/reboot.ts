@@ -8,6 +8,7 @@ import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { criStillComingUp } from '../rules/proof.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
+import { STEP } from '../core/steps.js';
 import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
@@ -172,7 +173,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
   run.enter('draining');
   try {
     try {
-      await run.step('drain', async () => {
+      await run.step(STEP.drain, async () => {
         await beforeMutation(ctx, { fresh: true, read: proof });
         return watchedDrain(ctx, run, since);
       });
@@ -183,7 +184,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
       if (!isTransport(e) || ctx.cancelled?.()) throw e;
       await waitForApiserver(ctx, run);
       const again = await guard(ctx, run, 'after the drain was cut off');
-      await run.step('drain (retry after a transport failure)', async () => {
+      await run.step(STEP.drainRetry, async () => {
         await beforeMutation(ctx, { fresh: true, read: again });
         return watchedDrain(ctx, run, again.node);
       });
@@ -212,7 +213,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
 async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, deadline: number): Promise<NodeState> {
   const { kube, config, keys, clock } = ctx;
   const name = run.node.name;
-  return run.step('wait for Ready', async () => {
+  return run.step(STEP.waitReady, async () => {
     let transportRetried = false;
     for (;;) {
       let node: NodeState;
@@ -287,7 +288,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
 
   const bootBefore = drained.node.bootID;
   run.enter('rebooting');
-  await run.step('reboot', async () => {
+  await run.step(STEP.reboot, async () => {
     await beforeMutation(ctx, { fresh: true, read: rebootProof });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
@@ -298,7 +299,7 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
   // Prove it: a new boot, and the evidence rule now holds.
   run.enter('proving');
   const proof = await run.step(
-    'prove the new credential is loaded',
+    STEP.prove,
     () => readProof(ctx, run, deadline),
     (v) => `${v.verdict}: ${v.reason}`,
   );

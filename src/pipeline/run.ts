@@ -407,6 +407,8 @@ async function rollNodes(
       });
       if (!b.allowed) {
         stop = { why: 'budget', message: b.message };
+        // from this moment nothing new starts: the timeline marks it
+        ctx.holds.push({ kind: 'budget', startedAt: new Date(clock.now()).toISOString(), detail: b.message, node: name });
         roll.logs.info(b.message);
         break;
       }

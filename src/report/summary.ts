@@ -7,11 +7,21 @@
 // - every string that came from a node, a tool or an input goes through escapeCell.
 import { formatMagnitude } from '../core/format.js';
 import { formatGap, formatInstant } from '../core/instants.js';
-import type { ActionResult, ConfigPreview, DecisionRecord, EvidenceValues, EvidenceVerdict, Outcome, StepRecord } from '../core/model.js';
+import type {
+  ActionResult,
+  ConfigPreview,
+  DecisionRecord,
+  EvidenceValues,
+  EvidenceVerdict,
+  Outcome,
+  RollHold,
+  StepRecord,
+} from '../core/model.js';
 import type { Redactor } from '../core/redact.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 import { formatDuration } from '../core/format.js';
 import { outcomeLabel } from './log.js';
+import { renderTimeline } from './timeline.js';
 
 export interface SummaryInput {
   mode: 'apply' | 'plan';
@@ -33,6 +43,8 @@ export interface SummaryInput {
   topologyKey?: string;
   /** why the roll stopped early without a failure (the time budget) */
   notice?: string;
+  /** when the settle gate or the time budget held new starts back (drawn on the timeline) */
+  holds?: RollHold[];
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -53,6 +65,8 @@ const MAX_FILES = 20;
 // Steps past this many bytes of rows are counted, not shown: a retry loop recorded as hundreds of
 // steps must not crowd out other nodes' details. The log group still lists every command.
 const MAX_STEPS_BYTES = 24_000;
+// The timeline takes what is left after the table, up to this; its rows past it are counted, not drawn.
+const MAX_TIMELINE_BYTES = 32_000;
 // A details block is never smaller than this; below it the budget is spent.
 const MIN_DETAILS_BYTES = 200;
 // The notes about what was left out are written after the budget is spent; this is their room.
@@ -134,6 +148,15 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
 
   const keptRows = pick(rows, room);
   room -= keptRows.bytes;
+  // After the table, before the details: when each node ran and what overlapped (apply mode only).
+  const timeline =
+    input.mode === 'apply'
+      ? renderTimeline(
+          { records, holds: input.holds, inFlightMax: input.inFlightMax },
+          { maxBytes: Math.min(MAX_TIMELINE_BYTES, room - MIN_DETAILS_BYTES) },
+        )
+      : undefined;
+  if (timeline) room -= bytes(timeline) + 2;
   const keptDetails = pick(details, room);
 
   const sections = [...head];
@@ -145,6 +168,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   }
   table.push(tableClose);
   sections.push(table.join('\n'));
+  if (timeline) sections.push(timeline);
   if (keptDetails.dropped.length) {
     sections.push(
       `<p><i>Details left out for ${keptDetails.dropped.length} of ${details.length} ${plural(details.length, 'node')} (${describeDropped(keptDetails.dropped)}), the least eventful and oldest first, to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output and each node's log group carry them.</i></p>`,
