@@ -94,3 +94,25 @@ describe('a rebooted node, after the reboot', () => {
     expect(steps.indexOf('release')).toBe(steps.indexOf('re-read node (before the release)') + 1);
   });
 });
+
+describe('the proof read right after the reboot', () => {
+  it('Talos answers before it lists cri (apid starts long before cri is loaded): the proof is read again, not failed', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.criUnlistedMs = 4000;
+    const res = await roll(c, { reboot: 'always' });
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.proof?.values.criState).toBe('Running');
+    expect(c.kube.state('w1').annotations['registry-auth-rollout/verified-revision']).toBe('rev-2');
+  });
+
+  it('a cri that is never listed still fails the proof at the ready-timeout, left fenced', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.criUnlistedMs = 3_600_000;
+    const res = await roll(c, { reboot: 'always', readyTimeoutMs: 60_000 });
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toMatch(/the cri service status could not be read: .*lists no service "cri"/);
+    expect(c.kube.state('w1').unschedulable).toBe(true);
+  });
+});

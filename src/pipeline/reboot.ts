@@ -254,16 +254,17 @@ async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promi
   for (;;) {
     const proof = await readOne(ctx, run.node.name, run.address);
     if (!criStillComingUp(proof) || ctx.cancelled?.()) return proof;
+    const cri =
+      proof.values.criState === undefined
+        ? 'not readable (Talos answers before it loads cri)'
+        : `${proof.values.criState} with health ${proof.values.criHealth}`;
     if (ctx.clock.now() + ctx.pollIntervalMs > deadline) {
-      ctx.log.info(`${run.node.name}: cri is still ${proof.values.criState} with health ${proof.values.criHealth} at the ready-timeout`);
+      ctx.log.info(`${run.node.name}: cri is still ${cri} at the ready-timeout`);
       return proof;
     }
     if (!said) {
       said = true;
-      ctx.log.info(
-        `${run.node.name}: cri is ${proof.values.criState} with health ${proof.values.criHealth} after the reboot; ` +
-          'reading it again until it is Running and healthy (ready-timeout)',
-      );
+      ctx.log.info(`${run.node.name}: cri is ${cri} after the reboot; reading it again until it is Running and healthy (ready-timeout)`);
     }
     await ctx.clock.sleep(ctx.pollIntervalMs);
   }
