@@ -63,7 +63,7 @@ export function profileNotes(p: PerNodeResult): string[] {
 /** Where the Lease proofs go: on the fence read before each mutation (src/pipeline/lease.ts, RunLock.confirm). */
 function leaseNote(p: PerNodeResult): string {
   return (
-    'Lease proofs: one immediately before the credential patch, the drain, the reboot and the verified release of each node, each read in the same process as the fence read of the node before it (`kubectl get node/X lease/Y -n NS -o json`, a List): the read proves the Lease when it names this run, unexpired (RunLock.confirm). ' +
+    'Lease proofs: one immediately before the credential patch, the drain, the reboot and the verified release of each node, each read in the same process as the fence read of the node before it (`kubectl get node/X lease/Y -n NS -o json`, a List; before the release of a rebooted node with no verify-image, the last poll of the wait for Ready is that read): the read proves the Lease when it names this run, unexpired (RunLock.confirm). ' +
     `Lease commands of their own started inside a node's group (a renewal for a read that did not prove the Lease, or a background renewal tick): median ${p.reboot.leaseProofs} per reboot node and ${p.skip.leaseProofs} per skip node, outside \`processes\` but inside \`processesWithLeaseProofs\`.`
   );
 }
@@ -133,7 +133,7 @@ function cutsNote(label: string, k: KindCost): string {
   return (
     `${label} node, what could be cut: ${cuts.length ? cuts.map((c) => `${c.what} (−${c.saves})`).join('; ') : 'nothing on the Talos side (no talosctl read is left)'}. ` +
     `That leaves ${left} processes${left > 12 ? ` (still above 12${evReads > 1 ? ': the proof after the reboot repeats the whole evidence read; a narrower proof would be the next cut' : ''})` : ''}. ` +
-    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion); each of them also reads the Lease, the proof for the mutation right after it.`
+    `Single-read steps of the node besides the first: ${rereads.length} (${rereads.join(', ')}); each is a fence check kept on purpose: the re-read after phase=mutating is the check closest to the credential patch (a node replaced right after the phase patch is caught there, not by the patch's own response: \`__tests__/e2e/rails.test.ts\`), the guards bracket the drain, the re-read before the release checks the identity the release's test ops cannot (address, role, deletion), and after a reboot (no verify-image) the last Ready poll is that check, the proof having been read before the wait; each of them also reads the Lease, the proof for the mutation right after it.`
   );
 }
 

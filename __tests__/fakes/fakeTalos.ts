@@ -41,6 +41,8 @@ export interface FakeTalosNode {
   etcd?: { learner?: boolean; errors?: string; alarm?: string; unreachable?: boolean };
   /** until this instant cri reads as `criComingUp.as` instead of Running/OK (set by a reboot, see FakeTalos.criComingUp) */
   criComingUpUntilMs?: number;
+  /** until this instant the node lists no cri service (set by a reboot, see FakeTalos.criUnlistedMs) */
+  criUnlistedUntilMs?: number;
 }
 
 export class FakeTalos implements TalosClient {
@@ -57,6 +59,12 @@ export class FakeTalos implements TalosClient {
    * Running with health "?", a cri (re)started a moment ago whose first health check has not run).
    */
   criComingUp?: { forMs: number; as: { state: string; health: string } };
+  /**
+   * After a reboot, the node answers for `criUnlistedMs` before it lists a cri service: Talos starts
+   * apid in its Initialize sequence, long before machined loads cri (StartAllServices; on 1.14
+   * cri.ServiceController, once cri.toml's EtcFileStatus exists), so the service reading fails.
+   */
+  criUnlistedMs?: number;
   /** etcd members no fake machine runs (a voter whose Node was deleted, a member added by hand, a learner) */
   extraMembers: EtcdMember[] = [];
   /**
@@ -99,7 +107,7 @@ export class FakeTalos implements TalosClient {
   async criService(addresses: string[]) {
     this.land('criService');
     const now = this.clock.now();
-    return this.each('criService', addresses, (n): CriServiceReading => {
+    const read = this.each('criService', addresses, (n): CriServiceReading => {
       const comingUp = this.criComingUp && now < (n.criComingUpUntilMs ?? -Infinity) ? this.criComingUp.as : undefined;
       return {
         state: comingUp?.state ?? 'Running',
@@ -120,6 +128,13 @@ export class FakeTalos implements TalosClient {
         clientAfterMs: now,
       };
     });
+    for (const a of addresses) {
+      if (now < (this.nodes.get(a)?.criUnlistedUntilMs ?? -Infinity)) {
+        // the API adapter's text for a ServiceList without cri (src/adapters/talos/api/apiClient.ts)
+        read.set(a, { ok: false, error: `/machine.MachineService/ServiceList on ${a}: the node lists no service "cri"` });
+      }
+    }
+    return read;
   }
 
   async servicePids(addresses: string[]) {
@@ -217,6 +232,7 @@ export class FakeTalos implements TalosClient {
     n.criPid = 1000 + Math.floor(Math.random() * 1000);
     this.clock.t += 30_000;
     if (this.criComingUp) n.criComingUpUntilMs = this.clock.t + this.criComingUp.forMs;
+    if (this.criUnlistedMs !== undefined) n.criUnlistedUntilMs = this.clock.t + this.criUnlistedMs;
     this.rebootHook?.(n);
   }
 

@@ -14,6 +14,7 @@ import { runRolloutMode } from '../pipeline/rolloutMode.js';
 import { formatCommandLine } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';
 import { saveAccess } from './state.js';
+import { requireTalosctl } from './talosctlOnPath.js';
 
 export async function run(): Promise<void> {
   const runner = new Runner();
@@ -67,6 +68,7 @@ async function runMode(runner: Runner, cancelled: () => boolean): Promise<Action
   });
   core.info(opened.describe);
   try {
+    requireTalosctl(opened.talosctl, config.mode, process.env.PATH);
     return await runRolloutMode(rolloutDeps(inputs, { kube, talos: opened.client, logs, cancelled }), opened.describe);
   } finally {
     opened.close(); // the API connection would keep the process alive

@@ -104,6 +104,8 @@ export async function readNodeForMutation(ctx: Pick<RolloutDeps, 'kube' | 'lock'
  * release (`fresh`), that must be proven now, not taken from the lock's state cached between ticks:
  * by `read`, the Lease as read together with the node in the fence read that immediately precedes
  * the mutation (no other step in between), or else by a renewal (RunLock.confirm has the rule).
+ * After a reboot that read is the last poll of the wait for Ready: the proof is read before that wait,
+ * so with no verify-image nothing runs between the poll and the release (node.ts, releaseVerified).
  * The claim and the phase patch only check the cached state: they touch nothing but our own
  * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
  * is released, nothing on Talos having changed) when the Lease was lost meanwhile.

@@ -10,7 +10,7 @@ import { buildReleasePatch } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
-import { beforeMutation, readNodeForMutation, type RunContext } from './context.js';
+import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
 import { fenceProblems, rebootNode } from './reboot.js';
@@ -23,14 +23,16 @@ export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   await markMutating(ctx, run); // 3.4
   await applyCredential(ctx, run); // 3.5
   const skipReason = await decide(ctx, run, before); // 3.6
+  let ready: FenceRead | undefined;
   if (skipReason) {
     run.recordSkip(skipReason);
   } else {
-    await rebootNode(ctx, run); // 3.7
+    ready = await rebootNode(ctx, run); // 3.7
     run.recordRebooted(before, ctx.config.verifyImage);
   }
   await verifyThroughContainerd(ctx, run); // 3.8
-  await releaseVerified(ctx, run); // 3.9
+  // The Ready read is the release's fence read only when no step ran after it (no verify-image).
+  await releaseVerified(ctx, run, ctx.config.verifyImage ? undefined : ready); // 3.9
 }
 
 /** 3.1 Fresh read: the node must still be the one the inventory saw. */
@@ -207,10 +209,16 @@ async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<v
   );
 }
 
-/** 3.9 Release with verified-revision, on the node we claimed, while the Lease is still ours. */
-async function releaseVerified(ctx: RunContext, run: NodeRun): Promise<void> {
+/**
+ * 3.9 Release with verified-revision, on the node we claimed, while the Lease is still ours. `ready`,
+ * the reboot's last Ready read (node and Lease in one command), is the fence read when the caller ran
+ * no step after it: then it is still the read that immediately precedes the mutation, as
+ * beforeMutation requires, and reading the node again would prove nothing more. Otherwise (a skipped
+ * reboot, or verify-image ran in between) the node is read again here.
+ */
+async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead | undefined): Promise<void> {
   const { keys, config } = ctx;
-  const fence = await run.step('re-read node (before the release)', () => readNodeForMutation(ctx, run.node.name));
+  const fence = ready ?? (await run.step('re-read node (before the release)', () => readNodeForMutation(ctx, run.node.name)));
   const changed = identityChanges(run.node, fence.node);
   if (changed.length > 0) {
     throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {

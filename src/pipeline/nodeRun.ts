@@ -335,13 +335,13 @@ function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
  *   with a warning that names the residual risk;
  * - failed (contradicted, or not read): stop, the node is left fenced for a person.
  */
-export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict, boot: { before: string; after: string }): void {
+export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict): void {
   const judged = judgeProof(proof);
   if (judged.kind === 'proven') return;
   if (judged.kind === 'failed') {
     throw new NodeStop(
       'failed',
-      `after the reboot (boot id ${boot.before} → ${boot.after}) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${ctx.desired.host}: ${proof.reason}`,
+      `after the reboot (a new boot) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${ctx.desired.host}: ${proof.reason}`,
       { disposition: 'leave-fenced' },
     );
   }

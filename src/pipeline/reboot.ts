@@ -1,4 +1,4 @@
-// Drain → reboot → Ready → prove, under the claim, with the guard and the quorum gate in between.
+// Drain → reboot → prove → Ready, under the claim, with the guard and the quorum gate in between.
 import { formatDuration } from '../core/format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { unique } from '../core/async.js';
@@ -209,16 +209,21 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
   }
 }
 
-/** Wait for Ready with a new boot id and the lifecycle taints gone; anything else in the guard changing is a failure. */
-async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, deadline: number): Promise<NodeState> {
-  const { kube, config, keys, clock } = ctx;
+/**
+ * Wait for Ready with a new boot id and the lifecycle taints gone; anything else in the guard changing
+ * is a failure. Each poll is a fence read (the node, and the run Lease beside it in the same command):
+ * the last one, Ready, is returned so that the release, when no step runs between them, takes it as
+ * its fence read instead of reading the node once more.
+ */
+async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, deadline: number): Promise<FenceRead> {
+  const { config, keys, clock } = ctx;
   const name = run.node.name;
   return run.step(STEP.waitReady, async () => {
     let transportRetried = false;
     for (;;) {
-      let node: NodeState;
+      let read: FenceRead;
       try {
-        node = await kube.getNode(name);
+        read = await readNodeForMutation(ctx, name);
       } catch (e) {
         // The apiserver may itself be restarting (a control plane just rebooted): wait for it once.
         if (!isTransport(e) || transportRetried) throw e;
@@ -226,9 +231,10 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
         await waitForApiserver(ctx, run);
         continue;
       }
+      const node = read.node;
       const problems = [...identityChanges(run.node, node), ...checkGuard(run.capture!, node, keys, { allowLifecycleTaints: true })];
       if (problems.length > 0) throw new NodeStop('failed', `while waiting for ${name} to come back: ${problems.join('; ')}`);
-      if (node.ready === 'True' && lifecycleTaints(node).length === 0 && node.bootID !== bootBefore) return node;
+      if (node.ready === 'True' && lifecycleTaints(node).length === 0 && node.bootID !== bootBefore) return read;
       if (clock.now() + ctx.pollIntervalMs > deadline) {
         throw new NodeStop(
           'failed',
@@ -249,23 +255,27 @@ async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promi
   for (;;) {
     const proof = await readOne(ctx, run.node.name, run.address);
     if (!criStillComingUp(proof) || ctx.cancelled?.()) return proof;
+    const cri =
+      proof.values.criState === undefined
+        ? 'not readable (Talos answers before it loads cri)'
+        : `${proof.values.criState} with health ${proof.values.criHealth}`;
     if (ctx.clock.now() + ctx.pollIntervalMs > deadline) {
-      ctx.log.info(`${run.node.name}: cri is still ${proof.values.criState} with health ${proof.values.criHealth} at the ready-timeout`);
+      ctx.log.info(`${run.node.name}: cri is still ${cri} at the ready-timeout`);
       return proof;
     }
     if (!said) {
       said = true;
-      ctx.log.info(
-        `${run.node.name}: cri is ${proof.values.criState} with health ${proof.values.criHealth} after the reboot; ` +
-          'reading it again until it is Running and healthy (ready-timeout)',
-      );
+      ctx.log.info(`${run.node.name}: cri is ${cri} after the reboot; reading it again until it is Running and healthy (ready-timeout)`);
     }
     await ctx.clock.sleep(ctx.pollIntervalMs);
   }
 }
 
-/** Drain, reboot, wait for Ready, prove. A stop after the reboot was sent leaves the node fenced (the default). */
-export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
+/**
+ * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
+ * default). Returns the last Ready read, a fence read the release may use (see releaseVerified).
+ */
+export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
   const { talos, config } = ctx;
 
   const beforeDrain = await guard(ctx, run, 'before drain');
@@ -292,11 +302,11 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     await beforeMutation(ctx, { fresh: true, read: rebootProof });
     return talos.reboot(run.address, config.readyTimeoutMs);
   });
-  // ready-timeout bounds the whole coming back: Ready, then cri up for the proof
+  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
   const deadline = ctx.clock.now() + config.readyTimeoutMs;
-  const back = await waitForReady(ctx, run, bootBefore, deadline);
 
-  // Prove it: a new boot, and the evidence rule now holds.
+  // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
+  // A proof that contradicts or does not prove stops the node here, left fenced, without the wait.
   run.enter('proving');
   const proof = await run.step(
     STEP.prove,
@@ -304,5 +314,6 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.recordProof(proof);
-  settleProof(ctx, run, proof, { before: bootBefore, after: back.bootID });
+  settleProof(ctx, run, proof);
+  return waitForReady(ctx, run, bootBefore, deadline);
 }

@@ -59,14 +59,19 @@ const CRI_STATES_FOR_GOOD = new Set(['Failed', 'Skipped']);
  * until this says no or its deadline (ready-timeout) passes, then judges the last reading: a cri that
  * never comes up still fails the proof, only later.
  *
+ * The proof is read as soon as the reboot returned, when Talos answers with a new boot id, and that
+ * is before cri exists: apid starts in the Initialize sequence, machined loads cri only in
+ * StartAllServices (on 1.14 cri.ServiceController loads it once cri.toml's EtcFileStatus exists), so
+ * a service reading that failed ("the node lists no service cri") is read again too. Waiting never
+ * weakens the proof: the last reading is judged by the same rule.
+ *
  * Not worth waiting on: a skip (cri is Running and OK), a cri Running with health OK (the reading is
- * final whatever else it says), a cri state it does not leave by itself, and a service reading that
- * failed (nothing says cri is coming up).
+ * final whatever else it says), and a cri state it does not leave by itself.
  */
 export function criStillComingUp(proof: EvidenceVerdict): boolean {
   if (proof.verdict === 'skip') return false;
   const { criState: state, criHealth: health } = proof.values;
-  if (state === undefined) return false;
+  if (state === undefined) return true;
   if (state === 'Running') return health !== 'OK';
   return !CRI_STATES_FOR_GOOD.has(state);
 }

@@ -16,6 +16,18 @@ export interface OpenedTalos {
   describe: string;
   /** closes the API connection (a no-op on the CLI path); call once at the end of the run */
   close(): void;
+  /**
+   * What talosctl does in this run, when it does anything: every read and mutation (the CLI path), or
+   * only the credential patch (a patch the API path does not apply). The action checks that talosctl is
+   * on PATH before anything is mutated (src/action/talosctlOnPath.ts); `why` says why it is needed.
+   */
+  talosctl?: TalosctlNeed;
+}
+
+export interface TalosctlNeed {
+  /** `reads`: everything goes through talosctl; `patch`: only the credential patch (apply mode) */
+  for: 'reads' | 'patch';
+  why: string;
 }
 
 export interface OpenTalosOptions extends TalosconfigSource {
@@ -51,6 +63,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
       client: cli,
       describe: `reading Talos through talosctl: no talosconfig at ${path}${CLI_PRECISION}`,
       close: () => undefined,
+      talosctl: { for: 'reads', why: `there is no talosconfig at ${path}` },
     };
   }
   const ctx = loadTalosContext(opts);
@@ -59,6 +72,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
       client: cli,
       describe: `reading Talos through talosctl: ${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}${CLI_PRECISION}`,
       close: () => undefined,
+      talosctl: { for: 'reads', why: `${ctx.path}, context ${JSON.stringify(ctx.context)}: ${ctx.noCredentials}` },
     };
   }
   const { TalosConnection, TalosApi } = await import('./api/apiPath.js');
@@ -91,5 +105,6 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     client: api,
     describe: `reading Talos through its API at ${conn.endpoint} (${ctx.path}, context ${JSON.stringify(ctx.context)}${checkedFor}); instants to the nanosecond; ${patches}; reboots through the API (MachineService.Reboot, then the boot id until it changes)`,
     close: () => api.close(),
+    talosctl: patch && !patch.ours ? { for: 'patch', why: patch.why } : undefined,
   };
 }
