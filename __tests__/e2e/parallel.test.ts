@@ -96,7 +96,7 @@ describe('e2e: several workers at once', () => {
       const timeline = timelineOf(run.summary)!;
       const bars = timeline.split('\n').filter((l) => /^\S+ +\|.*\| /.test(l));
       expect(bars.map((l) => l.split(' ')[0])).toEqual(JSON.parse(run.outputs.decisions).map((d: { name: string }) => d.name));
-      for (const bar of bars) expect(bar).toMatch(/\|[^|]*C[^|]*D[^|]*R[^|]*\^[^|]*P[^|]*U[^|]*\| rebooted$/);
+      for (const bar of bars) expect(bar).toMatch(/\|[^|]*C[^|]*D[^|]*R[^|]*P[^|]*\^[^|]*U[^|]*\| rebooted$/);
       expect(timeline).toMatch(/^most nodes in flight at once: 3$/m);
     },
   );

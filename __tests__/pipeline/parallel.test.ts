@@ -143,7 +143,7 @@ describe('rollout: the timeline of a real roll (fakes)', () => {
     expect(res.result).toBe('processed');
     const pre = preOf(summaryOf(res));
     for (const r of res.records)
-      expect(pre).toMatch(new RegExp(`\\n${r.node} +&#124; *C[^\\n]*D[^\\n]*R[^\\n]*\\^[^\\n]*P[^\\n]*U *&#124; rebooted\\n`));
+      expect(pre).toMatch(new RegExp(`\\n${r.node} +&#124; *C[^\\n]*D[^\\n]*R[^\\n]*P[^\\n]*\\^[^\\n]*U *&#124; rebooted\\n`));
     expect(pre).toContain(`most nodes in flight at once: ${res.inFlightMax}\n`);
     expect(res.holds).toEqual([]);
   });

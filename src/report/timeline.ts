@@ -56,7 +56,7 @@ const SETTLE = 'S';
 const BUDGET = '!';
 
 const LEGEND = [
-  'C claim  D drain  R reboot  W wait for Talos to restart cri  ^ wait for Ready  P proof  U release',
+  'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
   '- any other step  S settle gate holding new starts  ! time budget: nothing new started from here',
 ];
 
