@@ -86,7 +86,7 @@ function wasCordonedValue(text: string | undefined): boolean | undefined {
 export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCapture {
   // The node as it is now, but owned by the fence's token and with the cordon state from before its claim.
   return {
-    ...captureClaim(node, node.annotations[keys.owner] ?? ''),
+    ...captureClaim(node, node.annotations[keys.owner] ?? '', keys),
     wasCordoned: wasCordonedValue(node.annotations[keys.wasCordoned]) ?? true,
   };
 }
