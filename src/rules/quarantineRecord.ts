@@ -105,5 +105,7 @@ export function quarantineOf(
   const text = node.annotations[keys.quarantined];
   if (text === undefined) return undefined;
   const parsed = parseQuarantine(text);
-  return parsed.ok ? { text, wasCordoned: parsed.record.wasCordoned, record: parsed.record } : { text, wasCordoned: true, error: parsed.error };
+  return parsed.ok
+    ? { text, wasCordoned: parsed.record.wasCordoned, record: parsed.record }
+    : { text, wasCordoned: true, error: parsed.error };
 }

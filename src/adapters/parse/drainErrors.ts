@@ -11,7 +11,8 @@ export interface DrainPendingPods {
 }
 
 // `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`
-const PDB_REFUSAL = /error when evicting pods\/"([^"]+)" -n "([^"]+)" \(will retry after [^)]*\): Cannot evict pod as it would violate the pod's disruption budget/g;
+const PDB_REFUSAL =
+  /error when evicting pods\/"([^"]+)" -n "([^"]+)" \(will retry after [^)]*\): Cannot evict pod as it would violate the pod's disruption budget/g;
 // `error when evicting pods/"web-1" -n "default": global timeout reached: 8s`
 const EVICTION_TIMEOUT = /error when evicting pods\/"([^"]+)" -n "([^"]+)": global timeout reached/g;
 // `error when waiting for pod "cache-1" in namespace "default" to terminate: context deadline exceeded`
