@@ -22,7 +22,11 @@ import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
 import { patchNodeSurvivingTransport } from './transport.js';
 
-/** Phases in which nothing of this run is on the node any more (or never was). */
+/**
+ * Phases in which nothing of this run is on the node any more (or never was). A `quarantined` node
+ * keeps no claim (the quarantine patch removed it) and so keeps no Lease: everything a later run or a
+ * person needs is written on the node, and the next run, which needs the Lease, is how it is lifted.
+ */
 const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released', 'quarantined']);
 /** Phases in which the run is over for the node and it stays as it is for a person. */
 export const LEFT: ReadonlySet<NodePhase> = new Set<NodePhase>(['left-fenced', 'left-as-set']);

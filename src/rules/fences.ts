@@ -264,7 +264,11 @@ export function judgeFences(input: FenceInput): FenceJudgement {
     if (reasons.length > 0) return { node: n.name, action: 'refuse', reason: reasons.join('; ') };
     const run = input.runs.get(n.annotations[input.keys.owner]);
     const restore =
-      n.annotations[input.keys.wasCordoned] === 'false' ? 'uncordon it (was-cordoned=false)' : 'keep it cordoned (was-cordoned=true)';
+      n.annotations[input.keys.quarantined] !== undefined
+        ? 'keep it cordoned and quarantined, as its claim found it'
+        : n.annotations[input.keys.wasCordoned] === 'false'
+          ? 'uncordon it (was-cordoned=false)'
+          : 'keep it cordoned (was-cordoned=true)';
     return {
       node: n.name,
       action: 'release',

@@ -8,7 +8,7 @@ export interface QuarantineRecord {
   v: 1;
   /** why: today only a drain that timed out */
   reason: 'drain-timeout';
-  /** the drain-timeout that ran out, as written in the input (e.g. `45m`) */
+  /** the drain-timeout that ran out, as the one duration formatter writes it (e.g. `45m0s`, `10.0 s`) */
   drainTimeout: string;
   /** what kept the drain from finishing: the PDBs and their pods (empty when nothing could be named) */
   blockedBy: DrainBlocker[];
