@@ -226,7 +226,8 @@ export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): 
   return c.kube.nodes().map((n: any) => {
     const a = n.metadata.annotations ?? {};
     const ready = (n.status?.conditions ?? []).find((x: any) => x.type === 'Ready')?.status;
-    const claim = a[`${prefix}/owner`] ? ` CLAIMED phase=${a[`${prefix}/phase`]}` : '';
+    const claim =
+      (a[`${prefix}/owner`] ? ` CLAIMED phase=${a[`${prefix}/phase`]}` : '') + (a[`${prefix}/quarantined`] ? ' QUARANTINED' : '');
     const t = c.talos.node(n.metadata.name);
     return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified-revision=${a[`${prefix}/verified-revision`] ?? '-'}${claim} containerd PID ${t.containerd.pid}`;
   });

@@ -5,7 +5,7 @@
 //   npm run demo                       the default 6-node cluster, mode apply
 //   npm run demo -- --mode plan        read-only
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
-//   npm run demo -- --scenario NAME    one of: default, churn, pdb, etcd-alarm, etcd-orphan, talos-1.14
+//   npm run demo -- --scenario NAME    one of: default, churn, pdb, quarantine, etcd-alarm, etcd-orphan, talos-1.14
 //   npm run demo -- --verbose          every command the action runs, with its duration
 //   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
 //   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
@@ -72,7 +72,7 @@ async function main(): Promise<number> {
     console.log(`scenario "${values.scenario}": ${scenario.description}`);
     console.log(`running node dist/index.js (mode ${values.mode}) …\n`);
     const started = Date.now();
-    const run = await runAction({
+    const runOptions: Parameters<typeof runAction>[0] = {
       inputs: {
         mode: values.mode!,
         'auth-patch': cluster.writeAuthPatch(),
@@ -91,7 +91,8 @@ async function main(): Promise<number> {
         else if (line.startsWith('::group::')) console.log(`  ✔ ${line.slice(9)}`);
         else if (/^[^\s:]+: ▶ /.test(line)) console.log(`    ${line.replace(/ \(.*\)$/, '')}`);
       }),
-    });
+    };
+    const run = await runAction(runOptions);
     // The post step runs in a fresh process with the state the main step saved, as on a runner.
     await runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: cluster.env(), state: run.state });
 
@@ -117,6 +118,16 @@ async function main(): Promise<number> {
       for (const line of timeline.split('\n')) console.log(`  ${line}`);
     }
     console.log(`\n── job summary (HTML, ${run.summary.length} bytes): ${run.summaryPath}`);
+    if (!scenario.rerun) return run.exitCode ?? 1;
+    scenario.rerun.setup(cluster);
+    console.log(`\n── rerun: ${scenario.rerun.description}`);
+    const again = await runAction({ ...runOptions, onStdout: undefined });
+    await runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: cluster.env(), state: again.state });
+    const d = JSON.parse(again.outputs.decisions ?? '[]') as Array<{ name: string; outcome: string }>;
+    console.log(
+      `   exit code ${again.exitCode}, result ${again.outputs.result}; decisions: ${d.map((x) => `${x.name}=${x.outcome}`).join(', ') || '[]'}`,
+    );
+    for (const line of describeNodes(cluster)) console.log(`  ${line}`);
     return run.exitCode ?? 1;
   } finally {
     for (const s of stopChurn) s();

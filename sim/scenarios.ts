@@ -7,6 +7,8 @@ export interface Scenario {
   inputs?: Record<string, string>;
   /** returns functions that stop what it started */
   setup(c: SimCluster): Array<() => void>;
+  /** optional: a second run of the same inputs after this change (e.g. the cause lifted) */
+  rerun?: { description: string; setup(c: SimCluster): void };
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -25,6 +27,27 @@ export const SCENARIOS: Record<string, Scenario> = {
       c.kube.setPdbAllowed('default', 'web', 0);
       const t = setTimeout(() => c.kube.setPdbAllowed('default', 'web', 1), 8000);
       return [() => clearTimeout(t)];
+    },
+  },
+  quarantine: {
+    description:
+      'undrainable: quarantine, drain-timeout 10s: an extra Talos 1.13 worker, worker-db, runs db-0, whose PodDisruptionBudget never allows an eviction: worker-db is quarantined (cordoned, not rebooted, annotated) and the roll goes on; the run fails naming it',
+    inputs: { undrainable: 'quarantine', 'drain-timeout': '10s' },
+    setup: (c) => {
+      c.addNode({ name: 'worker-db', role: 'worker' });
+      c.kube.addPod({
+        namespace: 'shop',
+        name: 'db-0',
+        nodeName: 'worker-db',
+        owner: { kind: 'StatefulSet', name: 'db' },
+        labels: { app: 'db' },
+      });
+      c.kube.addPdb({ namespace: 'shop', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+      return [];
+    },
+    rerun: {
+      description: 'the PodDisruptionBudget allows the eviction now: the rerun rolls worker-db and lifts its quarantine',
+      setup: (c) => c.kube.setPdbAllowed('shop', 'db', 1),
     },
   },
   'etcd-alarm': {

@@ -4,7 +4,7 @@
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
-import type { JsonPatchOp, NodeState, Taint } from '../../src/core/model.js';
+import type { JsonPatchOp, NodeState, PdbState, PodLabels, Taint } from '../../src/core/model.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
 
 type Json = Record<string, any>;
@@ -28,6 +28,10 @@ export class FakeKube implements KubeClient {
   /** runs just before a node patch is applied (after the pipeline's read): inject a concurrent write */
   beforePatch?: (name: string, ops: JsonPatchOp[]) => void;
   drainError?: ToolError;
+  /** a drain failure for one node only (checked after drainError) */
+  drainErrorFor?: (name: string) => ToolError | undefined;
+  /** what listDisruptionBudgets answers, by namespace (none: an empty namespace) */
+  readonly disruptionBudgets = new Map<string, { pdbs: PdbState[]; pods: PodLabels[] }>();
   /**
    * Stands in for the drain's work (the evictions): the drain returns when it resolves, and rejects
    * at once when its signal is aborted (kubectl killed). It must itself stop evicting once aborted.
@@ -157,9 +161,16 @@ export class FakeKube implements KubeClient {
     return nodeFromJson(structuredClone(this.nodes.get(name)));
   }
 
+  async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {
+    this.calls.push({ method: 'listDisruptionBudgets', name: namespace });
+    return structuredClone(this.disruptionBudgets.get(namespace) ?? { pdbs: [], pods: [] });
+  }
+
   async drain(name: string, _timeoutMs: number, signal?: AbortSignal): Promise<void> {
     this.calls.push({ method: 'drain', name });
     if (this.drainError) throw this.drainError;
+    const own = this.drainErrorFor?.(name);
+    if (own) throw own;
     if (!this.drainBody) return;
     const stop = signal ?? new AbortController().signal;
     const killed = new Promise<never>((_, reject) => {

@@ -5,6 +5,10 @@ import type { NodeState } from '../../src/core/model.js';
 import { fenceCapture, judgeFences, leaseReleaseCommand, ownersToLookUp, type FenceInput } from '../../src/rules/fences.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../rules/jsonPatch.js';
 import { keys, node } from '../rules/fixtures.js';
+import { buildReleasePatch } from '../../src/rules/release.js';
+import type { ClaimCapture } from '../../src/core/model.js';
+
+const releaseOps = (capture: ClaimCapture) => buildReleasePatch(capture, keys, {});
 
 const DONE = 'acme/infra/runs/101/attempts/1/aaaa';
 const DONE_OTHER_NONCE = 'acme/infra/runs/101/attempts/1/ffff';
@@ -216,5 +220,60 @@ describe('ownersToLookUp', () => {
     ];
     expect(ownersToLookUp(nodes, keys, lease(ALSO_DONE)).sort()).toEqual([DONE, RUNNING, ALSO_DONE].sort());
     expect(ownersToLookUp(nodes, keys, lease(DONE)).sort()).toEqual([DONE, RUNNING].sort());
+  });
+});
+
+describe('quarantined nodes', () => {
+  const RECORD = JSON.stringify({
+    v: 1,
+    reason: 'drain-timeout',
+    drainTimeout: '45m0s',
+    blockedBy: [{ pdb: 'shop/db', status: { disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 }, pods: ['shop/db-0'] }],
+    at: '2026-12-01T10:00:00.000Z',
+    run: DONE,
+    wasCordoned: false,
+  });
+  const quarantined = (name: string, text = RECORD, over: Partial<NodeState> = {}) =>
+    node({ name, unschedulable: true, hasAnnotationsMap: true, annotations: { [keys.quarantined]: text }, ...over });
+
+  it('are listed beside the fences, not as fences: since, run, what blocked the drain, how to lift it', () => {
+    const j = judge([quarantined('w2'), quarantined('w1', 'garbled'), node({ name: 'clean' })]);
+    expect(j.rows).toEqual([]);
+    expect(j.fences).toEqual([]);
+    expect(j.quarantined.map((q) => q.node)).toEqual(['w1', 'w2']);
+    expect(j.quarantined[1]).toMatchObject({
+      node: 'w2',
+      since: '2026-12-01T10:00:00.000Z',
+      run: DONE,
+      wasCordoned: false,
+      blockedBy: 'PodDisruptionBudget shop/db (allows 0 disruptions, 1/1 healthy) holding shop/db-0',
+      schedulableNow: false,
+      lift: 'let PodDisruptionBudget shop/db allow the eviction, then rerun: the rerun reboots w2 and restores its schedulability',
+    });
+    expect(j.quarantined[1].byHand).toContain('"op":"add","path":"/spec/unschedulable","value":false');
+    // unreadable: lifting it by hand leaves it cordoned
+    expect(j.quarantined[0].wasCordoned).toBeUndefined();
+    expect(j.quarantined[0].note).toContain('cannot be read');
+    expect(j.quarantined[0].byHand).not.toContain('unschedulable');
+  });
+
+  it('a claim left on a quarantined node is released by recover-fences as its claim found it: cordoned and quarantined', () => {
+    const n = quarantined('w2', RECORD, {
+      annotations: { [keys.quarantined]: RECORD, [keys.owner]: DONE, [keys.phase]: 'claimed', [keys.wasCordoned]: 'false' },
+    });
+    const d = decision(n);
+    expect(d.action).toBe('release');
+    if (d.action !== 'release') return;
+    expect(d.reason).toContain('keep it cordoned and quarantined');
+    expect(judge([n]).quarantined[0].claimedBy).toBe(DONE);
+    const after = nodeFromJson(
+      applyJsonPatch(nodeJson(n), [
+        { op: 'test', path: '/metadata/annotations/registry-auth-rollout~1phase', value: 'claimed' },
+        ...releaseOps(d.capture),
+      ]),
+      'worker',
+    );
+    expect(after.unschedulable).toBe(true);
+    expect(after.annotations).toEqual({ [keys.quarantined]: RECORD });
   });
 });

@@ -522,6 +522,8 @@ describe('deploy/rbac.yaml', () => {
     for (const verb of ['get', 'list'])
       if (!grants(cluster, '', 'pods', verb))
         problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on pods (kubectl drain lists the node's pods)`);
+    if (!grants(cluster, 'policy', 'poddisruptionbudgets', 'list'))
+      problems.push('deploy/rbac.yaml: no ClusterRole grants list on poddisruptionbudgets (undrainable: quarantine names the PDB)');
     if (!grants(cluster, 'apps', 'daemonsets', 'get'))
       problems.push('deploy/rbac.yaml: no ClusterRole grants get on daemonsets (kubectl drain --ignore-daemonsets)');
     if (rules.some(({ rule }) => rule.verbs.includes('*') || rule.resources.includes('*') || rule.apiGroups.includes('*'))) {

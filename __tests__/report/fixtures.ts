@@ -90,5 +90,7 @@ function defaultReason(o: Outcome): string {
       return 'claim conflict: owner held by another run';
     case 'failed':
       return 'drain timed out after 45m';
+    case 'quarantined':
+      return 'drain timed out after 45m: quarantined';
   }
 }

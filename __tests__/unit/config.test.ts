@@ -17,6 +17,7 @@ describe('readConfig', () => {
       evidenceMarginMs: 0,
       claimAttempts: 5,
       drainTimeoutMs: 45 * 60_000,
+      undrainable: 'stop',
       readyTimeoutMs: 10 * 60_000,
       criRestartWaitMs: 60_000,
       verifyNamespace: 'kube-system',
@@ -33,6 +34,11 @@ describe('readConfig', () => {
     expect(readConfig(reader({ 'talos-server-name': 'fd00::1' })).talosServerName).toBe('fd00::1');
   });
 
+  it('undrainable: stop by default, or quarantine', () => {
+    expect(readConfig(reader({ undrainable: ' quarantine ' })).undrainable).toBe('quarantine');
+    expect(readConfig(reader({ undrainable: 'stop' })).undrainable).toBe('stop');
+  });
+
   it('splits nodes on commas and newlines', () => {
     expect(readConfig(reader({ nodes: 'a, b\nc\n\n' })).nodes).toEqual(['a', 'b', 'c']);
   });
@@ -40,6 +46,8 @@ describe('readConfig', () => {
   it.each([
     ['mode', { mode: 'yolo' }, /input "mode": "yolo" is not one of apply, plan, fences, recover-fences/],
     ['reboot', { reboot: 'never' }, /input "reboot"/],
+    ['undrainable', { undrainable: 'skip' }, /input "undrainable": "skip" is not one of stop, quarantine/],
+    ['undrainable', { undrainable: 'Quarantine' }, /input "undrainable": "Quarantine" is not one of stop, quarantine/],
     ['auth-patch', { 'auth-patch': ' ' }, /input "auth-patch": is required/],
     ['revision', { revision: '' }, /input "revision": is required/],
     ['drain-timeout', { 'drain-timeout': '45 minutes' }, /input "drain-timeout": "45 minutes" is not a duration/],

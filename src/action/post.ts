@@ -5,7 +5,11 @@
 //   our token and phase=claimed, only when the claim landed; nothing to do when it did not; when the
 //   node cannot be read, say the claim may be on it, with the release command, and keep the Lease;
 // - `claimed` or `draining` (no reboot was started): release it, restoring the cordon state from
-//   `was-cordoned`, exactly what the main step does after a failed drain;
+//   `was-cordoned`, exactly what the main step does after a failed drain (a node that was quarantined
+//   when claimed stays cordoned and quarantined, as the claim found it: src/rules/release.ts);
+// - a node the main step quarantined is not handed over at all: the quarantine gave up the claim, so
+//   nothing of this run is on it; one killed while its quarantine patch was in flight is found
+//   without this run's token (landed: nothing to do) or released as `draining` (did not land);
 // - `mutating`, `rebooting`, `proving`, `left-fenced`: leave it cordoned and claimed, and say exactly
 //   what to check and how to release it;
 // - `left-as-set`: another actor changed it while the run held it: write nothing; read it to say who
@@ -150,7 +154,11 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
           : 'it was being drained; no reboot had started';
     try {
       await kube.patchNode(node, ops);
-      core.notice(`released ${node} (${was}) and restored its cordon state (was-cordoned=${capture.wasCordoned})`, {
+      const restored =
+        capture.quarantined !== undefined
+          ? `left it cordoned and quarantined, as the claim found it (${keys.quarantined})`
+          : `restored its cordon state (was-cordoned=${capture.wasCordoned})`;
+      core.notice(`released ${node} (${was}) and ${restored}`, {
         title: `${node}: released by the post step`,
       });
       return DONE;

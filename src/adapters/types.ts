@@ -7,6 +7,8 @@ import type {
   EtcdMember,
   EtcdMemberStatus,
   LeaseState,
+  PdbState,
+  PodLabels,
   EtcFileStatusReading,
   FileAuthReading,
   FileListing,
@@ -66,6 +68,11 @@ export interface KubeClient {
   ): Promise<void>;
   /** `kubectl get --raw /readyz` */
   readyz(): Promise<void>;
+  /**
+   * The PodDisruptionBudgets and the pods (their labels) of one namespace, in one read
+   * (`kubectl get poddisruptionbudgets,pods -n NS -o json`): what names the PDB that blocked a drain.
+   */
+  listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }>;
   createPod(manifest: Record<string, unknown>): Promise<PodState>;
   /** undefined when the pod does not exist */
   getPod(namespace: string, name: string): Promise<PodState | undefined>;

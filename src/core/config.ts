@@ -5,6 +5,7 @@ import { InputError } from './errors.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
+export type Undrainable = 'stop' | 'quarantine';
 
 export interface Config {
   mode: Mode;
@@ -25,6 +26,8 @@ export interface Config {
   evidenceMarginMs: number;
   claimAttempts: number;
   drainTimeoutMs: number;
+  /** a drain that times out: `stop` the roll (release the node), or `quarantine` it and go on (src/rules/quarantine.ts) */
+  undrainable: Undrainable;
   readyTimeoutMs: number;
   verifyImage?: string;
   verifyNamespace: string;
@@ -144,6 +147,7 @@ export function readConfig(get: InputReader): Config {
     evidenceMarginMs: parseDuration('evidence-margin', str('evidence-margin') || DEFAULT_EVIDENCE_MARGIN),
     claimAttempts: positiveInt('claim-attempts', str('claim-attempts') || '5', 50),
     drainTimeoutMs: positiveDuration('drain-timeout', str('drain-timeout') || '45m'),
+    undrainable: oneOf<Undrainable>('undrainable', str('undrainable') || 'stop', ['stop', 'quarantine']),
     readyTimeoutMs: positiveDuration('ready-timeout', str('ready-timeout') || '10m'),
     verifyImage,
     verifyNamespace: str('verify-namespace') || 'kube-system',

@@ -42,6 +42,8 @@ export interface AnnotationKeys {
   phase: string;
   wasCordoned: string;
   verifiedRevision: string;
+  /** a node left cordoned because its drain timed out (`undrainable: quarantine`; src/rules/quarantine.ts) */
+  quarantined: string;
 }
 
 export function annotationKeys(prefix: string): AnnotationKeys {
@@ -50,6 +52,7 @@ export function annotationKeys(prefix: string): AnnotationKeys {
     phase: `${prefix}/phase`,
     wasCordoned: `${prefix}/was-cordoned`,
     verifiedRevision: `${prefix}/verified-revision`,
+    quarantined: `${prefix}/quarantined`,
   };
 }
 
@@ -74,6 +77,11 @@ export interface ClaimCapture {
   owner: string;
   /** whether `metadata.annotations` existed at the read (optional; lets a retry say "annotations map appeared") */
   hadAnnotationsMap?: boolean;
+  /**
+   * optional: the `quarantined` annotation exactly as the claim read it. Set, the node was cordoned at
+   * the claim BECAUSE of a quarantine, and `wasCordoned` is the quarantine's record of the time before.
+   */
+  quarantined?: string;
 }
 
 /** The four auth fields containerd's CRI config carries for a registry host (empty string = absent). */
@@ -292,7 +300,26 @@ export interface EvidenceVerdict {
 export const ACTION_RESULTS = ['clean', 'processed', 'planned', 'partial', 'failed'] as const;
 export type ActionResult = (typeof ACTION_RESULTS)[number];
 
-export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed';
+export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed' | 'quarantined';
+
+/** One thing that kept a drain from finishing: a PodDisruptionBudget and the pods it protected, or pods without one. */
+export interface DrainBlocker {
+  /** `namespace/name` of the PDB; absent: the pods were pending without a PDB refusing them (e.g. stuck terminating) */
+  pdb?: string;
+  /** the PDB's status as read: how many disruptions it allowed, healthy pods now and needed */
+  status?: { disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number };
+  /** `namespace/name` of each pod it held on the node */
+  pods: string[];
+}
+
+/** A node this run quarantined (`undrainable: quarantine`): what blocked its drain and how a person lifts it. */
+export interface QuarantineNote {
+  blockers: DrainBlocker[];
+  /** how to lift it the right way, one line: let the PDBs allow the eviction, then rerun */
+  lift: string;
+  /** the CAS-guarded `kubectl patch` that lifts it by hand (the node keeps the old credential until rebooted) */
+  byHand: string;
+}
 
 export interface StepRecord {
   name: string;
@@ -345,6 +372,8 @@ export interface DecisionRecord {
   proofUndecided?: ProofUndecided;
   /** plan mode only: what the credential patch would change in the node's machine config */
   configPreview?: ConfigPreview;
+  /** only on a `quarantined` node: what blocked the drain and how to lift the quarantine */
+  quarantine?: QuarantineNote;
 }
 
 /**
@@ -383,7 +412,9 @@ export interface ProofUndecided {
  * - `rebooting`: the reboot was sent; `proving`: the node is back, the proof is read;
  * - `released`: given back (verified or restored); nothing of this run is left on it;
  * - `left-fenced`: left cordoned and claimed for a person to check (Talos may have changed);
- * - `left-as-set`: another actor changed the node while this run held it: left exactly as they set it.
+ * - `left-as-set`: another actor changed the node while this run held it: left exactly as they set it;
+ * - `quarantined`: its drain timed out (`undrainable: quarantine`): the claim was given up in one patch
+ *   that kept the cordon and wrote the `quarantined` annotation; nothing of the claim is left on it.
  */
 export const NODE_PHASES = [
   'read',
@@ -396,6 +427,7 @@ export const NODE_PHASES = [
   'released',
   'left-fenced',
   'left-as-set',
+  'quarantined',
 ] as const;
 export type NodePhase = (typeof NODE_PHASES)[number];
 
@@ -432,6 +464,28 @@ export interface LeaseState {
   acquireTime?: string;
   renewTime?: string;
   leaseTransitions?: number;
+}
+
+/** A Kubernetes label selector (`matchLabels` and `matchExpressions`), as a PodDisruptionBudget carries it. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+}
+
+/** A policy/v1 PodDisruptionBudget, as far as naming what blocked a drain needs it. */
+export interface PdbState {
+  namespace: string;
+  name: string;
+  /** undefined: the PDB has no selector (it selects nothing) */
+  selector?: LabelSelector;
+  status: { disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number };
+}
+
+/** A pod's name and labels (what a PDB selector is matched against). */
+export interface PodLabels {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
 }
 
 export interface EtcdMemberStatus {

@@ -139,6 +139,7 @@ export async function runFences(args: FencesArgs): Promise<FencesReport> {
     leaseRef: { namespace: ns, name: leaseName },
     asOf,
     rows: first.rows,
+    quarantined: first.quarantined,
     lease,
     leaseDecision: first.lease,
     decisions: first.fences,

@@ -37,9 +37,12 @@ export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock,
   const { kube, keys, owner, config } = deps;
   const conflicts: string[] = [];
   let current = fresh;
-  const original = captureClaim(fresh, owner);
+  const original = captureClaim(fresh, owner, keys);
   for (let attempt = 1; attempt <= config.claimAttempts; attempt++) {
-    const capture = { ...captureClaim(current, owner), wasCordoned: original.wasCordoned };
+    // The capture of the patch this attempt sends (a retry's was-cordoned equals the first read's:
+    // judgeClaimRejection retries only when the cordon is unchanged; on a quarantined node both
+    // come from the quarantine's record, which the patch tests).
+    const capture = current === fresh ? original : captureClaim(current, owner, keys);
     await beforeMutation(deps, { fresh: false });
     onSending?.(capture);
     try {

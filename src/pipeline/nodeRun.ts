@@ -6,21 +6,29 @@ import { errorMessage } from '../core/errors.js';
 import type {
   ClaimCapture,
   DecisionRecord,
+  DrainBlocker,
   EvidenceVerdict,
   HeldNode,
   NodePhase,
   NodeState,
   ProofUndecided,
+  QuarantineNote,
   StepRecord,
 } from '../core/model.js';
 import { STEP } from '../core/steps.js';
 import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
+import { buildQuarantinePatch, formatQuarantine, liftNextStep, liftQuarantine, quarantineRecord } from '../rules/quarantine.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
+import { patchNodeSurvivingTransport } from './transport.js';
 
-/** Phases in which nothing of this run is on the node any more (or never was). */
-const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released']);
+/**
+ * Phases in which nothing of this run is on the node any more (or never was). A `quarantined` node
+ * keeps no claim (the quarantine patch removed it) and so keeps no Lease: everything a later run or a
+ * person needs is written on the node, and the next run, which needs the Lease, is how it is lifted.
+ */
+const NOT_HELD: ReadonlySet<NodePhase> = new Set<NodePhase>(['read', 'released', 'quarantined']);
 /** Phases in which the run is over for the node and it stays as it is for a person. */
 export const LEFT: ReadonlySet<NodePhase> = new Set<NodePhase>(['left-fenced', 'left-as-set']);
 
@@ -107,6 +115,11 @@ export class NodeRun {
     this.#record.outcome = stop.outcome;
     this.#record.reason = stop.message;
     this.#record.nextStep = stop.opts.nextStep;
+  }
+
+  /** the node was quarantined (only stopNode, below): what blocked its drain and how to lift it */
+  recordQuarantine(note: QuarantineNote): void {
+    this.#record.quarantine = note;
   }
 
   /** stopNode itself failed (it should not): the node failed, and the reason adds what went wrong to what it had */
@@ -201,14 +214,16 @@ export class NodeRun {
  * - `leave-fenced`: Talos may carry the change and the node was not proven: a person checks it.
  * - `leave-as-set`: another actor changed the node while we held it: touch nothing, not even to uncordon
  *   (an autoscaler may be deleting it, its address may point at another machine).
+ * - `quarantine`: its drain timed out under `undrainable: quarantine`: give up the claim but keep the
+ *   cordon, and write the `quarantined` annotation (src/rules/quarantine.ts), in one CAS-guarded patch.
  * - absent: decided by the phase (see defaultDisposition).
  */
-export type Disposition = 'release' | 'leave-fenced' | 'leave-as-set';
+export type Disposition = 'release' | 'leave-fenced' | 'leave-as-set' | 'quarantine';
 
 /** A refusal or failure that stops the roll on a node. */
 export class NodeStop extends Error {
   constructor(
-    readonly outcome: 'refused' | 'failed',
+    readonly outcome: 'refused' | 'failed' | 'quarantined',
     message: string,
     readonly opts: {
       disposition?: Disposition;
@@ -222,6 +237,8 @@ export class NodeStop extends Error {
       claimOutcomeUnknown?: boolean;
       /** for `leave-as-set`: the node as last read, so the report says who holds it now and what still stands */
       seen?: NodeState;
+      /** for `quarantine`: what blocked the drain, the drain-timeout that ran out (as formatted), and both in one line */
+      quarantine?: { blockers: DrainBlocker[]; drainTimeout: string; why: string };
     } = {},
     options?: ErrorOptions,
   ) {
@@ -266,6 +283,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
   const stop = e instanceof NodeStop ? e : new NodeStop('failed', errorMessage(e), {}, { cause: e });
   let nextStep = stop.opts.nextStep;
   let releaseError: { error: unknown } | undefined;
+  let failedQuarantine: { error: unknown } | undefined;
   const talos = nodeRun.talosTouched
     ? 'the credential patch was sent to Talos, so the machine config may carry the new credential'
     : 'nothing on Talos was changed';
@@ -294,6 +312,10 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
           `The node may still carry this run's claim and stay cordoned; ${talos}. Check \`kubectl get node ${nodeRun.node.name} -o yaml\` ` +
           `(was it re-created?) and, if it still carries this run's claim, release it: ${nodeRun.releaseCommand()}`;
       }
+    } else if (disposition === 'quarantine') {
+      const done = await quarantine(ctx, nodeRun, stop);
+      nextStep = done.nextStep;
+      if (!done.ok) failedQuarantine = { error: done.error };
     } else if (disposition === 'leave-as-set') {
       nodeRun.enter('left-as-set');
       nextStep = `${stop.opts.nextStep ? `${stop.opts.nextStep} ` : ''}${leftAsSetReport({
@@ -311,9 +333,64 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
   }
   const recorded = releaseError
     ? new ReleaseFailedStop(stop, releaseError.error, nextStep)
-    : new NodeStop(stop.outcome, stop.message, { ...stop.opts, nextStep }, { cause: stop });
+    : failedQuarantine
+      ? new NodeStop(
+          'failed',
+          `${stop.opts.quarantine?.why ?? stop.message}; quarantining it failed: ${errorMessage(failedQuarantine.error)}`,
+          { ...stop.opts, nextStep },
+          { cause: stop },
+        )
+      : new NodeStop(stop.outcome, stop.message, { ...stop.opts, nextStep }, { cause: stop });
   nodeRun.recordStop(recorded);
   return recorded;
+}
+
+/**
+ * The quarantine patch (src/rules/quarantine.ts buildQuarantinePatch), surviving a lost response. On
+ * success the node is `quarantined`: nothing of the claim is left on it, so it keeps no Lease and the
+ * post step has nothing to do for it. When the patch does not land (a `test` failed: someone changed
+ * the node; or the apiserver stayed unreachable) the node is left fenced, claimed and cordoned, for a
+ * person, and the node counts as failed: it is never uncordoned by this path.
+ */
+async function quarantine(
+  ctx: RunContext,
+  nodeRun: NodeRun,
+  stop: NodeStop,
+): Promise<{ ok: true; nextStep: string } | { ok: false; error: unknown; nextStep: string }> {
+  const capture = nodeRun.capture!;
+  const q = stop.opts.quarantine ?? { blockers: [], drainTimeout: '', why: stop.message };
+  const record = quarantineRecord({
+    capture,
+    drainTimeout: q.drainTimeout,
+    blockedBy: q.blockers,
+    atMs: ctx.clock.now(),
+    run: ctx.owner,
+  });
+  const text = formatQuarantine(record);
+  try {
+    await nodeRun.step('quarantine (keep the cordon, give up the claim)', () =>
+      patchNodeSurvivingTransport(
+        ctx,
+        nodeRun.node.name,
+        buildQuarantinePatch(capture, ctx.keys, record),
+        (n) => n.annotations[ctx.keys.owner] === undefined && n.annotations[ctx.keys.quarantined] === text,
+      ),
+    );
+  } catch (error) {
+    nodeRun.enter('left-fenced');
+    return {
+      ok: false,
+      error,
+      nextStep:
+        `The drain timed out and quarantining the node failed, so it is left cordoned and claimed (phase=mutating), not rebooted; ` +
+        `its running containerd still holds the old credential. Check \`kubectl get node ${nodeRun.node.name} -o yaml\` (did someone change it?); ` +
+        `fix what blocked the drain, then release it: ${nodeRun.releaseCommand()} and rerun.`,
+    };
+  }
+  nodeRun.enter('quarantined');
+  const lift = liftQuarantine(nodeRun.node, record, text, ctx.keys, ctx.config);
+  nodeRun.recordQuarantine({ blockers: q.blockers, ...lift });
+  return { ok: true, nextStep: liftNextStep(lift) };
 }
 
 /** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */

@@ -13,6 +13,7 @@ import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
+import { isDrainTimeout, quarantineStop } from './quarantine.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
@@ -193,6 +194,9 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
     // A lost Lease is not a drain failure: Talos was patched, so the node stays fenced for a person
     // (stopNode's default). A cancellation is one: the pods that could not move stay where they were.
     if (e instanceof NodeStop || e instanceof LeaseLostError) throw e;
+    // `undrainable: quarantine`: a drain that timed out leaves the node cordoned, not rebooted, for
+    // stopNode to quarantine; the roll goes on (src/pipeline/quarantine.ts says which failures count).
+    if (ctx.config.undrainable === 'quarantine' && isDrainTimeout(e)) throw await quarantineStop(ctx, run, e);
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
     throw new NodeStop(
       'failed',

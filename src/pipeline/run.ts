@@ -16,7 +16,7 @@ import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { schedule } from '../rules/schedule.js';
-import { NodeRun, stopNode } from './nodeRun.js';
+import { NodeRun, NodeStop, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
@@ -144,6 +144,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     runStartMs,
     times: [],
     peak: 0,
+    quarantined: [],
     logs:
       deps.nodeLogs ??
       ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
@@ -156,9 +157,12 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     roll.logs.flushAll();
   }
   const leaseError = await endLease(ctx, nodeRuns);
-  const error = end.result === 'failed' ? end.error : leaseError;
+  // A quarantined node fails the run (whatever else happened): it is left cordoned with the old
+  // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
+  const ended = end.result === 'failed' ? end.error : leaseError;
+  const error = roll.quarantined.length > 0 ? new QuarantinedNodesError(roll.quarantined, ended) : ended;
   return {
-    result: leaseError ? 'failed' : end.result,
+    result: leaseError || roll.quarantined.length > 0 ? 'failed' : end.result,
     records: nodeRuns.records(),
     notReached: end.result === 'processed' ? [] : end.notReached,
     upToDate: first.upToDate,
@@ -327,6 +331,8 @@ interface RollState {
   /** the largest number of nodes in flight at once */
   peak: number;
   logs: NodeLogsLike;
+  /** nodes this run quarantined (`undrainable: quarantine`): the run fails at its end, naming them */
+  quarantined: NodeFailure[];
 }
 
 /**
@@ -364,9 +370,13 @@ async function rollNodes(
         try {
           await rollNode(nodeCtx, nodeRun);
         } catch (e) {
-          failing.add(node.name);
+          // A node to quarantine is no failure that stops new starts (unless its quarantine fails).
+          const quarantining = e instanceof NodeStop && e.opts.disposition === 'quarantine';
+          if (!quarantining) failing.add(node.name);
           const s = await stopNode(nodeCtx, nodeRun, e);
-          failures.push({ node: node.name, message: s.message, nextStep: s.opts.nextStep ?? '', cause: s });
+          const entry = { node: node.name, message: s.message, nextStep: s.opts.nextStep ?? '', cause: s };
+          if (s.outcome === 'quarantined') roll.quarantined.push(entry);
+          else failures.push(entry);
         }
       });
     } catch (e) {
@@ -440,6 +450,25 @@ interface NodeFailure {
   message: string;
   nextStep: string;
   cause: unknown;
+}
+
+/**
+ * The error of a run that quarantined nodes: each one, what blocked its drain and how to lift it
+ * (the node's reason and next step), after the error that ended the run otherwise, when one did.
+ */
+export class QuarantinedNodesError extends Error {
+  constructor(
+    readonly quarantined: readonly NodeFailure[],
+    readonly other?: Error,
+  ) {
+    const otherText = other ? `${other.message}${other instanceof RolloutError ? `\nNext step: ${other.nextStep}` : ''}\n` : '';
+    const lines = quarantined.map((q) => `- ${q.node}: ${q.message}. ${q.nextStep}`);
+    super(
+      `${otherText}${quarantined.length} node(s) quarantined: their drain timed out, so they were left cordoned and not rebooted, and their containerd still runs the OLD credential:\n${lines.join('\n')}`,
+      { cause: other ?? quarantined[0].cause },
+    );
+    this.name = 'QuarantinedNodesError';
+  }
 }
 
 /**

@@ -64,7 +64,7 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
         message: `The atomic claim was rejected and retried after a benign change:\n${conflicts}`,
       });
     }
-    if (r.outcome === 'refused' || r.outcome === 'failed') {
+    if (r.outcome === 'refused' || r.outcome === 'failed' || r.outcome === 'quarantined') {
       const next = r.nextStep ? oneLineOrBlock(r.nextStep) : "see this node's log group and the job summary.";
       byKind.error.push({
         kind: 'error',
@@ -79,7 +79,7 @@ export function buildAnnotations(records: readonly DecisionRecord[], options: { 
   return [
     ...limit(byKind.notice, 'node outcomes'),
     ...limit(byKind.warning, 'warnings'),
-    ...limit(byKind.error, 'nodes refused or failed'),
+    ...limit(byKind.error, 'nodes refused, failed or quarantined'),
   ].map(({ kind, title, message }) => ({
     kind,
     title: truncateText(oneLine(title), MAX_TITLE),

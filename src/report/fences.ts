@@ -4,7 +4,7 @@
 // Every string taken from the cluster or the GitHub API goes through escapeCell.
 import type { Config } from '../core/config.js';
 import type { ActionResult, LeaseState, RunAttemptInfo } from '../core/model.js';
-import { leaseReleaseCommand, type FenceDecision, type FenceRow, type LeaseDecision } from '../rules/fences.js';
+import { leaseReleaseCommand, type FenceDecision, type FenceRow, type LeaseDecision, type QuarantineRow } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 
 export type FencesMode = 'fences' | 'recover-fences';
@@ -31,6 +31,8 @@ export interface FencesReport {
   /** when the cluster was read (epoch ms) */
   asOf: number;
   rows: FenceRow[];
+  /** the quarantined nodes (no fences: recover-fences leaves them alone); absent: none */
+  quarantined?: QuarantineRow[];
   /** the Lease as first read */
   lease?: LeaseState;
   leaseDecision: LeaseDecision;
@@ -130,6 +132,8 @@ export function renderFencesSummary(r: FencesReport): string {
     }
   }
 
+  if (r.quarantined?.length) out.push(renderQuarantined(r.quarantined));
+
   if (mode === 'recover-fences') {
     const lines = [...r.actions, ...r.failures.map((f) => `FAILED: ${fenceFailureLine(f, r.leaseRef)}`)];
     out.push(
@@ -139,4 +143,25 @@ export function renderFencesSummary(r: FencesReport): string {
     );
   }
   return `${out.join('\n\n')}\n`;
+}
+
+// Quarantined nodes: not claims (recover-fences never touches them), but cordoned nodes whose
+// containerd still runs the old credential, each with what blocked its drain and how to lift it.
+function renderQuarantined(rows: QuarantineRow[]): string {
+  const yesNo = (b: boolean | undefined): string => (b === undefined ? 'unknown (stays cordoned)' : b ? 'yes' : 'no');
+  const table = [
+    `<h3>Quarantined: ${rows.length} node${rows.length === 1 ? '' : 's'} left cordoned, not rebooted (containerd still runs the old credential)</h3>`,
+    '<table>',
+    '<tr><th>Node</th><th>Since</th><th>By run</th><th>Drain blocked by</th><th>Cordoned before</th><th>Schedulable now</th><th>Claimed now by</th></tr>',
+    ...rows.map(
+      (q) =>
+        `<tr><td>${e(q.node)}</td><td>${e(q.since)}</td><td><code>${e(q.run)}</code></td><td>${e(q.blockedBy, MAX_REASON)}</td><td>${yesNo(q.wasCordoned)}</td><td>${q.schedulableNow ? 'yes' : 'no'}</td><td>${q.claimedBy === undefined ? '—' : `<code>${e(q.claimedBy)}</code>`}</td></tr>`,
+    ),
+    '</table>',
+  ];
+  const details = rows.map(
+    (q) =>
+      `<details><summary>${e(q.node)}: how to lift the quarantine</summary><p>${e(q.lift, MAX_REASON)}.</p><p>Or by hand (the node keeps the old credential in containerd until it is rebooted):</p><pre><code>${e(unquote(q.byHand), 8000)}</code></pre>${q.note ? `<p>${e(q.note, MAX_REASON)}</p>` : ''}</details>`,
+  );
+  return [...table, ...details].join('\n');
 }

@@ -12,6 +12,7 @@ const OUTCOME_LABELS: Record<Outcome, string> = {
   'planned-skip': 'planned skip',
   refused: 'refused',
   failed: 'failed',
+  quarantined: 'quarantined',
 };
 
 export function outcomeLabel(outcome: Outcome): string {

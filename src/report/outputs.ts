@@ -1,6 +1,6 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
-import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, Role } from '../core/model.js';
+import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, QuarantineNote, Role } from '../core/model.js';
 import type { Redactor } from '../core/redact.js';
 import type { FenceRow } from '../rules/fences.js';
 
@@ -30,6 +30,8 @@ export interface DecisionOutput {
   /** when the run started and ended the node (apply mode) */
   startedAt?: string;
   endedAt?: string;
+  /** only on a `quarantined` node: what blocked its drain (PDBs and pods) and how to lift it */
+  quarantine?: QuarantineNote;
   steps: DecisionStepOutput[];
 }
 
@@ -69,6 +71,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     durationMs: r.durationMs,
     ...(r.startedAt ? { startedAt: r.startedAt } : {}),
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
+    ...(r.quarantine ? { quarantine: structuredClone(r.quarantine) } : {}),
     steps: r.steps.map((s) => ({
       name: s.name,
       startedAt: s.startedAt,

@@ -14,6 +14,7 @@ import type {
   EvidenceValues,
   EvidenceVerdict,
   Outcome,
+  QuarantineNote,
   RollHold,
   StepRecord,
 } from '../core/model.js';
@@ -79,6 +80,7 @@ const ICONS: Record<Outcome | 'not-reached', string> = {
   'planned-skip': '📝',
   refused: '⛔',
   failed: '❌',
+  quarantined: '🚧',
   'not-reached': '⏸️',
 };
 
@@ -198,6 +200,7 @@ interface Kept {
 const NOT_REACHED_RANK = 7;
 const OUTCOME_RANK: Record<Outcome, number> = {
   failed: 0,
+  quarantined: 1,
   refused: 1,
   rebooted: 3,
   'planned-reboot': 4,
@@ -262,6 +265,7 @@ function renderCounts(input: SummaryInput): string {
     `${n('reboot-skipped')} ${n('reboot-skipped') === 1 ? 'reboot' : 'reboots'} skipped`,
     `${n('planned-reboot') + n('planned-skip')} planned (${n('planned-reboot')} reboot, ${n('planned-skip')} skip)`,
     `${n('refused')} refused`,
+    ...(n('quarantined') > 0 ? [`${n('quarantined')} quarantined`] : []),
     `${n('failed')} failed`,
     `${(input.notReached ?? []).length} not reached`,
   ];
@@ -322,7 +326,7 @@ function renderRow(r: DecisionRecord): string {
     e(r.node, MAX_NAME),
     e(r.role),
     outcomeCell(r.outcome, r),
-    e(r.reason, MAX_TABLE_REASON),
+    e(r.reason, MAX_TABLE_REASON) + (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : ''),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
     e(gapCell(v)),
@@ -363,6 +367,7 @@ function renderDetails(r: DecisionRecord): string {
   out.push(`<details><summary>${e(r.node, MAX_NAME)} — ${e(outcomeLabel(r.outcome))}</summary>`);
   out.push(`<p>${e(r.reason, MAX_TEXT)}</p>`);
   if (r.nextStep) out.push(`<p><b>Next step:</b> ${e(r.nextStep, MAX_TEXT)}</p>`);
+  if (r.quarantine) out.push(renderQuarantine(r.quarantine));
   if (r.configPreview) out.push(renderConfigPreview(r.configPreview));
   out.push(
     `<p>role ${e(r.role)} · uid <code>${e(r.uid)}</code> · InternalIP <code>${e(r.internalIP)}</code> · took ${e(formatDuration(r.durationMs))}</p>`,
@@ -372,6 +377,19 @@ function renderDetails(r: DecisionRecord): string {
   if (r.steps.length) out.push(renderSteps(r.steps));
   out.push('</details>');
   return out.join('\n');
+}
+
+// What blocked the drain of a quarantined node, one item per PDB, and how to lift it.
+function renderQuarantine(q: QuarantineNote): string {
+  const items = q.blockers.map((b) => {
+    const s = b.status;
+    const what = b.pdb
+      ? `PodDisruptionBudget <code>${e(b.pdb, MAX_NAME)}</code>${s ? ` (allows ${e(s.disruptionsAllowed)} disruptions, ${e(s.currentHealthy)}/${e(s.desiredHealthy)} healthy)` : ''}`
+      : 'no PodDisruptionBudget (still terminating, or gone since)';
+    return `<li>${what}: ${e(b.pods.join(', '), MAX_TEXT)}</li>`;
+  });
+  const list = items.length ? `<ul>${items.join('')}</ul>` : '<p>kubectl drain named no pod it was waiting for.</p>';
+  return `<p><b>Drain blocked by:</b></p>\n${list}\n<p><b>Lift the quarantine:</b> ${e(q.lift, MAX_TEXT)}; or by hand (the node keeps the old credential in containerd until it is rebooted): <code>${e(q.byHand.replace(/^`|`$/g, ''), MAX_TEXT)}</code></p>`;
 }
 
 // machined's own words (a unified diff), in a block that keeps its lines; values were redacted with the

@@ -9,6 +9,7 @@
 // deletion still do. (docs/kubernetes-facts.md#k4-json-patch-atomic: the apiserver applies a JSON Patch atomically to the
 // latest object and fails it as a whole with 422 when a `test` fails.)
 import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../core/model.js';
+import { quarantineOf } from './quarantineRecord.js';
 
 /** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */
 export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';
@@ -74,18 +75,34 @@ export function lifecycleTaints(node: NodeState): string[] {
   return LIFECYCLE_TAINT_KEYS.filter((k) => present.has(k));
 }
 
-export function captureClaim(node: NodeState, owner: string): ClaimCapture {
+/**
+ * What the claim captures. `wasCordoned` is the schedulability to give back once the node is verified:
+ * `spec.unschedulable` as read, except on a quarantined node (with `keys`): that one is cordoned BECAUSE
+ * of the quarantine, so the time before comes from the quarantine's record (src/rules/quarantineRecord.ts
+ * quarantineOf; an unreadable record counts as cordoned), and `quarantined` keeps the annotation as read.
+ */
+export function captureClaim(node: NodeState, owner: string, keys?: Pick<AnnotationKeys, 'quarantined'>): ClaimCapture {
+  const quarantine = keys ? quarantineOf(node, keys) : undefined;
   return {
     node: node.name,
     uid: node.uid,
     internalIP: node.internalIPs[0] ?? '',
     role: node.role,
-    wasCordoned: node.unschedulable,
+    wasCordoned: quarantine ? quarantine.wasCordoned : node.unschedulable,
     taints: node.taints.map((t) => ({ ...t })),
     schedulingTaints: schedulingTaints(node.taints),
     owner,
     hadAnnotationsMap: node.hasAnnotationsMap,
+    ...(quarantine ? { quarantined: quarantine.text } : {}),
   };
+}
+
+/**
+ * Whether the node was cordoned when the claim read it: as captured, or because a quarantine (which
+ * always leaves the cordon) was on it. What the claim's re-reads and an unverified release compare with.
+ */
+export function cordonedAtClaim(capture: Pick<ClaimCapture, 'wasCordoned' | 'quarantined'>): boolean {
+  return capture.quarantined !== undefined || capture.wasCordoned;
 }
 
 /**
@@ -113,7 +130,7 @@ function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys
   const values: Record<string, string> = {
     [keys.owner]: owner,
     [keys.phase]: CLAIMED,
-    [keys.wasCordoned]: node.unschedulable ? 'true' : 'false',
+    [keys.wasCordoned]: captureClaim(node, owner, keys).wasCordoned ? 'true' : 'false',
   };
   if (!node.hasAnnotationsMap) return [{ op: 'add', path: '/metadata/annotations', value: values }];
   return Object.entries(values).map(([k, v]) => ({ op: 'add' as const, path: annotationPath(k), value: v }));
@@ -136,8 +153,11 @@ function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys
  * NOT `metadata.resourceVersion`: a kubelet status write, a label or someone else's annotation would
  * fail it (the first bug). Those writes cannot make draining this node unsafe, so the claim ignores them.
  *
- * Then: add `owner`, `phase=claimed`, `was-cordoned` ("true"/"false" as read) and set
- * `spec.unschedulable=true`, all in the same atomic write.
+ * - on a quarantined node, its `quarantined` annotation as read: `was-cordoned` is taken from it
+ *   (captureClaim), so a quarantine rewritten meanwhile fails the claim instead of being misread.
+ *
+ * Then: add `owner`, `phase=claimed`, `was-cordoned` ("true"/"false" as read, or from the quarantine's
+ * record) and set `spec.unschedulable=true`, all in the same atomic write.
  */
 export function buildClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [
@@ -149,6 +169,8 @@ export function buildClaimPatch(node: NodeState, owner: string, keys: Annotation
   if (node.hasAnnotationsMap) {
     ops.push({ op: 'test', path: annotationPath(keys.owner), value: null });
     ops.push({ op: 'test', path: annotationPath(keys.phase), value: null });
+    const quarantined = node.annotations[keys.quarantined];
+    if (quarantined !== undefined) ops.push({ op: 'test', path: annotationPath(keys.quarantined), value: quarantined });
   } else {
     ops.push({ op: 'test', path: '/metadata/annotations', value: null });
   }
@@ -181,7 +203,7 @@ function claimConflicts(capture: ClaimCapture, reread: NodeState, keys: Annotati
   if (owner !== undefined) reasons.push(`${keys.owner} is held by ${JSON.stringify(owner)}`);
   if (phase !== undefined)
     reasons.push(`${keys.phase} is set to ${JSON.stringify(phase)}${owner === undefined ? ' without an owner' : ''}`);
-  if (reread.unschedulable !== capture.wasCordoned) {
+  if (reread.unschedulable !== cordonedAtClaim(capture)) {
     reasons.push(
       reread.unschedulable
         ? 'spec.unschedulable flipped from false to true (someone else cordoned the node)'

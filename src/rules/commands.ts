@@ -2,7 +2,7 @@
 import type { Config } from '../core/config.js';
 import { shellQuote } from '../core/shell.js';
 import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
-import { annotationPath } from './claim.js';
+import { annotationPath, cordonedAtClaim } from './claim.js';
 import { buildReleasePatch } from './release.js';
 
 /** A kubectl command line a person can paste, with the run's kubeconfig and context, in backticks. */
@@ -73,11 +73,13 @@ export function leftAsSetReport(args: {
   }
   const owner = now.annotations[keys.owner];
   const cordon = now.unschedulable
-    ? capture.wasCordoned
-      ? 'It stays cordoned (it was cordoned before this run).'
-      : "This run's cordon still stands (spec.unschedulable=true; it was schedulable before this run)."
+    ? capture.quarantined !== undefined
+      ? `It stays cordoned (it was quarantined, ${keys.quarantined}, before this run).`
+      : capture.wasCordoned
+        ? 'It stays cordoned (it was cordoned before this run).'
+        : "This run's cordon still stands (spec.unschedulable=true; it was schedulable before this run)."
     : 'It is not cordoned any more (someone uncordoned it).';
-  const uncordon = now.unschedulable && !capture.wasCordoned ? kubectlCommand(config, `uncordon ${name}`) : undefined;
+  const uncordon = now.unschedulable && !cordonedAtClaim(capture) ? kubectlCommand(config, `uncordon ${name}`) : undefined;
   if (owner === capture.owner) {
     parts.push(`It still carries this run's claim (${keys.owner}=${owner}).`, cordon);
     parts.push(`Check who changed it (${get}); when it is safe, release this run's claim: ${releaseCommand(capture, keys, config)}`);

@@ -11,6 +11,7 @@ import { shellQuote } from '../core/shell.js';
 import { kubectlCommand, releaseCommand } from './commands.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
+import { describeBlockers, liftQuarantine, quarantineOf } from './quarantine.js';
 
 export interface FenceRow {
   node: string;
@@ -39,8 +40,36 @@ export type LeaseDecision =
   | { action: 'release'; holder: string; reason: string }
   | { action: 'keep'; holder: string; reason: string };
 
+/**
+ * A quarantined node (`<prefix>/quarantined`): no fence (the quarantine gave the claim up, so
+ * recover-fences never touches it), but a node left cordoned with the old credential in containerd
+ * that a person must see: what blocked its drain, since when, by which run, and how to lift it.
+ */
+export interface QuarantineRow {
+  node: string;
+  uid: string;
+  /** when it was quarantined (ISO); '' when the annotation does not say */
+  since: string;
+  /** the owner token of the run that quarantined it; '' when the annotation does not say */
+  run: string;
+  /** the schedulability lifting it restores; undefined when the annotation does not parse (then: stays cordoned) */
+  wasCordoned?: boolean;
+  /** what blocked its drain, one line */
+  blockedBy: string;
+  schedulableNow: boolean;
+  /** a run holds it now (its owner annotation): it is being rolled again */
+  claimedBy?: string;
+  /** how to lift it: rerun after fixing the PDB, or the CAS-guarded patch by hand */
+  lift: string;
+  byHand: string;
+  /** why the annotation could not be read, when it could not */
+  note?: string;
+}
+
 export interface FenceJudgement {
   rows: FenceRow[];
+  /** every quarantined node, sorted by name (not fences: recover-fences leaves them alone) */
+  quarantined: QuarantineRow[];
   fences: FenceDecision[];
   lease: LeaseDecision;
 }
@@ -86,7 +115,7 @@ function wasCordonedValue(text: string | undefined): boolean | undefined {
 export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCapture {
   // The node as it is now, but owned by the fence's token and with the cordon state from before its claim.
   return {
-    ...captureClaim(node, node.annotations[keys.owner] ?? ''),
+    ...captureClaim(node, node.annotations[keys.owner] ?? '', keys),
     wasCordoned: wasCordonedValue(node.annotations[keys.wasCordoned]) ?? true,
   };
 }
@@ -199,6 +228,34 @@ function leaseDecision(input: FenceInput): LeaseDecision {
  *
  * The Lease is released when its holder's run attempt is `completed`: that run can no longer write.
  */
+export function quarantineRows(
+  nodes: NodeState[],
+  keys: AnnotationKeys,
+  kubectl: Pick<Config, 'kubeconfig' | 'kubeContext'> = {},
+): QuarantineRow[] {
+  const rows: QuarantineRow[] = [];
+  for (const n of [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const q = quarantineOf(n, keys);
+    if (!q) continue;
+    const record = q.record ?? { wasCordoned: true, blockedBy: [] };
+    const row: QuarantineRow = {
+      node: n.name,
+      uid: n.uid,
+      since: q.record?.at ?? '',
+      run: q.record?.run ?? '',
+      blockedBy: q.record ? describeBlockers(q.record.blockedBy) : 'unknown',
+      schedulableNow: !n.unschedulable,
+      ...liftQuarantine(n, record, q.text, keys, kubectl),
+    };
+    if (q.record) row.wasCordoned = q.record.wasCordoned;
+    const owner = n.annotations[keys.owner];
+    if (owner !== undefined) row.claimedBy = owner;
+    if (q.error) row.note = `the ${keys.quarantined} annotation cannot be read (${q.error}): lifting it leaves the node cordoned`;
+    rows.push(row);
+  }
+  return rows;
+}
+
 export function judgeFences(input: FenceInput): FenceJudgement {
   const fenced = input.nodes.filter((n) => isFence(n, input.keys)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const rows = fenced.map((n) => row(n, input));
@@ -207,7 +264,11 @@ export function judgeFences(input: FenceInput): FenceJudgement {
     if (reasons.length > 0) return { node: n.name, action: 'refuse', reason: reasons.join('; ') };
     const run = input.runs.get(n.annotations[input.keys.owner]);
     const restore =
-      n.annotations[input.keys.wasCordoned] === 'false' ? 'uncordon it (was-cordoned=false)' : 'keep it cordoned (was-cordoned=true)';
+      n.annotations[input.keys.quarantined] !== undefined
+        ? 'keep it cordoned and quarantined, as its claim found it'
+        : n.annotations[input.keys.wasCordoned] === 'false'
+          ? 'uncordon it (was-cordoned=false)'
+          : 'keep it cordoned (was-cordoned=true)';
     return {
       node: n.name,
       action: 'release',
@@ -215,5 +276,5 @@ export function judgeFences(input: FenceInput): FenceJudgement {
       reason: `phase claimed, owner's run attempt ${describeRun(run)}: release and ${restore}`,
     };
   });
-  return { rows, fences, lease: leaseDecision(input) };
+  return { rows, quarantined: quarantineRows(input.nodes, input.keys, input.kubectl), fences, lease: leaseDecision(input) };
 }

@@ -28,6 +28,8 @@ function shared(pairs: Array<[string, string]>): Map<string, string[]> {
  *   an ambiguous address could reboot a different machine than the node we drained.
  * - an `owner` or `phase` annotation: a residual claim (another run, or one that failed after its
  *   drain began). It must be investigated and released by a human, never silently taken over.
+ *   A quarantined node (`quarantined` annotation, no owner and no phase: src/rules/quarantine.ts) is no
+ *   claim: the quarantine gave the claim up, and the next run rolls it again.
  */
 export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): string[] {
   const problems: string[] = [];
@@ -75,7 +77,7 @@ export interface Selection {
 
 /**
  * Restrict to `names` (when given) and to `selectorMatches` (when given), then select the nodes whose
- * `verified-revision` differs from `revision` (absent counts as different).
+ * `verified-revision` differs from `revision` (absent counts as different), and every quarantined node.
  *
  * An empty `names` array restricts to nothing: "all nodes" is `undefined`, decided by the config.
  *
@@ -93,9 +95,13 @@ export function selectNodes(
   const inScope = nodes.filter(
     (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selectorMatches === undefined || opts.selectorMatches.has(n.name)),
   );
-  const stale = inScope.filter((n) => n.annotations[opts.keys.verifiedRevision] !== opts.revision);
+  // A quarantined node is never up to date, whatever verified-revision it still carries from an
+  // earlier roll: its Talos config may hold the new credential while its containerd runs the old one.
+  const current = (n: NodeState) =>
+    n.annotations[opts.keys.verifiedRevision] === opts.revision && n.annotations[opts.keys.quarantined] === undefined;
+  const stale = inScope.filter((n) => !current(n));
   const upToDate = inScope
-    .filter((n) => n.annotations[opts.keys.verifiedRevision] === opts.revision)
+    .filter(current)
     .map((n) => n.name)
     .sort(byName);
 

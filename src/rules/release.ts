@@ -1,7 +1,7 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
 import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase } from '../core/model.js';
-import { annotationPath, holdTests } from './claim.js';
+import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
 
 /**
  * - test: same uid and our owner token (we only release what we still hold; a replaced node or a
@@ -13,18 +13,29 @@ import { annotationPath, holdTests } from './claim.js';
  *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
  * - `spec.unschedulable=false` ONLY when the node was schedulable before the claim. A node that was
  *   already cordoned (`was-cordoned=true`) stays cordoned: someone cordoned it for their own reason.
+ * - a node that was quarantined when claimed (`capture.quarantined`): the verified release lifts the
+ *   quarantine in the same patch (the `quarantined` annotation removed, after an `add` so a missing
+ *   one cannot fail the patch) and restores the schedulability from BEFORE the quarantine (the
+ *   capture's `wasCordoned`, taken from its record). Any other release gives back what the claim
+ *   found: still cordoned and still quarantined (its containerd still runs the old credential).
  */
 export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, opts: { verifiedRevision?: string }): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [...holdTests(capture, keys)];
+  const verified = opts.verifiedRevision !== undefined;
   if (opts.verifiedRevision !== undefined) {
     ops.push({ op: 'add', path: annotationPath(keys.verifiedRevision), value: opts.verifiedRevision });
+  }
+  if (verified && capture.quarantined !== undefined) {
+    ops.push({ op: 'add', path: annotationPath(keys.quarantined), value: '' });
+    ops.push({ op: 'remove', path: annotationPath(keys.quarantined) });
   }
   ops.push({ op: 'remove', path: annotationPath(keys.owner) });
   for (const key of [keys.phase, keys.wasCordoned]) {
     ops.push({ op: 'add', path: annotationPath(key), value: '' });
     ops.push({ op: 'remove', path: annotationPath(key) });
   }
-  if (!capture.wasCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
+  const staysCordoned = verified ? capture.wasCordoned : cordonedAtClaim(capture);
+  if (!staysCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
 }
 

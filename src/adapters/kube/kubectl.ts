@@ -1,10 +1,11 @@
 // KubeClient over the kubectl binary: runs commands, parses their JSON, classifies failures.
 // It never decides anything; the rollout reads what it returns.
 import { ToolError } from '../../core/errors.js';
-import type { JsonPatchOp, NodeState } from '../../core/model.js';
+import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
 import type { Runner, RunResult } from '../exec.js';
 import { classifyKubectlFailure } from '../parse/kubectlErrors.js';
 import { nodeFromJson } from '../parse/nodeJson.js';
+import { parsePdbsAndPods } from '../parse/pdbJson.js';
 import { lineSplitter, parseNodeWatchEvent } from '../parse/watchEvent.js';
 import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
 
@@ -175,6 +176,11 @@ export class Kubectl implements KubeClient {
       node: name,
       signal,
     });
+  }
+
+  async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {
+    const args = ['get', 'poddisruptionbudgets,pods', '-n', namespace, '-o', 'json', '--request-timeout=30s'];
+    return parsePdbsAndPods(this.parseJson(await this.run(args), `kubectl get poddisruptionbudgets,pods -n ${namespace}`));
   }
 
   // One `kubectl get --raw` process per watch request: kubectl copies the apiserver's stream to stdout

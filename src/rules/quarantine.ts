@@ -1,0 +1,165 @@
+// Quarantine rules (`undrainable: quarantine`): a node whose drain timed out is not rebooted and not
+// uncordoned. One CAS-guarded JSON Patch gives up the claim, keeps the cordon and writes the
+// `<prefix>/quarantined` annotation: a JSON object (QuarantineRecord, src/rules/quarantineRecord.ts) that says why, when, by
+// which run, and whether the node was cordoned before the run, so a later run restores it right.
+// Pure: the pipeline reads the PDBs and sends the patch (src/pipeline/reboot.ts, nodeRun.ts).
+import type { Config } from '../core/config.js';
+import type {
+  AnnotationKeys,
+  ClaimCapture,
+  DrainBlocker,
+  JsonPatchOp,
+  LabelSelector,
+  NodeState,
+  PdbState,
+  PodLabels,
+} from '../core/model.js';
+import { shellQuote } from '../core/shell.js';
+import { annotationPath, holdTests } from './claim.js';
+import { kubectlCommand } from './commands.js';
+import { formatQuarantine, type QuarantineRecord } from './quarantineRecord.js';
+
+export { formatQuarantine, parseQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
+
+/**
+ * The quarantine: ONE JSON Patch, applied atomically.
+ * - test: same uid and our owner token (holdTests: we only give up a claim we still hold), and
+ *   `spec.unschedulable` true: the cordon this run set (or found) still stands. Someone who
+ *   uncordoned the node meanwhile changed it under us; the patch then fails and the node is left as
+ *   they set it.
+ * - remove owner; `phase` and `was-cordoned` are first `add`ed then removed (a `remove` of a missing
+ *   key fails the whole patch, as in the release);
+ * - add `quarantined` (the record). No `spec.unschedulable` write: the cordon stays as it is, and no
+ *   `verified-revision`: the node is not verified.
+ */
+export function buildQuarantinePatch(capture: ClaimCapture, keys: AnnotationKeys, record: QuarantineRecord): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [...holdTests(capture, keys), { op: 'test', path: '/spec/unschedulable', value: true }];
+  ops.push({ op: 'remove', path: annotationPath(keys.owner) });
+  for (const key of [keys.phase, keys.wasCordoned]) {
+    ops.push({ op: 'add', path: annotationPath(key), value: '' });
+    ops.push({ op: 'remove', path: annotationPath(key) });
+  }
+  ops.push({ op: 'add', path: annotationPath(keys.quarantined), value: formatQuarantine(record) });
+  return ops;
+}
+
+/** The record this run writes: `wasCordoned` from the claim (itself taken from an earlier quarantine, see captureClaim). */
+export function quarantineRecord(args: {
+  capture: ClaimCapture;
+  drainTimeout: string;
+  blockedBy: DrainBlocker[];
+  atMs: number;
+  run: string;
+}): QuarantineRecord {
+  return {
+    v: 1,
+    reason: 'drain-timeout',
+    drainTimeout: args.drainTimeout,
+    blockedBy: args.blockedBy,
+    at: new Date(args.atMs).toISOString(),
+    run: args.run,
+    wasCordoned: args.capture.wasCordoned,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What blocked the drain: pods named by kubectl drain, matched to the PDBs of their namespace.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Whether a label selector selects `labels`, with the apiserver's semantics
+ * (k8s.io/apimachinery pkg/apis/meta/v1/helpers.go LabelSelectorAsSelector): every matchLabels pair
+ * and every expression must hold; `In` needs the key with one of the values, `NotIn` holds when the
+ * key is absent or has none of them, `Exists` / `DoesNotExist` test the key only; an unknown
+ * operator selects nothing. An empty selector selects every pod: a policy/v1 PDB with `selector: {}`
+ * covers the whole namespace. No selector at all selects nothing.
+ */
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const x of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, x.key);
+    const values = x.values ?? [];
+    if (x.operator === 'In' && !(has && values.includes(labels[x.key]))) return false;
+    if (x.operator === 'NotIn' && has && values.includes(labels[x.key])) return false;
+    if (x.operator === 'Exists' && !has) return false;
+    if (x.operator === 'DoesNotExist' && has) return false;
+    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(x.operator)) return false;
+  }
+  return true;
+}
+
+/**
+ * Groups the pods that kept the drain from finishing (`namespace/name`) by the PDB that covers each
+ * one (read from their namespaces: `pdbs`, `pods`). A pod no PDB covers (stuck terminating, or gone
+ * since) is listed in a blocker without a PDB. Order: by PDB name, the uncovered pods last; pods sorted.
+ */
+export function drainBlockers(blockedPods: string[], pdbs: PdbState[], pods: PodLabels[]): DrainBlocker[] {
+  const labelsOf = new Map(pods.map((p) => [`${p.namespace}/${p.name}`, p.labels]));
+  const byPdb = new Map<string, DrainBlocker>();
+  const uncovered: string[] = [];
+  for (const ref of [...new Set(blockedPods)].sort()) {
+    const ns = ref.slice(0, ref.indexOf('/'));
+    const labels = labelsOf.get(ref);
+    const covering = labels ? pdbs.filter((b) => b.namespace === ns && selectorMatches(b.selector, labels)) : [];
+    if (covering.length === 0) uncovered.push(ref);
+    for (const b of covering) {
+      const id = `${b.namespace}/${b.name}`;
+      const blocker = byPdb.get(id) ?? { pdb: id, status: { ...b.status }, pods: [] };
+      blocker.pods.push(ref);
+      byPdb.set(id, blocker);
+    }
+  }
+  const out = [...byPdb.values()].sort((a, b) => (a.pdb! < b.pdb! ? -1 : a.pdb! > b.pdb! ? 1 : 0));
+  if (uncovered.length > 0) out.push({ pods: uncovered });
+  return out;
+}
+
+/** `PDB default/web-pdb (allows 0 disruptions, 1/1 healthy) holding default/web-1` …, one line. */
+export function describeBlockers(blockers: DrainBlocker[]): string {
+  if (blockers.length === 0) return 'kubectl drain named no pod it was waiting for';
+  return blockers
+    .map((b) => {
+      const pods = b.pods.join(', ');
+      if (!b.pdb) return `pods no PodDisruptionBudget covers (still terminating, or gone since): ${pods}`;
+      const s = b.status;
+      const status = s ? ` (allows ${s.disruptionsAllowed} disruptions, ${s.currentHealthy}/${s.desiredHealthy} healthy)` : '';
+      return `PodDisruptionBudget ${b.pdb}${status} holding ${pods}`;
+    })
+    .join('; ');
+}
+
+/**
+ * How a person lifts the quarantine. The way that leaves the node right (`lift`): let the PDBs allow
+ * the eviction, then rerun; the rerun drains and reboots the node, and its verified release restores
+ * the schedulability from before the first quarantine and removes the annotation in one patch.
+ * By hand instead (`byHand`; the node then keeps running the OLD credential until it is rebooted):
+ * one CAS-guarded patch that removes the annotation and uncordons only when the node was schedulable
+ * before; it fails (422) if a run claimed or re-quarantined the node since it was printed.
+ */
+export function liftQuarantine(
+  node: Pick<NodeState, 'name' | 'uid'>,
+  record: Pick<QuarantineRecord, 'wasCordoned' | 'blockedBy'>,
+  annotationText: string,
+  keys: AnnotationKeys,
+  config: Pick<Config, 'kubeconfig' | 'kubeContext'>,
+): { lift: string; byHand: string } {
+  const ops: JsonPatchOp[] = [
+    { op: 'test', path: '/metadata/uid', value: node.uid },
+    { op: 'test', path: annotationPath(keys.quarantined), value: annotationText },
+    { op: 'remove', path: annotationPath(keys.quarantined) },
+  ];
+  if (!record.wasCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
+  const pdbs = record.blockedBy.flatMap((b) => (b.pdb ? [`PodDisruptionBudget ${b.pdb}`] : []));
+  const fix = pdbs.length ? `let ${pdbs.join(', ')} allow the eviction` : 'let its pods be evicted';
+  const keep = record.wasCordoned ? ' (it stays cordoned: it was cordoned before the run)' : '';
+  return {
+    lift: `${fix}, then rerun: the rerun reboots ${node.name} and restores its schedulability${keep}`,
+    byHand: kubectlCommand(config, `patch node ${node.name} --type=json -p ${shellQuote(JSON.stringify(ops))}`),
+  };
+}
+
+/** The lift as one next step a person reads (the summary, the error). */
+export function liftNextStep(q: { lift: string; byHand: string }): string {
+  return `To lift the quarantine, ${q.lift}. Or by hand (the node keeps the OLD credential in containerd until it is rebooted): ${q.byHand}`;
+}
