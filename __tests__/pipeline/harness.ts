@@ -65,6 +65,7 @@ export function config(over: Partial<Config> = {}): Config {
     evidenceMarginMs: 2000,
     claimAttempts: 5,
     drainTimeoutMs: 60_000,
+    settleTimeoutMs: 0,
     readyTimeoutMs: 600_000,
     verifyNamespace: 'kube-system',
     criRestartWaitMs: 60_000,
