@@ -12,6 +12,7 @@ import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
+import { settleBeforeDrain } from './settle.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
@@ -152,7 +153,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
     });
   let drainFailure: { error: unknown } | undefined;
   try {
-    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal);
+    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal, (pods) => ctx.settle.drained(name, pods));
   } catch (e) {
     drainFailure = { error: e };
   } finally {
@@ -267,6 +268,7 @@ async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promi
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const { talos, config } = ctx;
 
+  await settleBeforeDrain(ctx, run);
   const beforeDrain = await guard(ctx, run, 'before drain');
   const drainProof = await quorumOrRelease(
     ctx,

@@ -351,7 +351,8 @@ async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle'; message: string } | undefined;
+  let settleError: Error | undefined;
   const deadlines = deadlinesOf(config);
 
   const rollOne = async (node: NodeState): Promise<void> => {
@@ -376,6 +377,7 @@ async function rollNodes(
     } finally {
       const record = nodeRun.finish();
       roll.times.push({ role: node.role, tookMs: record.durationMs });
+      ctx.settle.finished(node.name);
       inFlight.delete(node.name);
       finished.add(node.name);
       endGroup(formatGroupTitle(record));
@@ -394,7 +396,18 @@ async function rollNodes(
       topologyKey: config.topologyKey,
       stopped: stop !== undefined,
     });
-    for (const name of d.start) {
+    // With several workers, a start waits too for what the finished nodes evicted (src/pipeline/settle.ts).
+    let held = false;
+    if (!stop && d.start.length > 0 && roll.maxUnavailable > 1 && ctx.settle.waiting) {
+      try {
+        held = !(await ctx.settle.mayStart({ ...ctx, log: { ...ctx.log, info: (m) => roll.logs.info(m) } }, d.start[0]));
+      } catch (e) {
+        settleError = e instanceof Error ? e : new Error(String(e));
+        stop = { why: 'settle', message: settleError.message };
+        held = true;
+      }
+    }
+    for (const name of held ? [] : d.start) {
       const node = byName.get(name)!;
       const b = budgetAllows({
         budgetMs: config.timeBudgetMs,
@@ -414,6 +427,11 @@ async function rollNodes(
       inFlight.set(name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
     }
+    if (held && !stop) {
+      // look again after a poll interval, or as soon as a node in flight ends
+      await Promise.race([...inFlight.values(), clock.sleep(ctx.pollIntervalMs)]);
+      continue;
+    }
     if (inFlight.size === 0) break;
     // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
@@ -428,6 +446,7 @@ async function rollNodes(
       error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
     };
   }
+  if (stop?.why === 'settle' && settleError) return { result: 'failed', notReached, error: settleError };
   if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
   return undefined;
 }
