@@ -23,9 +23,13 @@ describe('drainEvicted', () => {
   });
 
   it('timed out while a PDB kept refusing one pod: that pod was not evicted, the others were', () => {
-    const stdout = ['evicting pod default/web-1', 'evicting pod default/cache-1', 'evicting pod default/web-1', 'pod/cache-1 evicted', 'pod/web-1'].join(
-      '\n',
-    );
+    const stdout = [
+      'evicting pod default/web-1',
+      'evicting pod default/cache-1',
+      'evicting pod default/web-1',
+      'pod/cache-1 evicted',
+      'pod/web-1',
+    ].join('\n');
     const stderr = [
       `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
       `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,

@@ -166,9 +166,7 @@ export class FakeKube implements KubeClient {
 
   async drain(name: string, _timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void> {
     this.calls.push({ method: 'drain', name });
-    evicted?.(
-      this.drainEvicts?.(name) ?? this.podOwners.filter((p) => p.nodeName === name).map((p) => `${p.namespace}/${p.name}`),
-    );
+    evicted?.(this.drainEvicts?.(name) ?? this.podOwners.filter((p) => p.nodeName === name).map((p) => `${p.namespace}/${p.name}`));
     if (this.drainError) throw this.drainError;
     if (!this.drainBody) return;
     const stop = signal ?? new AbortController().signal;

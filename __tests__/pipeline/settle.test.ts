@@ -11,8 +11,22 @@ const workers = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `w${
 /** A Deployment `web` (its ReplicaSet web-5f6 has a pod on w1) whose evicted pod is available again `delayMs` after w1's drain. */
 function webOnW1(c: ReturnType<typeof makeCluster>, delayMs: number | 'never') {
   c.kube.podOwners = [
-    { namespace: 'shop', name: 'web-5f6-a', nodeName: 'w1', phase: 'Running', mirror: false, controller: { kind: 'ReplicaSet', name: 'web-5f6' } },
-    { namespace: 'kube-system', name: 'agent-x', nodeName: 'w1', phase: 'Running', mirror: false, controller: { kind: 'DaemonSet', name: 'agent' } },
+    {
+      namespace: 'shop',
+      name: 'web-5f6-a',
+      nodeName: 'w1',
+      phase: 'Running',
+      mirror: false,
+      controller: { kind: 'ReplicaSet', name: 'web-5f6' },
+    },
+    {
+      namespace: 'kube-system',
+      name: 'agent-x',
+      nodeName: 'w1',
+      phase: 'Running',
+      mirror: false,
+      controller: { kind: 'DaemonSet', name: 'agent' },
+    },
   ];
   const drainedAt = new Map<string, number>();
   c.kube.drainBody = async (name) => {
@@ -24,7 +38,15 @@ function webOnW1(c: ReturnType<typeof makeCluster>, delayMs: number | 'never') {
     const common = { namespace: 'shop', generation: 1, observedGeneration: 1, specReplicas: 2, replicas: 2, unavailableReplicas: down };
     const st: WorkloadStatus[] = [
       { ...common, kind: 'Deployment', name: 'web', readyReplicas: 2 - down, availableReplicas: 2 - down, updatedReplicas: 2 },
-      { ...common, kind: 'ReplicaSet', name: 'web-5f6', readyReplicas: 2 - down, availableReplicas: 2 - down, updatedReplicas: 0, ownerDeployment: 'web' },
+      {
+        ...common,
+        kind: 'ReplicaSet',
+        name: 'web-5f6',
+        readyReplicas: 2 - down,
+        availableReplicas: 2 - down,
+        updatedReplicas: 0,
+        ownerDeployment: 'web',
+      },
     ];
     return st;
   };

@@ -62,7 +62,10 @@ describe('ownersDrainWouldEvict', () => {
 
 describe('resolveOwners', () => {
   it('judges a ReplicaSet a Deployment controls as its Deployment', () => {
-    const statuses = [status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web' }), status({ kind: 'ReplicaSet', name: 'solo' })];
+    const statuses = [
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web' }),
+      status({ kind: 'ReplicaSet', name: 'solo' }),
+    ];
     expect(
       resolveOwners(
         [
@@ -92,7 +95,9 @@ describe('notAvailable', () => {
   });
 
   it('a Deployment: updated, available and replicas must each equal spec.replicas', () => {
-    expect(notAvailable(status({ kind: 'Deployment', name: 'web', availableReplicas: 1, readyReplicas: 1 }))).toBe('available 1 of 2 desired');
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web', availableReplicas: 1, readyReplicas: 1 }))).toBe(
+      'available 1 of 2 desired',
+    );
     // an old pod still counted (a rollout in progress): replicas above the desired count
     expect(notAvailable(status({ kind: 'Deployment', name: 'web', replicas: 3, updatedReplicas: 2 }))).toBe('replicas 3 of 2 desired');
     expect(notAvailable(status({ kind: 'Deployment', name: 'web', updatedReplicas: 1 }))).toBe('updated 1 of 2 desired');

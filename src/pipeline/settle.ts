@@ -147,7 +147,8 @@ export class SettleGate {
       for (;;) {
         const left = await this.check(ctx);
         if (left.length === 0) {
-          if (hold) ctx.log.info(`settle gate: available again after ${formatDuration(ctx.clock.now() - startMs)}; ${node}'s ${held} goes on`);
+          if (hold)
+            ctx.log.info(`settle gate: available again after ${formatDuration(ctx.clock.now() - startMs)}; ${node}'s ${held} goes on`);
           return;
         }
         const line = describeUnsettled(left);

@@ -70,9 +70,7 @@ export function workloadsFromList(raw: unknown): WorkloadStatus[] {
     const status = obj(item.status);
     const at = (field: string) => `${kind} ${String(metadata.name)}: ${field}`;
     const owner = controllerRef(item);
-    const progressing = Array.isArray(status.conditions)
-      ? status.conditions.map(obj).find((c) => c.type === 'Progressing')
-      : undefined;
+    const progressing = Array.isArray(status.conditions) ? status.conditions.map(obj).find((c) => c.type === 'Progressing') : undefined;
     return {
       kind: kind as WorkloadKind,
       ...name(format, item),
