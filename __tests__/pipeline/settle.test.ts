@@ -119,4 +119,24 @@ describe('settle gate (fakes)', () => {
     expect((res.error as SettleTimeoutError).unsettled.map((u) => u.workload.name)).toEqual(['web']);
     expect(res.notReached).toEqual(['w3']);
   });
+
+  it('plan predicts the workloads the roll would wait for from one cluster-wide pod list, whatever the node count', async () => {
+    const c = makeCluster(workers(3));
+    webOnW1(c, 5 * MIN);
+    c.kube.podOwners.push({
+      namespace: 'shop',
+      name: 'db-0',
+      nodeName: 'w3',
+      phase: 'Running',
+      mirror: false,
+      controller: { kind: 'StatefulSet', name: 'db' },
+    });
+    const res = await roll(c, { mode: 'plan', settleTimeoutMs: 10 * MIN });
+    expect(res.result).toBe('planned');
+    expect(res.settleWaits).toEqual(['Deployment shop/web', 'StatefulSet shop/db']);
+    expect(c.kube.calls.filter((x) => x.method === 'listPodOwners')).toEqual([{ method: 'listPodOwners', name: undefined }]);
+    expect(c.kube.calls.filter((x) => x.method === 'listWorkloads')).toHaveLength(1);
+    const off = makeCluster(workers(1));
+    expect((await roll(off, { mode: 'plan', settleTimeoutMs: 0 })).settleWaits).toBeUndefined();
+  });
 });

@@ -101,6 +101,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
           inFlightMax: r.inFlightMax,
           maxUnavailable: r.maxUnavailable,
           topologyKey: r.topologyKey,
+          settleWaits: r.settleWaits,
         },
         { redactor },
       ),

@@ -18,6 +18,7 @@ import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '
 import { schedule } from '../rules/schedule.js';
 import { NodeRun, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
+import { predictSettleWaits } from './settle.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
 export interface RolloutResult {
@@ -36,6 +37,8 @@ export interface RolloutResult {
   maxUnavailable?: number;
   /** when the settle gate or the time budget held starts back (the summary's timeline) */
   holds?: RollHold[];
+  /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
+  settleWaits?: string[];
 }
 
 /**
@@ -129,7 +132,8 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
 
   if (config.mode === 'plan') {
     const records = await planNodes(ctx, first.selected);
-    return { result: 'planned', records, notReached: [], upToDate: first.upToDate };
+    const settleWaits = await predictSettle(ctx, records);
+    return { result: 'planned', records, notReached: [], upToDate: first.upToDate, ...(settleWaits ? { settleWaits } : {}) };
   }
 
   // One run at a time: the Lease is taken before the first mutation and refused when held by
@@ -168,6 +172,23 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds,
   };
+}
+
+/** Plan: which workloads the settle gate would wait for, after the drains of the nodes planned to reboot; logged. */
+async function predictSettle(ctx: RunContext, records: DecisionRecord[]): Promise<string[] | undefined> {
+  if (!ctx.settle.enabled) return undefined;
+  try {
+    const waits = await predictSettleWaits(
+      ctx,
+      records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node),
+    );
+    ctx.log.info(`settle gate: the drains would wait for ${waits.length ? waits.join(', ') : 'no workload'} to be available again`);
+    return waits;
+  } catch (e) {
+    // a prediction only: the plan stands without it
+    ctx.log.info(`settle gate: could not predict which workloads the roll would wait for: ${errorMessage(e)}`);
+    return undefined;
+  }
 }
 
 /**
@@ -315,6 +336,7 @@ function deadlinesOf(config: RunContext['config']) {
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
     readyzWaitMs: READYZ_WAIT_MS,
+    settleTimeoutMs: config.settleTimeoutMs,
   });
 }
 

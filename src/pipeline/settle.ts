@@ -5,7 +5,7 @@ import { RolloutError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { RollHold } from '../core/model.js';
 import { workloadKey, workloadName, type PodOwnerReading, type WorkloadRef } from '../core/workloads.js';
-import { ownersOfEvicted, resolveOwners, uniqueRefs, unsettled, type Unsettled } from '../rules/settle.js';
+import { ownersDrainWouldEvict, ownersOfEvicted, resolveOwners, uniqueRefs, unsettled, type Unsettled } from '../rules/settle.js';
 import type { RunContext } from './context.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
 
@@ -189,4 +189,15 @@ export async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<
     }
   }
   await run.step("list the node's pods (settle gate)", () => gate.listBeforeDrain(ctx, name));
+}
+
+/**
+ * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
+ * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
+ */
+export async function predictSettleWaits(ctx: RunContext, nodes: readonly string[]): Promise<string[]> {
+  if (!ctx.settle.enabled || nodes.length === 0) return [];
+  const [pods, statuses] = await Promise.all([ctx.kube.listPodOwners(), ctx.kube.listWorkloads()]);
+  const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
+  return resolveOwners(refs, statuses).map(workloadName);
 }
