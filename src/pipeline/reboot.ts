@@ -12,7 +12,7 @@ import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
-import { settleBeforeDrain } from './settle.js';
+import { settleBeforeDrain } from './settleDrain.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */

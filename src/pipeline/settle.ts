@@ -6,8 +6,22 @@ import { formatDuration } from '../core/format.js';
 import type { RollHold } from '../core/model.js';
 import { workloadKey, workloadName, type PodOwnerReading, type WorkloadRef } from '../core/workloads.js';
 import { ownersDrainWouldEvict, ownersOfEvicted, resolveOwners, uniqueRefs, unsettled, type Unsettled } from '../rules/settle.js';
-import type { RunContext } from './context.js';
-import { NodeStop, type NodeRun } from './nodeRun.js';
+import type { KubeClient } from '../adapters/types.js';
+import type { Clock } from '../core/clock.js';
+
+/**
+ * What the gate needs of the run context (a narrow port: src/pipeline/context.ts holds the gate, so
+ * this file does not import it back).
+ */
+export interface SettleContext {
+  kube: KubeClient;
+  clock: Clock;
+  log: { info(message: string): void };
+  holds: RollHold[];
+  pollIntervalMs: number;
+  cancelled?: () => boolean;
+  settle: SettleGate;
+}
 
 /** The gate timed out: the workloads still not available, each with why. */
 export class SettleTimeoutError extends RolloutError {
@@ -57,7 +71,7 @@ export class SettleGate {
   }
 
   /** The node's pods before its drain (one `kubectl get pods -A --field-selector spec.nodeName=N`). */
-  async listBeforeDrain(ctx: RunContext, node: string): Promise<void> {
+  async listBeforeDrain(ctx: SettleContext, node: string): Promise<void> {
     if (!this.enabled) return;
     this.podsBefore.set(node, await ctx.kube.listPodOwners(node));
   }
@@ -85,7 +99,7 @@ export class SettleGate {
    * One check (one `kubectl get deployments,replicasets,statefulsets -A`): what is still not available.
    * Controllers seen available leave the pending set: a later disruption of them is a later node's to report.
    */
-  async check(ctx: RunContext): Promise<Unsettled[]> {
+  async check(ctx: SettleContext): Promise<Unsettled[]> {
     if (!this.waiting) return [];
     const refs = [...this.pending.values()];
     const statuses = await ctx.kube.listWorkloads();
@@ -105,7 +119,7 @@ export class SettleGate {
    * Logs and records the hold as wait() does; throws SettleTimeoutError once starts were held longer
    * than settle-timeout.
    */
-  async mayStart(ctx: RunContext, next: string): Promise<boolean> {
+  async mayStart(ctx: SettleContext, next: string): Promise<boolean> {
     const left = await this.check(ctx);
     const now = ctx.clock.now();
     if (left.length === 0) {
@@ -138,7 +152,7 @@ export class SettleGate {
    * what it waits for (once, then on change), recorded as a RollHold. Throws SettleTimeoutError after
    * settle-timeout.
    */
-  async wait(ctx: RunContext, node: string, held: 'drain' | 'start'): Promise<void> {
+  async wait(ctx: SettleContext, node: string, held: 'drain' | 'start'): Promise<void> {
     if (!this.waiting) return;
     const startMs = ctx.clock.now();
     let hold: RollHold | undefined;
@@ -172,30 +186,10 @@ export class SettleGate {
 }
 
 /**
- * Before a drain: wait for what the finished nodes evicted (a timeout releases the node: it was not
- * drained or rebooted), then list the node's pods, so what its drain evicts can be named by controller.
- * Nothing at all when settle-timeout is 0.
- */
-export async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<void> {
-  const gate = ctx.settle;
-  if (!gate.enabled) return;
-  const name = run.node.name;
-  if (gate.waiting) {
-    try {
-      await run.step('settle gate (before drain)', () => gate.wait(ctx, name, 'drain'));
-    } catch (e) {
-      if (!(e instanceof SettleTimeoutError)) throw e;
-      throw new NodeStop('failed', e.reason, { disposition: 'release', nextStep: e.nextStep }, { cause: e });
-    }
-  }
-  await run.step("list the node's pods (settle gate)", () => gate.listBeforeDrain(ctx, name));
-}
-
-/**
  * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
  * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
  */
-export async function predictSettleWaits(ctx: RunContext, nodes: readonly string[]): Promise<string[]> {
+export async function predictSettleWaits(ctx: SettleContext, nodes: readonly string[]): Promise<string[]> {
   if (!ctx.settle.enabled || nodes.length === 0) return [];
   const [pods, statuses] = await Promise.all([ctx.kube.listPodOwners(), ctx.kube.listWorkloads()]);
   const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
