@@ -42,6 +42,28 @@ describe('drainEvicted', () => {
     expect(drainEvicted(stdout, stderr)).toEqual(['default/cache-1']);
   });
 
+  it('the real kubectl (v1.32) against the twin: a retry line printed just before the global timeout is no eviction', () => {
+    const stdout = [
+      'node/w-1 cordoned',
+      'evicting pod default/web-a',
+      'evicting pod default/db-0',
+      'pod/web-a evicted',
+      'evicting pod default/db-0',
+      '',
+    ].join('\n');
+    const stderr = [
+      `error when evicting pods/"db-0" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
+      `There are pending pods in node "w-1" when an error occurred: error when evicting pods/"db-0" -n "default": global timeout reached: 3s`,
+      'pod/db-0',
+      `error: unable to drain node "w-1" due to error: error when evicting pods/"db-0" -n "default": global timeout reached: 3s, continuing command...`,
+      'There are pending nodes to be drained:',
+      ' w-1',
+      `error when evicting pods/"db-0" -n "default": global timeout reached: 3s`,
+      '',
+    ].join('\n');
+    expect(drainEvicted(stdout, stderr)).toEqual(['default/web-a']);
+  });
+
   it('timed out while an evicted pod was still terminating: it was evicted', () => {
     const stdout = ['evicting pod default/cache-1', 'pod/cache-1'].join('\n');
     const stderr = `There are pending pods in node "w1" when an error occurred: [error when waiting for pod "cache-1" in namespace "default" to terminate: context deadline exceeded]\n`;

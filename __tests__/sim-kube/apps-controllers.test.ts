@@ -2,6 +2,9 @@
 // follow the pods one controller sync later with the omitempty JSON shape, readiness delays after an
 // eviction, and the twin's pod event log.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Kubectl } from '../../src/adapters/kube/kubectl.js';
+import { Runner } from '../../src/adapters/exec.js';
+import { ToolError } from '../../src/core/errors.js';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl, kubectl, kubectlJson, until } from './helpers.js';
 
@@ -99,6 +102,34 @@ describe.concurrent('apps controllers', () => {
       await until(() => (sim.workload('ReplicaSet', 'default', 'api').status?.readyReplicas ?? 0) === 1, 5000);
       expect(sim.workload('ReplicaSet', 'default', 'api').status.availableReplicas).toBeUndefined();
       await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 5000);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('the Kubectl adapter: the node pods with their controllers, one list of the three kinds, and what a failed drain evicted', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPod({ name: 'web-a', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'web' } });
+      sim.addPod({ name: 'db-0', nodeName: 'w-1', owner: { kind: 'StatefulSet', name: 'db' }, labels: { app: 'db' } });
+      sim.addPod({ name: 'other', nodeName: 'w-2', owner: { kind: 'ReplicaSet', name: 'other' } });
+      sim.addPdb({ name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+      const kube = new Kubectl({ runner: new Runner(), kubeconfig: sim.kubeconfigPath });
+      const pods = await kube.listPodOwners('w-1');
+      expect(pods.map((p) => `${p.name}:${p.controller?.kind}`).sort()).toEqual(['db-0:StatefulSet', 'web-a:ReplicaSet']);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      const kinds = (await kube.listWorkloads()).map((w) => `${w.kind}/${w.name}/${w.availableReplicas}/${w.ownerDeployment ?? ''}`);
+      expect(kinds).toEqual([
+        'Deployment/web/1/',
+        'ReplicaSet/other/1/',
+        expect.stringMatching(/^ReplicaSet\/web-[a-z0-9]+\/1\/web$/),
+        'StatefulSet/db/1/',
+      ]);
+      let evicted: string[] | undefined;
+      const err = await kube.drain('w-1', 3000, undefined, (p) => (evicted = p)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ToolError);
+      // the PDB refused db-0 until the timeout: only web-a was evicted
+      expect(evicted).toEqual([expect.stringMatching(/^default\/web-a$/)]);
     } finally {
       await sim.stop();
     }

@@ -10,8 +10,10 @@
 // - stderr `error when waiting for pod "P" in namespace "NS" to terminate: …` when the drain ended
 //   while an accepted eviction's pod was still terminating.
 // A pod counts as evicted when it is gone, still terminating from an accepted eviction, or when it had
-// more eviction POSTs than refusals (the last one was accepted, or was in flight when the drain was
-// killed: counting it can only make the gate wait for a controller that is available anyway).
+// more `evicting pod` lines than refusals and the drain did not end on an error of its eviction (the
+// last one was accepted, or was in flight when the drain was killed: counting it can only make the
+// gate wait for a controller that is available anyway). kubectl prints `evicting pod` again before
+// it notices its global timeout, so a pod the timeout ended on is never counted from that line.
 
 const EVICTING = /^evicting pod ([^/\s]+)\/(\S+)$/;
 const GONE = /^pod\/(\S+) (?:evicted|deleted)$/;
@@ -37,11 +39,17 @@ export function drainEvicted(stdout: string, stderr: string): string[] {
     if (g) for (const ns of namespacesOf.get(g[1]) ?? []) evicted.add(`${ns}/${g[1]}`);
   }
   const refused = new Map<string, number>();
+  /** pods the drain ended on with an error of their eviction (the timeout, a refusal it does not retry) */
+  const failed = new Set<string>();
   for (const line of stderr.split('\n')) {
     const r = REFUSED.exec(line);
-    if (r && !/global timeout reached/.test(r[3])) refused.set(`${r[2]}/${r[1]}`, (refused.get(`${r[2]}/${r[1]}`) ?? 0) + 1);
+    if (r) {
+      const key = `${r[2]}/${r[1]}`;
+      if (r[3].startsWith(' (will retry')) refused.set(key, (refused.get(key) ?? 0) + 1);
+      else failed.add(key);
+    }
     for (const t of line.matchAll(TERMINATING)) evicted.add(`${t[2]}/${t[1]}`);
   }
-  for (const [key, n] of posts) if (n > (refused.get(key) ?? 0)) evicted.add(key);
+  for (const [key, n] of posts) if (n > (refused.get(key) ?? 0) && !failed.has(key)) evicted.add(key);
   return [...posts.keys(), ...evicted].filter((k, i, all) => evicted.has(k) && all.indexOf(k) === i);
 }
