@@ -1,6 +1,7 @@
 // The settle gate in the pipeline, on the in-memory fakes and virtual time (the e2e test checks the
 // same through the bundle, the real kubectl and the twin's own event log).
 import { describe, expect, it } from 'vitest';
+import { ToolError } from '../../src/core/errors.js';
 import type { WorkloadStatus } from '../../src/core/workloads.js';
 import { SettleTimeoutError } from '../../src/pipeline/settle.js';
 import { keys, makeCluster, roll } from './harness.js';
@@ -138,5 +139,27 @@ describe('settle gate (fakes)', () => {
     expect(c.kube.calls.filter((x) => x.method === 'listWorkloads')).toHaveLength(1);
     const off = makeCluster(workers(1));
     expect((await roll(off, { mode: 'plan', settleTimeoutMs: 0 })).settleWaits).toBeUndefined();
+  });
+
+  it('a status list that fails: the held node is released undrained, the run fails saying the gate could not read', async () => {
+    const c = makeCluster(workers(2));
+    const { drainedAt } = webOnW1(c, 5 * MIN);
+    c.kube.workloads = () => {
+      throw new ToolError({
+        tool: 'kubectl',
+        command: 'kubectl get deployments.apps,replicasets.apps,statefulsets.apps -A',
+        kind: 'forbidden',
+        exitCode: 1,
+        stderr: 'Error from server (Forbidden): deployments.apps is forbidden',
+      });
+    };
+    const res = await roll(c, { settleTimeoutMs: 10 * MIN });
+    expect(res.result).toBe('failed');
+    const w2 = res.records.find((r) => r.node === 'w2')!;
+    expect(w2.outcome).toBe('failed');
+    expect(w2.reason).toMatch(/^settle gate: .*forbidden/i);
+    expect([...drainedAt.keys()]).toEqual(['w1']);
+    expect(c.kube.state('w2').unschedulable).toBe(false);
+    expect(c.kube.state('w2').annotations[keys.owner]).toBeUndefined();
   });
 });
