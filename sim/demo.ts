@@ -5,7 +5,7 @@
 //   npm run demo                       the default 6-node cluster, mode apply
 //   npm run demo -- --mode plan        read-only
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
-//   npm run demo -- --scenario NAME    one of: default, churn, pdb, quarantine, etcd-alarm, etcd-orphan, talos-1.14
+//   npm run demo -- --scenario NAME    one of: default, churn, pdb, quarantine, settle, etcd-alarm, etcd-orphan, talos-1.14
 //   npm run demo -- --verbose          every command the action runs, with its duration
 //   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
 //   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
@@ -90,6 +90,7 @@ async function main(): Promise<number> {
         // several nodes run at once: one line per step start as it happens, one per node as it ends
         else if (line.startsWith('::group::')) console.log(`  ✔ ${line.slice(9)}`);
         else if (/^[^\s:]+: ▶ /.test(line)) console.log(`    ${line.replace(/ \(.*\)$/, '')}`);
+        else if (line.includes('settle gate: ')) console.log(`    ${line}`);
       }),
     };
     const run = await runAction(runOptions);

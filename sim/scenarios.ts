@@ -50,6 +50,16 @@ export const SCENARIOS: Record<string, Scenario> = {
       setup: (c) => c.kube.setPdbAllowed('shop', 'db', 1),
     },
   },
+  settle: {
+    description:
+      "a Deployment shop/api with pods on worker-2 and worker-3; a pod of it re-created after an eviction becomes Ready only 15 s after it started: after worker-2's drain evicted one, the next node's drain waits until shop/api is available again (settle-timeout)",
+    setup: (c) => {
+      c.kube.addPod({ namespace: 'shop', name: 'api-1', nodeName: 'worker-2', owner: { kind: 'Deployment', name: 'api' } });
+      c.kube.addPod({ namespace: 'shop', name: 'api-2', nodeName: 'worker-3', owner: { kind: 'Deployment', name: 'api' } });
+      c.kube.setReadiness('shop', 'api', 15_000);
+      return [];
+    },
+  },
   'etcd-alarm': {
     description: 'cp-2 reports an etcd NOSPACE alarm: the control-plane reboots are refused',
     setup: (c) => {

@@ -77,6 +77,7 @@ export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: P
       'drain-timeout': '30s',
       'ready-timeout': '60s',
       'cri-restart-wait': '20s',
+      'settle-timeout': '30s',
       ...inputs,
     },
     env: { ...c.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300' },

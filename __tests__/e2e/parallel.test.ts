@@ -53,6 +53,7 @@ function justAboveOneNodeS(slackS = 6): number {
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
     readyzWaitMs: READYZ_WAIT_MS,
+    settleTimeoutMs: 30_000, // act()'s default settle-timeout
   });
   return deadlines.reduce((t, d) => t + d.ms, 0) / 1000 + slackS;
 }

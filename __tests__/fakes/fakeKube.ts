@@ -5,6 +5,7 @@ import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/a
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels, Taint } from '../../src/core/model.js';
+import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
 
 type Json = Record<string, any>;
@@ -46,6 +47,12 @@ export class FakeKube implements KubeClient {
   pull: (node: string) => { ok: true } | { ok: false; reason: string } = () => ({ ok: true });
   injectPullSecrets = false;
   private pods = new Map<string, PodState>();
+  /** the pods the settle gate lists (listPodOwners), with their controllers */
+  podOwners: PodOwnerReading[] = [];
+  /** what listWorkloads answers at each call (the controllers' statuses as the settle gate polls them) */
+  workloads: () => WorkloadStatus[] = () => [];
+  /** `namespace/name` of the pods a drain of the node evicts: by default, its pods in podOwners */
+  drainEvicts?: (name: string) => string[];
 
   addNode(spec: FakeNodeSpec): void {
     const labels: Record<string, string> = { 'kubernetes.io/hostname': spec.name, ...spec.labels };
@@ -166,8 +173,9 @@ export class FakeKube implements KubeClient {
     return structuredClone(this.disruptionBudgets.get(namespace) ?? { pdbs: [], pods: [] });
   }
 
-  async drain(name: string, _timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  async drain(name: string, _timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void> {
     this.calls.push({ method: 'drain', name });
+    evicted?.(this.drainEvicts?.(name) ?? this.podOwners.filter((p) => p.nodeName === name).map((p) => `${p.namespace}/${p.name}`));
     if (this.drainError) throw this.drainError;
     const own = this.drainErrorFor?.(name);
     if (own) throw own;
@@ -189,6 +197,16 @@ export class FakeKube implements KubeClient {
       else stop.addEventListener('abort', fail, { once: true });
     });
     await Promise.race([this.drainBody(name, stop), killed]);
+  }
+
+  async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {
+    this.calls.push({ method: 'listPodOwners', name: nodeName });
+    return structuredClone(this.podOwners.filter((p) => !nodeName || p.nodeName === nodeName));
+  }
+
+  async listWorkloads(): Promise<WorkloadStatus[]> {
+    this.calls.push({ method: 'listWorkloads' });
+    return structuredClone(this.workloads());
   }
 
   // Like the real watch: every write after `since` is delivered; the fake keeps no history, so a node

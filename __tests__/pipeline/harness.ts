@@ -66,6 +66,7 @@ export function config(over: Partial<Config> = {}): Config {
     claimAttempts: 5,
     drainTimeoutMs: 60_000,
     undrainable: 'stop',
+    settleTimeoutMs: 0,
     readyTimeoutMs: 600_000,
     verifyNamespace: 'kube-system',
     criRestartWaitMs: 60_000,

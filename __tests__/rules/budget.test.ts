@@ -51,6 +51,15 @@ describe('nodeDeadlines: what one node may take at worst', () => {
     expect(sum(DEFAULTS)).toBeGreaterThan(DEFAULTS.drainTimeoutMs + DEFAULTS.readyTimeoutMs);
   });
 
+  it('the settle gate adds its wait of up to settle-timeout before the drain (none when it is off)', () => {
+    expect(sum({ ...DEFAULTS, settleTimeoutMs: 10 * MIN }) - sum(DEFAULTS)).toBe(10 * MIN);
+    expect(sum({ ...DEFAULTS, settleTimeoutMs: 0 })).toBe(sum(DEFAULTS));
+    expect(nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN })[0]).toEqual({
+      what: 'the settle gate before the drain',
+      ms: 10 * MIN,
+    });
+  });
+
   it('verify-image adds its own wait of up to ready-timeout', () => {
     expect(sum({ ...DEFAULTS, verifyImage: true }) - sum(DEFAULTS)).toBe(10 * MIN);
   });

@@ -96,6 +96,25 @@ describe('readConfig: durations where zero means "forever" or nothing', () => {
     expect((err as Error).message).toContain(`input "${input}"`);
   });
 
+  it('settle-timeout: 10m by default, a duration, 0 (or any zero duration) turns the gate off', () => {
+    expect(readConfig(reader()).settleTimeoutMs).toBe(10 * 60_000);
+    expect(readConfig(reader({ 'settle-timeout': '90s' })).settleTimeoutMs).toBe(90_000);
+    expect(readConfig(reader({ 'settle-timeout': '0' })).settleTimeoutMs).toBe(0);
+    expect(readConfig(reader({ 'settle-timeout': '0s' })).settleTimeoutMs).toBe(0);
+  });
+
+  it.each(['-5m', '-1', '10', 'ten minutes', '5d'])('rejects settle-timeout %j with an InputError naming it', (value) => {
+    let err: unknown;
+    try {
+      readConfig(reader({ 'settle-timeout': value }));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).input).toBe('settle-timeout');
+    expect((err as Error).message).toContain(`"${value}" is not a duration`);
+  });
+
   it('names why zero is refused', () => {
     expect(() => readConfig(reader({ 'drain-timeout': '0m' }))).toThrow(/input "drain-timeout": "0m" must be longer than zero/);
   });

@@ -62,6 +62,8 @@ export interface ApiHooks {
   admitPod?(pod: any): void;
   /** a pod got its deletionTimestamp: kubelet finishes it, workload controllers replace it */
   podTerminating?(pod: any): void;
+  /** an eviction of the pod was accepted (the twin's event log) */
+  podEvicted?(pod: any): void;
 }
 
 export class Api {
@@ -353,6 +355,7 @@ export class Api {
     const grace = (raw.deleteOptions as any)?.gracePeriodSeconds as number | undefined;
     const phase = pod.status?.phase;
     if (pod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending') {
+      this.hooks.podEvicted?.(pod);
       this.deletePod(ns, name, grace);
       return { code: 201, body: success(201) };
     }
@@ -404,6 +407,7 @@ export class Api {
       pdb.status = st;
       this.store.update(R.poddisruptionbudgets, pdb);
     }
+    this.hooks.podEvicted?.(pod);
     this.deletePod(ns, name, grace);
     return { code: 201, body: success(201) };
   }

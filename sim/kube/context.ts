@@ -16,6 +16,8 @@ export interface SimTiming {
   pullDelayMs: number;
   /** from a pod's deletionTimestamp to its removal by the kubelet */
   terminationMs: number;
+  /** from a change of a workload's pods (or spec) to its controller's status write (ReplicaSet, StatefulSet; a Deployment one more after its ReplicaSet's) */
+  controllerSyncMs: number;
 }
 
 export interface SimContext {

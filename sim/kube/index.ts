@@ -36,6 +36,7 @@ import { Store } from './store.js';
 import { Timers } from './timers.js';
 import { Watches } from './watch.js';
 import { Workloads } from './workloads.js';
+import { AppsControllers } from './apps.js';
 
 export type { RequestRecord } from './http.js';
 export type { Taint, NodeSpecInput } from './objects.js';
@@ -66,7 +67,8 @@ export interface PodSpecInput {
   namespace?: string;
   name: string;
   nodeName: string;
-  owner?: { kind: 'ReplicaSet' | 'DaemonSet' | 'StatefulSet'; name: string };
+  /** a Deployment's pods are its ReplicaSet's (`<name>-<hash>`, created with the Deployment) */
+  owner?: { kind: 'Deployment' | 'ReplicaSet' | 'DaemonSet' | 'StatefulSet'; name: string };
   labels?: Record<string, string>;
   emptyDir?: boolean;
   mirror?: boolean;
@@ -85,7 +87,22 @@ export interface ChurnOptions {
   kind?: 'status' | 'label' | 'annotation';
 }
 
-const ownerDefs = { ReplicaSet: R.replicasets, DaemonSet: R.daemonsets, StatefulSet: R.statefulsets } as const;
+const ownerDefs = { ReplicaSet: R.replicasets, DaemonSet: R.daemonsets, StatefulSet: R.statefulsets, Deployment: R.deployments } as const;
+
+/**
+ * What happened to a pod, in order, from the twin's own view: an eviction the apiserver accepted, a
+ * pod becoming Ready. A test checks from it (not from what the action says) that a drain's first
+ * eviction came after the pods an earlier drain evicted were Ready again.
+ */
+export interface PodEvent {
+  at: number;
+  type: 'evicted' | 'ready';
+  namespace: string;
+  pod: string;
+  node: string;
+  /** the pod's controller, `Kind/name` */
+  owner?: string;
+}
 
 export class KubeSim implements KubeNodeHooks {
   readonly url: string;
@@ -94,6 +111,10 @@ export class KubeSim implements KubeNodeHooks {
   private nodeCount = 0;
   /** every write to a Node since the twin started, in store order (see NodeWrite) */
   readonly nodeWrites: NodeWrite[] = [];
+  /** evictions accepted and pods becoming Ready since the twin started (see PodEvent) */
+  readonly podEvents: PodEvent[] = [];
+  /** readiness delays by `namespace/workload` (see setReadiness) */
+  private readonly readiness = new Map<string, number>();
 
   private constructor(
     private readonly ctx: SimContext,
@@ -109,7 +130,22 @@ export class KubeSim implements KubeNodeHooks {
     this.url = `http://127.0.0.1:${port}`;
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.cacheDir = join(dir, 'cache');
+    const podEvent = (type: PodEvent['type'], p: any) => {
+      const c = (p.metadata.ownerReferences ?? []).find((o: any) => o.controller);
+      this.podEvents.push({
+        at: Date.now(),
+        type,
+        namespace: p.metadata.namespace,
+        pod: p.metadata.name,
+        node: p.spec?.nodeName ?? '',
+        ...(c ? { owner: `${c.kind}/${c.name}` } : {}),
+      });
+    };
+    ctx.api.hooks.podEvicted = (p) => podEvent('evicted', p);
+    const isReadyPod = (p: any) => (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+    workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.workloadOf(p)}`) ?? 0;
     ctx.store.onChange((e) => {
+      if (e.def === R.pods && e.type !== 'DELETED' && isReadyPod(e.obj) && !isReadyPod(e.prev)) podEvent('ready', e.obj);
       if (e.def !== R.nodes) return;
       const o = e.obj;
       this.nodeWrites.push({
@@ -132,6 +168,7 @@ export class KubeSim implements KubeNodeHooks {
       ciliumDelayMs: opts.ciliumDelayMs ?? 300,
       pullDelayMs: opts.pullDelayMs ?? 200,
       terminationMs: opts.terminationMs ?? 100,
+      controllerSyncMs: opts.controllerSyncMs ?? 100,
     };
     const store = new Store();
     const api = new Api(store);
@@ -141,6 +178,7 @@ export class KubeSim implements KubeNodeHooks {
     const watches = new Watches(store);
     const nodesCtl = new NodeControllers(ctx);
     const workloads = new Workloads(ctx, nodesCtl);
+    new AppsControllers(ctx);
     workloads.pullHooks = opts.imagePull;
     const log: RequestRecord[] = [];
     const http = new HttpFront(api, watches, faults, log);
@@ -291,15 +329,17 @@ export class KubeSim implements KubeNodeHooks {
     this.addNamespace(ns);
     const node = this.ctx.store.peek(R.nodes, '', spec.nodeName);
     if (!node) throw new Error(`node ${spec.nodeName} not found`);
-    const labels = spec.labels ?? { app: spec.owner?.name ?? spec.name };
+    let labels = spec.labels ?? { app: spec.owner?.name ?? spec.name };
     const container = { name: 'main', image: pauseImage, imagePullPolicy: 'IfNotPresent' };
     const ownerReferences: any[] = [];
     if (spec.owner) {
       const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container);
+      // a ReplicaSet's pods carry its template's labels (a Deployment's: with pod-template-hash)
+      if (spec.owner.kind === 'Deployment') labels = { ...owner.spec.template.metadata.labels };
       ownerReferences.push({
         apiVersion: 'apps/v1',
-        kind: spec.owner.kind,
-        name: spec.owner.name,
+        kind: owner.kind,
+        name: owner.metadata.name,
         uid: owner.metadata.uid,
         controller: true,
         blockOwnerDeletion: true,
@@ -339,23 +379,115 @@ export class KubeSim implements KubeNodeHooks {
     this.workloads.seedRunning(created);
   }
 
+  /**
+   * The pod's controller, created on first use; each further pod of it adds one to spec.replicas (a
+   * spec change: its generation moves, and the controller observes it at its next sync). A Deployment
+   * gets its ReplicaSet, which owns the pods. Their statuses are the controllers' (apps.ts); a
+   * DaemonSet's is a fixed one (its pods are never waited for).
+   */
   private ensureOwner(ns: string, kind: keyof typeof ownerDefs, name: string, labels: Record<string, string>, container: any): any {
+    if (kind === 'Deployment') {
+      const d = this.ensureController(R.deployments, ns, name, labels, container);
+      const hash = d.metadata.uid.replace(/[^a-z0-9]/g, '').slice(0, 10);
+      return this.ensureController(R.replicasets, ns, `${name}-${hash}`, { ...labels, 'pod-template-hash': hash }, container, d);
+    }
     const def = ownerDefs[kind];
+    if (kind !== 'DaemonSet') return this.ensureController(def, ns, name, labels, container);
     const cur = this.ctx.store.peek(def, ns, name);
     if (cur) return cur;
     const body = {
       metadata: { name, namespace: ns, labels },
-      spec: {
-        ...(kind === 'DaemonSet' ? {} : { replicas: 1 }),
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [container] } },
-      },
-      status:
-        kind === 'DaemonSet'
-          ? { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 }
-          : { replicas: 1, readyReplicas: 1, observedGeneration: 1 },
+      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container] } } },
+      status: { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 },
     };
     return this.ctx.api.create(def, ns, body).body;
+  }
+
+  private ensureController(def: ResourceDef, ns: string, name: string, labels: Record<string, string>, container: any, owner?: any): any {
+    const cur = this.ctx.store.peek(def, ns, name);
+    if (cur) {
+      this.updateSpec(def, ns, name, (o) => {
+        o.spec.replicas = (o.spec.replicas ?? 1) + 1;
+      });
+      return this.ctx.store.peek(def, ns, name);
+    }
+    const body = {
+      metadata: {
+        name,
+        namespace: ns,
+        labels,
+        ...(owner
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: 'apps/v1',
+                  kind: owner.kind,
+                  name: owner.metadata.name,
+                  uid: owner.metadata.uid,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            }
+          : {}),
+      },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [container] } },
+        ...(def === R.statefulsets ? { serviceName: name } : {}),
+      },
+    };
+    return this.ctx.api.create(def, ns, body).body;
+  }
+
+  /** The workload a pod belongs to: its Deployment for a Deployment's ReplicaSet, else its controller. */
+  private workloadOf(p: any): string {
+    const c = (p.metadata.ownerReferences ?? []).find((o: any) => o.controller);
+    if (!c) return p.metadata.name;
+    if (c.kind === 'ReplicaSet') {
+      const rs = this.ctx.store.peek(R.replicasets, p.metadata.namespace, c.name);
+      const d = (rs?.metadata.ownerReferences ?? []).find((o: any) => o.controller && o.kind === 'Deployment');
+      if (d) return d.name;
+    }
+    return c.name;
+  }
+
+  /**
+   * Pods of the workload (a Deployment, a ReplicaSet or a StatefulSet by name) that start from now on
+   * (those re-created after an eviction) become Ready `delayMs` after their containers started, or
+   * never ('never'); 0 restores at once. Pods already Ready stay Ready.
+   */
+  setReadiness(namespace: string, workload: string, delay: number | 'never'): void {
+    this.readiness.set(`${namespace}/${workload}`, delay === 'never' ? Infinity : delay);
+  }
+
+  /** spec.minReadySeconds of a workload (a spec change: observed at its controller's next sync). */
+  setMinReadySeconds(namespace: string, kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet', name: string, seconds: number): void {
+    this.updateSpec(ownerDefs[kind], namespace, name, (o) => {
+      o.spec.minReadySeconds = seconds;
+    });
+    if (kind === 'Deployment') {
+      for (const rs of this.ctx.store.list(R.replicasets, namespace)) {
+        if ((rs.metadata.ownerReferences ?? []).some((o: any) => o.controller && o.kind === 'Deployment' && o.name === name))
+          this.updateSpec(R.replicasets, namespace, rs.metadata.name, (o) => {
+            o.spec.minReadySeconds = seconds;
+          });
+      }
+    }
+  }
+
+  /** A spec write through the apiserver's update path: the generation moves, the status stays. */
+  private updateSpec(def: ResourceDef, ns: string, name: string, fn: (obj: any) => void): void {
+    const cur = this.ctx.store.get(def, ns, name);
+    if (!cur) throw new Error(`${def.plural} ${ns}/${name} not found`);
+    fn(cur);
+    this.ctx.api.update(def, ns, name, undefined, cur);
+  }
+
+  /** A workload object as stored (status included). */
+  workload(kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet', namespace: string, name: string): any | undefined {
+    return this.ctx.store.get(ownerDefs[kind], namespace, name);
   }
 
   pods(): any[] {

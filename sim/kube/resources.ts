@@ -429,6 +429,18 @@ export const resources: ResourceDef[] = [
   }),
   def({
     group: 'apps',
+    plural: 'deployments',
+    singular: 'deployment',
+    kind: 'Deployment',
+    namespaced: true,
+    shortNames: ['deploy'],
+    schema: openObject('Deployment'),
+    statusSubresource: true,
+    generation: true,
+    subresources: { status: { kind: 'Deployment', verbs: ['get', 'patch', 'update'] } },
+  }),
+  def({
+    group: 'apps',
     plural: 'replicasets',
     singular: 'replicaset',
     kind: 'ReplicaSet',
@@ -477,7 +489,16 @@ export const resources: ResourceDef[] = [
 ];
 
 export const R = Object.fromEntries(resources.map((r) => [r.plural, r])) as Record<
-  'namespaces' | 'nodes' | 'pods' | 'serviceaccounts' | 'daemonsets' | 'replicasets' | 'statefulsets' | 'leases' | 'poddisruptionbudgets',
+  | 'namespaces'
+  | 'nodes'
+  | 'pods'
+  | 'serviceaccounts'
+  | 'daemonsets'
+  | 'deployments'
+  | 'replicasets'
+  | 'statefulsets'
+  | 'leases'
+  | 'poddisruptionbudgets',
   ResourceDef
 >;
 

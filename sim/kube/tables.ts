@@ -125,6 +125,42 @@ const columns: Record<string, Column[]> = {
       cell: (n) => n.status?.nodeInfo?.containerRuntimeVersion ?? '',
     },
   ],
+  deployments: [
+    nameCol,
+    {
+      name: 'Ready',
+      type: 'string',
+      description: 'Number of the pod with ready state',
+      priority: 0,
+      cell: (d) => `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
+    },
+    {
+      name: 'Up-to-date',
+      type: 'string',
+      description: 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.',
+      priority: 0,
+      cell: (d) => String(d.status?.updatedReplicas ?? 0),
+    },
+    {
+      name: 'Available',
+      type: 'string',
+      description: 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
+      priority: 0,
+      cell: (d) => String(d.status?.availableReplicas ?? 0),
+    },
+    ageCol,
+  ],
+  statefulsets: [
+    nameCol,
+    {
+      name: 'Ready',
+      type: 'string',
+      description: 'Number of the pod with ready state',
+      priority: 0,
+      cell: (s) => `${s.status?.readyReplicas ?? 0}/${s.spec?.replicas ?? 1}`,
+    },
+    ageCol,
+  ],
   pods: [
     nameCol,
     {

@@ -52,6 +52,11 @@ export class Workloads {
   private readonly ips = new Map<string, number>();
   /** PDBs whose budget a test sets directly (addPdb / setPdbAllowed): ns/name → allowed when healthy */
   readonly pdbBudget = new Map<string, number>();
+  /**
+   * How long a pod whose containers just started stays not Ready (Infinity: never Ready); by default 0.
+   * Set by the twin for a workload a test gave a readiness delay (KubeSim.setReadiness).
+   */
+  readinessDelay?: (pod: any) => number;
   private schedulePending = false;
   private readonly pdbPending = new Set<string>();
 
@@ -337,10 +342,14 @@ export class Workloads {
       };
     });
     const allUp = outcomes.every((o: { r: PullOutcome }) => o.r.ok);
-    p.status = this.composeStatus(p, node, statuses, allUp, now);
+    // a readiness probe that passes only after a while (or never): Running, not Ready
+    const notReadyFor = allUp ? (this.readinessDelay?.(p) ?? 0) : 0;
+    if (notReadyFor > 0) for (const st of statuses) st.ready = false;
+    p.status = this.composeStatus(p, node, statuses, allUp, now, allUp && notReadyFor <= 0);
     this.ctx.api.update(R.pods, ref.ns, ref.name, 'status', p);
     if (allUp) {
       this.startedUnder.set(ref.uid, boot);
+      if (notReadyFor > 0 && Number.isFinite(notReadyFor)) this.ctx.timers.after(notReadyFor, () => this.becomeReady(ref, boot));
       return;
     }
     // ErrImagePull, then ImagePullBackOff, then another pull after a doubling back-off (scaled down from 10 s … 5 min).
@@ -365,7 +374,23 @@ export class Workloads {
     this.starting.set(ref.uid, cancel);
   }
 
-  private composeStatus(p: any, node: any, statuses: any[], allUp: boolean, now: string): any {
+  /** The readiness probe passed: the containers and the pod become Ready (unless it was restarted or is going). */
+  private becomeReady(ref: { ns: string; name: string; uid: string }, boot: number): void {
+    const p = this.current(ref);
+    if (!p || isTerminating(p) || this.startedUnder.get(ref.uid) !== boot) return;
+    const now = nowTime();
+    for (const st of p.status?.containerStatuses ?? []) st.ready = true;
+    for (const c of p.status?.conditions ?? []) {
+      if (c.type !== 'Ready' && c.type !== 'ContainersReady') continue;
+      c.status = 'True';
+      c.lastTransitionTime = now;
+      delete c.reason;
+      delete c.message;
+    }
+    this.ctx.api.update(R.pods, ref.ns, ref.name, 'status', p);
+  }
+
+  private composeStatus(p: any, node: any, statuses: any[], allUp: boolean, now: string, ready = allUp): any {
     const notReady = statuses.filter((s: any) => !s.ready).map((s: any) => s.name);
     const cond = (type: string, ok: boolean) => ({
       type,
@@ -380,8 +405,8 @@ export class Workloads {
       conditions: [
         { type: 'PodReadyToStartContainers', status: 'True', lastTransitionTime: now },
         { type: 'Initialized', status: 'True', lastTransitionTime: now },
-        cond('Ready', allUp),
-        cond('ContainersReady', allUp),
+        cond('Ready', ready),
+        cond('ContainersReady', ready),
         { type: 'PodScheduled', status: 'True', lastTransitionTime: p.metadata.creationTimestamp ?? now },
       ],
       ...(hostIP ? { hostIP, hostIPs: [{ ip: hostIP }] } : {}),

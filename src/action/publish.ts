@@ -102,6 +102,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
           maxUnavailable: r.maxUnavailable,
           topologyKey: r.topologyKey,
           holds: r.holds,
+          settleWaits: r.settleWaits,
         },
         { redactor },
       ),

@@ -1,5 +1,6 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
 // (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
+import type { PodOwnerReading, WorkloadStatus } from '../core/workloads.js';
 import type {
   ConfigPreview,
   CriServiceReading,
@@ -51,8 +52,17 @@ export interface KubeClient {
   /**
    * `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout`. Aborting `signal` ends the
    * drain at once (the process is killed: no eviction is sent after that) and the call rejects.
+   * `evicted` is called once the process ended, success or not, with `namespace/name` of each pod it
+   * evicted (src/adapters/parse/drainOutput.ts): a failed drain may have evicted some.
    */
-  drain(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void>;
+  /**
+   * The pods (all namespaces), with their controllers: of one node (`--field-selector spec.nodeName`),
+   * or of the whole cluster. The settle gate's input (src/rules/settle.ts).
+   */
+  listPodOwners(nodeName?: string): Promise<PodOwnerReading[]>;
+  /** Every Deployment, ReplicaSet and StatefulSet with its status, in one command (all namespaces). */
+  listWorkloads(): Promise<WorkloadStatus[]>;
   /**
    * Watch one node: `onChange` gets every state of it written after `sinceResourceVersion` (every
    * current state when it is ''), `undefined` when it was deleted. One streaming watch at a time,

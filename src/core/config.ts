@@ -28,6 +28,8 @@ export interface Config {
   drainTimeoutMs: number;
   /** a drain that times out: `stop` the roll (release the node), or `quarantine` it and go on (src/rules/quarantine.ts) */
   undrainable: Undrainable;
+  /** how long a drain waits for the workloads earlier drains evicted to be available again; 0: no wait */
+  settleTimeoutMs: number;
   readyTimeoutMs: number;
   verifyImage?: string;
   verifyNamespace: string;
@@ -89,6 +91,14 @@ function positiveDuration(input: string, text: string): number {
   return ms;
 }
 
+/** The default `settle-timeout`: how long the next drain waits for the evicted pods' controllers (src/rules/settle.ts). */
+export const DEFAULT_SETTLE_TIMEOUT = '10m';
+
+/** `settle-timeout`: a duration, or `0` (any zero duration) for no settle gate at all. */
+function settleTimeout(text: string): number {
+  return /^0+$/.test(text) ? 0 : parseDuration('settle-timeout', text);
+}
+
 function oneOf<T extends string>(input: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new InputError(input, `"${value}" is not one of ${allowed.join(', ')}`);
@@ -148,6 +158,7 @@ export function readConfig(get: InputReader): Config {
     claimAttempts: positiveInt('claim-attempts', str('claim-attempts') || '5', 50),
     drainTimeoutMs: positiveDuration('drain-timeout', str('drain-timeout') || '45m'),
     undrainable: oneOf<Undrainable>('undrainable', str('undrainable') || 'stop', ['stop', 'quarantine']),
+    settleTimeoutMs: settleTimeout(str('settle-timeout') || DEFAULT_SETTLE_TIMEOUT),
     readyTimeoutMs: positiveDuration('ready-timeout', str('ready-timeout') || '10m'),
     verifyImage,
     verifyNamespace: str('verify-namespace') || 'kube-system',

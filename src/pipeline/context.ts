@@ -4,6 +4,7 @@ import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js
 import { realClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
+import { SettleGate } from './settle.js';
 import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading, RollHold } from '../core/model.js';
 
 export interface RolloutLog {
@@ -69,6 +70,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   absentPaths: Map<string, ReadonlySet<string>>;
   /** when the settle gate or the time budget held starts back, in order (the summary's timeline); shared by every node's view */
   holds: RollHold[];
+  /** the settle gate: what this run's drains evicted, and the wait for it (src/pipeline/settle.ts); shared by every node's view */
+  settle: SettleGate;
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
@@ -83,6 +86,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds: [],
+    settle: new SettleGate(deps.config.settleTimeoutMs ?? 0),
   };
 }
 

@@ -14,6 +14,7 @@ import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } 
 import { readOne } from './evidence.js';
 import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
 import { isDrainTimeout, quarantineStop } from './quarantine.js';
+import { settleBeforeDrain } from './settleDrain.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
@@ -154,7 +155,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
     });
   let drainFailure: { error: unknown } | undefined;
   try {
-    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal);
+    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal, (pods) => ctx.settle.drained(name, pods));
   } catch (e) {
     drainFailure = { error: e };
   } finally {
@@ -282,6 +283,7 @@ async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promi
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
   const { talos, config } = ctx;
 
+  await settleBeforeDrain(ctx, run);
   const beforeDrain = await guard(ctx, run, 'before drain');
   const drainProof = await quorumOrRelease(
     ctx,

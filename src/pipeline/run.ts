@@ -18,6 +18,7 @@ import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '
 import { schedule } from '../rules/schedule.js';
 import { NodeRun, NodeStop, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
+import { predictSettleWaits } from './settle.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
 export interface RolloutResult {
@@ -36,6 +37,8 @@ export interface RolloutResult {
   maxUnavailable?: number;
   /** when the settle gate or the time budget held starts back (the summary's timeline) */
   holds?: RollHold[];
+  /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
+  settleWaits?: string[];
 }
 
 /**
@@ -129,7 +132,8 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
 
   if (config.mode === 'plan') {
     const records = await planNodes(ctx, first.selected);
-    return { result: 'planned', records, notReached: [], upToDate: first.upToDate };
+    const settleWaits = await predictSettle(ctx, records);
+    return { result: 'planned', records, notReached: [], upToDate: first.upToDate, ...(settleWaits ? { settleWaits } : {}) };
   }
 
   // One run at a time: the Lease is taken before the first mutation and refused when held by
@@ -172,6 +176,23 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds,
   };
+}
+
+/** Plan: which workloads the settle gate would wait for, after the drains of the nodes planned to reboot; logged. */
+async function predictSettle(ctx: RunContext, records: DecisionRecord[]): Promise<string[] | undefined> {
+  if (!ctx.settle.enabled) return undefined;
+  try {
+    const waits = await predictSettleWaits(
+      ctx,
+      records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node),
+    );
+    ctx.log.info(`settle gate: the drains would wait for ${waits.length ? waits.join(', ') : 'no workload'} to be available again`);
+    return waits;
+  } catch (e) {
+    // a prediction only: the plan stands without it
+    ctx.log.info(`settle gate: could not predict which workloads the roll would wait for: ${errorMessage(e)}`);
+    return undefined;
+  }
 }
 
 /**
@@ -319,6 +340,7 @@ function deadlinesOf(config: RunContext['config']) {
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
     readyzWaitMs: READYZ_WAIT_MS,
+    settleTimeoutMs: config.settleTimeoutMs,
   });
 }
 
@@ -357,7 +379,8 @@ async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle'; message: string } | undefined;
+  let settleError: Error | undefined;
   const deadlines = deadlinesOf(config);
 
   const rollOne = async (node: NodeState): Promise<void> => {
@@ -386,6 +409,7 @@ async function rollNodes(
     } finally {
       const record = nodeRun.finish();
       roll.times.push({ role: node.role, tookMs: record.durationMs });
+      ctx.settle.finished(node.name);
       inFlight.delete(node.name);
       finished.add(node.name);
       endGroup(formatGroupTitle(record));
@@ -404,7 +428,18 @@ async function rollNodes(
       topologyKey: config.topologyKey,
       stopped: stop !== undefined,
     });
-    for (const name of d.start) {
+    // With several workers, a start waits too for what the finished nodes evicted (src/pipeline/settle.ts).
+    let held = false;
+    if (!stop && d.start.length > 0 && roll.maxUnavailable > 1 && ctx.settle.waiting) {
+      try {
+        held = !(await ctx.settle.mayStart({ ...ctx, log: { ...ctx.log, info: (m) => roll.logs.info(m) } }, d.start[0]));
+      } catch (e) {
+        settleError = e instanceof Error ? e : new Error(String(e));
+        stop = { why: 'settle', message: settleError.message };
+        held = true;
+      }
+    }
+    for (const name of held ? [] : d.start) {
       const node = byName.get(name)!;
       const b = budgetAllows({
         budgetMs: config.timeBudgetMs,
@@ -426,6 +461,11 @@ async function rollNodes(
       inFlight.set(name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
     }
+    if (held && !stop) {
+      // look again after a poll interval, or as soon as a node in flight ends
+      await Promise.race([...inFlight.values(), clock.sleep(ctx.pollIntervalMs)]);
+      continue;
+    }
     if (inFlight.size === 0) break;
     // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
@@ -440,6 +480,7 @@ async function rollNodes(
       error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
     };
   }
+  if (stop?.why === 'settle' && settleError) return { result: 'failed', notReached, error: settleError };
   if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
   return undefined;
 }

@@ -46,6 +46,8 @@ export interface SummaryInput {
   notice?: string;
   /** when the settle gate or the time budget held new starts back (drawn on the timeline) */
   holds?: RollHold[];
+  /** plan: the workloads the settle gate would wait for (undefined: the gate is off) */
+  settleWaits?: readonly string[];
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -117,6 +119,10 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
     );
   }
   if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
+  if (input.settleWaits) {
+    const list = input.settleWaits.length ? input.settleWaits.map((w) => `<code>${e(w, MAX_NAME)}</code>`).join(', ') : 'none';
+    head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
+  }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
   if (records.length === 0 && notReached.length === 0) {
     head.push(

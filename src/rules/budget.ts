@@ -39,6 +39,8 @@ export interface DeadlineInputs {
   rebootGraceMs: number;
   /** the wait for `/readyz` after a transport failure, before the one retry */
   readyzWaitMs: number;
+  /** `settle-timeout`: the settle gate's wait before the drain (0 or absent: no gate) */
+  settleTimeoutMs?: number;
 }
 
 export interface Deadline {
@@ -50,6 +52,7 @@ export interface Deadline {
 export function nodeDeadlines(d: DeadlineInputs): Deadline[] {
   const drain = d.drainTimeoutMs + d.drainKillGraceMs;
   const waits: Deadline[] = [
+    ...(d.settleTimeoutMs ? [{ what: 'the settle gate before the drain', ms: d.settleTimeoutMs }] : []),
     { what: 'the wait for Talos to restart cri', ms: d.criRestartWaitMs },
     { what: 'the drain', ms: drain },
     { what: 'the wait for /readyz and a second drain after a transport failure', ms: d.readyzWaitMs + drain },

@@ -6,6 +6,10 @@ import type { Runner, RunResult } from '../exec.js';
 import { classifyKubectlFailure } from '../parse/kubectlErrors.js';
 import { nodeFromJson } from '../parse/nodeJson.js';
 import { parsePdbsAndPods } from '../parse/pdbJson.js';
+import { drainEvicted } from '../parse/drainOutput.js';
+import { ParseError } from '../parse/parseError.js';
+import { podOwnersFromList, workloadsFromList } from '../parse/workloadJson.js';
+import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
 import { lineSplitter, parseNodeWatchEvent } from '../parse/watchEvent.js';
 import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
 
@@ -168,14 +172,40 @@ export class Kubectl implements KubeClient {
     return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
   }
 
-  async drain(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  async drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void> {
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    const args = ['drain', name, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${seconds}s`];
     // kubectl checks its --timeout only between retries (5 s apart); our own deadline leaves room for that.
-    await this.run(['drain', name, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${seconds}s`], {
-      timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS,
-      node: name,
-      signal,
-    });
+    const res = await this.exec(args, { timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS, signal });
+    // what it evicted is known from its output whatever its end: a failed or killed drain may have evicted some
+    evicted?.(drainEvicted(res.stdout, res.stderr));
+    if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, name);
+  }
+
+  async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {
+    const args = ['get', 'pods', '-A', '-o', 'json', '--request-timeout=60s'];
+    if (nodeName) args.push('--field-selector', `spec.nodeName=${nodeName}`);
+    const res = await this.run(args, { node: nodeName });
+    const what = `kubectl get pods -A${nodeName ? ` --field-selector spec.nodeName=${nodeName}` : ''}`;
+    return this.parseWith(res, what, podOwnersFromList, nodeName);
+  }
+
+  async listWorkloads(): Promise<WorkloadStatus[]> {
+    // one command, one list per kind: kubectl prints them as one List
+    const kinds = 'deployments.apps,replicasets.apps,statefulsets.apps';
+    const res = await this.run(['get', kinds, '-A', '-o', 'json', '--request-timeout=60s']);
+    return this.parseWith(res, `kubectl get ${kinds} -A`, workloadsFromList);
+  }
+
+  /** JSON, then a format parser: either failing is cause 'unparseable', naming the command. */
+  private parseWith<T>(res: RunResult, what: string, parse: (raw: unknown) => T, node?: string): T {
+    const raw = this.parseJson(res, what, node);
+    try {
+      return parse(raw);
+    } catch (e) {
+      if (!(e instanceof ParseError)) throw e;
+      throw new ToolError({ tool: 'kubectl', command: what, kind: 'unparseable', exitCode: 0, stderr: e.message, node });
+    }
   }
 
   async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {

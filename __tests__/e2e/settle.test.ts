@@ -1,0 +1,89 @@
+// End to end: the settle gate through the bundle, the real kubectl and the twin's apps controllers.
+// What the next drain waited for is checked from the twin's own pod event log, not from the action's word.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimCluster } from '../../sim/cluster.js';
+import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
+
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+/**
+ * One control plane and three workers; a Deployment shop/web with a pod on worker-1 and one on
+ * worker-2. Pods of it started from now on become Ready only `delay` after they started.
+ */
+async function cluster(delay: number | 'never'): Promise<SimCluster> {
+  const cl = await startCluster({ defaultNodes: false });
+  cl.addNode({ name: 'cp-1', role: 'control-plane' });
+  for (const n of ['worker-1', 'worker-2', 'worker-3']) cl.addNode({ name: n, role: 'worker' });
+  cl.kube.addPod({ namespace: 'shop', name: 'web-a', nodeName: 'worker-1', owner: { kind: 'Deployment', name: 'web' } });
+  cl.kube.addPod({ namespace: 'shop', name: 'web-b', nodeName: 'worker-2', owner: { kind: 'Deployment', name: 'web' } });
+  cl.kube.setReadiness('shop', 'web', delay);
+  return cl;
+}
+
+const evictions = (cl: SimCluster, nodeName: string) => cl.kube.podEvents.filter((e) => e.type === 'evicted' && e.node === nodeName);
+
+describe('e2e: the settle gate', () => {
+  it("worker-2's first eviction waits until the pod evicted from worker-1 is Ready again elsewhere", { timeout: 90_000 }, async () => {
+    c = await cluster(10_000);
+    const run = await act(c, { nodes: 'worker-1,worker-2' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run);
+    expect(d['worker-1'].outcome).toBe('rebooted');
+    expect(d['worker-2'].outcome).toBe('rebooted');
+    // from the twin's event log: web-a evicted from worker-1, its replacement Ready, then worker-2's first eviction
+    const [first] = evictions(c, 'worker-1');
+    expect(first.pod).toBe('web-a');
+    const replacementReady = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.owner?.startsWith('ReplicaSet/web-'));
+    expect(replacementReady, JSON.stringify(c.kube.podEvents)).toBeDefined();
+    expect(replacementReady!.at - first.at).toBeGreaterThanOrEqual(10_000);
+    const [secondDrainFirst] = evictions(c, 'worker-2');
+    expect(secondDrainFirst.at).toBeGreaterThanOrEqual(replacementReady!.at);
+    // and the action said what it waited for, and recorded the wait
+    expect(run.stdout).toMatch(/settle gate: worker-2's drain waits for Deployment shop\/web: .*of 2 desired/);
+    expect(d['worker-2'].steps.map((s) => s.name)).toContain('settle gate (before drain)');
+  });
+
+  it(
+    'a workload that never becomes available: the roll stops after settle-timeout naming it; the held node is released undrained',
+    { timeout: 90_000 },
+    async () => {
+      c = await cluster('never');
+      const bootBefore = c.talos.node('worker-2').bootID;
+      const run = await act(c, { nodes: 'worker-1,worker-2,worker-3', 'settle-timeout': '6s' });
+      expect(run.exitCode, run.stdout).toBe(1);
+      expect(run.outputs.result).toBe('failed');
+      const d = byName(run);
+      expect(d['worker-1'].outcome).toBe('rebooted');
+      expect(d['worker-2'].outcome).toBe('failed');
+      expect(d['worker-2'].reason).toMatch(
+        /^settle gate: Deployment shop\/web \(.*of 2 desired\) did not become available again within settle-timeout 6\.0 s; the drain was not started/,
+      );
+      expect(run.stdout).toMatch(/Deployment shop\/web/);
+      expect(d['worker-3']).toBeUndefined();
+      expect(evictions(c, 'worker-2')).toEqual([]);
+      const n = node(c, 'worker-2');
+      expect(n.spec.unschedulable).toBeFalsy();
+      expect(n.metadata.annotations?.[A.owner]).toBeUndefined();
+      expect(n.metadata.annotations?.[A.verified]).toBeUndefined();
+      expect(c.talos.node('worker-2').bootID).toBe(bootBefore);
+    },
+  );
+
+  it('settle-timeout 0: no wait, no pod or workload list', { timeout: 90_000 }, async () => {
+    c = await cluster(15_000);
+    const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '0' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const [first] = evictions(c, 'worker-1');
+    const [second] = evictions(c, 'worker-2');
+    const replacementReady = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.owner?.startsWith('ReplicaSet/web-'));
+    // worker-2 was drained while the replacement was not Ready yet
+    expect(replacementReady === undefined || second.at < replacementReady.at).toBe(true);
+    expect(c.kube.requests.filter((r) => r.path.startsWith('/apis/apps/v1/deployments'))).toEqual([]);
+    expect(run.stdout).not.toMatch(/settle gate/);
+  });
+});

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
+import { notAvailable, ownersDrainWouldEvict, ownersOfEvicted, resolveOwners, unsettled } from '../../src/rules/settle.js';
+
+const pod = (name: string, over: Partial<PodOwnerReading> = {}): PodOwnerReading => ({
+  namespace: 'default',
+  name,
+  nodeName: 'w1',
+  phase: 'Running',
+  mirror: false,
+  ...over,
+});
+
+const status = (over: Partial<WorkloadStatus> & Pick<WorkloadStatus, 'kind' | 'name'>): WorkloadStatus => ({
+  namespace: 'default',
+  generation: 1,
+  specReplicas: 2,
+  observedGeneration: 1,
+  replicas: 2,
+  readyReplicas: 2,
+  availableReplicas: 2,
+  updatedReplicas: over.kind === 'Deployment' ? 2 : 0,
+  unavailableReplicas: 0,
+  ...over,
+});
+
+describe('ownersOfEvicted', () => {
+  it('names the ReplicaSet and StatefulSet controllers of the evicted pods only, once each', () => {
+    const pods = [
+      pod('web-1', { controller: { kind: 'ReplicaSet', name: 'web-5f6' } }),
+      pod('web-2', { controller: { kind: 'ReplicaSet', name: 'web-5f6' } }),
+      pod('db-0', { controller: { kind: 'StatefulSet', name: 'db' } }),
+      pod('agent-x', { controller: { kind: 'DaemonSet', name: 'agent' } }),
+      pod('job-x', { controller: { kind: 'Job', name: 'nightly' } }),
+      pod('bare'),
+      pod('cache-1', { controller: { kind: 'ReplicaSet', name: 'cache-7d4' } }),
+    ];
+    const evicted = new Set(['default/web-1', 'default/web-2', 'default/db-0', 'default/agent-x', 'default/job-x', 'default/bare']);
+    expect(ownersOfEvicted(pods, evicted)).toEqual([
+      { kind: 'ReplicaSet', namespace: 'default', name: 'web-5f6' },
+      { kind: 'StatefulSet', namespace: 'default', name: 'db' },
+    ]);
+  });
+
+  it('matches pods by namespace and name (the same name in another namespace is another pod)', () => {
+    const pods = [pod('web-1', { namespace: 'other', controller: { kind: 'ReplicaSet', name: 'web-5f6' } })];
+    expect(ownersOfEvicted(pods, new Set(['default/web-1']))).toEqual([]);
+  });
+});
+
+describe('ownersDrainWouldEvict', () => {
+  it('predicts from the node pods: no mirror, no DaemonSet, no finished pods, no other node', () => {
+    const pods = [
+      pod('web-1', { controller: { kind: 'ReplicaSet', name: 'web-5f6' } }),
+      pod('kube-apiserver-w1', { mirror: true, controller: { kind: 'Node', name: 'w1' } }),
+      pod('done', { phase: 'Succeeded', controller: { kind: 'ReplicaSet', name: 'old' } }),
+      pod('db-0', { nodeName: 'w2', controller: { kind: 'StatefulSet', name: 'db' } }),
+    ];
+    expect(ownersDrainWouldEvict(pods, 'w1')).toEqual([{ kind: 'ReplicaSet', namespace: 'default', name: 'web-5f6' }]);
+  });
+});
+
+describe('resolveOwners', () => {
+  it('judges a ReplicaSet a Deployment controls as its Deployment', () => {
+    const statuses = [
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web' }),
+      status({ kind: 'ReplicaSet', name: 'solo' }),
+    ];
+    expect(
+      resolveOwners(
+        [
+          { kind: 'ReplicaSet', namespace: 'default', name: 'web-5f6' },
+          { kind: 'ReplicaSet', namespace: 'default', name: 'solo' },
+        ],
+        statuses,
+      ),
+    ).toEqual([
+      { kind: 'Deployment', namespace: 'default', name: 'web' },
+      { kind: 'ReplicaSet', namespace: 'default', name: 'solo' },
+    ]);
+  });
+});
+
+describe('notAvailable', () => {
+  it('a complete Deployment, ReplicaSet and StatefulSet are settled', () => {
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web' }))).toBeUndefined();
+    expect(notAvailable(status({ kind: 'ReplicaSet', name: 'rs' }))).toBeUndefined();
+    expect(notAvailable(status({ kind: 'StatefulSet', name: 'db' }))).toBeUndefined();
+  });
+
+  it('a status the controller has not caught up with (observedGeneration behind) is not settled, whatever its numbers', () => {
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web', generation: 3, observedGeneration: 2 }))).toBe(
+      'its controller has not observed generation 3 yet (observed 2)',
+    );
+  });
+
+  it('a Deployment: updated, available and replicas must each equal spec.replicas', () => {
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web', availableReplicas: 1, readyReplicas: 1 }))).toBe(
+      'available 1 of 2 desired',
+    );
+    // an old pod still counted (a rollout in progress): replicas above the desired count
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web', replicas: 3, updatedReplicas: 2 }))).toBe('replicas 3 of 2 desired');
+    expect(notAvailable(status({ kind: 'Deployment', name: 'web', updatedReplicas: 1 }))).toBe('updated 1 of 2 desired');
+    expect(
+      notAvailable(status({ kind: 'Deployment', name: 'web', availableReplicas: 0, progressingReason: 'ProgressDeadlineExceeded' })),
+    ).toBe('available 0 of 2 desired; its rollout exceeded its progress deadline');
+  });
+
+  it('a StatefulSet or ReplicaSet: ready and available (minReadySeconds) must equal spec.replicas', () => {
+    expect(notAvailable(status({ kind: 'StatefulSet', name: 'db', readyReplicas: 1, availableReplicas: 1 }))).toBe(
+      'ready 1, available 1 of 2 desired',
+    );
+    expect(notAvailable(status({ kind: 'ReplicaSet', name: 'rs', availableReplicas: 1 }))).toBe('available 1 of 2 desired');
+    // the omitempty zero: a status with no readyReplicas at all parsed as 0
+    expect(notAvailable(status({ kind: 'StatefulSet', name: 'db', readyReplicas: 0, availableReplicas: 0, replicas: 2 }))).toBe(
+      'ready 0, available 0 of 2 desired',
+    );
+  });
+
+  it('scaled to 0 is settled', () => {
+    expect(notAvailable(status({ kind: 'StatefulSet', name: 'db', specReplicas: 0, replicas: 1, readyReplicas: 0 }))).toBeUndefined();
+  });
+});
+
+describe('unsettled', () => {
+  it('names what is not available, judged by the Deployment; a controller deleted meanwhile is settled', () => {
+    const statuses = [
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web', readyReplicas: 1, availableReplicas: 1 }),
+      status({ kind: 'Deployment', name: 'web', availableReplicas: 1, readyReplicas: 1, unavailableReplicas: 1 }),
+      status({ kind: 'StatefulSet', name: 'db' }),
+    ];
+    const refs = [
+      { kind: 'ReplicaSet' as const, namespace: 'default', name: 'web-5f6' },
+      { kind: 'StatefulSet' as const, namespace: 'default', name: 'db' },
+      { kind: 'StatefulSet' as const, namespace: 'default', name: 'gone' },
+    ];
+    expect(unsettled(refs, statuses)).toEqual([
+      { workload: { kind: 'Deployment', namespace: 'default', name: 'web' }, why: 'available 1 of 2 desired' },
+    ]);
+  });
+});

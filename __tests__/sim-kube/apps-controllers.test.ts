@@ -1,0 +1,137 @@
+// The apps/v1 controllers of the twin, through the real kubectl: Deployments in discovery, statuses that
+// follow the pods one controller sync later with the omitempty JSON shape, readiness delays after an
+// eviction, and the twin's pod event log.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Kubectl } from '../../src/adapters/kube/kubectl.js';
+import { Runner } from '../../src/adapters/exec.js';
+import { ToolError } from '../../src/core/errors.js';
+import { KubeSim } from '../../sim/kube/index.js';
+import { findKubectl, kubectl, kubectlJson, until } from './helpers.js';
+
+beforeAll(() => {
+  findKubectl();
+});
+
+async function cluster(): Promise<KubeSim> {
+  const sim = await KubeSim.start({ heartbeatMs: 500, taintDelayMs: 50, controllerSyncMs: 150 });
+  sim.addNode({ name: 'cp-1', ip: '10.0.0.1', role: 'control-plane' });
+  sim.addNode({ name: 'w-1', ip: '10.0.0.11', role: 'worker' });
+  sim.addNode({ name: 'w-2', ip: '10.0.0.12', role: 'worker' });
+  return sim;
+}
+
+describe.concurrent('apps controllers', () => {
+  it('kubectl lists Deployments (discovery, table) with their ReplicaSets; the status arrives a sync later', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPod({ name: 'web-a', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'web' } });
+      sim.addPod({ name: 'web-b', nodeName: 'w-2', owner: { kind: 'Deployment', name: 'web' } });
+      // before the controllers' first sync: an empty status
+      expect(sim.workload('Deployment', 'default', 'web').status ?? {}).toEqual({});
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 2, 5000);
+      const table = await kubectl(sim, ['get', 'deployments']);
+      expect(table.code).toBe(0);
+      expect(table.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+2\/2\s+2\s+2\s+/);
+      const list = await kubectlJson(sim, ['get', 'deployments.apps,replicasets.apps,statefulsets.apps', '-A', '-o', 'json']);
+      const kinds = list.items.map((i: any) => `${i.kind}/${i.metadata.name}`);
+      expect(kinds[0]).toBe('Deployment/web');
+      expect(kinds[1]).toMatch(/^ReplicaSet\/web-[a-z0-9]+$/);
+      const [d, rs] = list.items;
+      expect(rs.metadata.ownerReferences[0]).toMatchObject({ kind: 'Deployment', name: 'web', controller: true });
+      expect(d.spec.replicas).toBe(2);
+      expect(d.metadata.generation).toBe(2);
+      expect(d.status).toMatchObject({ observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
+      expect(d.status).not.toHaveProperty('unavailableReplicas');
+      expect(d.status.conditions.map((c: any) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
+        'Available=True/MinimumReplicasAvailable',
+        'Progressing=True/NewReplicaSetAvailable',
+      ]);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('a drained pod re-created with a readiness delay: readyReplicas absent (omitempty) until Ready, then back; the event log says when', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPod({ name: 'db-0', nodeName: 'w-1', owner: { kind: 'StatefulSet', name: 'db' } });
+      sim.addPod({ name: 'web-a', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'web' } });
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      sim.setReadiness('default', 'web', 1500);
+      sim.setReadiness('default', 'db', 'never');
+      const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=30s']);
+      expect(r.code).toBe(0);
+      const evicted = sim.podEvents.filter((e) => e.type === 'evicted').map((e) => `${e.pod}@${e.node}`);
+      expect(evicted.sort()).toEqual(['db-0@w-1', 'web-a@w-1']);
+      await until(
+        () => sim.pods().some((p) => p.metadata.name.startsWith('web-') && p.spec.nodeName === 'w-2' && p.status.phase === 'Running'),
+        5000,
+      );
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.unavailableReplicas === 1, 5000);
+      const notYet = await kubectlJson(sim, ['get', 'deployment', 'web', '-o', 'json']);
+      expect(notYet.status).not.toHaveProperty('readyReplicas');
+      expect(notYet.status).not.toHaveProperty('availableReplicas');
+      expect(notYet.status.replicas).toBe(1);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      const ready = sim.podEvents.find((e) => e.type === 'ready' && e.owner?.startsWith('ReplicaSet/web-') && e.node === 'w-2')!;
+      const evictedAt = sim.podEvents.find((e) => e.type === 'evicted' && e.pod === 'web-a')!.at;
+      expect(ready.at - evictedAt).toBeGreaterThanOrEqual(1500);
+      // the StatefulSet's pod never becomes Ready: replicas stays (not omitempty), readyReplicas is absent, availableReplicas 0
+      await until(() => sim.pods().some((p) => p.metadata.name === 'db-0' && p.status.phase === 'Running'), 5000);
+      await until(() => sim.workload('StatefulSet', 'default', 'db').status?.replicas === 1, 5000);
+      const sts = (await kubectlJson(sim, ['get', 'statefulset', 'db', '-o', 'json'])).status;
+      expect(sts).toMatchObject({ replicas: 1, availableReplicas: 0 });
+      expect(sts).not.toHaveProperty('readyReplicas');
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('minReadySeconds: a Ready pod counts as available only after it, and a spec change moves observedGeneration a sync later', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPod({ name: 'api-a', nodeName: 'w-1', owner: { kind: 'ReplicaSet', name: 'api' } });
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 5000);
+      sim.setMinReadySeconds('default', 'ReplicaSet', 'api', 2);
+      const rs = sim.workload('ReplicaSet', 'default', 'api');
+      expect(rs.metadata.generation).toBe(2);
+      expect(rs.status.observedGeneration).toBe(1);
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.observedGeneration === 2, 5000);
+      const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--timeout=30s']);
+      expect(r.code).toBe(0);
+      await until(() => (sim.workload('ReplicaSet', 'default', 'api').status?.readyReplicas ?? 0) === 1, 5000);
+      expect(sim.workload('ReplicaSet', 'default', 'api').status.availableReplicas).toBeUndefined();
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 5000);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('the Kubectl adapter: the node pods with their controllers, one list of the three kinds, and what a failed drain evicted', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPod({ name: 'web-a', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'web' } });
+      sim.addPod({ name: 'db-0', nodeName: 'w-1', owner: { kind: 'StatefulSet', name: 'db' }, labels: { app: 'db' } });
+      sim.addPod({ name: 'other', nodeName: 'w-2', owner: { kind: 'ReplicaSet', name: 'other' } });
+      sim.addPdb({ name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+      const kube = new Kubectl({ runner: new Runner(), kubeconfig: sim.kubeconfigPath });
+      const pods = await kube.listPodOwners('w-1');
+      expect(pods.map((p) => `${p.name}:${p.controller?.kind}`).sort()).toEqual(['db-0:StatefulSet', 'web-a:ReplicaSet']);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      const kinds = (await kube.listWorkloads()).map((w) => `${w.kind}/${w.name}/${w.availableReplicas}/${w.ownerDeployment ?? ''}`);
+      expect(kinds).toEqual([
+        'Deployment/web/1/',
+        'ReplicaSet/other/1/',
+        expect.stringMatching(/^ReplicaSet\/web-[a-z0-9]+\/1\/web$/),
+        'StatefulSet/db/1/',
+      ]);
+      let evicted: string[] | undefined;
+      const err = await kube.drain('w-1', 3000, undefined, (p) => (evicted = p)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ToolError);
+      // the PDB refused db-0 until the timeout: only web-a was evicted
+      expect(evicted).toEqual([expect.stringMatching(/^default\/web-a$/)]);
+    } finally {
+      await sim.stop();
+    }
+  });
+});

@@ -1,0 +1,54 @@
+// The workloads the settle gate waits for, as the adapters read them and the rule judges them.
+
+/** The controller kinds the settle gate waits for (Jobs, DaemonSets, mirror and bare pods are not waited for). */
+export type WorkloadKind = 'Deployment' | 'ReplicaSet' | 'StatefulSet';
+
+export interface WorkloadRef {
+  kind: WorkloadKind;
+  namespace: string;
+  name: string;
+}
+
+/** `Kind namespace/name`: how a workload is named in logs, errors and the summary. */
+export function workloadName(w: WorkloadRef): string {
+  return `${w.kind} ${w.namespace}/${w.name}`;
+}
+
+export function workloadKey(w: WorkloadRef): string {
+  return `${w.kind}/${w.namespace}/${w.name}`;
+}
+
+/** A pod as the settle gate needs it: where it runs and who controls it. */
+export interface PodOwnerReading {
+  namespace: string;
+  name: string;
+  nodeName: string;
+  /** Pending, Running, Succeeded, Failed, Unknown */
+  phase: string;
+  /** the ownerReference with `controller: true` */
+  controller?: { kind: string; name: string };
+  /** carries `kubernetes.io/config.mirror` (a static pod's mirror: drain skips it) */
+  mirror: boolean;
+}
+
+/**
+ * A controller's spec and status as the apiserver returns them. The status fields are `omitempty`
+ * int32s in apps/v1 (a zero is absent from the JSON): the parser reads an absent one as 0.
+ */
+export interface WorkloadStatus extends WorkloadRef {
+  generation: number;
+  /** spec.replicas (the apiserver defaults it to 1) */
+  specReplicas: number;
+  observedGeneration: number;
+  replicas: number;
+  readyReplicas: number;
+  availableReplicas: number;
+  /** Deployments only */
+  updatedReplicas: number;
+  /** Deployments only */
+  unavailableReplicas: number;
+  /** the ReplicaSet's controlling Deployment, when one */
+  ownerDeployment?: string;
+  /** Deployments: the Progressing condition's reason (`ProgressDeadlineExceeded` when the rollout is stuck) */
+  progressingReason?: string;
+}

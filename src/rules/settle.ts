@@ -1,0 +1,114 @@
+// The settle gate's rules: which workloads a drain disrupts, and which of them are not available again yet.
+//
+// Pure: pods and controller statuses in, decisions out. What "available again" means follows the
+// controllers themselves (docs/settle.md has the upstream files):
+// - Deployment: the deployment controller's own DeploymentComplete (pkg/controller/deployment/util/
+//   deployment_util.go): observedGeneration >= generation, and updatedReplicas, replicas and
+//   availableReplicas all equal spec.replicas (replicas > spec.replicas means old or surplus pods
+//   still run; availableReplicas counts minReadySeconds). A Progressing condition with reason
+//   ProgressDeadlineExceeded is named in the reason, but the gate still waits on the numbers.
+// - ReplicaSet without a Deployment: observedGeneration >= generation, and replicas, readyReplicas
+//   and availableReplicas equal spec.replicas (the ReplicaSet controller's calculateStatus counts
+//   only active pods, so a terminating pod is not counted).
+// - StatefulSet: observedGeneration >= generation, and replicas, readyReplicas and availableReplicas
+//   equal spec.replicas.
+// A ReplicaSet a Deployment controls is judged by its Deployment (the Deployment may have replaced it
+// by a newer ReplicaSet meanwhile). A controller that no longer exists, or is scaled to 0, is settled:
+// nothing of it can come back. The status is never read for what it does not say: an absent field is
+// a zero (apps/v1 status fields are omitempty), so a status the controller has not written yet is
+// unsettled, never settled.
+import { workloadKey, type PodOwnerReading, type WorkloadKind, type WorkloadRef, type WorkloadStatus } from '../core/workloads.js';
+
+/** The controller kinds a drain's eviction makes a controller re-create (a Deployment's pods are its ReplicaSet's). */
+const WAITED_KINDS: readonly string[] = ['ReplicaSet', 'StatefulSet'];
+
+/**
+ * The controllers of the pods a drain evicted, as named by the pods (ReplicaSet or StatefulSet): a pod
+ * of a DaemonSet, a Job, a mirror pod or a bare pod is not waited for. `evicted` holds `namespace/name`
+ * of the pods the drain evicted; a pod not in `pods` (created after the listing) is not known and skipped.
+ */
+export function ownersOfEvicted(pods: readonly PodOwnerReading[], evicted: ReadonlySet<string>): WorkloadRef[] {
+  return uniqueRefs(pods.filter((p) => evicted.has(`${p.namespace}/${p.name}`)).flatMap(ownerOf));
+}
+
+/**
+ * Which controllers a drain of `node` would disrupt, from a pod list: what kubectl drain with
+ * --ignore-daemonsets evicts (not mirror pods, not DaemonSet pods, not finished pods), reduced to the
+ * controllers the gate waits for. Plan mode's prediction.
+ */
+export function ownersDrainWouldEvict(pods: readonly PodOwnerReading[], node: string): WorkloadRef[] {
+  return uniqueRefs(
+    pods.filter((p) => p.nodeName === node && !p.mirror && p.phase !== 'Succeeded' && p.phase !== 'Failed').flatMap(ownerOf),
+  );
+}
+
+function ownerOf(p: PodOwnerReading): WorkloadRef[] {
+  const c = p.controller;
+  if (!c || !WAITED_KINDS.includes(c.kind)) return [];
+  return [{ kind: c.kind as WorkloadKind, namespace: p.namespace, name: c.name }];
+}
+
+export function uniqueRefs(refs: readonly WorkloadRef[]): WorkloadRef[] {
+  const seen = new Map<string, WorkloadRef>();
+  for (const r of refs) if (!seen.has(workloadKey(r))) seen.set(workloadKey(r), r);
+  return [...seen.values()];
+}
+
+/** A workload the gate still waits for, and why, in the controller's own numbers. */
+export interface Unsettled {
+  workload: WorkloadRef;
+  why: string;
+}
+
+/**
+ * The workload each ref is judged as: a ReplicaSet controlled by a Deployment is its Deployment.
+ * A ref whose controller no longer exists stays as it is (and is settled: see unsettled).
+ */
+export function resolveOwners(refs: readonly WorkloadRef[], statuses: readonly WorkloadStatus[]): WorkloadRef[] {
+  const byKey = new Map(statuses.map((s) => [workloadKey(s), s]));
+  return uniqueRefs(
+    refs.map((r) => {
+      const s = byKey.get(workloadKey(r));
+      if (r.kind === 'ReplicaSet' && s?.ownerDeployment) return { kind: 'Deployment', namespace: r.namespace, name: s.ownerDeployment };
+      return r;
+    }),
+  );
+}
+
+/** Of `refs`, those not yet available again (each with why), judged from the controllers' `statuses`. */
+export function unsettled(refs: readonly WorkloadRef[], statuses: readonly WorkloadStatus[]): Unsettled[] {
+  const byKey = new Map(statuses.map((s) => [workloadKey(s), s]));
+  const out: Unsettled[] = [];
+  for (const workload of resolveOwners(refs, statuses)) {
+    const s = byKey.get(workloadKey(workload));
+    if (!s) continue; // deleted meanwhile: nothing of it can come back
+    const why = notAvailable(s);
+    if (why) out.push({ workload, why });
+  }
+  return out;
+}
+
+/** Why `s` is not fully available, or undefined when it is. */
+export function notAvailable(s: WorkloadStatus): string | undefined {
+  const want = s.specReplicas;
+  if (want === 0) return undefined;
+  if (s.observedGeneration < s.generation) {
+    return `its controller has not observed generation ${s.generation} yet (observed ${s.observedGeneration})`;
+  }
+  const counts: Array<[string, number]> =
+    s.kind === 'Deployment'
+      ? [
+          ['updated', s.updatedReplicas],
+          ['available', s.availableReplicas],
+          ['replicas', s.replicas],
+        ]
+      : [
+          ['ready', s.readyReplicas],
+          ['available', s.availableReplicas],
+          ['replicas', s.replicas],
+        ];
+  const off = counts.filter(([, n]) => n !== want);
+  if (off.length === 0) return undefined;
+  const stuck = s.progressingReason === 'ProgressDeadlineExceeded' ? '; its rollout exceeded its progress deadline' : '';
+  return `${off.map(([what, n]) => `${what} ${n}`).join(', ')} of ${want} desired${stuck}`;
+}
