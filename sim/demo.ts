@@ -103,7 +103,7 @@ async function main(): Promise<number> {
     // With a client certificate in the talosconfig nothing needs talosctl: the twin's log proves none ran.
     console.log(`   talosctl processes in the twin's log: ${cluster.talos.commands.filter((x) => x.command !== '').length}`);
     console.log('\n── annotations');
-    for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title}: ${a.message.split('\n')[0]}`);
+    for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title ? `${a.title}: ` : ''}${a.message.split('\n')[0]}`);
     console.log('\n── outputs');
     for (const [k, v] of Object.entries(run.outputs)) {
       if (k === 'decisions') {
