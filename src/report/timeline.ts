@@ -57,7 +57,7 @@ const BUDGET = '!';
 
 const LEGEND = [
   'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
-  '- any other step  S settle gate holding new starts  ! time budget: nothing new started from here',
+  '- any other step  S settle gate holding a drain or a start  ! time budget: nothing new started from here',
 ];
 
 interface Bar {
