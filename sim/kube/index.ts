@@ -521,6 +521,22 @@ export class KubeSim implements KubeNodeHooks {
     return this.ctx.store.get(R.leases, namespace, name);
   }
 
+  /**
+   * Another actor (a person, another run) overwrites the Lease's holder, as a JSON Patch through the
+   * API would, at once: a test that must order the theft against the action's next request calls it
+   * from a write hook instead of sending an HTTP request that a loaded machine may deliver late.
+   */
+  setLeaseHolder(namespace: string, name: string, holder: string): void {
+    this.ctx.api.patch(
+      R.leases,
+      namespace,
+      name,
+      undefined,
+      'json',
+      JSON.stringify([{ op: 'replace', path: '/spec/holderIdentity', value: holder }]),
+    );
+  }
+
   /** Current global resourceVersion (what a list would report). */
   get resourceVersion(): string {
     return String(this.ctx.store.revision);
