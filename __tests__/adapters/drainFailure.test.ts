@@ -1,7 +1,7 @@
 // A failed kubectl drain's stderr → the pods it was still waiting for (the texts kubectl 1.32 prints:
 // docs/kubernetes-facts.md#k14-drain-timeout-output), and the PDB/pod list of a namespace.
 import { describe, expect, it } from 'vitest';
-import { blockedPods, parseDrainFailure } from '../../src/adapters/parse/drainErrors.js';
+import { blockedPods, parseDrainFailure } from '../../src/adapters/parse/drainOutput.js';
 import { parsePdbsAndPods } from '../../src/adapters/parse/pdbJson.js';
 
 const PDB_TIMEOUT = [
