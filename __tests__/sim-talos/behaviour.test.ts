@@ -45,6 +45,9 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/** A rebooted node answers before it loads cri: wait until cri is launched and its first check passed. */
+const criUp = (name: string) => until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 10_000, 20);
+
 const startedAgo = (stdout: string) => goSeconds(/started with PID \d+ \((-?[0-9hms]+) ago\)/.exec(stdout)?.[1] ?? 'x');
 
 describe('clocks', () => {
@@ -267,6 +270,8 @@ describe('reboot', () => {
 
     const after = (await talosctl(sim, ['-n', '10.0.1.2', 'read', '/proc/sys/kernel/random/boot_id'])).stdout.trim();
     expect(after).not.toBe(before);
+    // the kubelet starts only once cri is up, so the Kubernetes side sees the new boot id after that
+    await criUp('w-2');
     expect(hooks.calls).toEqual(['down w-2', `up w-2 ${after}`]);
 
     // fresh ≤1.13 boot: cri.toml written and containerd launched on independent schedules, 0.3–3 s
@@ -294,6 +299,7 @@ describe('reboot', () => {
     const n = sim.node('w-3');
     const r = await talosctl(sim, ['-n', '10.0.1.3', 'reboot']);
     expect(r.code).toBe(0);
+    await criUp('w-3');
     const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
     const status = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
     // written once at this boot: the controller only starts cri once the status exists
@@ -328,6 +334,7 @@ describe('reboot', () => {
     const n = sim.node('w-5');
     const r = await talosctl(sim, ['-n', '10.0.1.5', 'reboot']);
     expect(r.code).toBe(0);
+    await criUp('w-5');
     const bootPid = n.containerd.pid;
     expect(n.containerd.health.healthy).toBe(true);
     const baseSpec = n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version;
@@ -391,6 +398,7 @@ describe('image pulls after a credential rotation', () => {
     // after a reboot containerd loads the rendered credential
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'reboot']);
     expect(r.code).toBe(0);
+    await criUp('w-1');
     expect(sim.imagePull.pull('w-1', IMAGE).ok).toBe(true);
   });
 
@@ -452,6 +460,89 @@ describe('fault injection and the call record', () => {
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('after a reboot the node answers before it loads cri (apid in Initialize, cri in StartAllServices / cri.ServiceController)', () => {
+  let twin: TalosSim;
+  let calls: ReturnType<typeof recordingHooks>;
+  const WINDOW_MS = 4000;
+  const services = async (ip: string) =>
+    (await talosctl(twin, ['-n', ip, 'service'])).stdout
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => l.split(/\s+/)[1]);
+
+  beforeAll(async () => {
+    calls = recordingHooks();
+    twin = await TalosSim.start({ kube: calls, rebootMs: 300, criUnlistedMs: WINDOW_MS });
+    twin.addNode({ name: 'v13', ip: '10.0.2.1', role: 'control-plane', version: '1.13', credential: { 'ghcr.io': OLD } });
+    twin.addNode({ name: 'v14', ip: '10.0.2.2', role: 'worker', version: '1.14', credential: { 'ghcr.io': OLD } });
+  });
+  afterAll(async () => {
+    await twin.stop();
+  });
+
+  it('1.13: the new boot id answers while ServiceList has no cri, kubelet, etcd or trustd; cri comes with StartAllServices', async () => {
+    const n = twin.node('v13');
+    const before = n.bootID;
+    expect((await talosctl(twin, ['-n', '10.0.2.1', 'reboot'])).code).toBe(0);
+    const t0 = Date.now();
+    expect(n.bootID).not.toBe(before);
+    expect(await services('10.0.2.1')).toEqual(['apid', 'auditd', 'containerd', 'dashboard', 'machined', 'syslogd', 'udevd']);
+    // talosctl's own text when no node has the service (cmd/talosctl/cmd/talos/service.go)
+    const cri = await talosctl(twin, ['-n', '10.0.2.1', 'service', 'cri']);
+    expect(cri.code).toBe(1);
+    expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
+    const pids = await talosctl(twin, ['-n', '10.0.2.1', 'get', 'servicepids', 'cri', '-o', 'yaml']);
+    expect(pids.code).toBe(1);
+    // the kubelet needs the CRI socket: Kubernetes has not seen the new boot id
+    expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13']);
+    expect(Date.now() - t0).toBeLessThan(WINDOW_MS);
+
+    await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(WINDOW_MS - 200);
+    expect(await services('10.0.2.1')).toEqual(expect.arrayContaining(['cri', 'etcd', 'kubelet', 'trustd']));
+    expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13', `up v13 ${n.bootID}`]);
+    // the conditions held by then: the run from Starting to the launch took a few ms; cri.toml the
+    // 1.13 boot gap before the launch (it may predate the node's answer)
+    const starting = n.containerd.events.find((e) => e.msg === 'Starting service')!;
+    expect(n.containerd.startedAtMs - starting.ts).toBeLessThan(20);
+    const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(300);
+    expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(3000);
+  });
+
+  it('1.14: cri.toml is not written yet, so no EtcFileStatus and no cri; both come together', async () => {
+    const n = twin.node('v14');
+    expect((await talosctl(twin, ['-n', '10.0.2.2', 'reboot'])).code).toBe(0);
+    expect(n.files.has('/etc/cri/conf.d/cri.toml')).toBe(false);
+    const status = await talosctl(twin, ['-n', '10.0.2.2', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'json']);
+    expect(status.code).toBe(1);
+    expect(await services('10.0.2.2')).not.toContain('cri');
+    const ls = await talosctl(twin, ['-n', '10.0.2.2', 'ls', '-l', '/etc/cri/conf.d/cri.toml']);
+    expect(ls.code).not.toBe(0);
+
+    await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
+    const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    expect(n.containerd.events[0].ts).toBeGreaterThan(n.etcFileStatus.get('cri/conf.d/cri.toml')!.updated);
+    expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(2);
+    expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
+  });
+
+  it('criUnlistedMs Infinity: a boot that never loads cri (stuck before StartAllServices)', async () => {
+    const stuck = await TalosSim.start({ kube: recordingHooks(), rebootMs: 100, criUnlistedMs: Infinity });
+    try {
+      stuck.addNode({ name: 's', ip: '10.0.3.1', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
+      expect((await talosctl(stuck, ['-n', '10.0.3.1', 'reboot'])).code).toBe(0);
+      await sleep(1500);
+      const cri = await talosctl(stuck, ['-n', '10.0.3.1', 'service', 'cri']);
+      expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
+      expect(stuck.node('s').containerd.pid).toBe(0);
+    } finally {
+      await stuck.stop();
     }
   });
 });
