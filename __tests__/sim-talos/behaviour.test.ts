@@ -475,6 +475,20 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
       .filter(Boolean)
       .map((l) => l.split(/\s+/)[1]);
 
+  /** Reboot without talosctl's wait (which lasts until the machine is ready) and return once the new boot id answers, as the API client does. */
+  const rebootUntilNewBootId = async (t: TalosSim, name: string, ip: string) => {
+    const before = t.node(name).bootID;
+    expect((await talosctl(t, ['-n', ip, 'reboot', '--wait=false'])).code).toBe(0);
+    await until(
+      async () => {
+        const r = await talosctl(t, ['-n', ip, 'read', '/proc/sys/kernel/random/boot_id']);
+        return r.code === 0 && r.stdout.trim() !== before ? true : undefined;
+      },
+      5000,
+      50,
+    );
+  };
+
   beforeAll(async () => {
     calls = recordingHooks();
     twin = await TalosSim.start({ kube: calls, rebootMs: 300, criUnlistedMs: WINDOW_MS });
@@ -487,10 +501,8 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
 
   it('1.13: the new boot id answers while ServiceList has no cri, kubelet, etcd or trustd; cri comes with StartAllServices', async () => {
     const n = twin.node('v13');
-    const before = n.bootID;
-    expect((await talosctl(twin, ['-n', '10.0.2.1', 'reboot'])).code).toBe(0);
+    await rebootUntilNewBootId(twin, 'v13', '10.0.2.1');
     const t0 = Date.now();
-    expect(n.bootID).not.toBe(before);
     expect(await services('10.0.2.1')).toEqual(['apid', 'auditd', 'containerd', 'dashboard', 'machined', 'syslogd', 'udevd']);
     // talosctl's own text when no node has the service (cmd/talosctl/cmd/talos/service.go)
     const cri = await talosctl(twin, ['-n', '10.0.2.1', 'service', 'cri']);
@@ -517,7 +529,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
 
   it('1.14: cri.toml is not written yet, so no EtcFileStatus and no cri; both come together', async () => {
     const n = twin.node('v14');
-    expect((await talosctl(twin, ['-n', '10.0.2.2', 'reboot'])).code).toBe(0);
+    await rebootUntilNewBootId(twin, 'v14', '10.0.2.2');
     expect(n.files.has('/etc/cri/conf.d/cri.toml')).toBe(false);
     const status = await talosctl(twin, ['-n', '10.0.2.2', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'json']);
     expect(status.code).toBe(1);
@@ -532,15 +544,30 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
     expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
   });
 
+  it('talosctl reboot (--wait) returns only once the machine is Running and ready, so through it cri is up', async () => {
+    const n = twin.node('v13');
+    const t0 = Date.now();
+    const r = await talosctl(twin, ['-n', '10.0.2.1', 'reboot']);
+    expect(r.code).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300 + WINDOW_MS + 1000 - 100);
+    expect(r.stderr.trimEnd().split('\n').slice(-2)).toEqual(['"10.0.2.1": events check condition met', '"10.0.2.1": post check passed']);
+    expect(n.containerd.health.healthy).toBe(true);
+    expect(await services('10.0.2.1')).toContain('cri');
+  });
+
   it('criUnlistedMs Infinity: a boot that never loads cri (stuck before StartAllServices)', async () => {
     const stuck = await TalosSim.start({ kube: recordingHooks(), rebootMs: 100, criUnlistedMs: Infinity });
     try {
       stuck.addNode({ name: 's', ip: '10.0.3.1', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
-      expect((await talosctl(stuck, ['-n', '10.0.3.1', 'reboot'])).code).toBe(0);
-      await sleep(1500);
+      // talosctl's tracker waits for a machine that is never ready, until its --timeout
+      const r = await talosctl(stuck, ['-n', '10.0.3.1', 'reboot', '--timeout', '2s']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/"10\.0\.3\.1": error: rpc error: code = DeadlineExceeded desc = context deadline exceeded\n/);
+      expect(r.stderr).not.toContain('events check condition met');
       const cri = await talosctl(stuck, ['-n', '10.0.3.1', 'service', 'cri']);
       expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
       expect(stuck.node('s').containerd.pid).toBe(0);
+      expect(stuck.node('s').up).toBe(true);
     } finally {
       await stuck.stop();
     }

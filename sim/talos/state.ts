@@ -87,6 +87,9 @@ export class NodeRuntime {
   rebooting?: Promise<void>;
   /** see TalosSim.failNextReboot */
   nextRebootFault?: 'ignored' | 'stays-down';
+  /** resolves when the current boot is Running and ready (runningAndReady) */
+  private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
   private nextPid = 0;
   private generation = 0;
   private restartPending = false;
@@ -580,6 +583,9 @@ export class NodeRuntime {
     } catch {
       // a failing hook must not wedge the machine
     }
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
     this.rebooting = new Promise((resolve) => {
       if (fault === 'stays-down') return;
       this.later(this.opts.rebootMs, () => {
@@ -631,6 +637,18 @@ export class NodeRuntime {
       const fault = this.restartAfterBoot;
       if (fault) this.later(1200 + fault.afterUpMs, () => this.rerenderBaseSpec(fault));
     });
+    this.atTime(startAt + 1000, () => this.markReady());
+  }
+
+  /**
+   * The MachineStatus a `talosctl reboot --wait` tracker waits for (MachineReadyEventFn: stage Running
+   * and ready; MachineStatusController's readiness checks: apid, machined, kubelet (etcd, trustd on a
+   * control plane) up, the node Ready, static pods ready). The twin stands in with cri healthy after
+   * this boot's launch, when the kubelet can start: it leaves out the kubelet's own start and the
+   * Kubernetes side. Never resolves for a boot that never loads cri.
+   */
+  runningAndReady(): Promise<void> {
+    return this.ready;
   }
 
   // --- simulator controls ------------------------------------------------------------------------
