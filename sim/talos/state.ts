@@ -315,11 +315,15 @@ export class NodeRuntime {
     if (ordered114) this.runAfterStatus114(statusAt, startAt);
     else if (startAllAt !== undefined) this.runAfterStatus114(startAllAt, startAt);
     else this.runFromBoot(bootAt, startAt);
-    this.atTime(startAt, () => this.launch(startAt, loaded));
-    // the first health check, one second after the launch (health.DefaultSettings)
-    const healthAt = startAt + 1000;
-    if (healthAt <= this.now()) this.healthy(healthAt);
-    else this.later(healthAt - this.now(), () => this.healthy(this.now()));
+    this.atTime(startAt, () => {
+      this.launch(startAt, loaded);
+      // the first health check, one second after the launch (health.DefaultSettings), of this
+      // containerd only: a restart in between (criRestartAfterBoot) has checks of its own
+      const pid = c.pid;
+      const healthAt = startAt + 1000;
+      if (healthAt <= this.now()) this.healthy(healthAt);
+      else this.later(healthAt - this.now(), () => c.pid === pid && this.healthy(this.now()));
+    });
 
     const all = this.bootServices(bootAt);
     const late = new Set(['kubelet', 'etcd', 'trustd']);
@@ -632,10 +636,9 @@ export class NodeRuntime {
       } catch {
         // see nodeDown
       }
-      // the fault's "up": the boot's cri launched and healthy (1 s), as the node stood when it answered
-      // before the post-reboot window was modelled
+      // the fault counts from the boot's launch: the restart comes while the node is coming up
       const fault = this.restartAfterBoot;
-      if (fault) this.later(1200 + fault.afterUpMs, () => this.rerenderBaseSpec(fault));
+      if (fault) this.later(fault.afterUpMs, () => this.rerenderBaseSpec(fault));
     });
     this.atTime(startAt + 1000, () => this.markReady());
   }

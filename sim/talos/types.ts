@@ -180,7 +180,7 @@ export interface AddNodeSpec {
 
 /**
  * A Talos 1.14 node whose base-spec.json is rendered once more `afterUpMs` after it is back from a
- * reboot (counted from 1.2 s after the boot's containerd launched: cri up and healthy), so cri.ServiceController stops and starts cri again while the node is already up (and soon
+ * reboot (counted from the launch of the boot's containerd, before its first health check), so cri.ServiceController stops and starts cri again while the node is already up (and soon
  * Ready): the new containerd has health "?" for the first second, then fails its first
  * `failingChecks` health checks (one every 5 s) before the next one succeeds.
  */
