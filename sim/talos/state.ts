@@ -372,7 +372,9 @@ export class NodeRuntime {
    * whole run is logged AFTER cri.toml's status: Starting, Waiting for the full condition (cri.go
    * Condition: volumes, network, the /etc files), Running pre state, Creating service runner, launch.
    * With the conditions already holding that takes a few ms (timing.ts); a longer gap is time spent
-   * waiting (for the network), whose description waitFor logs again once it changes.
+   * waiting (for the network), whose description waitFor logs again once it changes. After a reboot
+   * on ≤ 1.13 the same run follows StartAllServices' load (`statusAt` is then the load): the
+   * conditions hold by then too.
    */
   private runAfterStatus114(statusAt: number, startAt: number): void {
     const [waitAll, waitNet] = this.waitingMessages();
@@ -626,8 +628,9 @@ export class NodeRuntime {
     const ordered114 = n.version === '1.14' && gap > 0;
     const writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
     const startAt = writeAt + gap;
-    // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd
-    const bootAt = up - 8000;
+    // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd; a
+    // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
+    const bootAt = Math.min(up, writeAt) - 8000;
     this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
     n.up = true;
     this.atTime(startAt, () => {
