@@ -43,6 +43,8 @@ export interface SimClusterOptions {
   criRestartMs?: number;
   /** pin every boot's launch − write gap; default drawn per node and version (sim/talos/timing.ts) */
   bootGapMs?: number;
+  /** pin how long a rebooted node answers before it lists cri (Infinity: never); default drawn 0.5–2.5 s (sim/talos/timing.ts) */
+  criUnlistedMs?: number;
   /** seeds the twin's timings (default 1) */
   seed?: number;
   /** serve the Talos API and put a client certificate in the talosconfig (default true); false: the CLI read path */
@@ -104,6 +106,7 @@ export class SimCluster {
       rebootMs: opts.rebootMs ?? (s === undefined ? 1500 : scaled(REALISTIC_MS.rebootMs)),
       criRestartMs: opts.criRestartMs,
       bootGapMs: opts.bootGapMs,
+      criUnlistedMs: opts.criUnlistedMs,
       seed: opts.seed,
       api: opts.api,
       apiCertificate: opts.apiCertificate,

@@ -45,6 +45,9 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/** A rebooted node answers before it loads cri: wait until cri is launched and its first check passed. */
+const criUp = (name: string) => until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 10_000, 20);
+
 const startedAgo = (stdout: string) => goSeconds(/started with PID \d+ \((-?[0-9hms]+) ago\)/.exec(stdout)?.[1] ?? 'x');
 
 describe('clocks', () => {
@@ -267,6 +270,8 @@ describe('reboot', () => {
 
     const after = (await talosctl(sim, ['-n', '10.0.1.2', 'read', '/proc/sys/kernel/random/boot_id'])).stdout.trim();
     expect(after).not.toBe(before);
+    // the kubelet starts only once cri is up, so the Kubernetes side sees the new boot id after that
+    await criUp('w-2');
     expect(hooks.calls).toEqual(['down w-2', `up w-2 ${after}`]);
 
     // fresh ≤1.13 boot: cri.toml written and containerd launched on independent schedules, 0.3–3 s
@@ -294,6 +299,7 @@ describe('reboot', () => {
     const n = sim.node('w-3');
     const r = await talosctl(sim, ['-n', '10.0.1.3', 'reboot']);
     expect(r.code).toBe(0);
+    await criUp('w-3');
     const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
     const status = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
     // written once at this boot: the controller only starts cri once the status exists
@@ -326,15 +332,16 @@ describe('reboot', () => {
       criRestartAfterBoot: { afterUpMs: 100, failingChecks: 1 },
     });
     const n = sim.node('w-5');
-    const r = await talosctl(sim, ['-n', '10.0.1.5', 'reboot']);
+    const r = await talosctl(sim, ['-n', '10.0.1.5', 'reboot', '--wait=false']);
     expect(r.code).toBe(0);
-    const bootPid = n.containerd.pid;
-    expect(n.containerd.health.healthy).toBe(true);
-    const baseSpec = n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version;
+    // the boot's containerd, launched once the node loaded cri; the restart comes before its first check
+    const bootPid = await until(async () => (n.up && n.containerd.pid !== 0 ? n.containerd.pid : undefined), 10_000, 5);
+    expect(n.containerd.health.unknown).toBe(true);
     // criRestartMs (400 ms) after base-spec.json's write the new containerd is Running, health unknown
     await until(async () => (n.containerd.pid !== bootPid && n.containerd.pid !== 0 ? true : undefined), 5000, 20);
     expect(n.containerd).toMatchObject({ state: 'Running', health: { unknown: true, healthy: false } });
-    expect(n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version).toBe(baseSpec + 1);
+    // written at the boot (version 1), then again by the fault
+    expect(n.etcFileStatus.get('cri/conf.d/base-spec.json')!.version).toBe(2);
     await until(async () => (n.containerd.health.unknown ? undefined : true), 5000, 20);
     expect(n.containerd.health).toMatchObject({ healthy: false, lastMessage: expect.stringMatching(/context deadline exceeded/) });
     await until(async () => (n.containerd.health.healthy ? true : undefined), 8000, 50);
@@ -391,6 +398,7 @@ describe('image pulls after a credential rotation', () => {
     // after a reboot containerd loads the rendered credential
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'reboot']);
     expect(r.code).toBe(0);
+    await criUp('w-1');
     expect(sim.imagePull.pull('w-1', IMAGE).ok).toBe(true);
   });
 
@@ -452,6 +460,116 @@ describe('fault injection and the call record', () => {
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('after a reboot the node answers before it loads cri (apid in Initialize, cri in StartAllServices / cri.ServiceController)', () => {
+  let twin: TalosSim;
+  let calls: ReturnType<typeof recordingHooks>;
+  const WINDOW_MS = 4000;
+  const services = async (ip: string) =>
+    (await talosctl(twin, ['-n', ip, 'service'])).stdout
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => l.split(/\s+/)[1]);
+
+  /** Reboot without talosctl's wait (which lasts until the machine is ready) and return once the new boot id answers, as the API client does. */
+  const rebootUntilNewBootId = async (t: TalosSim, name: string, ip: string) => {
+    const before = t.node(name).bootID;
+    expect((await talosctl(t, ['-n', ip, 'reboot', '--wait=false'])).code).toBe(0);
+    await until(
+      async () => {
+        const r = await talosctl(t, ['-n', ip, 'read', '/proc/sys/kernel/random/boot_id']);
+        return r.code === 0 && r.stdout.trim() !== before ? true : undefined;
+      },
+      5000,
+      50,
+    );
+  };
+
+  beforeAll(async () => {
+    calls = recordingHooks();
+    twin = await TalosSim.start({ kube: calls, rebootMs: 300, criUnlistedMs: WINDOW_MS });
+    twin.addNode({ name: 'v13', ip: '10.0.2.1', role: 'control-plane', version: '1.13', credential: { 'ghcr.io': OLD } });
+    twin.addNode({ name: 'v14', ip: '10.0.2.2', role: 'worker', version: '1.14', credential: { 'ghcr.io': OLD } });
+  });
+  afterAll(async () => {
+    await twin.stop();
+  });
+
+  it('1.13: the new boot id answers while ServiceList has no cri, kubelet, etcd or trustd; cri comes with StartAllServices', async () => {
+    const n = twin.node('v13');
+    await rebootUntilNewBootId(twin, 'v13', '10.0.2.1');
+    const t0 = Date.now();
+    expect(await services('10.0.2.1')).toEqual(['apid', 'auditd', 'containerd', 'dashboard', 'machined', 'syslogd', 'udevd']);
+    // talosctl's own text when no node has the service (cmd/talosctl/cmd/talos/service.go)
+    const cri = await talosctl(twin, ['-n', '10.0.2.1', 'service', 'cri']);
+    expect(cri.code).toBe(1);
+    expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
+    const pids = await talosctl(twin, ['-n', '10.0.2.1', 'get', 'servicepids', 'cri', '-o', 'yaml']);
+    expect(pids.code).toBe(1);
+    // the kubelet needs the CRI socket: Kubernetes has not seen the new boot id
+    expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13']);
+    expect(Date.now() - t0).toBeLessThan(WINDOW_MS);
+
+    await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(WINDOW_MS - 200);
+    expect(await services('10.0.2.1')).toEqual(expect.arrayContaining(['cri', 'etcd', 'kubelet', 'trustd']));
+    expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13', `up v13 ${n.bootID}`]);
+    // the conditions held by then: the run from Starting to the launch took a few ms; cri.toml the
+    // 1.13 boot gap before the launch (it may predate the node's answer)
+    const starting = n.containerd.events.find((e) => e.msg === 'Starting service')!;
+    expect(n.containerd.startedAtMs - starting.ts).toBeLessThan(20);
+    const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(300);
+    expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(3000);
+  });
+
+  it('1.14: cri.toml is not written yet, so no EtcFileStatus and no cri; both come together', async () => {
+    const n = twin.node('v14');
+    await rebootUntilNewBootId(twin, 'v14', '10.0.2.2');
+    expect(n.files.has('/etc/cri/conf.d/cri.toml')).toBe(false);
+    const status = await talosctl(twin, ['-n', '10.0.2.2', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'json']);
+    expect(status.code).toBe(1);
+    expect(await services('10.0.2.2')).not.toContain('cri');
+    const ls = await talosctl(twin, ['-n', '10.0.2.2', 'ls', '-l', '/etc/cri/conf.d/cri.toml']);
+    expect(ls.code).not.toBe(0);
+
+    await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
+    const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
+    expect(n.containerd.events[0].ts).toBeGreaterThan(n.etcFileStatus.get('cri/conf.d/cri.toml')!.updated);
+    expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(2);
+    expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
+  });
+
+  it('talosctl reboot (--wait) returns only once the machine is Running and ready, so through it cri is up', async () => {
+    const n = twin.node('v13');
+    const t0 = Date.now();
+    const r = await talosctl(twin, ['-n', '10.0.2.1', 'reboot']);
+    expect(r.code).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300 + WINDOW_MS + 1000 - 100);
+    expect(r.stderr.trimEnd().split('\n').slice(-2)).toEqual(['"10.0.2.1": events check condition met', '"10.0.2.1": post check passed']);
+    expect(n.containerd.health.healthy).toBe(true);
+    expect(await services('10.0.2.1')).toContain('cri');
+  });
+
+  it('criUnlistedMs Infinity: a boot that never loads cri (stuck before StartAllServices)', async () => {
+    const stuck = await TalosSim.start({ kube: recordingHooks(), rebootMs: 100, criUnlistedMs: Infinity });
+    try {
+      stuck.addNode({ name: 's', ip: '10.0.3.1', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
+      // talosctl's tracker waits for a machine that is never ready, until its --timeout
+      const r = await talosctl(stuck, ['-n', '10.0.3.1', 'reboot', '--timeout', '2s']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/"10\.0\.3\.1": error: rpc error: code = DeadlineExceeded desc = context deadline exceeded\n/);
+      expect(r.stderr).not.toContain('events check condition met');
+      const cri = await talosctl(stuck, ['-n', '10.0.3.1', 'service', 'cri']);
+      expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
+      expect(stuck.node('s').containerd.pid).toBe(0);
+      expect(stuck.node('s').up).toBe(true);
+    } finally {
+      await stuck.stop();
     }
   });
 });

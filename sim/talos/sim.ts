@@ -35,6 +35,11 @@ export interface TalosSimOptions {
   criRestartMs?: number;
   /** pin the boot gap (launch − cri.toml write) of every node; default: drawn per node and version (timing.ts) */
   bootGapMs?: number;
+  /**
+   * pin how long a rebooted node answers (new boot id) before it lists cri; Infinity: never. Default:
+   * drawn per reboot from 0.5–2.5 s (timing.ts)
+   */
+  criUnlistedMs?: number;
   /** seeds every node's timing generator (default 1: runs are reproducible; vary it to explore) */
   seed?: number;
   /** where to write the talosconfig (default: a new temporary directory, removed on stop) */
@@ -165,8 +170,10 @@ export class TalosSim {
   private api?: ApiServer;
 
   private constructor(
-    private readonly opts: Required<Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'talosctl'>> &
-      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs'>,
+    private readonly opts: Required<
+      Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'talosctl'>
+    > &
+      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
@@ -210,6 +217,7 @@ export class TalosSim {
         rebootMs: opts.rebootMs ?? 1500,
         criRestartMs: opts.criRestartMs,
         bootGapMs: opts.bootGapMs,
+        criUnlistedMs: opts.criUnlistedMs,
         seed: opts.seed ?? 1,
       },
       server,
@@ -276,8 +284,10 @@ export class TalosSim {
         rebootMs: this.opts.rebootMs,
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
+        criUnlistedMs: this.opts.criUnlistedMs,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
         applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),
+        bootRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/boot`)),
       }),
     );
     const etcd = this.node(spec.name).etcd;

@@ -20,6 +20,8 @@ import type {
 } from './types.js';
 
 export const MAX_EVENTS = 64;
+/** setTimeout's largest delay; a longer one would fire at once */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const ETC_LABEL = 'system_u:object_r:etc_t:s0';
 /** v1.13.8's commit time stands in for the rootfs build time of files shipped in the image. */
 const IMAGE_BUILD_MS = 1785848325000;
@@ -47,8 +49,15 @@ export interface RuntimeOptions {
   criRestartMs?: number;
   /** pin the boot gap (launch − write; negative: containerd first) instead of drawing it */
   bootGapMs?: number;
+  /**
+   * pin how long after a reboot the node answers before it lists cri (ms; Infinity: never, a boot
+   * stuck before StartAllServices); default: drawn per reboot (timing.ts)
+   */
+  criUnlistedMs?: number;
   /** the node's seeded generator (see timing.ts) */
   random: () => number;
+  /** a third seeded generator, for the post-reboot window only (so its draws shift no other) */
+  bootRandom?: () => number;
   /** a second seeded generator, for the write after a patch only (so adding that draw shifts no other) */
   applyRandom?: () => number;
 }
@@ -78,6 +87,9 @@ export class NodeRuntime {
   rebooting?: Promise<void>;
   /** see TalosSim.failNextReboot */
   nextRebootFault?: 'ignored' | 'stays-down';
+  /** resolves when the current boot is Running and ready (runningAndReady) */
+  private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
   private nextPid = 0;
   private generation = 0;
   private restartPending = false;
@@ -85,6 +97,7 @@ export class NodeRuntime {
   private readonly timing: Timing;
   private readonly restartAfterBoot?: CriRestartAfterBoot;
   private readonly applyTiming: Timing;
+  private readonly bootTiming: Timing;
   private held?: { match: HeldWriteMatch; seen: number; write?: () => void; generation: number };
 
   constructor(
@@ -108,6 +121,7 @@ export class NodeRuntime {
         pid: 0,
         startedAtMs: 0,
         loadedCredential: {},
+        listed: true,
         state: 'Initialized',
         health: { ...UNKNOWN },
         events: [],
@@ -124,6 +138,7 @@ export class NodeRuntime {
     this.timing = new Timing(opts.random);
     this.restartAfterBoot = version === '1.14' ? spec.criRestartAfterBoot : undefined;
     this.applyTiming = new Timing(opts.applyRandom ?? opts.random);
+    this.bootTiming = new Timing(opts.bootRandom ?? opts.random);
 
     const now = this.now();
     const bootedAgo = spec.bootedAgoMs ?? 10 * 24 * 3600 * 1000;
@@ -133,7 +148,7 @@ export class NodeRuntime {
       spec.criStartedAgoMs !== undefined ? now - spec.criStartedAgoMs : writeAt + (spec.bootGapMs ?? this.bootGap(spec.criFirst === true));
     // containerd launched before the file was rendered read the placeholder: no credential at all
     const loaded = startAt < writeAt && spec.criStartedAgoMs === undefined ? {} : (spec.loadedCredential ?? spec.credential);
-    this.boot(bootAt, writeAt, startAt, loaded);
+    this.boot({ bootAt, writeAt, startAt, loaded });
     if (spec.eventsWithoutStart) this.flapHealth(startAt + 1000, now);
   }
 
@@ -151,7 +166,21 @@ export class NodeRuntime {
     return this.timing.bootGap113(criFirst);
   }
 
+  /** `fn` now when `ts` has passed, else when it comes: a boot is laid out partly in the future. */
+  private atTime(ts: number, fn: () => void): void {
+    const now = this.now();
+    if (ts <= now) fn();
+    else this.later(ts - now, fn);
+  }
+
+  /** An event stamped `ts`, shown once `ts` has come. */
+  private pushAt(state: string, msg: string, ts: number): void {
+    this.atTime(ts, () => this.push(state, msg, ts));
+  }
+
   private later(ms: number, fn: () => void): void {
+    // a step pinned never to come (criUnlistedMs: Infinity), or beyond what a timer can hold
+    if (!(ms <= MAX_TIMER_MS)) return;
     const gen = this.generation;
     const t = setTimeout(
       () => {
@@ -240,10 +269,16 @@ export class NodeRuntime {
 
   // --- boot --------------------------------------------------------------------------------------
 
-  /** A fresh boot: tmpfs /etc rewritten, machined history restarted, containerd launched. */
-  private boot(bootAt: number, writeAt: number, startAt: number, loaded: Record<string, AuthFields>): void {
+  /**
+   * A fresh boot: tmpfs /etc rewritten, machined history restarted, containerd launched. Every step
+   * happens at its instant: the initial boot lies in the past, a reboot's cri steps (files, load,
+   * launch) lie after the node answers again. `startAllAt` (a reboot only): StartAllServices, which
+   * loads the services machined does not start early (kubelet, etcd, trustd; cri on ≤ 1.13); before
+   * it ServiceList lists only the early services.
+   */
+  private boot(b: { bootAt: number; writeAt: number; startAt: number; loaded: Record<string, AuthFields>; startAllAt?: number }): void {
+    const { bootAt, writeAt, startAt, loaded, startAllAt } = b;
     const n = this.node;
-    const now = this.now();
     n.bootedAtMs = bootAt;
     n.files.clear();
     n.etcFileStatus.clear();
@@ -258,25 +293,50 @@ export class NodeRuntime {
     // Talos 1.14 starts cri only once cri.toml's status exists (below), so a 1.14 boot writes it once;
     // ≤ 1.13 may render it twice, cri having started on its own schedule.
     const ordered114 = n.version === '1.14' && startAt > writeAt;
-    const rewritten = !ordered114 && writeAt - firstWrite > 500;
+    const rewritten = !ordered114 && writeAt - firstWrite > 500 && startAllAt === undefined;
     // EtcFileController writes the file, then records its status
     const statusAt = writeAt + Math.min(this.timing.statusAfterWrite(), ordered114 ? (startAt - writeAt) / 4 : Infinity);
-    for (const [path, content] of renderCriFiles(n.version, effectiveAuth(n.machineConfig))) {
-      n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
-      this.status(path.slice('/etc/'.length), rewritten ? firstStatus : statusAt, statusAt, rewritten ? 2 : 1);
-    }
+    const rendered = renderCriFiles(n.version, effectiveAuth(n.machineConfig));
+    this.atTime(writeAt, () => {
+      for (const [path, content] of rendered) {
+        n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
+        this.status(path.slice('/etc/'.length), rewritten ? firstStatus : statusAt, statusAt, rewritten ? 2 : 1);
+      }
+    });
 
     const c = n.containerd;
     c.events = [];
     c.servicePid = undefined;
     c.serviceResource = undefined;
+    c.pid = 0;
+    c.state = 'Initialized';
+    c.health = { ...UNKNOWN };
+    c.listed = false;
     if (ordered114) this.runAfterStatus114(statusAt, startAt);
+    else if (startAllAt !== undefined) this.runAfterStatus114(startAllAt, startAt);
     else this.runFromBoot(bootAt, startAt);
-    this.launch(startAt, loaded);
-    if (startAt + 1000 <= now) this.healthy(startAt + 1000);
-    else this.later(startAt + 1000 - now, () => this.healthy(this.now()));
+    this.atTime(startAt, () => {
+      this.launch(startAt, loaded);
+      // the first health check, one second after the launch (health.DefaultSettings), of this
+      // containerd only: a restart in between (criRestartAfterBoot) has checks of its own
+      const pid = c.pid;
+      const healthAt = startAt + 1000;
+      if (healthAt <= this.now()) this.healthy(healthAt);
+      else this.later(healthAt - this.now(), () => c.pid === pid && this.healthy(this.now()));
+    });
 
-    this.otherServices = this.bootServices(bootAt);
+    const all = this.bootServices(bootAt);
+    const late = new Set(['kubelet', 'etcd', 'trustd']);
+    if (startAllAt === undefined) {
+      this.otherServices = all;
+      return;
+    }
+    this.otherServices = all.filter((s) => !late.has(s.id));
+    this.atTime(startAllAt, () => {
+      const at = this.now();
+      const loadedNow = all.filter((s) => late.has(s.id)).map((s) => ({ ...s, events: s.events.map((e) => ({ ...e, ts: at })) }));
+      this.otherServices = [...this.otherServices, ...loadedNow].sort((x, y) => (x.id < y.id ? -1 : 1));
+    });
   }
 
   /**
@@ -288,11 +348,22 @@ export class NodeRuntime {
     const [waitAll, waitNet] = this.waitingMessages();
     const pre = this.timing.preLaunch();
     const startedAt = Math.min(bootAt + 1500, startAt - pre.preState - 2000);
-    this.push('Starting', 'Starting service', startedAt);
-    this.push('Waiting', waitAll, startedAt + 0.4);
-    this.push('Waiting', waitNet, startedAt + 1000);
-    this.push('Preparing', 'Running pre state', startAt - pre.preState);
-    this.push('Preparing', 'Creating service runner', startAt - pre.runner);
+    this.loadAt(startedAt);
+    this.pushAt('Waiting', waitAll, startedAt + 0.4);
+    this.pushAt('Waiting', waitNet, startedAt + 1000);
+    this.pushAt('Preparing', 'Running pre state', startAt - pre.preState);
+    this.pushAt('Preparing', 'Creating service runner', startAt - pre.runner);
+  }
+
+  /**
+   * machined loads cri (LoadAndStart: listed by ServiceList from then on) and logs "Starting service"
+   * at once (service_runner.go).
+   */
+  private loadAt(ts: number): void {
+    this.atTime(ts, () => {
+      this.node.containerd.listed = true;
+      this.push('Starting', 'Starting service', ts);
+    });
   }
 
   /**
@@ -301,7 +372,9 @@ export class NodeRuntime {
    * whole run is logged AFTER cri.toml's status: Starting, Waiting for the full condition (cri.go
    * Condition: volumes, network, the /etc files), Running pre state, Creating service runner, launch.
    * With the conditions already holding that takes a few ms (timing.ts); a longer gap is time spent
-   * waiting (for the network), whose description waitFor logs again once it changes.
+   * waiting (for the network), whose description waitFor logs again once it changes. After a reboot
+   * on ≤ 1.13 the same run follows StartAllServices' load (`statusAt` is then the load): the
+   * conditions hold by then too.
    */
   private runAfterStatus114(statusAt: number, startAt: number): void {
     const [waitAll, waitNet] = this.waitingMessages();
@@ -310,11 +383,11 @@ export class NodeRuntime {
     const room = startAt - statusAt;
     const natural = run.preState + pre.preState;
     const k = room < natural ? room / natural : 1;
-    this.push('Starting', 'Starting service', statusAt + run.starting * k);
-    this.push('Waiting', waitAll, statusAt + run.waiting * k);
-    if (startAt - pre.preState - (statusAt + run.waiting) > 1000) this.push('Waiting', waitNet, statusAt + run.waiting + 1000);
-    this.push('Preparing', 'Running pre state', startAt - pre.preState * k);
-    this.push('Preparing', 'Creating service runner', startAt - pre.runner * k);
+    this.loadAt(statusAt + run.starting * k);
+    this.pushAt('Waiting', waitAll, statusAt + run.waiting * k);
+    if (startAt - pre.preState - (statusAt + run.waiting) > 1000) this.pushAt('Waiting', waitNet, statusAt + run.waiting + 1000);
+    this.pushAt('Preparing', 'Running pre state', startAt - pre.preState * k);
+    this.pushAt('Preparing', 'Creating service runner', startAt - pre.runner * k);
   }
 
   private status(id: string, created: number, updated: number, version: number): void {
@@ -516,6 +589,9 @@ export class NodeRuntime {
     } catch {
       // a failing hook must not wedge the machine
     }
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
     this.rebooting = new Promise((resolve) => {
       if (fault === 'stays-down') return;
       this.later(this.opts.rebootMs, () => {
@@ -527,6 +603,17 @@ export class NodeRuntime {
     return this.rebooting;
   }
 
+  /**
+   * The node answers again (apid, with the new boot id) before anything loads cri: apid starts in the
+   * Initialize sequence, cri is loaded `criUnlistedMs` later (drawn, timing.ts), by StartAllServices on
+   * ≤ 1.13 and by cri.ServiceController once cri.toml's EtcFileStatus exists on 1.14. Until then
+   * ServiceList lists only the early services, and the CRI files may not be written yet: on 1.14 they
+   * are written at the load (the load waits for them), on ≤ 1.13 the version's boot gap before the
+   * launch, which may be before or after the node answers. The conditions hold by then (volumes
+   * mounted, network up), so the launch follows the load by a few ms; health is known one second
+   * later, and only then does the kubelet start (it needs the CRI socket), so Kubernetes sees the new
+   * boot id after the launch. (The criFirst fault is the node's initial boot only: a reboot mends it.)
+   */
   private comeBack(): void {
     const n = this.node;
     if (this.stagedConfig) {
@@ -535,22 +622,39 @@ export class NodeRuntime {
     }
     n.bootID = randomUUID();
     n.clock.epoch = 0;
-    // The boot is laid out so that the node is up with every stamp in the past: containerd launched
-    // 1.2 s before the node answers, cri.toml written the version's boot gap before that (timing.ts),
-    // healthy 1 s after the launch. (The criFirst fault is the node's initial boot only: a reboot mends it.)
     const up = this.now();
-    const startAt = up - 1200;
+    const loadAt = up + (this.opts.criUnlistedMs ?? this.bootTiming.criUnlisted());
     const gap = this.bootGap();
-    const writeAt = startAt - gap;
-    const bootAt = Math.min(writeAt, startAt) - 8000;
-    this.boot(bootAt, writeAt, startAt, gap < 0 ? {} : effectiveAuth(n.machineConfig));
+    const ordered114 = n.version === '1.14' && gap > 0;
+    const writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
+    const startAt = writeAt + gap;
+    // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd; a
+    // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
+    const bootAt = Math.min(up, writeAt) - 8000;
+    this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
     n.up = true;
-    if (this.restartAfterBoot) this.later(this.restartAfterBoot.afterUpMs, () => this.rerenderBaseSpec(this.restartAfterBoot!));
-    try {
-      this.opts.kube.nodeUp(n.name, n.bootID);
-    } catch {
-      // see nodeDown
-    }
+    this.atTime(startAt, () => {
+      try {
+        this.opts.kube.nodeUp(n.name, n.bootID);
+      } catch {
+        // see nodeDown
+      }
+      // the fault counts from the boot's launch: the restart comes while the node is coming up
+      const fault = this.restartAfterBoot;
+      if (fault) this.later(fault.afterUpMs, () => this.rerenderBaseSpec(fault));
+    });
+    this.atTime(startAt + 1000, () => this.markReady());
+  }
+
+  /**
+   * The MachineStatus a `talosctl reboot --wait` tracker waits for (MachineReadyEventFn: stage Running
+   * and ready; MachineStatusController's readiness checks: apid, machined, kubelet (etcd, trustd on a
+   * control plane) up, the node Ready, static pods ready). The twin stands in with cri healthy after
+   * this boot's launch, when the kubelet can start: it leaves out the kubelet's own start and the
+   * Kubernetes side. Never resolves for a boot that never loads cri.
+   */
+  runningAndReady(): Promise<void> {
+    return this.ready;
   }
 
   // --- simulator controls ------------------------------------------------------------------------

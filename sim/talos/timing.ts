@@ -13,6 +13,12 @@
 // - After ApplyConfiguration: the call returns once the MachineConfig resource is set; the controllers
 //   render the CRI files after that, on their own schedule: the write lands 0–300 ms after the patch
 //   returned (drawn from a generator of its own, so the other draws of a node stay as they were).
+// - After a reboot, apid answers (the new boot id) before anything loads cri: apid starts in the
+//   Initialize sequence, cri is loaded by StartAllServices (≤1.13, after the dbus, ephemeral volume,
+//   udev, user disks and user setup phases) or by cri.ServiceController once cri.toml's EtcFileStatus
+//   exists (1.14). ServiceList lists no cri for 0.5–2.5 s after the node answers (drawn from a
+//   generator of its own), a run's worst cases pinned by criUnlistedMs; then cri runs through its
+//   conditions, all holding by then, in 2–15 ms on either version (docs/talos-evidence-timing.md).
 // Sub-millisecond steps (the status recorded after the write, the PID recorded after the launch) keep
 // their fractions: the state is kept at the precision the Talos API serves.
 
@@ -84,6 +90,16 @@ export class Timing {
   /** After ApplyConfiguration returned: the controllers' write of the re-rendered CRI files. */
   writeAfterApply(): number {
     return this.between(0, 300);
+  }
+
+  /** After a reboot: the node answers → cri is loaded (listed by ServiceList). */
+  criUnlisted(): number {
+    return this.between(500, 2500);
+  }
+
+  /** After a reboot: cri loaded → launched, its conditions (volumes, network) already holding. */
+  runAfterLoad(): number {
+    return this.between(2, 15);
   }
 
   /** The ServicePID record and the "started with PID" event follow the launch by fractions of a ms. */

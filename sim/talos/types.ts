@@ -53,6 +53,8 @@ export interface ContainerdState {
   startedAtMs: number;
   /** the credential per registry host that the running containerd read at its start */
   loadedCredential: Record<string, AuthFields>;
+  /** loaded by machined, so ServiceList lists it (false after a reboot until StartAllServices / cri.ServiceController) */
+  listed: boolean;
   state: string;
   health: ServiceHealth;
   /** oldest first, at most 64 */
@@ -178,7 +180,7 @@ export interface AddNodeSpec {
 
 /**
  * A Talos 1.14 node whose base-spec.json is rendered once more `afterUpMs` after it is back from a
- * reboot, so cri.ServiceController stops and starts cri again while the node is already up (and soon
+ * reboot (counted from the launch of the boot's containerd, before its first health check), so cri.ServiceController stops and starts cri again while the node is already up (and soon
  * Ready): the new containerd has health "?" for the first second, then fails its first
  * `failingChecks` health checks (one every 5 s) before the next one succeeds.
  */

@@ -1,6 +1,8 @@
 // `talosctl reboot` (client v1.13.8). With --wait (the default) the action tracker follows each node:
-// it reads the boot id, sends Reboot, follows the event stream across the outage, and succeeds once the
-// node is back and its boot id changed. On a non-TTY stderr it prints one `"<node>": <message>` line per
+// it reads the boot id, sends Reboot, follows the event stream across the outage until the machine
+// reports stage Running and ready (action.MachineReadyEventFn), then checks that its boot id changed
+// (BootIDChangedPostCheckFn). So through talosctl the reboot returns only after the boot loaded cri and
+// the services came up: the window in which the node answers without cri is the API path's alone. On a non-TTY stderr it prints one `"<node>": <message>` line per
 // update; its errors are printed only through those lines, so the exit code is what counts.
 import { randomUUID } from 'node:crypto';
 import { grpcError, multiError } from '../format.js';
@@ -40,6 +42,21 @@ async function track(ctx: CommandContext, node: string, timeoutMs: number): Prom
     }
     say('unavailable, retrying...');
     await Promise.race([back, sleep(Math.min(1000, Math.max(0, deadline - Date.now())), ctx.signal)]);
+  }
+  if (ctx.signal.aborted) return false;
+  // connected again: the event stream is followed without a word until the machine is ready
+  let ready = false;
+  void rt.runningAndReady().then(() => {
+    ready = true;
+  });
+  while (!ready && !ctx.signal.aborted) {
+    if (Date.now() >= deadline) {
+      const err = grpcError('DeadlineExceeded', 'context deadline exceeded');
+      say(`error: ${err}`);
+      say(err);
+      return false;
+    }
+    await Promise.race([rt.runningAndReady(), sleep(Math.min(1000, Math.max(0, deadline - Date.now())), ctx.signal)]);
   }
   if (ctx.signal.aborted) return false;
   say('events check condition met');

@@ -15,8 +15,9 @@ export interface ServiceView {
 
 export function services(rt: NodeRuntime): ServiceView[] {
   const c = rt.node.containerd;
-  const cri: ServiceView = { id: 'cri', state: c.state, health: c.health, events: c.events };
-  return [...rt.otherServices, cri].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // after a reboot the node answers before machined loads cri: it is not listed at all until then
+  const cri: ServiceView[] = c.listed ? [{ id: 'cri', state: c.state, health: c.health, events: c.events }] : [];
+  return [...rt.otherServices, ...cri].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 function healthStatus(h: ServiceHealth): string {
