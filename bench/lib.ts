@@ -9,6 +9,7 @@ import type { TalosClient } from '../src/adapters/types.js';
 import { readConfig, type Config } from '../src/core/config.js';
 import { readAuthPatch } from '../src/action/inputs.js';
 import { errorMessage } from '../src/core/errors.js';
+import { STEP } from '../src/core/steps.js';
 import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/core/model.js';
 import { formatOwnerToken, newOwnerToken } from '../src/core/owner.js';
 import { realClock } from '../src/core/clock.js';
@@ -160,8 +161,11 @@ export interface AttributedCommand extends CommandRecord {
   step?: string;
 }
 
-/** Steps whose duration and processes are the waits for drain and reboot (excluded from the action's own cost). */
-export const WAIT_STEPS = new Set(['drain', 'reboot', 'wait for Ready']);
+/**
+ * Steps whose duration and processes are waits (excluded from the action's own cost): the drain, the
+ * reboot, the boot's cri coming up, Ready, and the settle gate's wait for evicted workloads.
+ */
+export const WAIT_STEPS = new Set<string>([STEP.drain, STEP.drainRetry, STEP.reboot, STEP.waitCriUp, STEP.waitReady, STEP.settleWait]);
 
 /** The commands that started within the step windows of a decision record, each labelled with its step. */
 export function attributeToSteps(record: DecisionRecord, commands: CommandRecord[]): AttributedCommand[] {

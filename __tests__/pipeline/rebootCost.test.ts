@@ -3,6 +3,7 @@
 // which carries the run Lease beside the node, is the fence read of the release (no read between).
 import { describe, expect, it } from 'vitest';
 import type { KubeClient, TalosClient } from '../../src/adapters/types.js';
+import { STEP } from '../../src/core/steps.js';
 import { makeCluster, roll } from './harness.js';
 
 type Cluster = ReturnType<typeof makeCluster>;
@@ -104,6 +105,18 @@ describe('the proof read right after the reboot', () => {
     expect(r.outcome, r.reason).toBe('rebooted');
     expect(r.proof?.values.criState).toBe('Running');
     expect(c.kube.state('w1').annotations['registry-auth-rollout/verified-revision']).toBe('rev-2');
+    // the wait for cri is a step of its own, right after the first reading: a wait on the boot, not the proof's work
+    const names = r.steps.map((s) => s.name);
+    expect(names.indexOf(STEP.waitCriUp)).toBe(names.indexOf(STEP.prove) + 1);
+    expect(r.steps.find((s) => s.name === STEP.waitCriUp)!.durationMs).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('a proof whose first reading finds cri up records no wait for it', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const r = (await roll(c, { reboot: 'always' })).records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.steps.map((s) => s.name)).toContain(STEP.prove);
+    expect(r.steps.map((s) => s.name)).not.toContain(STEP.waitCriUp);
   });
 
   it('a cri that is never listed still fails the proof at the ready-timeout, left fenced', async () => {

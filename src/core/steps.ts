@@ -16,7 +16,11 @@ export const STEP = {
   reboot: 'reboot',
   waitReady: 'wait for Ready',
   prove: 'prove the new credential is loaded',
+  /** the proof's first reading found cri not up yet: reading it again until it is (a wait on the boot, not work) */
+  waitCriUp: 'wait for cri to come up (the proof read again)',
   release: 'release',
+  /** the settle gate holding a drain until the workloads earlier drains evicted are available again */
+  settleWait: 'settle gate (before drain)',
   /** the release after a stop: the node is given back as it was */
   releaseRestore: 'release (restore)',
 } as const;
@@ -39,6 +43,7 @@ const PHASE_OF_STEP: ReadonlyMap<string, StepPhase> = new Map<string, StepPhase>
   [STEP.reboot, 'reboot'],
   [STEP.waitReady, 'ready'],
   [STEP.prove, 'proof'],
+  [STEP.waitCriUp, 'proof'],
   [STEP.release, 'release'],
   [STEP.releaseRestore, 'release'],
 ]);

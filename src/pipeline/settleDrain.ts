@@ -2,6 +2,7 @@
 // a step of the node's record, then the node's pod list. A timeout, or a read the gate cannot make,
 // releases the node as a failed drain does: it was neither drained nor rebooted.
 import { ToolError, errorMessage } from '../core/errors.js';
+import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
 import { SettleTimeoutError } from './settle.js';
@@ -18,7 +19,7 @@ export async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<
   if (!gate.enabled) return;
   const name = run.node.name;
   try {
-    if (gate.waiting) await run.step('settle gate (before drain)', () => gate.wait(ctx, name, 'drain'));
+    if (gate.waiting) await run.step(STEP.settleWait, () => gate.wait(ctx, name, 'drain'));
     await run.step("list the node's pods (settle gate)", () => gate.listBeforeDrain(ctx, name));
   } catch (e) {
     if (e instanceof SettleTimeoutError) {
