@@ -45,6 +45,8 @@ export interface SimClusterOptions {
   bootGapMs?: number;
   /** pin how long a rebooted node answers before it lists cri (Infinity: never); default drawn 0.5–2.5 s (sim/talos/timing.ts) */
   criUnlistedMs?: number;
+  /** pin the millisecond of the second at which each reboot writes cri.toml (0–999): keeps a pinned sub-second boot gap inside one second, where talosctl's second-rounded instants cannot order it (or across one, where they can) */
+  bootWriteMsOfSecond?: number;
   /** seeds the twin's timings (default 1) */
   seed?: number;
   /** serve the Talos API and put a client certificate in the talosconfig (default true); false: the CLI read path */
@@ -107,6 +109,7 @@ export class SimCluster {
       criRestartMs: opts.criRestartMs,
       bootGapMs: opts.bootGapMs,
       criUnlistedMs: opts.criUnlistedMs,
+      bootWriteMsOfSecond: opts.bootWriteMsOfSecond,
       seed: opts.seed,
       api: opts.api,
       apiCertificate: opts.apiCertificate,

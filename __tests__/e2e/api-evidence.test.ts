@@ -208,7 +208,9 @@ describe('e2e: a talosconfig without a client certificate falls back to talosctl
   });
 
   it('a reboot whose 0.6 s boot gap talosctl cannot order is released with a warning naming the residual risk', async () => {
-    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600 });
+    // the write at .100 s of its second: the 0.6 s gap stays inside that second, where talosctl's
+    // second-rounded instants cannot order it (across a second boundary they can, and then they do)
+    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600, bootWriteMsOfSecond: 100 });
     c.addNode({ name: 'worker-1', role: 'worker' });
     const run = await act(c);
     expect(run.exitCode, run.stdout).toBe(0);
@@ -224,7 +226,9 @@ describe('e2e: a talosconfig without a client certificate falls back to talosctl
   });
 
   it('the same with verify-image: containerd pulls the image and proves it', async () => {
-    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600 });
+    // the write at .100 s of its second: the 0.6 s gap stays inside that second, where talosctl's
+    // second-rounded instants cannot order it (across a second boundary they can, and then they do)
+    c = await startCluster({ defaultNodes: false, cliPath: true, realisticTimings: true, bootGapMs: 600, bootWriteMsOfSecond: 100 });
     c.addNode({ name: 'worker-1', role: 'worker' });
     const run = await act(c, { 'verify-image': 'ghcr.io/acme/private:1', 'verify-namespace': 'default' });
     expect(run.exitCode, run.stdout).toBe(0);

@@ -40,6 +40,8 @@ export interface TalosSimOptions {
    * drawn per reboot from 0.5–2.5 s (timing.ts)
    */
   criUnlistedMs?: number;
+  /** pin the millisecond of the second at which each reboot writes cri.toml (0–999): keeps a pinned sub-second boot gap inside one second, where talosctl's second-rounded instants cannot order it (or across one, where they can) */
+  bootWriteMsOfSecond?: number;
   /** seeds every node's timing generator (default 1: runs are reproducible; vary it to explore) */
   seed?: number;
   /** where to write the talosconfig (default: a new temporary directory, removed on stop) */
@@ -171,9 +173,12 @@ export class TalosSim {
 
   private constructor(
     private readonly opts: Required<
-      Omit<TalosSimOptions, 'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'talosctl'>
+      Omit<
+        TalosSimOptions,
+        'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond' | 'talosctl'
+      >
     > &
-      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs'>,
+      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
@@ -218,6 +223,7 @@ export class TalosSim {
         criRestartMs: opts.criRestartMs,
         bootGapMs: opts.bootGapMs,
         criUnlistedMs: opts.criUnlistedMs,
+        bootWriteMsOfSecond: opts.bootWriteMsOfSecond,
         seed: opts.seed ?? 1,
       },
       server,
@@ -285,6 +291,7 @@ export class TalosSim {
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
         criUnlistedMs: this.opts.criUnlistedMs,
+        bootWriteMsOfSecond: this.opts.bootWriteMsOfSecond,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
         applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),
         bootRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/boot`)),

@@ -54,6 +54,8 @@ export interface RuntimeOptions {
    * stuck before StartAllServices); default: drawn per reboot (timing.ts)
    */
   criUnlistedMs?: number;
+  /** pin the millisecond of the second at which a reboot writes cri.toml (see TalosSimOptions) */
+  bootWriteMsOfSecond?: number;
   /** the node's seeded generator (see timing.ts) */
   random: () => number;
   /** a third seeded generator, for the post-reboot window only (so its draws shift no other) */
@@ -623,10 +625,17 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     const up = this.now();
-    const loadAt = up + (this.opts.criUnlistedMs ?? this.bootTiming.criUnlisted());
+    let loadAt = up + (this.opts.criUnlistedMs ?? this.bootTiming.criUnlisted());
     const gap = this.bootGap();
     const ordered114 = n.version === '1.14' && gap > 0;
-    const writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
+    let writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
+    const msOfSecond = this.opts.bootWriteMsOfSecond;
+    if (msOfSecond !== undefined) {
+      // a test pins where in its second the write falls: the whole boot from the load on moves later
+      const shift = (((msOfSecond - writeAt) % 1000) + 1000) % 1000;
+      writeAt += shift;
+      loadAt += shift;
+    }
     const startAt = writeAt + gap;
     // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd; a
     // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
