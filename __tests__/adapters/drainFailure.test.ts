@@ -3,18 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { blockedPods, parseDrainFailure } from '../../src/adapters/parse/drainOutput.js';
 import { parsePdbsAndPods } from '../../src/adapters/parse/pdbJson.js';
+import { drainTimeoutStderr } from '../fakes/drainText.js';
 
-const PDB_TIMEOUT = [
-  `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
-  `error when evicting pods/"db-0" -n "shop" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
-  `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
-  `There are pending pods in node "w-1" when an error occurred: error when evicting pods/"web-1" -n "default": global timeout reached: 8s`,
-  'pod/web-1',
-  `error: unable to drain node "w-1" due to error: error when evicting pods/"web-1" -n "default": global timeout reached: 8s, continuing command...`,
-  'There are pending nodes to be drained:',
-  ' w-1',
-  `error when evicting pods/"web-1" -n "default": global timeout reached: 8s`,
-].join('\n');
+const PDB_TIMEOUT = drainTimeoutStderr({
+  node: 'w-1',
+  pending: 'default/web-1',
+  timeout: '8s',
+  refused: ['default/web-1', 'shop/db-0', 'default/web-1'],
+});
 
 describe('parseDrainFailure', () => {
   it('a PDB timeout: every pod a PDB refused, and the ones still pending when it gave up', () => {

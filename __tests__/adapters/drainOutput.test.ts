@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { drainEvicted } from '../../src/adapters/parse/drainOutput.js';
+import { drainTimeoutStderr } from '../fakes/drainText.js';
 
 // Output lines as kubectl drain prints them (src/adapters/parse/drainOutput.ts names the source).
 describe('drainEvicted', () => {
@@ -51,16 +52,7 @@ describe('drainEvicted', () => {
       'evicting pod default/db-0',
       '',
     ].join('\n');
-    const stderr = [
-      `error when evicting pods/"db-0" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
-      `There are pending pods in node "w-1" when an error occurred: error when evicting pods/"db-0" -n "default": global timeout reached: 3s`,
-      'pod/db-0',
-      `error: unable to drain node "w-1" due to error: error when evicting pods/"db-0" -n "default": global timeout reached: 3s, continuing command...`,
-      'There are pending nodes to be drained:',
-      ' w-1',
-      `error when evicting pods/"db-0" -n "default": global timeout reached: 3s`,
-      '',
-    ].join('\n');
+    const stderr = `${drainTimeoutStderr({ node: 'w-1', pending: 'default/db-0', timeout: '3s' })}\n`;
     expect(drainEvicted(stdout, stderr)).toEqual(['default/web-a']);
   });
 

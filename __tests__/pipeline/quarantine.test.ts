@@ -6,17 +6,10 @@ import { ToolError } from '../../src/core/errors.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
 import { QuarantinedNodesError } from '../../src/pipeline/run.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
+import { drainTimeoutStderr } from '../fakes/drainText.js';
 
 // kubectl drain's own words when its --timeout ran out against a PDB (docs/kubernetes-facts.md#k14-drain-timeout-output)
-const STDERR = [
-  `error when evicting pods/"web-1" -n "shop" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`,
-  `There are pending pods in node "w2" when an error occurred: error when evicting pods/"web-1" -n "shop": global timeout reached: 1m0s`,
-  'pod/web-1',
-  `error: unable to drain node "w2" due to error: error when evicting pods/"web-1" -n "shop": global timeout reached: 1m0s, continuing command...`,
-  'There are pending nodes to be drained:',
-  ' w2',
-  `error when evicting pods/"web-1" -n "shop": global timeout reached: 1m0s`,
-].join('\n');
+const STDERR = drainTimeoutStderr({ node: 'w2', pending: 'shop/web-1', timeout: '1m0s' });
 
 const timeout = (node: string) =>
   new ToolError({ tool: 'kubectl', command: `kubectl drain ${node}`, kind: 'timeout', exitCode: 1, stderr: STDERR, node });
