@@ -34,6 +34,8 @@ export interface SimNodeSpec {
   bootGapMs?: number;
   /** fault mode (1.14): after each reboot Talos restarts cri once more just after the node is up */
   criRestartAfterBoot?: CriRestartAfterBoot;
+  /** the legacy `machine.registries.config.<host>.auth` map the node carries before the roll (default OLD_CREDENTIAL), e.g. a GHCR user named like the repository's owner */
+  oldCredential?: AuthFields;
 }
 
 export interface SimClusterOptions {
@@ -128,7 +130,7 @@ export class SimCluster {
 
   addNode(spec: SimNodeSpec): { name: string; ip: string } {
     const ip = `10.5.0.${this.ipSeq++}`;
-    const cred = spec.current ? NEW_CREDENTIAL : OLD_CREDENTIAL;
+    const cred = spec.current ? NEW_CREDENTIAL : (spec.oldCredential ?? OLD_CREDENTIAL);
     const bootedAgoMs = spec.bootedAgoMs ?? (spec.current ? 2 * 60_000 : 10 * DAY);
     this.talos.addNode({
       name: spec.name,

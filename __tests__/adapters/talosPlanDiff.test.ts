@@ -1,6 +1,6 @@
 // Plan mode's diff: ApplyConfiguration with dry_run of the config the apply would send, against the
 // twin's gRPC server (which answers machined's unified diff with every value in clear): the answer is
-// redacted, nothing on the node changes, a dry run is no mutation, a no-op sends nothing, and a patch
+// registered for masking (the sinks mask it), nothing on the node changes, a dry run is no mutation, a no-op sends nothing, and a patch
 // that is not a credential form says why no diff is shown.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../src/adapters/exec.js';
 import { openTalosClient, type OpenedTalos } from '../../src/adapters/talos/open.js';
+import { Redactor } from '../../src/core/redact.js';
 import { TalosSim } from '../../sim/talos/index.js';
 import { SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN } from '../../sim/talos/machineconfig.js';
 import { recordingHooks } from '../sim-talos/helpers.js';
@@ -20,10 +21,13 @@ let sim: TalosSim;
 let work: string;
 const opened: OpenedTalos[] = [];
 
+/** the secrets the client registered for masking (the action's sinks mask with them: src/action/masked.ts) */
+const registered = new Redactor();
+
 async function open(patch: string): Promise<OpenedTalos> {
   const file = join(work, `patch-${opened.length}.yaml`);
   writeFileSync(file, patch);
-  const o = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath, authPatch: file });
+  const o = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath, authPatch: file, secret: (s) => registered.add(s) });
   opened.push(o);
   return o;
 }
@@ -50,12 +54,13 @@ describe('previewCredentialPatch (ApplyConfiguration dry run)', () => {
     const o = await open(rac('new-token-2'));
     const p = await o.client.previewCredentialPatch!(W1);
     if (!p.shown || p.details === undefined) throw new Error(`expected a diff, got ${JSON.stringify(p)}`);
-    expect(p.details).toMatch(
+    const details = registered.redact(p.details);
+    expect(details).toMatch(
       /^Dry run summary:\nApplied configuration without a reboot \(skipped in dry-run\)\.\nConfig diff:\n\n--- a\n\+\+\+ b\n@@ -\d+,\d+ \+\d+,\d+ @@\n/,
     );
     // the node's config has no RegistryAuthConfig yet: the whole document is added, its values masked
-    expect(p.details).toContain('\n+kind: RegistryAuthConfig\n+name: ghcr.io\n+username: ***\n+password: ***\n');
-    for (const secret of ['old-token-1', 'new-token-2', SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN]) expect(p.details).not.toContain(secret);
+    expect(details).toContain('\n+kind: RegistryAuthConfig\n+name: ghcr.io\n+username: ci-bot\n+password: ***\n');
+    for (const secret of ['old-token-1', 'new-token-2', SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN]) expect(details).not.toContain(secret);
     // the dry run was sent, and is no mutation: the node's config is as it was
     expect(sim.applyCalls().filter((c) => c.node === W1 && c.dryRun)).toHaveLength(1);
     expect(sim.mutatingCommands()).toEqual([]);

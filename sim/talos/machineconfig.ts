@@ -18,7 +18,31 @@ function clone<T>(v: T): T {
 export const SIM_MACHINE_TOKEN = 'simtok.5d9a1c2e7b3f4a60';
 export const SIM_CLUSTER_SECRET = 'c2ltLWNsdXN0ZXItc2VjcmV0LTAxMjM0NTY3ODk=';
 
-export function initialMachineConfig(role: NodeRole, credential: Record<string, AuthFields>): MachineConfigState {
+/**
+ * The CAs' keys as Talos writes them (base64 of the PEM, ed25519 as `talosctl gen config` makes them),
+ * the bootstrap token, and the certificates beside the keys (public: never a secret).
+ */
+export const SIM_MACHINE_CA_KEY =
+  'LS0tLS1CRUdJTiBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0KTUM0Q0FRQXdCUVlESzJWd0JDSUVJQVc1MnlCbjNKOFlaSGtmNGhzdktjcVJpUi9ITzNwUlJSTEdFdGZTU2lwSQotLS0tLUVORCBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0K';
+export const SIM_CLUSTER_CA_KEY =
+  'LS0tLS1CRUdJTiBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0KTUM0Q0FRQXdCUVlESzJWd0JDSUVJT2RCK3k1OC93cGxNOXI1SERRYXBWeDU2ZndSUkVSOThDREZ3U3dwYU9ZMAotLS0tLUVORCBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0K';
+export const SIM_BOOTSTRAP_TOKEN = 'r2xk1q.8f3b9c2d1e0a4b5c';
+export const SIM_MACHINE_CA_CRT =
+  'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJORENCNTZBREFnRUNBaFJicExra3h4QTAyQkF3a0VualkrbUNhWFNYcFRBRkJnTXJaWEF3RURFT01Bd0cKQTFVRUNnd0ZkR0ZzYjNNd0hoY05Nall4TWpBeU1EY3hOek14V2hjTk16WXhNVEk1TURjeE56TXhXakFRTVE0dwpEQVlEVlFRS0RBVjBZV3h2Y3pBcU1BVUdBeXRsY0FNaEFKVXI0QVNwdXFxTmxLNzUrbzRtUXlCRHViSEhzNDhTCmE3M0VycUNIMzFFNG8xTXdVVEFkQmdOVkhRNEVGZ1FVcHlPdWtEUHBNK1V0YmsyanozbTVhMFFoZFJRd0h3WUQKVlIwakJCZ3dGb0FVcHlPdWtEUHBNK1V0YmsyanozbTVhMFFoZFJRd0R3WURWUjBUQVFIL0JBVXdBd0VCL3pBRgpCZ01yWlhBRFFRQzB5NVBUQm96YW1iazdyQ3RBYVJIajJUeWdEQVUxd3JGOGhaNWU5UTBKTU9kNE1Tak5UdXZVCm9wT0VCWitRYkExWStVcktFM002L0pmUHBKWU1UaDRQCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K';
+export const SIM_CLUSTER_CA_CRT =
+  'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJQakNCOGFBREFnRUNBaFFYdXZ0Ty9xZjlwM0duNmhESE81MlNaMUY2MHpBRkJnTXJaWEF3RlRFVE1CRUcKQTFVRUNnd0thM1ZpWlhKdVpYUmxjekFlRncweU5qRXlNREl3TnpFM016RmFGdzB6TmpFeE1qa3dOekUzTXpGYQpNQlV4RXpBUkJnTlZCQW9NQ210MVltVnlibVYwWlhNd0tqQUZCZ01yWlhBRElRQzB4STVZU1ZkdTN6OWdCZnh4ClJiQzN3cmI4VW5ZWGNlRk41TnFQNWdwY2w2TlRNRkV3SFFZRFZSME9CQllFRklveGM5TU1INzNsQVRZOXdBNEgKOFZSam50M3FNQjhHQTFVZEl3UVlNQmFBRklveGM5TU1INzNsQVRZOXdBNEg4VlJqbnQzcU1BOEdBMVVkRXdFQgovd1FGTUFNQkFmOHdCUVlESzJWd0EwRUFFRENrRkQ3bzRwSmU2bkVINzBrYUNIT1A0Y2cxdisrdnl5RGM0Mzg1CmYyU1ZqTjZSWEhuOHJWYXFTdWxXQ1pQSFdHejB5aWYrOE5Td0QwaUUzeFUxQ2c9PQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==';
+
+/**
+ * The node's machine config as `talosctl gen config` and common templates write it. Its neighbours
+ * look like secrets to a careless eye and are not: certSANs naming the node's own hostname and
+ * address (`self`), a kubelet flag whose value Talos serves as the quoted string "true", the CAs'
+ * certificates beside their keys.
+ */
+export function initialMachineConfig(
+  role: NodeRole,
+  credential: Record<string, AuthFields>,
+  self?: { name: string; ip: string },
+): MachineConfigState {
   // The initial credential is in the legacy v1alpha1 form so that a patch in either form can replace it
   // (a RegistryAuthConfig document would shadow any later legacy-form patch for the same host).
   const config: Tree = {};
@@ -26,8 +50,20 @@ export function initialMachineConfig(role: NodeRole, credential: Record<string, 
   return {
     v1alpha1: {
       version: 'v1alpha1',
-      machine: { type: role === 'control-plane' ? 'controlplane' : 'worker', token: SIM_MACHINE_TOKEN, registries: { config } },
-      cluster: { clusterName: 'sim', secret: SIM_CLUSTER_SECRET },
+      machine: {
+        type: role === 'control-plane' ? 'controlplane' : 'worker',
+        token: SIM_MACHINE_TOKEN,
+        ca: { crt: SIM_MACHINE_CA_CRT, key: SIM_MACHINE_CA_KEY },
+        certSANs: self ? [self.name, self.ip] : [],
+        kubelet: { extraArgs: { 'rotate-server-certificates': 'true' } },
+        registries: { config },
+      },
+      cluster: {
+        clusterName: 'sim',
+        secret: SIM_CLUSTER_SECRET,
+        token: SIM_BOOTSTRAP_TOKEN,
+        ca: { crt: SIM_CLUSTER_CA_CRT, key: SIM_CLUSTER_CA_KEY },
+      },
     },
     registryAuth: {},
     otherDocs: [],

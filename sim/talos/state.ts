@@ -116,7 +116,7 @@ export class NodeRuntime {
       bootedAtMs: 0,
       up: true,
       clock: { offsetMs: spec.clock?.offsetMs ?? 0, synced: spec.clock?.synced ?? true, epoch: spec.clock?.epoch ?? 0 },
-      machineConfig: initialMachineConfig(spec.role, spec.credential),
+      machineConfig: initialMachineConfig(spec.role, spec.credential, { name: spec.name, ip: spec.ip }),
       files: new Map(),
       etcFileStatus: new Map(),
       containerd: {

@@ -377,7 +377,7 @@ export interface DecisionRecord {
 }
 
 /**
- * A dry run of the credential apply (ApplyConfiguration `dry_run`): machined's redacted `mode_details`,
+ * A dry run of the credential apply (ApplyConfiguration `dry_run`): machined's `mode_details` (masked where shown),
  * or `undefined` details when the config already carries the credential; or why none was asked for.
  */
 export type ConfigPreview = { shown: true; details?: string } | { shown: false; why: string };

@@ -8,7 +8,6 @@
 // Pure (no I/O). The config holds every credential of the cluster: no error here quotes its text,
 // only document numbers, kinds, names and line/column positions.
 import { type Document, isMap, parseAllDocuments } from 'yaml';
-import { secretForms } from '../core/redact.js';
 
 type Tree = Record<string, unknown>;
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -217,40 +216,4 @@ function withNewline(s: string): string {
 export function documentLabels(configText: string): string[] {
   const { values } = parseConfig(configText);
   return values.map(labelOf);
-}
-
-/** Keys whose values (and everything under them) are secrets in a Talos machine config. */
-const SECRET_KEY = /key|token|secret|password|auth|crt|cert|identity/i;
-
-/**
- * The values of a machine config to mask wherever text is shown: everything under a secret-looking
- * key (machine.token, the CAs' keys, cluster.secret, every registry credential, with the derived
- * forms of secretForms for the registry ones). The config carries every credential of the cluster,
- * not only the one this run rolls.
- */
-export function configSecrets(configText: string): string[] {
-  const { values } = parseConfig(configText);
-  const out = new Set<string>();
-  const all = (v: unknown): void => {
-    if (typeof v === 'string' && v.length >= 4) out.add(v);
-    else if (Array.isArray(v)) v.forEach(all);
-    else if (isObj(v)) Object.values(v).forEach(all);
-  };
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (isObj(v)) for (const [k, x] of Object.entries(v)) (SECRET_KEY.test(k) ? all : walk)(x);
-  };
-  const auths: Array<Record<string, unknown>> = [];
-  for (const v of values) {
-    walk(v);
-    if (isObj(v) && v.kind === 'RegistryAuthConfig') auths.push(v);
-    const config = isObj(v) && isObj(v.machine) && isObj(v.machine.registries) ? v.machine.registries.config : undefined;
-    if (isObj(config)) for (const e of Object.values(config)) if (isObj(e) && isObj(e.auth)) auths.push(e.auth);
-  }
-  const s = (x: unknown) => (typeof x === 'string' ? x : '');
-  const forms = secretForms(
-    auths.map((a) => ({ username: s(a.username), password: s(a.password), auth: s(a.auth), identitytoken: s(a.identityToken) })),
-  );
-  for (const f of forms) out.add(f);
-  return [...out];
 }

@@ -154,7 +154,7 @@ export class TalosApi implements TalosClient {
       }
       const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
       if (!entry) throw unparseable('/machine.MachineService/List', node, `no entry for ${path}`);
-      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${this.conn.redact(str(entry.error))}`);
+      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${str(entry.error)}`);
       if (entry.is_dir) throw refused('/machine.MachineService/List', node, 'invalid', `${path} is a directory, not a file`);
       const s = Number(entry.modified);
       // whole seconds (ModTime().Unix()): the write happened somewhere in [s, s+1)

@@ -5,17 +5,13 @@
 // send NO_REBOOT (never AUTO: a ≤ 1.13 node may reboot; never REBOOT: 1.14 refuses it), retry the
 // node's "another apply configuration is already in progress", then re-read and check the change
 // landed (there is no compare-and-swap on a machine config).
-// The config read back carries every credential of the cluster: its secret-looking values are
-// registered with the redactor before anything could quote them, and no message here carries its text.
+// The config read back carries every credential of the cluster: its secrets, as Talos defines them
+// (src/rules/configSecrets.ts), are registered for masking before anything could quote them, and no
+// message here carries its text.
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../../../core/errors.js';
-import {
-  MachineConfigError,
-  applyCredentialChanges,
-  configSecrets,
-  pendingChanges,
-  type CredentialChange,
-} from '../../../rules/machineConfig.js';
+import { configSecrets } from '../../../rules/configSecrets.js';
+import { MachineConfigError, applyCredentialChanges, pendingChanges, type CredentialChange } from '../../../rules/machineConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC } from './proto.js';
 
@@ -28,7 +24,7 @@ export const APPLY_IN_PROGRESS = 'another apply configuration is already in prog
 export interface ApplyOptions {
   /** a line for the node's log (warnings, what was sent) */
   log: (line: string) => void;
-  /** registers a value to mask in every later text (the runner's redactor) */
+  /** registers a secret to mask wherever text leaves the action (the shell's masking port) */
   secret: (value: string) => void;
   /** attempts when another apply is in progress; default 5 */
   attempts?: number;
@@ -112,8 +108,8 @@ export async function patchedConfig(
 /**
  * What the apply would change on one node, from machined itself: ApplyConfiguration with `dry_run`
  * (NO_REBOOT) of the config applyCredential would send, which changes nothing on the node and answers
- * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md). Redacted; undefined when
- * the config already carries the credential (nothing would be sent).
+ * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md), as machined wrote it (masked
+ * where it is shown); undefined when the config already carries the credential (nothing would be sent).
  */
 export async function previewCredential(
   conn: TalosConnection,
@@ -125,7 +121,7 @@ export async function previewCredential(
   if (patched.text === undefined) return undefined;
   const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: true });
   const details = ((res.messages ?? []) as Plain[]).map((m) => (typeof m.mode_details === 'string' ? m.mode_details : ''));
-  return conn.redact(details.join('\n'));
+  return details.join('\n');
 }
 
 /** Applies the credential changes to one node; resolves once the node's config carries them. */
@@ -142,9 +138,9 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
     try {
       const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: false });
       for (const m of (res.messages ?? []) as Plain[]) {
-        for (const w of (m.warnings ?? []) as string[]) opts.log(`${node}: ApplyConfiguration warning: ${conn.redact(w)}`);
+        for (const w of (m.warnings ?? []) as string[]) opts.log(`${node}: ApplyConfiguration warning: ${w}`);
         opts.log(
-          `${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${conn.redact(typeof m.mode_details === 'string' ? m.mode_details : '')}`,
+          `${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${typeof m.mode_details === 'string' ? m.mode_details : ''}`,
         );
       }
       break;
