@@ -34,6 +34,8 @@ export interface SimNodeSpec {
   bootGapMs?: number;
   /** fault mode (1.14): after each reboot Talos restarts cri once more just after the node is up */
   criRestartAfterBoot?: CriRestartAfterBoot;
+  /** where its machine config carries the credential (AddNodeSpec.credentialForm); default the legacy map */
+  credentialForm?: 'legacy' | 'document' | 'both';
 }
 
 export interface SimClusterOptions {
@@ -141,6 +143,7 @@ export class SimCluster {
       criFirst: spec.criFirst,
       bootGapMs: spec.bootGapMs,
       criRestartAfterBoot: spec.criRestartAfterBoot,
+      credentialForm: spec.credentialForm,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({
@@ -161,21 +164,31 @@ export class SimCluster {
     return { ...this.kube.env(), ...t };
   }
 
-  /** Write the auth patch carrying `cred` (mode 0600, as a workflow step should). */
-  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml'): string {
+  /**
+   * Write the auth patch carrying `cred` (mode 0600, as a workflow step should): a RegistryAuthConfig
+   * document, or with `form: 'legacy'` the v1alpha1 `machine.registries.config.<host>.auth` map.
+   */
+  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml', form: 'document' | 'legacy' = 'document'): string {
     const path = join(this.dir, name);
-    writeFileSync(
-      path,
-      [
-        'apiVersion: v1alpha1',
-        'kind: RegistryAuthConfig',
-        `name: ${REGISTRY}`,
-        `username: ${cred.username}`,
-        `password: ${cred.password}`,
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    const lines =
+      form === 'document'
+        ? [
+            'apiVersion: v1alpha1',
+            'kind: RegistryAuthConfig',
+            `name: ${REGISTRY}`,
+            `username: ${cred.username}`,
+            `password: ${cred.password}`,
+          ]
+        : [
+            'machine:',
+            '  registries:',
+            '    config:',
+            `      ${REGISTRY}:`,
+            '        auth:',
+            `          username: ${cred.username}`,
+            `          password: ${cred.password}`,
+          ];
+    writeFileSync(path, [...lines, ''].join('\n'), { mode: 0o600 });
     chmodSync(path, 0o600);
     return path;
   }
