@@ -202,12 +202,14 @@ export class SimCluster {
 /**
  * The demo's default cluster: three control planes and three workers; one worker was just created by
  * the autoscaler with the current credential (its reboot must be skipped), one carries an operator's
- * cordon (it must stay cordoned). Kubelets write heartbeats throughout.
+ * cordon (it must stay cordoned), one control plane carries both credential forms (a RegistryAuthConfig
+ * document over a stale legacy map). Kubelets write heartbeats throughout.
  */
 export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean } = {}): void {
   // mixedVersions: cp-3 and worker-1 run Talos 1.14 (cri restarts itself after the patch), the rest 1.13
   const v114 = opts.mixedVersions ? ('1.14' as const) : undefined;
-  for (const n of ['cp-1', 'cp-2']) c.addNode({ name: n, role: 'control-plane' });
+  c.addNode({ name: 'cp-1', role: 'control-plane' });
+  c.addNode({ name: 'cp-2', role: 'control-plane', credentialForm: 'both' });
   c.addNode({ name: 'cp-3', role: 'control-plane', version: v114 });
   c.addNode({ name: 'worker-1', role: 'worker', version: v114 });
   c.addNode({

@@ -2,7 +2,7 @@
 // every other byte. Why not parse, set and re-render: Talos reads its config with Go's YAML, which
 // keeps YAML 1.1's octals (`permissions: 0644` is 420), while a YAML 1.2 library reads `0644` as
 // 644 and writes it back so: a re-rendered document would change a file's mode, and every comment,
-// quote and indentation the operator wrote (docs/talos-api.md, "Applying the machine config").
+// quote and indentation the operator wrote (docs/talos-api.md, "The edit keeps every other byte").
 // - The value at the path exists: its own source range is replaced, in its own style (a block map
 //   by block lines at its column, whole lines; anything else by a flow map).
 // - A key on the path is missing: the smallest new entry is inserted at the end of the deepest map

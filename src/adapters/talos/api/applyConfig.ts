@@ -1,6 +1,6 @@
 // The credential patch through MachineService.ApplyConfiguration, as `talosctl patch machineconfig
 // --mode=no-reboot` does it, and no more: read the active MachineConfig, take its multi-document
-// body the way talosctl does (two forms, docs/talos-api.md "Applying the machine config"), change
+// body the way talosctl does (two forms, docs/talos-api.md "Applying the credential"), change
 // only the credential documents (src/rules/machineConfig.ts), send nothing when nothing changes,
 // send NO_REBOOT (never AUTO: a ≤ 1.13 node may reboot; never REBOOT: 1.14 refuses it), retry the
 // node's "another apply configuration is already in progress", then re-read and check the change
