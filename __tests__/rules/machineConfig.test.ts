@@ -5,6 +5,7 @@
 // text in any error.
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { parseAuthPatch } from '../../src/core/credential.js';
 import {
   MachineConfigError,
   applyCredentialChanges,
@@ -369,5 +370,17 @@ describe('verifyPatched and readBackDrift: what is checked without the node, and
     expect(Object.fromEntries(effectiveCredentials(REAL))).toEqual({
       'ghcr.io': { fields: { username: 'old-user', password: 'old-pass' }, from: 'v1alpha1 machine.registries.config.ghcr.io.auth' },
     });
+  });
+});
+
+describe('the evidence and the edit agree on which credential is effective', () => {
+  it('a patch giving both forms: what the edit makes effective is what parseAuthPatch (the evidence) expects, the document’s', () => {
+    const patch = `${LEGACY_NEW}---\napiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nidentityToken: idt-doc\n`;
+    const desired = parseAuthPatch(patch, 'ghcr.io').desired.fields;
+    expect(desired).toEqual({ username: '', password: '', auth: '', identitytoken: 'idt-doc' });
+    const out = applyCredentialChanges(REAL, changes(patch));
+    expect(effective(out.text!, 'ghcr.io')).toEqual({ identityToken: 'idt-doc' });
+    // and the shadowed legacy map holds the same credential, not the patch's legacy one
+    expect(authAt(docsOf(out.text!)[0], 'ghcr.io')).toEqual({ identityToken: 'idt-doc' });
   });
 });
