@@ -36,6 +36,8 @@ export interface SimNodeSpec {
   criRestartAfterBoot?: CriRestartAfterBoot;
   /** the legacy `machine.registries.config.<host>.auth` map the node carries before the roll (default OLD_CREDENTIAL), e.g. a GHCR user named like the repository's owner */
   oldCredential?: AuthFields;
+  /** where its machine config carries the credential (AddNodeSpec.credentialForm); default the legacy map */
+  credentialForm?: 'legacy' | 'document' | 'both';
 }
 
 export interface SimClusterOptions {
@@ -143,6 +145,7 @@ export class SimCluster {
       criFirst: spec.criFirst,
       bootGapMs: spec.bootGapMs,
       criRestartAfterBoot: spec.criRestartAfterBoot,
+      credentialForm: spec.credentialForm,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({
@@ -163,21 +166,31 @@ export class SimCluster {
     return { ...this.kube.env(), ...t };
   }
 
-  /** Write the auth patch carrying `cred` (mode 0600, as a workflow step should). */
-  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml'): string {
+  /**
+   * Write the auth patch carrying `cred` (mode 0600, as a workflow step should): a RegistryAuthConfig
+   * document, or with `form: 'legacy'` the v1alpha1 `machine.registries.config.<host>.auth` map.
+   */
+  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml', form: 'document' | 'legacy' = 'document'): string {
     const path = join(this.dir, name);
-    writeFileSync(
-      path,
-      [
-        'apiVersion: v1alpha1',
-        'kind: RegistryAuthConfig',
-        `name: ${REGISTRY}`,
-        `username: ${cred.username}`,
-        `password: ${cred.password}`,
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    const lines =
+      form === 'document'
+        ? [
+            'apiVersion: v1alpha1',
+            'kind: RegistryAuthConfig',
+            `name: ${REGISTRY}`,
+            `username: ${cred.username}`,
+            `password: ${cred.password}`,
+          ]
+        : [
+            'machine:',
+            '  registries:',
+            '    config:',
+            `      ${REGISTRY}:`,
+            '        auth:',
+            `          username: ${cred.username}`,
+            `          password: ${cred.password}`,
+          ];
+    writeFileSync(path, [...lines, ''].join('\n'), { mode: 0o600 });
     chmodSync(path, 0o600);
     return path;
   }
@@ -191,12 +204,14 @@ export class SimCluster {
 /**
  * The demo's default cluster: three control planes and three workers; one worker was just created by
  * the autoscaler with the current credential (its reboot must be skipped), one carries an operator's
- * cordon (it must stay cordoned). Kubelets write heartbeats throughout.
+ * cordon (it must stay cordoned), one control plane carries both credential forms (a RegistryAuthConfig
+ * document over a stale legacy map). Kubelets write heartbeats throughout.
  */
 export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean } = {}): void {
   // mixedVersions: cp-3 and worker-1 run Talos 1.14 (cri restarts itself after the patch), the rest 1.13
   const v114 = opts.mixedVersions ? ('1.14' as const) : undefined;
-  for (const n of ['cp-1', 'cp-2']) c.addNode({ name: n, role: 'control-plane' });
+  c.addNode({ name: 'cp-1', role: 'control-plane' });
+  c.addNode({ name: 'cp-2', role: 'control-plane', credentialForm: 'both' });
   c.addNode({ name: 'cp-3', role: 'control-plane', version: v114 });
   c.addNode({ name: 'worker-1', role: 'worker', version: v114 });
   c.addNode({

@@ -74,9 +74,14 @@ describe('ApplyConfiguration', () => {
     await o.client.patchMachineConfig(W13, 'unused');
     expect(sim.node('w-13').machineConfig.registryAuth['ghcr.io']).toEqual({ username: 'ci-bot', password: 'new-token-2' });
     expect(calls(W13)).toHaveLength(1);
+    // the node carries the legacy map for ghcr.io too: it gets the new credential as well, so no old one stays behind
     expect(lines).toContainEqual(
-      `${W13}: ApplyConfiguration (NO_REBOOT) changed RegistryAuthConfig/ghcr.io: Applied configuration without a reboot`,
+      `${W13}: ApplyConfiguration (NO_REBOOT) changed RegistryAuthConfig/ghcr.io, v1alpha1 machine.registries.config.ghcr.io.auth: Applied configuration without a reboot`,
     );
+    expect(((sim.node('w-13').machineConfig.v1alpha1.machine as any).registries.config['ghcr.io'] as any).auth).toEqual({
+      username: 'ci-bot',
+      password: 'new-token-2',
+    });
     expect(talosctlPatches()).toEqual([]);
     // the other documents of the node's config are still there (v1alpha1 with its token)
     expect((sim.node('w-13').machineConfig.v1alpha1.machine as Record<string, unknown>).token).toBe(SIM_MACHINE_TOKEN);
@@ -94,9 +99,16 @@ describe('ApplyConfiguration', () => {
 
   it('the legacy form replaces machine.registries.config.<host>.auth; the older body form (no annotations) is read too', async () => {
     sim.setConfigBodyForm(W14, 'document');
+    const before = sim.node('w-14').machineConfig.text;
     const { o } = await open('machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          identityToken: idt-4\n');
+    // a re-rendered v1alpha1 document would write the file's `permissions: 0644` as 644, another mode
+    // to Talos, which refuses it in NO_REBOOT (CanApplyImmediate): only the auth lines may change
     await o.client.patchMachineConfig(W14, 'unused');
     const mc = sim.node('w-14').machineConfig;
+    const authLines = /^ {8}auth:\n(?: {10}.*\n)+/m;
+    expect(mc.text.replace(authLines, '')).toBe(before.replace(authLines, ''));
+    expect(mc.text).toMatch(/^ {8}auth:\n {10}identityToken: idt-4\n {6}# the pull-through mirror/m);
+    expect(mc.text).toContain('      permissions: 0644\n');
     expect(((mc.v1alpha1.machine as any).registries.config['ghcr.io'] as any).auth).toEqual({ identityToken: 'idt-4' });
     expect((mc.v1alpha1.cluster as Record<string, unknown>).secret).toBe(SIM_CLUSTER_SECRET);
     sim.setConfigBodyForm(W14, 'string');
@@ -142,13 +154,26 @@ describe('ApplyConfiguration', () => {
     expect(sim.node('w-13').machineConfig.registryAuth['ghcr.io']).toEqual(before);
   });
 
+  it('a config read back with another document changed since the apply is a conflict naming the node and the documents', async () => {
+    const { o } = await open(rac('username: u10\npassword: p10-secret\n'));
+    // another writer edits the extension's environment right after the apply answered
+    sim.overwriteNextApply(W13, (text) => text.replace('TS_ROUTES=10.5.0.0/24', 'TS_ROUTES=10.6.0.0/24'));
+    const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ToolError);
+    expect((err as ToolError).kind).toBe('conflict');
+    expect((err as ToolError).node).toBe(W13);
+    expect((err as Error).message).toBe(
+      `applying the credential to the machine config of ${W13}: the machine config read back after ApplyConfiguration differs from the one sent in ExtensionServiceConfig/tailscale; the apply changed only RegistryAuthConfig/ghcr.io, v1alpha1 machine.registries.config.ghcr.io.auth (another writer, e.g. Omni, changed the rest?)`,
+    );
+  });
+
   it("InvalidArgument is a config error naming the document; a node's echo of the config keeps its words, and every secret of it is registered", async () => {
     const { o, runner } = await open(rac('username: u8\nauth: dTg6cDgtc2VjcmV0\n'));
     const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).kind).toBe('invalid');
     expect((err as Error).message).toMatch(
-      /changing RegistryAuthConfig\/ghcr\.io \(InvalidArgument\): .*RegistryAuthConfig\/ghcr\.io: only one of auth, username\/password or identityToken/s,
+      /changing RegistryAuthConfig\/ghcr\.io, v1alpha1 machine\.registries\.config\.ghcr\.io\.auth \(InvalidArgument\): .*RegistryAuthConfig\/ghcr\.io: only one of auth, username\/password or identityToken/s,
     );
     // a node error echoing the whole config it was sent: every credential of the cluster is masked
     sim.failNext(
