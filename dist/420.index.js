@@ -24,8 +24,8 @@ var criToml = __webpack_require__(2152);
 var parseError = __webpack_require__(417);
 // EXTERNAL MODULE: ./src/core/redact.ts
 var redact = __webpack_require__(2258);
-// EXTERNAL MODULE: ./src/rules/machineConfig.ts
-var machineConfig = __webpack_require__(4364);
+// EXTERNAL MODULE: ./src/rules/machineConfig.ts + 1 modules
+var machineConfig = __webpack_require__(7857);
 ;// CONCATENATED MODULE: ./src/rules/configSecrets.ts
 // The secrets of a machine config, as Talos itself defines them: the fields its config documents'
 // own `Redact(replacement)` replaces (pkg/machinery/config, the v1alpha1 document and every
@@ -717,11 +717,14 @@ function cancelOn(signal, call) {
 ;// CONCATENATED MODULE: ./src/adapters/talos/api/applyConfig.ts
 // The credential patch through MachineService.ApplyConfiguration, as `talosctl patch machineconfig
 // --mode=no-reboot` does it, and no more: read the active MachineConfig, take its multi-document
-// body the way talosctl does (two forms, docs/talos-api.md "Applying the machine config"), change
+// body the way talosctl does (two forms, docs/talos-api.md "Applying the credential"), change
 // only the credential documents (src/rules/machineConfig.ts), send nothing when nothing changes,
 // send NO_REBOOT (never AUTO: a ≤ 1.13 node may reboot; never REBOOT: 1.14 refuses it), retry the
 // node's "another apply configuration is already in progress", then re-read and check the change
-// landed (there is no compare-and-swap on a machine config).
+// landed, byte for byte (Talos keeps the bytes an apply sent; there is no compare-and-swap on a
+// machine config, so any other difference is another writer's). Plan mode never calls
+// ApplyConfiguration, not even as a dry run (docs/plan.md): its preview is the action's own change
+// list, checked locally (src/rules/machineConfig.ts).
 // The config read back carries every credential of the cluster: its secrets, as Talos defines them
 // (src/rules/configSecrets.ts), are registered for masking before anything could quote them, and no
 // message here carries its text.
@@ -779,7 +782,8 @@ async function readConfig(conn, node, opts) {
 }
 /**
  * Reads the node's active config and applies the credential changes to it, sending nothing: what
- * applyCredential sends and previewCredential dry-runs. Every secret of both texts is registered first.
+ * applyCredential sends and previewCredential shows, checked locally (verifyPatched). Every secret of
+ * both texts is registered first.
  */
 async function patchedConfig(conn, node, changes, opts) {
     const before = await readConfig(conn, node, opts);
@@ -799,18 +803,14 @@ async function patchedConfig(conn, node, changes, opts) {
     return patched;
 }
 /**
- * What the apply would change on one node, from machined itself: ApplyConfiguration with `dry_run`
- * (NO_REBOOT) of the config applyCredential would send, which changes nothing on the node and answers
- * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md), as machined wrote it (masked
- * where it is shown); undefined when the config already carries the credential (nothing would be sent).
+ * What the apply would change on one node, from the action's own change list: the places written,
+ * field by field, and the checks made on the patched text, never a value nor machined's text. Only
+ * the active config is read (COSI Get): no ApplyConfiguration at all, because even a dry run takes
+ * the node's apply lock and cancels a pending `--mode=try` rollback (v1alpha1_server.go, docs/plan.md).
  */
 async function previewCredential(conn, node, changes, opts) {
     const patched = await patchedConfig(conn, node, changes, opts);
-    if (patched.text === undefined)
-        return undefined;
-    const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: true });
-    const details = (res.messages ?? []).map((m) => (typeof m.mode_details === 'string' ? m.mode_details : ''));
-    return details.join('\n');
+    return { shown: true, edits: patched.edits, checks: patched.checks };
 }
 /** Applies the credential changes to one node; resolves once the node's config carries them. */
 async function applyCredential(conn, node, changes, opts) {
@@ -858,6 +858,11 @@ async function applyCredential(conn, node, changes, opts) {
     }
     if (missing.length > 0) {
         throw configError(node, `ApplyConfiguration answered OK but the machine config read back does not carry ${missing.join(', ')} (another writer, e.g. Omni, changed it?)`, 'conflict');
+    }
+    // Talos keeps the bytes sent: anything else that differs was changed by another writer since
+    const drift = (0,machineConfig/* readBackDrift */.N2)(patched.text, after);
+    if (drift.length > 0) {
+        throw configError(node, `the machine config read back after ApplyConfiguration differs from the one sent in ${drift.join(', ')}; the apply changed only ${documents} (another writer, e.g. Omni, changed the rest?)`, 'conflict');
     }
 }
 function configError(node, why, kind) {
@@ -1002,9 +1007,10 @@ var resources = __webpack_require__(5825);
 // all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
 // instants here are exact, except a file's `modified`, which the server sends in whole seconds.
 // The credential patch goes through ApplyConfiguration (applyConfig.ts) when it is one of the two
-// credential forms, and the reboot over the API (reboot.ts: boot id, Reboot, boot id again); any other
-// patch, and a reboot the certificate's role cannot follow (no Read), are delegated to the CLI adapter
-// given at construction (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
+// credential forms (plan mode shows the action's own change list for it, applying nothing), and the
+// reboot over the API (reboot.ts: boot id, Reboot, boot id again); any other patch, and a reboot the
+// certificate's role cannot follow (no Read), are delegated to the CLI adapter given at construction
+// (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
 
 
 
@@ -1184,15 +1190,18 @@ class TalosApi {
         return members;
     }
     // --- mutations ---------------------------------------------------------------------------------
-    /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
+    /**
+     * plan mode: the action's own change list for the node's config (read, never applied: no dry run),
+     * when openTalosClient found the patch in a form of ours; else why there is none.
+     */
     async previewCredentialPatch(address) {
         if (!this.opts.apply) {
             return {
                 shown: false,
-                why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}): no dry run through the API`,
+                why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}) with Talos's own merge, which the action does not predict`,
             };
         }
-        return { shown: true, details: await previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply) };
+        return previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
     }
     patchMachineConfig(address, patchFile) {
         if (this.opts.apply)
