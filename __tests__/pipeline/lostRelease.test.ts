@@ -1,4 +1,4 @@
-// A release whose answer is lost is not a release that failed (issue 23, defect 6). The release
+// A release whose answer is lost is not a release that failed. The release
 // PATCH lands, its answer is the apiserver's 504 (or a dropped connection), the re-read that should
 // confirm it fails too, and the retry of the same CAS-guarded patch gets 422: its `test` of our owner
 // token fails BECAUSE the first one landed. The pipeline reads the node again and accepts the release

@@ -317,6 +317,40 @@ export class KubeSim implements KubeNodeHooks {
     this.nodesCtl.up(name, bootID);
   }
 
+  /**
+   * A network blip between the node's kubelet and the apiserver, the machine running on: after
+   * `taintDelayMs` (the controller's grace period, 40-50 s in a real cluster) the node is Unknown and
+   * the lifecycle controller adds `node.kubernetes.io/unreachable` NoSchedule and NoExecute;
+   * kubeletReconnect ends it (Ready again, the taints removed one reconcile later).
+   */
+  kubeletDisconnect(name: string): void {
+    if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
+    this.nodesCtl.disconnect(name);
+  }
+
+  kubeletReconnect(name: string): void {
+    this.nodesCtl.reconnect(name);
+  }
+
+  /**
+   * A node condition as the kubelet (MemoryPressure, DiskPressure, PIDPressure) or the network plugin
+   * (NetworkUnavailable) reports it; the lifecycle controller adds or removes its taint one reconcile later.
+   */
+  setNodeCondition(
+    name: string,
+    type: 'MemoryPressure' | 'DiskPressure' | 'PIDPressure' | 'NetworkUnavailable',
+    status: 'True' | 'False',
+  ): void {
+    const reasons: Record<string, [string, string]> = {
+      MemoryPressure: ['KubeletHasInsufficientMemory', 'KubeletHasSufficientMemory'],
+      DiskPressure: ['KubeletHasDiskPressure', 'KubeletHasNoDiskPressure'],
+      PIDPressure: ['KubeletHasInsufficientPID', 'KubeletHasSufficientPID'],
+      NetworkUnavailable: ['NetworkUnavailable', 'CiliumIsUp'],
+    };
+    const [bad, good] = reasons[type]!;
+    this.nodesCtl.setCondition(name, type, status, status === 'True' ? bad : good);
+  }
+
   // --- workloads -------------------------------------------------------------------------------------
 
   /**

@@ -68,6 +68,7 @@ export class Workloads {
     ctx.api.hooks.podTerminating = (p) => this.terminating(p);
     nodes.onNodeRunning = (n) => this.syncNode(n);
     nodes.onNodeLost = (n) => this.markNodePodsNotReady(n);
+    nodes.onNodeReconnected = (n) => this.reconnected(n);
     ctx.store.onChange((e) => {
       if (e.def === R.pods) {
         const p = e.obj;
@@ -454,6 +455,33 @@ export class Workloads {
       for (const c of p.status?.conditions ?? []) {
         if (c.type === 'Ready' && c.status !== 'False') {
           c.status = 'False';
+          c.lastTransitionTime = nowTime();
+          changed = true;
+        }
+      }
+      if (changed) this.ctx.api.update(R.pods, p.metadata.namespace, p.metadata.name, 'status', p);
+    }
+  }
+
+  /**
+   * A kubelet back from a disconnection, same boot: its status manager posts each pod's status again,
+   * so a pod whose containers are all ready is Ready again (the controller had marked it not Ready),
+   * and pods deleted meanwhile finish terminating.
+   */
+  private reconnected(node: string): void {
+    for (const p0 of this.ctx.store.list(R.pods)) {
+      if (p0.spec?.nodeName !== node) continue;
+      if (isTerminating(p0)) {
+        this.finishLater({ ns: p0.metadata.namespace, name: p0.metadata.name, uid: p0.metadata.uid });
+        continue;
+      }
+      const statuses = (p0.status?.containerStatuses ?? []) as any[];
+      if (!statuses.length || !statuses.every((s) => s.ready)) continue;
+      const p = clone(p0);
+      let changed = false;
+      for (const c of p.status?.conditions ?? []) {
+        if ((c.type === 'Ready' || c.type === 'ContainersReady') && c.status !== 'True') {
+          c.status = 'True';
           c.lastTransitionTime = nowTime();
           changed = true;
         }
