@@ -429,16 +429,7 @@ async function rollNodes(
     } finally {
       const record = nodeRun.finish();
       roll.times.push({ role: node.role, tookMs: record.durationMs });
-      if (quarantinedAfter(roll.quarantinedNow.has(node.name), record.outcome)) {
-        const byThisRun = record.outcome === 'quarantined' || !!roll.quarantinedNow.get(node.name)?.byThisRun;
-        roll.quarantinedNow.set(node.name, {
-          ...roll.quarantinedNow.get(node.name),
-          name: node.name,
-          role: node.role,
-          labels: node.labels,
-          byThisRun,
-        });
-      } else roll.quarantinedNow.delete(node.name);
+      noteQuarantine(roll, node, record.outcome);
       ctx.settle.finished(node.name);
       inFlight.delete(node.name);
       finished.add(node.name);
@@ -548,6 +539,17 @@ export class CapacityStopError extends Error {
     super(`${message}\nNext step: ${nextStep}`);
     this.name = 'CapacityStopError';
   }
+}
+
+/** A node's run ended: it is quarantined from now on, or no longer (its verified release lifted it), as its outcome says. */
+function noteQuarantine(roll: RollState, node: NodeState, outcome: DecisionRecord['outcome']): void {
+  const before = roll.quarantinedNow.get(node.name);
+  if (!quarantinedAfter(before !== undefined, outcome)) {
+    roll.quarantinedNow.delete(node.name);
+    return;
+  }
+  const byThisRun = outcome === 'quarantined' || !!before?.byThisRun;
+  roll.quarantinedNow.set(node.name, { ...before, name: node.name, role: node.role, labels: node.labels, byThisRun });
 }
 
 /** One node's stop as the roll saw it: its message and next step, and the stop (or error) behind it. */
