@@ -103,3 +103,63 @@ describe('the drain is ended the moment the claim is lost', () => {
     expect(s.unschedulable).toBe(false);
   });
 });
+
+describe('the node lifecycle controller is no other actor', () => {
+  const taint = (key: string, effect: 'NoSchedule' | 'NoExecute') => ({ key, effect, timeAdded: '2026-11-30T10:00:00Z' });
+  const conditionTaints: Array<[string, Array<ReturnType<typeof taint>>]> = [
+    [
+      'a network blip: unreachable NoSchedule and NoExecute',
+      [taint('node.kubernetes.io/unreachable', 'NoSchedule'), taint('node.kubernetes.io/unreachable', 'NoExecute')],
+    ],
+    [
+      'the kubelet reports NotReady',
+      [taint('node.kubernetes.io/not-ready', 'NoSchedule'), taint('node.kubernetes.io/not-ready', 'NoExecute')],
+    ],
+    ['memory pressure', [taint('node.kubernetes.io/memory-pressure', 'NoSchedule')]],
+    ['disk pressure', [taint('node.kubernetes.io/disk-pressure', 'NoSchedule')]],
+    ['pid pressure', [taint('node.kubernetes.io/pid-pressure', 'NoSchedule')]],
+    ['the network plugin reports NetworkUnavailable', [taint('node.kubernetes.io/network-unavailable', 'NoSchedule')]],
+  ];
+  for (const [what, taints] of conditionTaints) {
+    it(`${what}, added and removed again during the drain: the drain goes on and the node is rolled`, async () => {
+      const c = makeCluster([{ name: 'w1' }]);
+      const evicted = slowDrain(c, () => {
+        c.kube.mutate('w1', (o) => (o.spec.taints = [...(o.spec.taints ?? []), ...taints]));
+        // the condition clears a moment later: the controller removes what it added
+        setImmediate(() =>
+          c.kube.mutate(
+            'w1',
+            (o) => (o.spec.taints = (o.spec.taints ?? []).filter((t: { key: string }) => !taints.some((x) => x.key === t.key))),
+          ),
+        );
+      });
+      const res = await roll(c);
+      expect([...evicted]).toEqual(['first', 'rest']);
+      expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
+    });
+  }
+
+  it('a condition taint still on the node when the drain ends: the guard after the drain still judges it', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const evicted = slowDrain(c, () =>
+      c.kube.mutate('w1', (o) => (o.spec.taints = [taint('node.kubernetes.io/unreachable', 'NoSchedule')])),
+    );
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first', 'rest']);
+    expect(res.records[0].outcome).toBe('failed');
+    expect(res.records[0].reason).toMatch(/^guard failed after drain: .*node\.kubernetes\.io\/unreachable:NoSchedule appeared/);
+    expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toEqual([]);
+  });
+
+  it('any other taint added during the drain still ends it at once', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const evicted = slowDrain(c, () =>
+      c.kube.mutate('w1', (o) => (o.spec.taints = [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }])),
+    );
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first']);
+    expect(res.records[0].reason).toMatch(
+      /^guard failed during the drain \(the drain was ended at once\): taint dedicated=batch:NoSchedule appeared/,
+    );
+  });
+});

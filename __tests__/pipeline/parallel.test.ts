@@ -115,6 +115,23 @@ describe('rollout: several workers in flight (fakes)', () => {
     expect(c.kube.mutatingCalls()).toEqual([]);
   });
 
+  it('the refusal names the inputs to lower with the values this run has (the adapters’ margins included)', async () => {
+    const c = makeCluster(workers(1));
+    const err = await roll(c, {
+      timeBudgetMs: 50 * MIN,
+      drainTimeoutMs: 45 * MIN,
+      readyTimeoutMs: 10 * MIN,
+      settleTimeoutMs: 10 * MIN,
+    }).catch((e: Error) => e);
+    expect(err).toMatchObject({ name: 'InputError', input: 'time-budget' });
+    expect((err as Error).message).toMatch(/^input "time-budget": 50m0s is shorter than what one node may take at worst, 2h8m0s \(/);
+    expect((err as Error).message).toContain(
+      'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 7m0s of fixed margins: ' +
+        'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget',
+    );
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+
   it('the time budget over several nodes: nodes start while the sum of their deadlines fits, and all end within the budget', async () => {
     const c = makeCluster(workers(4));
     const one = await roll(makeCluster(workers(1)), {});

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
-import { QuarantinedNodesError } from '../../src/pipeline/run.js';
+import { CapacityStopError, QuarantinedNodesError } from '../../src/pipeline/run.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 import { drainTimeoutStderr } from '../fakes/drainText.js';
 
@@ -44,7 +44,8 @@ function blockedCluster(opts: { w2Cordoned?: boolean } = {}) {
 describe('undrainable: quarantine', () => {
   it('quarantines the node whose drain timed out, rolls the others, and fails the run naming it', async () => {
     const { c } = blockedCluster();
-    const res = await roll(c, { undrainable: 'quarantine' });
+    // max-unavailable 2: the quarantined node holds one of the two
+    const res = await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
 
     expect(res.records.map((r) => [r.node, r.outcome])).toEqual([
       ['w1', 'rebooted'],
@@ -125,7 +126,7 @@ describe('undrainable: quarantine', () => {
 
   it('a rerun after the PDB allows it rolls the node, restores its schedulability and lifts the quarantine in the release', async () => {
     const { c, unblock } = blockedCluster();
-    await roll(c, { undrainable: 'quarantine' });
+    await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
     unblock();
     const again = await roll(c, { undrainable: 'quarantine' });
     expect(again.result).toBe('processed');
@@ -150,7 +151,7 @@ describe('undrainable: quarantine', () => {
 
   it('a node an operator cordoned before the first run stays cordoned once its quarantine is lifted', async () => {
     const { c, unblock } = blockedCluster({ w2Cordoned: true });
-    await roll(c, { undrainable: 'quarantine' });
+    await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
     expect(parseQuarantine(c.kube.state('w2').annotations[keys.quarantined])).toMatchObject({ ok: true, record: { wasCordoned: true } });
     unblock();
     const again = await roll(c, { undrainable: 'quarantine' });
@@ -162,7 +163,7 @@ describe('undrainable: quarantine', () => {
 
   it('quarantined again by a rerun, the node keeps the wasCordoned of its first quarantine', async () => {
     const { c, unblock } = blockedCluster();
-    await roll(c, { undrainable: 'quarantine' });
+    await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
     const first = parseQuarantine(c.kube.state('w2').annotations[keys.quarantined]);
     const again = await roll(c, { undrainable: 'quarantine' });
     expect(again.records.map((r) => [r.node, r.outcome])).toEqual([['w2', 'quarantined']]);
@@ -176,7 +177,7 @@ describe('undrainable: quarantine', () => {
 
   it('a stop-mode rerun whose drain fails again gives the node back still quarantined and cordoned', async () => {
     const { c } = blockedCluster();
-    await roll(c, { undrainable: 'quarantine' });
+    await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
     const text = c.kube.state('w2').annotations[keys.quarantined];
     const again = await roll(c);
     expect(again.records.map((r) => [r.node, r.outcome])).toEqual([['w2', 'failed']]);
@@ -199,5 +200,87 @@ describe('undrainable: quarantine', () => {
     expect(res.records[1].reason).toContain('quarantining it failed');
     expect(res.notReached).toEqual(['w3']);
     expect(c.kube.state('w2').unschedulable).toBe(true);
+  });
+});
+
+describe('a quarantined node is capacity out of service', () => {
+  /** `n` workers, each running a pod whose PodDisruptionBudget never allows an eviction: every drain times out. */
+  function allBlocked(n: number) {
+    const c = makeCluster(Array.from({ length: n }, (_, i) => ({ name: `w${i + 1}` })));
+    c.kube.drainErrorFor = (name) => timeout(name);
+    return c;
+  }
+  const cordoned = (c: ReturnType<typeof makeCluster>) => [...c.kube.nodes.keys()].filter((n) => c.kube.state(n).unschedulable);
+
+  it('four workers every drain of which times out, max-unavailable 1: one is quarantined, the run fails naming it, the others are not started', async () => {
+    const c = allBlocked(4);
+    const res = await roll(c, { undrainable: 'quarantine' });
+    expect(res.records.map((r) => [r.node, r.outcome])).toEqual([['w1', 'quarantined']]);
+    expect(cordoned(c)).toEqual(['w1']);
+    expect(res.notReached).toEqual(['w2', 'w3', 'w4']);
+    expect(res.result).toBe('failed');
+    expect(res.error).toBeInstanceOf(QuarantinedNodesError);
+    const other = (res.error as QuarantinedNodesError).other;
+    expect(other).toBeInstanceOf(CapacityStopError);
+    expect(res.error!.message).toContain('the roll stopped with 3 node(s) not started (w2, w3, w4)');
+    expect(res.error!.message).toContain('count toward max-unavailable (1)');
+    expect(res.error!.message).toContain('Quarantined: w1 (quarantined by this run)');
+    expect(res.error!.message).toContain('w2: 1 worker out (quarantined: w1), max-unavailable is 1');
+    expect(res.error!.message).toContain('1 node(s) quarantined');
+    // no claim is left, and the Lease went back
+    expect((await c.kube.getLease('kube-system', 'registry-auth-rollout'))?.holderIdentity ?? '').toBe('');
+  });
+
+  it('max-unavailable 2: never more than two out at once, quarantined ones included', async () => {
+    const c = allBlocked(4);
+    const res = await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 2 } });
+    expect(res.records.map((r) => r.outcome)).toEqual(['quarantined', 'quarantined']);
+    expect(cordoned(c).sort()).toEqual(['w1', 'w2']);
+    expect(res.notReached).toEqual(['w3', 'w4']);
+    expect(res.error!.message).toContain('Quarantined: w1 (quarantined by this run), w2 (quarantined by this run)');
+  });
+
+  it("an earlier run's quarantined node outside the selection counts too: nothing starts, the run fails naming it", async () => {
+    const c = allBlocked(3);
+    await roll(c, { undrainable: 'quarantine', nodes: ['w3'] });
+    expect(cordoned(c)).toEqual(['w3']);
+    c.kube.drainErrorFor = () => undefined;
+    const res = await roll(c, { undrainable: 'quarantine', nodes: ['w1', 'w2'] });
+    expect(res.records).toEqual([]);
+    expect(res.result).toBe('failed');
+    expect(res.notReached).toEqual(['w1', 'w2']);
+    expect(res.error).toBeInstanceOf(CapacityStopError);
+    expect(res.error!.message).toMatch(/Quarantined: w3 \(quarantined since \d{4}-\d\d-\d\dT[^ ]+ by acme\/infra\/runs\/42/);
+    expect(c.kube.mutatingCalls().filter((m) => m.startsWith('patchNode w1') || m.startsWith('patchNode w2'))).toEqual([]);
+  });
+
+  it('a quarantined node selected again starts first and, once lifted, frees its slot for the others', async () => {
+    const c = allBlocked(3);
+    await roll(c, { undrainable: 'quarantine', nodes: ['w3'] });
+    c.kube.drainErrorFor = () => undefined;
+    const res = await roll(c, { undrainable: 'quarantine' });
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(res.records.map((r) => [r.node, r.outcome])).toEqual([
+      ['w3', 'rebooted'],
+      ['w1', 'rebooted'],
+      ['w2', 'rebooted'],
+    ]);
+    expect(cordoned(c)).toEqual([]);
+  });
+
+  it("with a topology key, a quarantined node's zone is out: the other zone's workers do not start", async () => {
+    const c = makeCluster([
+      { name: 'a1', labels: { zone: 'a' } },
+      { name: 'a2', labels: { zone: 'a' } },
+      { name: 'b1', labels: { zone: 'b' } },
+    ]);
+    c.kube.drainErrorFor = (name) => (name === 'a1' ? timeout(name) : undefined);
+    const res = await roll(c, { undrainable: 'quarantine', maxUnavailable: { count: 3 }, topologyKey: 'zone' });
+    expect(res.records.map((r) => [r.node, r.outcome])).toEqual([
+      ['a1', 'quarantined'],
+      ['a2', 'rebooted'],
+    ]);
+    expect(res.notReached).toEqual(['b1']);
+    expect(res.error!.message).toContain('b1: zone=b waits while zone=a is out (quarantined: a1)');
   });
 });

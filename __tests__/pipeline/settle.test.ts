@@ -32,6 +32,8 @@ function webOnW1(c: ReturnType<typeof makeCluster>, delayMs: number | 'never') {
   const drainedAt = new Map<string, number>();
   c.kube.drainBody = async (name) => {
     drainedAt.set(name, c.clock.now());
+    // w2's drain takes a while: with several in flight, w1 (whose evictions are waited for) finishes first
+    if (name === 'w2') await c.clock.sleep(MIN);
   };
   const availableAt = () => (delayMs === 'never' || !drainedAt.has('w1') ? Infinity : drainedAt.get('w1')! + delayMs);
   c.kube.workloads = () => {
@@ -62,14 +64,20 @@ describe('settle gate (fakes)', () => {
     expect(res.result).toBe('processed');
     expect(drainedAt.get('w2')!).toBeGreaterThanOrEqual(availableAt());
     expect(res.holds).toEqual([
-      expect.objectContaining({ kind: 'settle', node: 'w2', detail: 'Deployment shop/web: available 1 of 2 desired' }),
+      expect.objectContaining({ kind: 'settle', node: 'w2', detail: 'Deployment shop/web: ready 1, available 1 of 2 desired' }),
     ]);
     const hold = res.holds![0];
     expect(Date.parse(hold.endedAt!)).toBeGreaterThanOrEqual(availableAt());
     const w2 = res.records.find((r) => r.node === 'w2')!;
     expect(w2.steps.map((s) => s.name)).toContain('settle gate (before drain)');
-    // one pod list per drained node, no more
+    // one pod list per drained node, no more; one status list for the baseline of w1 (w2 runs no pod of a controller)
     expect(c.kube.calls.filter((x) => x.method === 'listPodOwners').map((x) => x.name)).toEqual(['w1', 'w2']);
+    expect(w2.steps.map((s) => s.name)).not.toContain("read their controllers' counts before the drain (settle gate)");
+    const w1 = res.records.find((r) => r.node === 'w1')!;
+    expect(w1.steps.find((s) => s.name === "read their controllers' counts before the drain (settle gate)")).toMatchObject({
+      ok: true,
+      detail: '1 baseline(s)',
+    });
   });
 
   it('a workload that never becomes available: w2 is released undrained, w3 never starts, the error names the workload', async () => {
@@ -78,7 +86,7 @@ describe('settle gate (fakes)', () => {
     const res = await roll(c, { settleTimeoutMs: 3 * MIN });
     expect(res.result).toBe('failed');
     expect(res.error?.message).toMatch(
-      /w2: settle gate: Deployment shop\/web \(available 1 of 2 desired\) did not become available again within settle-timeout 3m/,
+      /w2: settle gate: Deployment shop\/web \(ready 1, available 1 of 2 desired\) did not become available again \(as before its drain\) within settle-timeout 3m/,
     );
     expect(res.error?.cause).toBeDefined();
     const w2 = res.records.find((r) => r.node === 'w2')!;
@@ -141,7 +149,7 @@ describe('settle gate (fakes)', () => {
     expect((await roll(off, { mode: 'plan', settleTimeoutMs: 0 })).settleWaits).toBeUndefined();
   });
 
-  it('a status list that fails: the held node is released undrained, the run fails saying the gate could not read', async () => {
+  it('a status list that fails: the node whose baseline it is is released undrained, the run fails saying the gate could not read', async () => {
     const c = makeCluster(workers(2));
     const { drainedAt } = webOnW1(c, 5 * MIN);
     c.kube.workloads = () => {
@@ -155,11 +163,112 @@ describe('settle gate (fakes)', () => {
     };
     const res = await roll(c, { settleTimeoutMs: 10 * MIN });
     expect(res.result).toBe('failed');
+    const w1 = res.records.find((r) => r.node === 'w1')!;
+    expect(w1.outcome).toBe('failed');
+    expect(w1.reason).toMatch(/^settle gate: .*forbidden/i);
+    expect([...drainedAt.keys()]).toEqual([]);
+    expect(c.kube.state('w1').unschedulable).toBe(false);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+    expect(res.notReached).toEqual(['w2']);
+  });
+});
+
+describe('settle gate: back to how it was before the drain, not to spec', () => {
+  /**
+   * Deployment shop/web wants 3 replicas; one has been Pending for days (never schedulable), so it
+   * reports 2 ready and available. w1 runs one of the two; its drain takes it away until `delayMs` later.
+   */
+  function degradedWeb(c: ReturnType<typeof makeCluster>, delayMs: number | 'never', opts: { specAfterDrain?: number } = {}) {
+    const t = webOnW1(c, delayMs);
+    c.kube.workloads = () => {
+      const down = t.drainedAt.has('w1') && c.clock.now() < t.availableAt() ? 1 : 0;
+      const spec = t.drainedAt.has('w1') && opts.specAfterDrain !== undefined ? opts.specAfterDrain : 3;
+      const common = {
+        namespace: 'shop',
+        generation: 1,
+        observedGeneration: 1,
+        specReplicas: spec,
+        replicas: 3,
+        unavailableReplicas: 1 + down,
+      };
+      return [
+        { ...common, kind: 'Deployment', name: 'web', readyReplicas: 2 - down, availableReplicas: 2 - down, updatedReplicas: 3 },
+        {
+          ...common,
+          kind: 'ReplicaSet',
+          name: 'web-5f6',
+          readyReplicas: 2 - down,
+          availableReplicas: 2 - down,
+          updatedReplicas: 0,
+          ownerDeployment: 'web',
+        },
+      ] satisfies WorkloadStatus[];
+    };
+    return t;
+  }
+
+  it('a Deployment with a replica Pending for ever: the next drain waits until it is back to 2 available, not 3', async () => {
+    const c = makeCluster(workers(3));
+    const { drainedAt, availableAt } = degradedWeb(c, 2 * MIN);
+    const res = await roll(c, { settleTimeoutMs: 10 * MIN });
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(res.records.map((r) => r.outcome)).toEqual(['rebooted', 'rebooted', 'rebooted']);
+    // it did wait for the evicted replica, until it was back (and not for the one that never runs)
+    expect(drainedAt.get('w2')!).toBeGreaterThanOrEqual(availableAt());
+    expect(drainedAt.get('w2')!).toBeLessThan(availableAt() + 10 * MIN);
+    expect(res.holds).toEqual([
+      expect.objectContaining({
+        kind: 'settle',
+        node: 'w2',
+        detail: 'Deployment shop/web: ready 1, available 1 of 2 (as many as before the drain; 3 desired)',
+      }),
+    ]);
+  });
+
+  it('a scale-down below the baseline meanwhile lowers the bar: back to spec is back', async () => {
+    const c = makeCluster(workers(2));
+    // 2 available before the drain; scaled to 1 after it, with 1 available: settled at once
+    const { drainedAt } = degradedWeb(c, 'never', { specAfterDrain: 1 });
+    const res = await roll(c, { settleTimeoutMs: 10 * MIN });
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(drainedAt.has('w2')).toBe(true);
+    expect(res.holds).toEqual([]);
+  });
+
+  it('still never back: the roll stops after settle-timeout naming the counts it waits for', async () => {
+    const c = makeCluster(workers(2));
+    degradedWeb(c, 'never');
+    const res = await roll(c, { settleTimeoutMs: 3 * MIN });
+    expect(res.result).toBe('failed');
+    expect(res.error?.message).toContain('Deployment shop/web (ready 1, available 1 of 2 (as many as before the drain; 3 desired))');
+  });
+
+  it('the wait runs in phase settling, which the post step releases; a cancellation during it gives the node back', async () => {
+    const c = makeCluster(workers(2));
+    degradedWeb(c, 'never');
+    const published: string[] = [];
+    let cancelled = false;
+    const res = await roll(
+      c,
+      { settleTimeoutMs: 30 * MIN },
+      {
+        publishHeld: (h) => published.push(h.map((x) => `${x.node}:${x.phase}`).join(',')),
+        // the runner cancels the job (its timeout) while w2's drain waits: after three polls of the gate
+        cancelled: () => {
+          const polls = c.kube.calls.filter((x) => x.method === 'listWorkloads').length;
+          cancelled ||= published.at(-1) === 'w2:settling' && polls >= 4;
+          return cancelled;
+        },
+      },
+    );
+    expect(published).toContain('w2:settling');
+    expect(res.result).toBe('failed');
     const w2 = res.records.find((r) => r.node === 'w2')!;
-    expect(w2.outcome).toBe('failed');
-    expect(w2.reason).toMatch(/^settle gate: .*forbidden/i);
-    expect([...drainedAt.keys()]).toEqual(['w1']);
+    expect(w2.reason).toMatch(/^settle gate: the run was cancelled while it waited/);
+    // given back, neither drained nor rebooted, nothing left for a person
     expect(c.kube.state('w2').unschedulable).toBe(false);
     expect(c.kube.state('w2').annotations[keys.owner]).toBeUndefined();
+    expect(published.at(-1)).toBe('');
+    expect(c.kube.calls.filter((x) => x.method === 'drain').map((x) => x.name)).toEqual(['w1']);
   });
 });

@@ -57,6 +57,7 @@ describe('nodeDeadlines: what one node may take at worst', () => {
     expect(nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN })[0]).toEqual({
       what: 'the settle gate before the drain',
       ms: 10 * MIN,
+      from: { input: 'settle-timeout', ms: 10 * MIN },
     });
   });
 
@@ -122,17 +123,43 @@ describe('budgetAllows', () => {
 });
 
 describe('budgetTooShort: a budget no node fits in is refused up front', () => {
-  const deadlines = [
-    { what: 'the drain', ms: 46 * 60_000 },
-    { what: 'the wait for Ready', ms: 12 * 60_000 },
-  ];
+  const deadlines = nodeDeadlines({ ...DEFAULTS, drainTimeoutMs: 10 * MIN, readyTimeoutMs: 5 * MIN });
+  // 1 + 11 + 13 + 6 + 7 = 38 minutes
   it("no budget, or one at least the sum of one node's deadlines, fits", () => {
     expect(budgetTooShort(undefined, deadlines)).toBeUndefined();
-    expect(budgetTooShort(58 * 60_000, deadlines)).toBeUndefined();
+    expect(budgetTooShort(38 * MIN, deadlines)).toBeUndefined();
   });
   it('a budget below the sum names the sum and every deadline in it', () => {
-    expect(budgetTooShort(58 * 60_000 - 1, deadlines)).toMatch(
-      /is shorter than what one node may take at worst, 58m0s \(the drain 46m0s \+ the wait for Ready 12m0s\), so no node could start/,
+    expect(budgetTooShort(38 * MIN - 1, deadlines)).toMatch(
+      /is shorter than what one node may take at worst, 38m0s \(the wait for Talos to restart cri 1m0s \+ the drain 11m0s \+ .* \+ the wait for \/readyz and for Ready 7m0s\), so no node could start/,
     );
+  });
+
+  it('with the defaults and a 50-minute budget: the whole text, naming the inputs to lower, how often each counts, and how far the largest goes', () => {
+    const defaults = nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN });
+    expect(budgetTooShort(50 * MIN, defaults)).toBe(
+      '50m0s is shorter than what one node may take at worst, 2h8m0s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
+        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + talosctl reboot --wait 11m0s + ' +
+        'the wait for /readyz and for Ready 12m0s), so no node could start. ' +
+        'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 7m0s of fixed margins: ' +
+        'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget ' +
+        '(the difference is the time in which nodes may start; lowering drain-timeout alone to 6m0s would just fit one node, with no time left to start another), ' +
+        'or raise time-budget above 2h8m0s. docs/parallel.md, "Sizing a short job", shows how',
+    );
+  });
+
+  it('verify-image makes ready-timeout count three times; a budget the largest input alone cannot fix says so', () => {
+    const d = nodeDeadlines({ ...DEFAULTS, verifyImage: true });
+    expect(budgetTooShort(10 * MIN, d)).toContain('3 × ready-timeout (10m0s)');
+    expect(budgetTooShort(10 * MIN, d)).toContain('lowering drain-timeout alone cannot make it fit');
+  });
+
+  it("the docs' example for a 60-minute job fits: time-budget 50m with drain-timeout 8m, ready-timeout 5m, settle-timeout 5m", () => {
+    const d = nodeDeadlines({ ...DEFAULTS, drainTimeoutMs: 8 * MIN, readyTimeoutMs: 5 * MIN, settleTimeoutMs: 5 * MIN });
+    expect(d.reduce((n, x) => n + x.ms, 0)).toBe(39 * MIN);
+    expect(budgetTooShort(50 * MIN, d)).toBeUndefined();
+    // and nodes may start during the first 11 minutes of the budget
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 11 * MIN }).allowed).toBe(true);
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 11 * MIN + 1 }).allowed).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeState, Taint } from '../../src/core/model.js';
 import {
+  CONDITION_TAINT_KEYS,
   ADVISORY_TAINT,
   MIRROR_TAINT,
   buildClaimPatch,
@@ -454,5 +455,38 @@ describe('checkGuard', () => {
   ];
   it.each(rows)('$name', ({ n, allow, want }) => {
     expect(checkGuard(capture, n, keys, { allowLifecycleTaints: allow })).toEqual(want);
+  });
+
+  // the drain's watch: the node lifecycle controller's condition taints, and nothing else
+  const conditionTaints = CONDITION_TAINT_KEYS.map((key) => ({ key, effect: 'NoSchedule' as const }));
+  it('allowConditionTaints ignores every taint the node lifecycle controller writes from the conditions, with any effect', () => {
+    expect(CONDITION_TAINT_KEYS).toEqual([
+      'node.kubernetes.io/not-ready',
+      'node.kubernetes.io/unreachable',
+      'node.kubernetes.io/memory-pressure',
+      'node.kubernetes.io/disk-pressure',
+      'node.kubernetes.io/pid-pressure',
+      'node.kubernetes.io/network-unavailable',
+    ]);
+    const n = {
+      ...claimed,
+      taints: [...claimed.taints, ...conditionTaints, { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const }],
+    };
+    expect(checkGuard(capture, n, keys, { allowConditionTaints: true })).toEqual([]);
+    // ... and a condition taint the claim saw that goes away
+    const pressured = captureClaim({ ...claimed, taints: [...claimed.taints, conditionTaints[2]] }, OWNER);
+    expect(checkGuard(pressured, claimed, keys, { allowConditionTaints: true })).toEqual([]);
+    expect(checkGuard(pressured, claimed, keys)).toEqual(['taint node.kubernetes.io/memory-pressure:NoSchedule disappeared']);
+  });
+  it('allowConditionTaints still counts the Cilium boot taint and any other taint', () => {
+    const n = { ...claimed, taints: [...claimed.taints, ...notReady, dedicated] };
+    expect(checkGuard(capture, n, keys, { allowConditionTaints: true })).toEqual([
+      'taint dedicated=db:NoExecute appeared',
+      'taint node.cilium.io/agent-not-ready:NoSchedule appeared',
+    ]);
+  });
+  it('allowLifecycleTaints (the Ready wait) ignores the condition taints too', () => {
+    const n = { ...claimed, taints: [...claimed.taints, ...conditionTaints] };
+    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: true })).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { buildClaimPatch, captureClaim, judgeClaimRejection } from '../../src/ru
 import { selectNodes, validateInventory } from '../../src/rules/inventory.js';
 import {
   buildQuarantinePatch,
+  capacityStopMessage,
   describeBlockers,
   drainBlockers,
   formatQuarantine,
@@ -14,6 +15,8 @@ import {
   parseQuarantine,
   quarantineOf,
   quarantineRecord,
+  quarantinedAfter,
+  quarantinedNodes,
   selectorMatches,
   type QuarantineRecord,
 } from '../../src/rules/quarantine.js';
@@ -238,5 +241,53 @@ describe('liftQuarantine', () => {
     const lift = liftQuarantine(n, { ...RECORD, wasCordoned: true }, text, keys, {});
     expect(lift.lift).toContain('(it stays cordoned: it was cordoned before the run)');
     expect(lift.byHand).not.toContain('unschedulable');
+  });
+});
+
+describe('a quarantined node is capacity out of service', () => {
+  it('quarantinedNodes: every node carrying the annotation, readable or not, with when and by which run', () => {
+    const nodes = [
+      node({ name: 'w1' }),
+      node({ name: 'w2', unschedulable: true, annotations: { [keys.quarantined]: formatQuarantine(RECORD) } }),
+      node({ name: 'w3', unschedulable: true, annotations: { [keys.quarantined]: 'not json' } }),
+    ];
+    expect(quarantinedNodes(nodes, keys)).toEqual([
+      { name: 'w2', role: 'worker', labels: nodes[1].labels, byThisRun: false, at: RECORD.at, run: RECORD.run },
+      { name: 'w3', role: 'worker', labels: nodes[2].labels, byThisRun: false, at: undefined, run: undefined },
+    ]);
+  });
+
+  it.each([
+    [false, 'quarantined', true],
+    [true, 'quarantined', true],
+    [true, 'rebooted', false],
+    [true, 'reboot-skipped', false],
+    [true, 'failed', true],
+    [true, 'refused', true],
+    [false, 'failed', false],
+  ] as const)('quarantinedAfter(was %s, %s) = %s', (was, outcome, want) => {
+    expect(quarantinedAfter(was, outcome)).toBe(want);
+  });
+
+  it('capacityStopMessage names the quarantined nodes, why nothing more started, and each node left', () => {
+    const m = capacityStopMessage({
+      notStarted: [
+        { node: 'w3', reason: 'max-unavailable', message: '2 workers out (quarantined: w1, w9), max-unavailable is 2' },
+        { node: 'cp1', reason: 'workers-first', message: 'control planes start after every worker: 1 worker not finished' },
+      ],
+      quarantined: [
+        { name: 'w1', role: 'worker', labels: {}, byThisRun: true },
+        { name: 'w9', role: 'worker', labels: {}, byThisRun: false, at: '2026-11-01T10:00:00.000Z', run: 'acme/infra/runs/7/attempts/1/x' },
+      ],
+      maxUnavailable: 2,
+      topologyKey: 'topology.kubernetes.io/zone',
+    });
+    expect(m.message).toBe(
+      'the roll stopped with 2 node(s) not started (w3, cp1): quarantined nodes are out of service and count toward max-unavailable (2) ' +
+        'and the topology.kubernetes.io/zone they are in, so starting another would exceed it. ' +
+        'Quarantined: w1 (quarantined by this run), w9 (quarantined since 2026-11-01T10:00:00.000Z by acme/infra/runs/7/attempts/1/x). ' +
+        'Not started: w3: 2 workers out (quarantined: w1, w9), max-unavailable is 2; cp1: control planes start after every worker: 1 worker not finished',
+    );
+    expect(m.nextStep).toMatch(/^Lift the quarantine .*or raise max-unavailable, then rerun\.$/);
   });
 });

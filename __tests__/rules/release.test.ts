@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captureClaim } from '../../src/rules/claim.js';
-import { buildReleasePatch } from '../../src/rules/release.js';
+import { buildReleasePatch, releaseShows } from '../../src/rules/release.js';
 import { keys, node, OWNER } from './fixtures.js';
 
 const P = {
@@ -45,5 +45,24 @@ describe('buildReleasePatch: exact shape', () => {
   it.each(rows)('$name', ({ unschedulable, rev, want }) => {
     const capture = captureClaim(node({ name: 'w1', unschedulable }), OWNER);
     expect(buildReleasePatch(capture, keys, { verifiedRevision: rev })).toEqual(want);
+  });
+});
+
+describe('releaseShows: what a re-read after a lost answer accepts as the release', () => {
+  const capture = captureClaim(node({ name: 'w1' }), OWNER);
+  const claimed = { uid: 'uid-w1', annotations: { [keys.owner]: OWNER, [keys.phase]: 'mutating', [keys.wasCordoned]: 'false' } };
+  const released = { uid: 'uid-w1', annotations: { [keys.verifiedRevision]: 'r2' } };
+  it('the node without our owner and phase (and, verified, with the revision) shows it', () => {
+    expect(releaseShows(released, capture, keys, { verifiedRevision: 'r2' })).toBe(true);
+    expect(releaseShows({ uid: 'uid-w1', annotations: {} }, capture, keys, {})).toBe(true);
+  });
+  it('still claimed, claimed by another run, another revision or another uid: it does not', () => {
+    expect(releaseShows(claimed, capture, keys, {})).toBe(false);
+    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.owner]: 'someone-else' } }, capture, keys, {})).toBe(false);
+    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.phase]: 'claimed' } }, capture, keys, {})).toBe(false);
+    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.verifiedRevision]: 'r1' } }, capture, keys, { verifiedRevision: 'r2' })).toBe(
+      false,
+    );
+    expect(releaseShows({ ...released, uid: 'uid-w1-new' }, capture, keys, { verifiedRevision: 'r2' })).toBe(false);
   });
 });

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
-import { notAvailable, ownersDrainWouldEvict, ownersOfEvicted, resolveOwners, unsettled } from '../../src/rules/settle.js';
+import {
+  baselinesOf,
+  mergeBaselines,
+  notAvailable,
+  notBackToBaseline,
+  ownersDrainWouldEvict,
+  ownersOfEvicted,
+  resolveOwners,
+  unsettled,
+} from '../../src/rules/settle.js';
 
 const pod = (name: string, over: Partial<PodOwnerReading> = {}): PodOwnerReading => ({
   namespace: 'default',
@@ -136,6 +145,85 @@ describe('unsettled', () => {
     ];
     expect(unsettled(refs, statuses)).toEqual([
       { workload: { kind: 'Deployment', namespace: 'default', name: 'web' }, why: 'available 1 of 2 desired' },
+    ]);
+  });
+});
+
+describe('the baseline: back to how it was before the drain', () => {
+  // a Deployment that wants 3 and had 2 before the drain (one replica Pending for days)
+  const degraded = (ready: number, available = ready, over: Partial<WorkloadStatus> = {}) =>
+    status({
+      kind: 'Deployment',
+      name: 'web',
+      specReplicas: 3,
+      replicas: 3,
+      updatedReplicas: 3,
+      readyReplicas: ready,
+      availableReplicas: available,
+      ...over,
+    });
+  const before = { ready: 2, available: 2 };
+
+  it('back to its counts before the drain is settled, though never fully available', () => {
+    expect(notBackToBaseline(degraded(2), before)).toBeUndefined();
+    expect(notBackToBaseline(degraded(3), before)).toBeUndefined();
+    // the spec rule would wait for ever
+    expect(notAvailable(degraded(2))).toBe('available 2 of 3 desired');
+  });
+
+  it('below it: names the counts short, and that the bar is the count before the drain', () => {
+    expect(notBackToBaseline(degraded(1), before)).toBe('ready 1, available 1 of 2 (as many as before the drain; 3 desired)');
+    expect(notBackToBaseline(degraded(2, 1), before)).toBe('available 1 of 2 (as many as before the drain; 3 desired)');
+    expect(notBackToBaseline(degraded(1, 0), { ready: 2, available: 1 })).toBe(
+      'ready 1 of 2, available 0 of 1 (as many as before the drain; 3 desired)',
+    );
+    // a healthy workload: the bar is its spec, said as before
+    expect(notBackToBaseline(status({ kind: 'StatefulSet', name: 'db', readyReplicas: 1, availableReplicas: 1 }), before)).toBe(
+      'ready 1, available 1 of 2 desired',
+    );
+  });
+
+  it('capped at spec: a scale-down meanwhile lowers the bar; scaled to 0 is settled', () => {
+    expect(notBackToBaseline(degraded(1, 1, { specReplicas: 1 }), { ready: 3, available: 3 })).toBeUndefined();
+    expect(notBackToBaseline(degraded(0, 0, { specReplicas: 0 }), before)).toBeUndefined();
+    // and a scale-up does not raise it
+    expect(notBackToBaseline(degraded(2, 2, { specReplicas: 5 }), before)).toBeUndefined();
+  });
+
+  it('a status the controller has not caught up with is not settled, whatever its numbers', () => {
+    expect(notBackToBaseline(degraded(3, 3, { generation: 4, observedGeneration: 3 }), before)).toBe(
+      'its controller has not observed generation 4 yet (observed 3)',
+    );
+  });
+
+  it('baselinesOf: each ref with the counts of the workload it is judged as; none for a workload not listed', () => {
+    const statuses = [
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web', readyReplicas: 9, availableReplicas: 9 }),
+      degraded(2),
+      status({ kind: 'StatefulSet', name: 'db', readyReplicas: 1, availableReplicas: 0 }),
+    ];
+    const rs = { kind: 'ReplicaSet' as const, namespace: 'default', name: 'web-5f6' };
+    const db = { kind: 'StatefulSet' as const, namespace: 'default', name: 'db' };
+    const gone = { kind: 'StatefulSet' as const, namespace: 'default', name: 'gone' };
+    expect(baselinesOf([rs, db, gone, rs], statuses)).toEqual([
+      { ref: rs, judged: 'Deployment/default/web', baseline: { ready: 2, available: 2 } },
+      { ref: db, judged: 'StatefulSet/default/db', baseline: { ready: 1, available: 0 } },
+    ]);
+  });
+
+  it('two drains of one workload: the higher of each count', () => {
+    expect(mergeBaselines(undefined, before)).toEqual(before);
+    expect(mergeBaselines({ ready: 3, available: 1 }, { ready: 2, available: 2 })).toEqual({ ready: 3, available: 2 });
+  });
+
+  it('unsettled judges by the baseline where there is one, by the spec where there is none', () => {
+    const statuses = [degraded(2), status({ kind: 'StatefulSet', name: 'db', readyReplicas: 1, availableReplicas: 1 })];
+    const refs = [
+      { kind: 'Deployment' as const, namespace: 'default', name: 'web' },
+      { kind: 'StatefulSet' as const, namespace: 'default', name: 'db' },
+    ];
+    expect(unsettled(refs, statuses, new Map([['Deployment/default/web', before]]))).toEqual([
+      { workload: refs[1], why: 'ready 1, available 1 of 2 desired' },
     ]);
   });
 });

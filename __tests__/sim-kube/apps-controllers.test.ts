@@ -87,6 +87,56 @@ describe.concurrent('apps controllers', () => {
     }
   });
 
+  it("a degraded Deployment: a replica that fits no node stays Pending for ever, with the scheduler's reasons; the status says 2 of 3", async () => {
+    const sim = await KubeSim.start({ heartbeatMs: 500, taintDelayMs: 50, controllerSyncMs: 150 });
+    try {
+      sim.addNode({ name: 'cp-1', ip: '10.0.0.1', role: 'control-plane' });
+      sim.addNode({ name: 'w-1', ip: '10.0.0.11', role: 'worker', labels: { pool: 'api' } });
+      sim.addNode({ name: 'w-2', ip: '10.0.0.12', role: 'worker', labels: { pool: 'api' } });
+      sim.addNode({ name: 'w-3', ip: '10.0.0.13', role: 'worker' });
+      // 3 CPUs each, on 3950m-allocatable nodes of pool api: one per node, and only two such nodes
+      const api = { owner: { kind: 'Deployment' as const, name: 'api' }, cpu: '3', nodeSelector: { pool: 'api' } };
+      sim.addPod({ name: 'api-a', nodeName: 'w-1', ...api });
+      sim.addPod({ name: 'api-b', nodeName: 'w-2', ...api });
+      sim.addPod({ name: 'api-c', ...api });
+      const scheduled = () =>
+        sim
+          .pods()
+          .find((p) => p.metadata.name === 'api-c')
+          .status?.conditions?.find((c: any) => c.type === 'PodScheduled');
+      await until(() => scheduled()?.status === 'False', 5000);
+      expect(scheduled()).toMatchObject({
+        reason: 'Unschedulable',
+        message:
+          "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. " +
+          'preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.',
+      });
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2, 5000);
+      const d = await kubectlJson(sim, ['get', 'deployment', 'api', '-o', 'json']);
+      expect(d.spec.replicas).toBe(3);
+      expect(d.spec.template.spec).toMatchObject({
+        nodeSelector: { pool: 'api' },
+        containers: [{ resources: { requests: { cpu: '3' } } }],
+      });
+      expect(d.status).toMatchObject({ replicas: 3, updatedReplicas: 3, readyReplicas: 2, availableReplicas: 2, unavailableReplicas: 1 });
+      const table = await kubectl(sim, ['get', 'pods']);
+      expect(table.stdout).toMatch(/\napi-c\s+0\/1\s+Pending\s+0\s+/);
+
+      // w-1 is drained: its replica's replacement finds no room either, until w-1 is schedulable again;
+      // then one of the two Pending replicas runs there and the other stays Pending
+      const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=30s']);
+      expect(r.code, r.stderr).toBe(0);
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 1, 5000);
+      expect(sim.pods().filter((p) => p.metadata.name.startsWith('api-') && !p.spec.nodeName)).toHaveLength(2);
+      expect((await kubectl(sim, ['uncordon', 'w-1'])).code).toBe(0);
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2, 5000);
+      expect(sim.pods().filter((p) => p.metadata.name.startsWith('api-') && !p.spec.nodeName)).toHaveLength(1);
+      expect(sim.workload('Deployment', 'default', 'api').status.availableReplicas).toBe(2);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('minReadySeconds: a Ready pod counts as available only after it, and a spec change moves observedGeneration a sync later', async () => {
     const sim = await cluster();
     try {

@@ -228,6 +228,63 @@ describe('wait and reboot', () => {
   });
 });
 
+describe('the node lifecycle controller and the node conditions', () => {
+  const keysOf = (name: string) =>
+    ((sim.node(name).spec.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`).sort();
+  const ready = (name: string) => sim.node(name).status.conditions.find((c: any) => c.type === 'Ready');
+
+  it('a kubelet cut off from the apiserver: Unknown and unreachable after the grace period, all gone once it reconnects, same boot', async () => {
+    sim.addPod({ namespace: 'default', name: 'web-1', nodeName: 'w-1', owner: { kind: 'ReplicaSet', name: 'web-5f' } });
+    const boot = sim.node('w-1').status.nodeInfo.bootID;
+    sim.kubeletDisconnect('w-1');
+    await until(() => ready('w-1').status === 'Unknown');
+    expect(ready('w-1')).toMatchObject({ reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' });
+    await until(() => keysOf('w-1').length === 2);
+    expect(keysOf('w-1')).toEqual(['node.kubernetes.io/unreachable:NoExecute', 'node.kubernetes.io/unreachable:NoSchedule']);
+    // the controller marks its pods not Ready
+    const podReady = () =>
+      sim
+        .pods()
+        .find((p: any) => p.metadata.name === 'web-1')
+        .status.conditions.find((c: any) => c.type === 'Ready').status;
+    await until(() => podReady() === 'False');
+    // kubectl shows what a person would see
+    const n = await kubectlJson(sim, ['get', 'node', 'w-1']);
+    expect(n.spec.taints.map((t: any) => t.key)).toEqual(['node.kubernetes.io/unreachable', 'node.kubernetes.io/unreachable']);
+
+    sim.kubeletReconnect('w-1');
+    expect(ready('w-1')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    await until(() => keysOf('w-1').length === 0);
+    await until(() => podReady() === 'True');
+    expect(sim.node('w-1').status.nodeInfo.bootID).toBe(boot);
+  });
+
+  it('a blip shorter than the grace period leaves no trace', async () => {
+    sim.kubeletDisconnect('w-1');
+    sim.kubeletReconnect('w-1');
+    await sleep(200);
+    expect(ready('w-1').status).toBe('True');
+    expect(keysOf('w-1')).toEqual([]);
+  });
+
+  it('memory, disk and PID pressure and an unavailable network become their NoSchedule taints and go when the condition clears', async () => {
+    sim.setNodeCondition('w-1', 'MemoryPressure', 'True');
+    sim.setNodeCondition('w-1', 'DiskPressure', 'True');
+    sim.setNodeCondition('w-1', 'PIDPressure', 'True');
+    sim.setNodeCondition('w-1', 'NetworkUnavailable', 'True');
+    await until(() => keysOf('w-1').length === 4);
+    expect(keysOf('w-1')).toEqual([
+      'node.kubernetes.io/disk-pressure:NoSchedule',
+      'node.kubernetes.io/memory-pressure:NoSchedule',
+      'node.kubernetes.io/network-unavailable:NoSchedule',
+      'node.kubernetes.io/pid-pressure:NoSchedule',
+    ]);
+    for (const t of ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'] as const)
+      sim.setNodeCondition('w-1', t, 'False');
+    await until(() => keysOf('w-1').length === 0);
+  });
+});
+
 describe('leases', () => {
   const lease = (name: string, duration = 30) => ({
     apiVersion: 'coordination.k8s.io/v1',

@@ -66,7 +66,12 @@ export interface NodeWrite {
 export interface PodSpecInput {
   namespace?: string;
   name: string;
-  nodeName: string;
+  /** the node it already runs on; absent: created unbound, for the scheduler to place (or leave Pending) */
+  nodeName?: string;
+  /** each container's CPU request (`500m`, `3`): the scheduler fits it against the nodes' allocatable CPU */
+  cpu?: string;
+  /** spec.nodeSelector: the scheduler places it only on nodes with these labels */
+  nodeSelector?: Record<string, string>;
   /** a Deployment's pods are its ReplicaSet's (`<name>-<hash>`, created with the Deployment) */
   owner?: { kind: 'Deployment' | 'ReplicaSet' | 'DaemonSet' | 'StatefulSet'; name: string };
   labels?: Record<string, string>;
@@ -317,6 +322,40 @@ export class KubeSim implements KubeNodeHooks {
     this.nodesCtl.up(name, bootID);
   }
 
+  /**
+   * A network blip between the node's kubelet and the apiserver, the machine running on: after
+   * `taintDelayMs` (the controller's grace period, 40-50 s in a real cluster) the node is Unknown and
+   * the lifecycle controller adds `node.kubernetes.io/unreachable` NoSchedule and NoExecute;
+   * kubeletReconnect ends it (Ready again, the taints removed one reconcile later).
+   */
+  kubeletDisconnect(name: string): void {
+    if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
+    this.nodesCtl.disconnect(name);
+  }
+
+  kubeletReconnect(name: string): void {
+    this.nodesCtl.reconnect(name);
+  }
+
+  /**
+   * A node condition as the kubelet (MemoryPressure, DiskPressure, PIDPressure) or the network plugin
+   * (NetworkUnavailable) reports it; the lifecycle controller adds or removes its taint one reconcile later.
+   */
+  setNodeCondition(
+    name: string,
+    type: 'MemoryPressure' | 'DiskPressure' | 'PIDPressure' | 'NetworkUnavailable',
+    status: 'True' | 'False',
+  ): void {
+    const reasons: Record<string, [string, string]> = {
+      MemoryPressure: ['KubeletHasInsufficientMemory', 'KubeletHasSufficientMemory'],
+      DiskPressure: ['KubeletHasDiskPressure', 'KubeletHasNoDiskPressure'],
+      PIDPressure: ['KubeletHasInsufficientPID', 'KubeletHasSufficientPID'],
+      NetworkUnavailable: ['NetworkUnavailable', 'CiliumIsUp'],
+    };
+    const [bad, good] = reasons[type]!;
+    this.nodesCtl.setCondition(name, type, status, status === 'True' ? bad : good);
+  }
+
   // --- workloads -------------------------------------------------------------------------------------
 
   /**
@@ -327,13 +366,20 @@ export class KubeSim implements KubeNodeHooks {
   addPod(spec: PodSpecInput): void {
     const ns = spec.namespace ?? 'default';
     this.addNamespace(ns);
-    const node = this.ctx.store.peek(R.nodes, '', spec.nodeName);
-    if (!node) throw new Error(`node ${spec.nodeName} not found`);
+    const node = spec.nodeName === undefined ? undefined : this.ctx.store.peek(R.nodes, '', spec.nodeName);
+    if (spec.nodeName !== undefined && !node) throw new Error(`node ${spec.nodeName} not found`);
+    if (!node && (spec.mirror || spec.owner?.kind === 'DaemonSet')) throw new Error('a mirror or DaemonSet pod needs its nodeName');
     let labels = spec.labels ?? { app: spec.owner?.name ?? spec.name };
-    const container = { name: 'main', image: pauseImage, imagePullPolicy: 'IfNotPresent' };
+    const container = {
+      name: 'main',
+      image: pauseImage,
+      imagePullPolicy: 'IfNotPresent',
+      ...(spec.cpu ? { resources: { requests: { cpu: spec.cpu } } } : {}),
+    };
+    const placement = spec.nodeSelector ? { nodeSelector: { ...spec.nodeSelector } } : {};
     const ownerReferences: any[] = [];
     if (spec.owner) {
-      const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container);
+      const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container, placement);
       // a ReplicaSet's pods carry its template's labels (a Deployment's: with pod-template-hash)
       if (spec.owner.kind === 'Deployment') labels = { ...owner.spec.template.metadata.labels };
       ownerReferences.push({
@@ -355,7 +401,7 @@ export class KubeSim implements KubeNodeHooks {
         'kubernetes.io/config.seen': nowTime(),
         'kubernetes.io/config.source': 'file',
       });
-      ownerReferences.push({ apiVersion: 'v1', kind: 'Node', name: spec.nodeName, uid: node.metadata.uid, controller: true });
+      ownerReferences.push({ apiVersion: 'v1', kind: 'Node', name: spec.nodeName, uid: node!.metadata.uid, controller: true });
       tolerations = [{ operator: 'Exists', effect: 'NoExecute' }];
     } else if (spec.owner?.kind === 'DaemonSet') {
       tolerations = clone(daemonSetTolerations);
@@ -370,13 +416,15 @@ export class KubeSim implements KubeNodeHooks {
       },
       spec: {
         containers: [container],
-        nodeName: spec.nodeName,
+        ...(spec.nodeName !== undefined ? { nodeName: spec.nodeName } : {}),
+        ...placement,
         ...(tolerations ? { tolerations } : {}),
         ...(spec.emptyDir ? { volumes: [{ name: 'cache', emptyDir: {} }] } : {}),
       },
     };
     const created = this.ctx.api.create(R.pods, ns, body).body;
-    this.workloads.seedRunning(created);
+    // a pod given a node already runs there; one without is the scheduler's (placed, or Pending while nothing fits)
+    if (node) this.workloads.seedRunning(created);
   }
 
   /**
@@ -385,14 +433,21 @@ export class KubeSim implements KubeNodeHooks {
    * gets its ReplicaSet, which owns the pods. Their statuses are the controllers' (apps.ts); a
    * DaemonSet's is a fixed one (its pods are never waited for).
    */
-  private ensureOwner(ns: string, kind: keyof typeof ownerDefs, name: string, labels: Record<string, string>, container: any): any {
+  private ensureOwner(
+    ns: string,
+    kind: keyof typeof ownerDefs,
+    name: string,
+    labels: Record<string, string>,
+    container: any,
+    placement: Record<string, unknown> = {},
+  ): any {
     if (kind === 'Deployment') {
-      const d = this.ensureController(R.deployments, ns, name, labels, container);
+      const d = this.ensureController(R.deployments, ns, name, labels, container, undefined, placement);
       const hash = d.metadata.uid.replace(/[^a-z0-9]/g, '').slice(0, 10);
-      return this.ensureController(R.replicasets, ns, `${name}-${hash}`, { ...labels, 'pod-template-hash': hash }, container, d);
+      return this.ensureController(R.replicasets, ns, `${name}-${hash}`, { ...labels, 'pod-template-hash': hash }, container, d, placement);
     }
     const def = ownerDefs[kind];
-    if (kind !== 'DaemonSet') return this.ensureController(def, ns, name, labels, container);
+    if (kind !== 'DaemonSet') return this.ensureController(def, ns, name, labels, container, undefined, placement);
     const cur = this.ctx.store.peek(def, ns, name);
     if (cur) return cur;
     const body = {
@@ -403,7 +458,15 @@ export class KubeSim implements KubeNodeHooks {
     return this.ctx.api.create(def, ns, body).body;
   }
 
-  private ensureController(def: ResourceDef, ns: string, name: string, labels: Record<string, string>, container: any, owner?: any): any {
+  private ensureController(
+    def: ResourceDef,
+    ns: string,
+    name: string,
+    labels: Record<string, string>,
+    container: any,
+    owner?: any,
+    placement: Record<string, unknown> = {},
+  ): any {
     const cur = this.ctx.store.peek(def, ns, name);
     if (cur) {
       this.updateSpec(def, ns, name, (o) => {
@@ -434,7 +497,8 @@ export class KubeSim implements KubeNodeHooks {
       spec: {
         replicas: 1,
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [container] } },
+        // the pod template is the first pod's: what the controller re-creates an evicted pod from
+        template: { metadata: { labels }, spec: { containers: [container], ...placement } },
         ...(def === R.statefulsets ? { serviceName: name } : {}),
       },
     };

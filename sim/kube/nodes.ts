@@ -52,6 +52,10 @@ export function isReady(node: any): boolean {
 
 interface Kubelet {
   up: boolean;
+  /** cut off from the apiserver (kubeletDisconnect) while the machine and its pods keep running */
+  disconnected?: boolean;
+  /** the conditions as the kubelet last posted them: what it posts again when it reconnects */
+  reported?: Array<{ type: string; status: string; reason?: string; message?: string }>;
   /** bumps on every boot; pods started under an older generation are restarted */
   boot: number;
   lastBeatSec: number;
@@ -64,6 +68,8 @@ export class NodeControllers {
   private readonly pending = new Map<string, () => void>();
   /** called when a node's kubelet is up and the node is Ready again (pods may start) */
   onNodeRunning: (name: string) => void = () => {};
+  /** called when a disconnected kubelet reaches the apiserver again (it re-posts its pods' statuses) */
+  onNodeReconnected: (name: string) => void = () => {};
   /** called when the lifecycle controller has marked a silent node Unknown */
   onNodeLost: (name: string) => void = () => {};
 
@@ -204,6 +210,78 @@ export class NodeControllers {
   }
 
   /**
+   * The kubelet loses the apiserver (a network blip, a partition): to the API it is exactly a machine
+   * gone silent (down: heartbeats stop, after the controller's grace period the conditions turn
+   * Unknown, the pods are marked not Ready, and the lifecycle controller adds `unreachable`
+   * NoSchedule and NoExecute), but the machine, its boot and its containers go on; pods deleted
+   * meanwhile stay Terminating, as the kubelet cannot see the deletion.
+   */
+  disconnect(name: string): void {
+    const k = this.kubelets.get(name);
+    const node = this.ctx.store.peek(R.nodes, '', name);
+    if (!k || !k.up || !node) return;
+    k.reported = ((node.status?.conditions ?? []) as any[]).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+    }));
+    k.disconnected = true;
+    this.down(name);
+  }
+
+  /**
+   * The kubelet reaches the apiserver again, same boot: it posts its node status (the conditions as it
+   * last saw them, fresh heartbeat times), so Ready is True again and the lifecycle controller removes
+   * the taints it added; then it re-posts its pods' statuses (onNodeReconnected).
+   */
+  reconnect(name: string): void {
+    const k = this.kubelets.get(name);
+    if (!k || !k.disconnected) return;
+    for (const c of k.cancel.splice(0)) c(); // a blip shorter than the grace period is never marked Unknown
+    const node = this.ctx.store.get(R.nodes, '', name);
+    if (!node) return;
+    const at = nowTime();
+    k.lastBeatSec = Math.max(Math.floor(Date.now() / 1000), k.lastBeatSec + 1);
+    for (const c of node.status?.conditions ?? []) {
+      const was = k.reported?.find((r) => r.type === c.type);
+      if (!was) continue;
+      if (c.status !== was.status) c.lastTransitionTime = at;
+      c.status = was.status;
+      c.reason = was.reason;
+      c.message = was.message;
+      c.lastHeartbeatTime = nowTime(k.lastBeatSec * 1000);
+    }
+    k.up = true;
+    k.disconnected = false;
+    k.reported = undefined;
+    this.ctx.api.update(R.nodes, '', name, 'status', node);
+    this.renewLease(name);
+    this.startHeartbeat(name, k);
+    this.onNodeReconnected(name);
+  }
+
+  /**
+   * A condition as its writer reports it: the kubelet (MemoryPressure, DiskPressure, PIDPressure,
+   * Ready) or the network plugin (NetworkUnavailable, added when the node has none). The lifecycle
+   * controller turns it into its taint one reconcile later (conditionTaints).
+   */
+  setCondition(name: string, type: string, status: 'True' | 'False', reason: string, message = ''): void {
+    const node = this.ctx.store.get(R.nodes, '', name);
+    if (!node) throw new Error(`node ${name} not found`);
+    const conditions = (node.status.conditions ??= []) as any[];
+    const at = nowTime();
+    let c = conditions.find((x) => x.type === type);
+    if (!c) {
+      c = { type };
+      conditions.push(c);
+    }
+    if (c.status !== status) c.lastTransitionTime = at;
+    Object.assign(c, { status, reason, message, lastHeartbeatTime: at });
+    this.ctx.api.update(R.nodes, '', name, 'status', node);
+  }
+
+  /**
    * The machine booted with a new boot id: after bootDelayMs Cilium's agent-not-ready taint appears and the
    * kubelet reports the new bootID with Ready=True; ciliumDelayMs later the taint goes; the lifecycle
    * controller clears not-ready/unreachable on its own schedule.
@@ -212,6 +290,8 @@ export class NodeControllers {
     const k = this.kubelets.get(name);
     if (!k) return;
     k.up = false;
+    k.disconnected = false;
+    k.reported = undefined;
     k.stopBeat();
     for (const c of k.cancel.splice(0)) c();
     k.boot += 1;

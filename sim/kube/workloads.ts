@@ -39,6 +39,37 @@ function controllerOf(p: any): { kind: string; name: string; uid: string } | und
   return (p.metadata.ownerReferences ?? []).find((o: any) => o.controller);
 }
 
+/** A CPU quantity in millicores: `3950m`, `2`, `0.5` (absent: 0). */
+export function cpuMillis(q: unknown): number {
+  if (q === undefined || q === null || q === '') return 0;
+  const t = String(q);
+  return t.endsWith('m') ? Number(t.slice(0, -1)) : Math.round(Number(t) * 1000);
+}
+
+/** The CPU a pod requests: the sum over its containers (init containers aside, as the twin has none). */
+function podCpuMillis(p: any): number {
+  return ((p.spec?.containers ?? []) as any[]).reduce((n, c) => n + cpuMillis(c.resources?.requests?.cpu), 0);
+}
+
+/**
+ * The scheduler's FitError text (k8s.io/kubernetes pkg/scheduler/framework/types.go): the reasons
+ * counted over the nodes and sorted, then what preemption found (nothing lower-priority to evict:
+ * "No preemption victims" where resources were short, "not helpful" where a filter failed).
+ */
+function unschedulableMessage(total: number, reasons: string[]): string {
+  const count = (xs: string[]) => {
+    const m = new Map<string, number>();
+    for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
+    return [...m].map(([r, n]) => `${n} ${r}`).sort();
+  };
+  const resources = reasons.filter((r) => r.startsWith('Insufficient')).length;
+  const preemption = count([
+    ...Array<string>(resources).fill('No preemption victims found for incoming pod'),
+    ...Array<string>(reasons.length - resources).fill('Preemption is not helpful for scheduling'),
+  ]);
+  return `0/${total} nodes are available: ${count(reasons).join(', ')}. preemption: 0/${total} nodes are available: ${preemption.join(', ')}.`;
+}
+
 type PullOutcome = { ok: true; imageID: string } | { ok: false; reason: string; message: string };
 
 export class Workloads {
@@ -68,6 +99,7 @@ export class Workloads {
     ctx.api.hooks.podTerminating = (p) => this.terminating(p);
     nodes.onNodeRunning = (n) => this.syncNode(n);
     nodes.onNodeLost = (n) => this.markNodePodsNotReady(n);
+    nodes.onNodeReconnected = (n) => this.reconnected(n);
     ctx.store.onChange((e) => {
       if (e.def === R.pods) {
         const p = e.obj;
@@ -193,36 +225,58 @@ export class Workloads {
     });
   }
 
+  /**
+   * Why `pod` cannot go to `node`, as the default scheduler's first failing filter says it
+   * (NodeUnschedulable, TaintToleration, NodeAffinity for spec.nodeSelector, NodeResourcesFit for CPU
+   * requests against status.allocatable), or undefined when it fits. A NotReady node carries the
+   * not-ready taint for the scheduler; the twin judges Ready itself, so it names that taint.
+   */
+  private unfit(pod: any, node: any, cpuUsed: number): string | undefined {
+    if (node.spec?.unschedulable) return 'node(s) were unschedulable';
+    if (!isReady(node)) return 'node(s) had untolerated taint {node.kubernetes.io/not-ready: }';
+    const taint = ((node.spec?.taints ?? []) as Taint[]).find(
+      (t) => t.effect !== 'PreferNoSchedule' && !tolerates(pod.spec.tolerations, t),
+    );
+    if (taint) return `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`;
+    const labels = node.metadata.labels ?? {};
+    if (Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>).some(([k, v]) => labels[k] !== v)) {
+      return "node(s) didn't match Pod's node affinity/selector";
+    }
+    const request = podCpuMillis(pod);
+    if (request > 0 && cpuUsed + request > cpuMillis(node.status?.allocatable?.cpu)) return 'Insufficient cpu';
+    return undefined;
+  }
+
   private schedule(): void {
     const { store } = this.ctx;
     const pending = store.list(R.pods).filter((p) => !p.spec?.nodeName && !isTerminating(p));
     if (!pending.length) return;
     const nodes = store.list(R.nodes);
     const load = new Map<string, number>();
-    for (const p of store.list(R.pods)) if (p.spec?.nodeName) load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
+    // what the scheduler counts as taken on a node: every pod bound to it that has not finished, terminating ones included
+    const cpuUsed = new Map<string, number>();
+    for (const p of store.list(R.pods)) {
+      if (!p.spec?.nodeName) continue;
+      load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
+      if (p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+        cpuUsed.set(p.spec.nodeName, (cpuUsed.get(p.spec.nodeName) ?? 0) + podCpuMillis(p));
+    }
     for (const p of pending) {
-      const fits = nodes.filter(
-        (n) =>
-          isReady(n) &&
-          !n.spec?.unschedulable &&
-          ((n.spec?.taints ?? []) as Taint[]).every((t) => t.effect === 'PreferNoSchedule' || tolerates(p.spec.tolerations, t)),
-      );
+      const why = new Map<string, string>();
+      for (const n of nodes) {
+        const r = this.unfit(p, n, cpuUsed.get(n.metadata.name) ?? 0);
+        if (r) why.set(n.metadata.name, r);
+      }
+      const fits = nodes.filter((n) => !why.has(n.metadata.name));
       const pod = clone(p);
       if (!fits.length) {
-        const already = (pod.status?.conditions ?? []).some((c: any) => c.type === 'PodScheduled' && c.status === 'False');
-        if (already) continue;
+        const message = unschedulableMessage(nodes.length, [...why.values()]);
+        const cond = (pod.status?.conditions ?? []).find((c: any) => c.type === 'PodScheduled');
+        if (cond?.status === 'False' && cond.message === message) continue;
         pod.status = {
           ...(pod.status ?? {}),
           phase: 'Pending',
-          conditions: [
-            {
-              type: 'PodScheduled',
-              status: 'False',
-              lastTransitionTime: nowTime(),
-              reason: 'Unschedulable',
-              message: `0/${nodes.length} nodes are available: ${nodes.length} node(s) were unschedulable, not ready or had untolerated taints. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.`,
-            },
-          ],
+          conditions: [{ type: 'PodScheduled', status: 'False', lastTransitionTime: nowTime(), reason: 'Unschedulable', message }],
         };
         store.update(R.pods, pod);
         continue;
@@ -232,6 +286,7 @@ export class Workloads {
       );
       const node = fits[0]!;
       load.set(node.metadata.name, (load.get(node.metadata.name) ?? 0) + 1);
+      cpuUsed.set(node.metadata.name, (cpuUsed.get(node.metadata.name) ?? 0) + podCpuMillis(p));
       // A binding: the one way spec.nodeName is set after creation.
       pod.spec.nodeName = node.metadata.name;
       pod.status = {
@@ -454,6 +509,33 @@ export class Workloads {
       for (const c of p.status?.conditions ?? []) {
         if (c.type === 'Ready' && c.status !== 'False') {
           c.status = 'False';
+          c.lastTransitionTime = nowTime();
+          changed = true;
+        }
+      }
+      if (changed) this.ctx.api.update(R.pods, p.metadata.namespace, p.metadata.name, 'status', p);
+    }
+  }
+
+  /**
+   * A kubelet back from a disconnection, same boot: its status manager posts each pod's status again,
+   * so a pod whose containers are all ready is Ready again (the controller had marked it not Ready),
+   * and pods deleted meanwhile finish terminating.
+   */
+  private reconnected(node: string): void {
+    for (const p0 of this.ctx.store.list(R.pods)) {
+      if (p0.spec?.nodeName !== node) continue;
+      if (isTerminating(p0)) {
+        this.finishLater({ ns: p0.metadata.namespace, name: p0.metadata.name, uid: p0.metadata.uid });
+        continue;
+      }
+      const statuses = (p0.status?.containerStatuses ?? []) as any[];
+      if (!statuses.length || !statuses.every((s) => s.ready)) continue;
+      const p = clone(p0);
+      let changed = false;
+      for (const c of p.status?.conditions ?? []) {
+        if ((c.type === 'Ready' || c.type === 'ContainersReady') && c.status !== 'True') {
+          c.status = 'True';
           c.lastTransitionTime = nowTime();
           changed = true;
         }

@@ -4,7 +4,7 @@
 // - `claiming` (the claim PATCH was sent, its outcome unknown): read the node; release it, by a CAS on
 //   our token and phase=claimed, only when the claim landed; nothing to do when it did not; when the
 //   node cannot be read, say the claim may be on it, with the release command, and keep the Lease;
-// - `claimed` or `draining` (no reboot was started): release it, restoring the cordon state from
+// - `claimed`, `settling` or `draining` (no drain finished, no reboot was started): release it, restoring the cordon state from
 //   `was-cordoned`, exactly what the main step does after a failed drain (a node that was quarantined
 //   when claimed stays cordoned and quarantined, as the claim found it: src/rules/release.ts);
 // - a node the main step quarantined is not handed over at all: the quarantine gave up the claim, so
@@ -140,12 +140,12 @@ async function cleanupNode(core: MaskedCore, kube: Kubectl, keys: AnnotationKeys
     );
     return DONE;
   }
-  if (phase === 'claiming' || phase === 'claimed' || phase === 'draining') {
+  if (phase === 'claiming' || phase === 'claimed' || phase === 'settling' || phase === 'draining') {
     // Nothing was rebooted: giving the node back is what the main step does after a failed drain.
     // The extra test on the phase annotation keeps us from releasing a node another step of ours
     // (or a person) moved on since the state was saved. A claim sent with an unknown outcome that
     // landed put phase=claimed with it, atomically.
-    const expectedPhase: AnnotatedPhase = phase === 'draining' ? 'mutating' : 'claimed';
+    const expectedPhase: AnnotatedPhase = phase === 'draining' || phase === 'settling' ? 'mutating' : 'claimed';
     const ops: JsonPatchOp[] = [
       { op: 'test', path: annotationPath(keys.phase), value: expectedPhase },
       ...buildReleasePatch(capture, keys, {}),
@@ -155,7 +155,9 @@ async function cleanupNode(core: MaskedCore, kube: Kubectl, keys: AnnotationKeys
         ? "this run's claim had landed although the main step could not tell; nothing on Talos was changed"
         : phase === 'claimed'
           ? 'it was claimed; no reboot had started'
-          : 'it was being drained; no reboot had started';
+          : phase === 'settling'
+            ? 'the settle gate was waiting before its drain; nothing was drained and no reboot had started'
+            : 'it was being drained; no reboot had started';
     try {
       await kube.patchNode(node, ops);
       const restored =

@@ -421,6 +421,9 @@ export interface ProofUndecided {
  *   claim (owner, phase=claimed, the cordon) or nothing of it. The post step reads the node to know;
  * - `claimed`: cordoned and claimed, nothing on Talos changed;
  * - `mutating`: phase=mutating is on the node, the credential patch may have been sent;
+ * - `settling`: the credential patch was applied and the settle gate waits (or reads) before the
+ *   drain: nothing drained, no reboot started, so a run that ends here gives the node back, as in
+ *   `draining` (the annotation still says phase=mutating);
  * - `draining`: the credential patch was applied, the drain runs, no reboot started;
  * - `rebooting`: the reboot was sent; `proving`: the node is back, the proof is read;
  * - `released`: given back (verified or restored); nothing of this run is left on it;
@@ -434,6 +437,7 @@ export const NODE_PHASES = [
   'claiming',
   'claimed',
   'mutating',
+  'settling',
   'draining',
   'rebooting',
   'proving',

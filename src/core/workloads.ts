@@ -52,3 +52,13 @@ export interface WorkloadStatus extends WorkloadRef {
   /** Deployments: the Progressing condition's reason (`ProgressDeadlineExceeded` when the rollout is stuck) */
   progressingReason?: string;
 }
+
+/**
+ * A workload's own counts as read just before a drain that evicts its pods: what the settle gate waits
+ * to see again after it (each capped at the then `spec.replicas`), so a workload already degraded
+ * before the drain (a replica Pending for days) is back when it is back to how it was, not to its spec.
+ */
+export interface WorkloadBaseline {
+  ready: number;
+  available: number;
+}

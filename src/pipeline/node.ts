@@ -6,7 +6,7 @@ import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js'
 import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
-import { buildReleasePatch } from '../rules/release.js';
+import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
@@ -233,7 +233,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
       ctx,
       run.node.name,
       buildReleasePatch(run.capture!, keys, { verifiedRevision: config.revision }),
-      (n) => n.annotations[keys.owner] === undefined && n.annotations[keys.verifiedRevision] === config.revision,
+      (n) => releaseShows(n, run.capture!, keys, { verifiedRevision: config.revision }),
     );
   });
   run.enter('released');

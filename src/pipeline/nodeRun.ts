@@ -19,7 +19,7 @@ import { STEP } from '../core/steps.js';
 import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildQuarantinePatch, formatQuarantine, liftNextStep, liftQuarantine, quarantineRecord } from '../rules/quarantine.js';
-import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/release.js';
 import type { RunContext } from './context.js';
 import { patchNodeSurvivingTransport } from './transport.js';
 
@@ -299,8 +299,11 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
     const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
+        // a lost answer is resolved by re-reading the node, as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
-          ctx.kube.patchNode(nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {})),
+          patchNodeSurvivingTransport(ctx, nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {}), (n) =>
+            releaseShows(n, nodeRun.capture!, ctx.keys, {}),
+          ),
         );
         nodeRun.enter('released');
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;

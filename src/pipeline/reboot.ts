@@ -18,8 +18,8 @@ import { settleBeforeDrain } from './settleDrain.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
-function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState): string[] {
-  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)]);
+function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState, opts: { allowConditionTaints?: boolean } = {}): string[] {
+  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys, opts)]);
 }
 
 export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
@@ -142,7 +142,8 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
       (node) => {
         if (lost) return;
         lastSeen = node;
-        const problems = node ? claimProblems(ctx, run, node) : [`${name} was deleted`];
+        // the node lifecycle controller's condition taints come and go with the kubelet's reports: no other actor
+        const problems = node ? claimProblems(ctx, run, node, { allowConditionTaints: true }) : [`${name} was deleted`];
         if (problems.length === 0) return;
         lost = problems;
         endDrain.abort();

@@ -15,7 +15,8 @@ import { NodeLogs } from '../report/nodeLog.js';
 import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetAllows, budgetTooShort, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
-import { schedule } from '../rules/schedule.js';
+import { schedule, type Waiting } from '../rules/schedule.js';
+import { capacityStopMessage, quarantinedAfter, quarantinedNodes, type QuarantinedOut } from '../rules/quarantine.js';
 import { NodeRun, NodeStop, stopNode } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { predictSettleWaits } from './settle.js';
@@ -83,8 +84,15 @@ class NodeRuns {
   }
 }
 
+/** What one listing gives a pass: the nodes to roll in roll order, those already verified, and the quarantined ones (out of service). */
+interface Listing {
+  selected: NodeState[];
+  upToDate: string[];
+  quarantined: QuarantinedOut[];
+}
+
 /** List, validate the inventory and select the nodes a pass rolls, in roll order. */
-async function listAndSelect(ctx: RunContext, processed: number): Promise<{ selected: NodeState[]; upToDate: string[] }> {
+async function listAndSelect(ctx: RunContext, processed: number): Promise<Listing> {
   const { kube, config, keys } = ctx;
   // Every node must be identifiable and none may carry a leftover claim.
   const inventory = await kube.listNodes();
@@ -106,7 +114,7 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<{ sele
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
   }
-  return { selected: selection.selected, upToDate: selection.upToDate };
+  return { selected: selection.selected, upToDate: selection.upToDate, quarantined: quarantinedNodes(inventory, keys) };
 }
 
 /**
@@ -149,6 +157,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     times: [],
     peak: 0,
     quarantined: [],
+    quarantinedNow: new Map(),
     logs:
       deps.nodeLogs ??
       ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
@@ -284,13 +293,17 @@ export class HolderFencesError extends Error {
  * never rolled twice, whatever its annotations say. Any failure or cancellation in any pass ends
  * the run with the nodes processed so far in the result.
  */
-async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: { selected: NodeState[] }, roll: RollState): Promise<RollEnd> {
+async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: Listing, roll: RollState): Promise<RollEnd> {
   const done = new Set<string>();
   let pass = first;
   let emptyListings = 0;
   try {
     for (let extra = 0; ;) {
       const todo = pass.selected.filter((n) => !done.has(n.uid));
+      // what each listing shows quarantined is the truth the pass starts from (this run's quarantines included)
+      roll.quarantinedNow = new Map(
+        pass.quarantined.map((q) => [q.name, { ...q, byThisRun: roll.quarantined.some((x) => x.node === q.name) }]),
+      );
       if (todo.length > 0) {
         emptyListings = 0;
         await prefetchVersions(ctx, todo);
@@ -355,6 +368,11 @@ interface RollState {
   logs: NodeLogsLike;
   /** nodes this run quarantined (`undrainable: quarantine`): the run fails at its end, naming them */
   quarantined: NodeFailure[];
+  /**
+   * every node quarantined right now (the last listing, then each node's end): out of service, so the
+   * scheduler counts them toward max-unavailable and their topology zone (src/rules/schedule.ts)
+   */
+  quarantinedNow: Map<string, QuarantinedOut>;
 }
 
 /**
@@ -379,8 +397,10 @@ async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle' | 'capacity'; message: string } | undefined;
   let settleError: Error | undefined;
+  /** the nodes never started when quarantined nodes held the capacity, with why each waits */
+  let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
   const deadlines = deadlinesOf(config);
 
   const rollOne = async (node: NodeState): Promise<void> => {
@@ -409,6 +429,7 @@ async function rollNodes(
     } finally {
       const record = nodeRun.finish();
       roll.times.push({ role: node.role, tookMs: record.durationMs });
+      noteQuarantine(roll, node, record.outcome);
       ctx.settle.finished(node.name);
       inFlight.delete(node.name);
       finished.add(node.name);
@@ -427,7 +448,19 @@ async function rollNodes(
       maxUnavailable: roll.maxUnavailable,
       topologyKey: config.topologyKey,
       stopped: stop !== undefined,
+      quarantined: [...roll.quarantinedNow.values()],
     });
+    if (d.capped) {
+      // quarantined nodes hold the capacity: nothing left can ever start in this run
+      const quarantined = d.quarantinedOut.map((name) => roll.quarantinedNow.get(name)!);
+      cappedOut = { waiting: d.waiting, quarantined };
+      stop = {
+        why: 'capacity',
+        message: `no further node can start: quarantined nodes (${d.quarantinedOut.join(', ')}) hold the capacity`,
+      };
+      roll.logs.info(stop.message);
+      break;
+    }
     // With several workers, a start waits too for what the finished nodes evicted (src/pipeline/settle.ts).
     let held = false;
     if (!stop && d.start.length > 0 && roll.maxUnavailable > 1 && ctx.settle.waiting) {
@@ -481,8 +514,42 @@ async function rollNodes(
     };
   }
   if (stop?.why === 'settle' && settleError) return { result: 'failed', notReached, error: settleError };
+  if (stop?.why === 'capacity' && cappedOut) {
+    const why = capacityStopMessage({
+      notStarted: cappedOut.waiting,
+      quarantined: cappedOut.quarantined,
+      maxUnavailable: roll.maxUnavailable,
+      topologyKey: config.topologyKey,
+    });
+    return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
+  }
   if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
   return undefined;
+}
+
+/**
+ * The roll stopped because quarantined nodes hold the capacity (src/rules/quarantine.ts
+ * capacityStopMessage): the message names them and every node not started with why; `nextStep` what a person does.
+ */
+export class CapacityStopError extends Error {
+  constructor(
+    message: string,
+    readonly nextStep: string,
+  ) {
+    super(`${message}\nNext step: ${nextStep}`);
+    this.name = 'CapacityStopError';
+  }
+}
+
+/** A node's run ended: it is quarantined from now on, or no longer (its verified release lifted it), as its outcome says. */
+function noteQuarantine(roll: RollState, node: NodeState, outcome: DecisionRecord['outcome']): void {
+  const before = roll.quarantinedNow.get(node.name);
+  if (!quarantinedAfter(before !== undefined, outcome)) {
+    roll.quarantinedNow.delete(node.name);
+    return;
+  }
+  const byThisRun = outcome === 'quarantined' || !!before?.byThisRun;
+  roll.quarantinedNow.set(node.name, { ...before, name: node.name, role: node.role, labels: node.labels, byThisRun });
 }
 
 /** One node's stop as the roll saw it: its message and next step, and the stop (or error) behind it. */

@@ -4,8 +4,18 @@
 import { RolloutError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { RollHold } from '../core/model.js';
-import { workloadKey, workloadName, type PodOwnerReading, type WorkloadRef } from '../core/workloads.js';
-import { ownersDrainWouldEvict, ownersOfEvicted, resolveOwners, uniqueRefs, unsettled, type Unsettled } from '../rules/settle.js';
+import { workloadKey, workloadName, type PodOwnerReading, type WorkloadBaseline, type WorkloadRef } from '../core/workloads.js';
+import {
+  baselinesOf,
+  mergeBaselines,
+  ownersDrainWouldEvict,
+  ownersOfEvicted,
+  resolveOwners,
+  uniqueRefs,
+  unsettled,
+  type RefBaseline,
+  type Unsettled,
+} from '../rules/settle.js';
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 
@@ -31,7 +41,7 @@ export class SettleTimeoutError extends RolloutError {
     timeoutMs: number,
     held: 'drain' | 'start',
   ) {
-    const reason = `settle gate: ${unsettled.map((u) => `${workloadName(u.workload)} (${u.why})`).join('; ')} did not become available again within settle-timeout ${formatDuration(timeoutMs)}; the ${held} was not started`;
+    const reason = `settle gate: ${unsettled.map((u) => `${workloadName(u.workload)} (${u.why})`).join('; ')} did not become available again (as before its drain) within settle-timeout ${formatDuration(timeoutMs)}; the ${held} was not started`;
     super(
       node,
       reason,
@@ -59,10 +69,14 @@ export function describeUnsettled(list: readonly Unsettled[]): string {
 export class SettleGate {
   /** each draining node's pods as listed just before its drain */
   private readonly podsBefore = new Map<string, PodOwnerReading[]>();
+  /** the counts of the workloads of each draining node's pods, read just before its drain */
+  private readonly baselineBefore = new Map<string, RefBaseline[]>();
   /** the controllers each node's drain evicted pods of */
   private readonly evicted = new Map<string, WorkloadRef[]>();
   /** controllers evicted by nodes that finished, not yet seen available again */
   private readonly pending = new Map<string, WorkloadRef>();
+  /** what the pending workloads are waited back to (by workloadKey of the workload judged): their counts before the drains that evicted them */
+  private readonly pendingBaselines = new Map<string, WorkloadBaseline>();
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -70,10 +84,27 @@ export class SettleGate {
     return this.timeoutMs > 0;
   }
 
-  /** The node's pods before its drain (one `kubectl get pods -A --field-selector spec.nodeName=N`). */
-  async listBeforeDrain(ctx: SettleContext, node: string): Promise<void> {
-    if (!this.enabled) return;
-    this.podsBefore.set(node, await ctx.kube.listPodOwners(node));
+  /**
+   * The node's pods before its drain (one `kubectl get pods -A --field-selector spec.nodeName=N`).
+   * Returns the controllers a drain would evict pods of (what readBaseline reads the counts of).
+   */
+  async listBeforeDrain(ctx: SettleContext, node: string): Promise<WorkloadRef[]> {
+    if (!this.enabled) return [];
+    const pods = await ctx.kube.listPodOwners(node);
+    this.podsBefore.set(node, pods);
+    return ownersDrainWouldEvict(pods, node);
+  }
+
+  /**
+   * The baseline: the ready and available counts of `owners` (the controllers of the node's pods), read
+   * after the pod list and just before the drain (one `kubectl get deployments,replicasets,statefulsets -A`),
+   * so what the drain takes away is measured from the moment it starts. Nothing to read without owners.
+   */
+  async readBaseline(ctx: SettleContext, node: string, owners: readonly WorkloadRef[]): Promise<number> {
+    if (!this.enabled || owners.length === 0) return 0;
+    const baselines = baselinesOf(owners, await ctx.kube.listWorkloads());
+    this.baselineBefore.set(node, baselines);
+    return baselines.length;
   }
 
   /** What the drain of `node` evicted (`namespace/name`), from its output; called once per drain process. */
@@ -85,9 +116,15 @@ export class SettleGate {
 
   /** The node's run ended (whatever its end): from now on, later drains and starts wait for what it evicted. */
   finished(node: string): void {
-    for (const w of this.evicted.get(node) ?? []) this.pending.set(workloadKey(w), w);
+    const baselines = this.baselineBefore.get(node) ?? [];
+    for (const w of this.evicted.get(node) ?? []) {
+      this.pending.set(workloadKey(w), w);
+      const b = baselines.find((x) => workloadKey(x.ref) === workloadKey(w));
+      if (b) this.pendingBaselines.set(b.judged, mergeBaselines(this.pendingBaselines.get(b.judged), b.baseline));
+    }
     this.evicted.delete(node);
     this.podsBefore.delete(node);
+    this.baselineBefore.delete(node);
   }
 
   /** Something of a finished node is not known to be available again: a check is needed. */
@@ -103,11 +140,15 @@ export class SettleGate {
     if (!this.waiting) return [];
     const refs = [...this.pending.values()];
     const statuses = await ctx.kube.listWorkloads();
-    const left = unsettled(refs, statuses);
+    const left = unsettled(refs, statuses, this.pendingBaselines);
     const stillKeys = new Set(left.map((u) => workloadKey(u.workload)));
     // a ReplicaSet is judged as its Deployment: keep the ref while the workload it is judged as is waited for
     for (const r of refs) {
-      if (!stillKeys.has(workloadKey(resolveOwners([r], statuses)[0]))) this.pending.delete(workloadKey(r));
+      const judged = workloadKey(resolveOwners([r], statuses)[0]);
+      if (stillKeys.has(judged)) continue;
+      this.pending.delete(workloadKey(r));
+      // back to its baseline: a later drain measures its own
+      this.pendingBaselines.delete(judged);
     }
     return left;
   }

@@ -73,21 +73,37 @@ export async function readAfterUnknown<T>(
  * connection, the apiserver's 504, our own deadline: src/core/errors.ts outcomeUnknown), re-read the node and
  * go on when our change is visible (`landed`), otherwise send it again, within `attempts`.
  * Only for patches that are CAS-guarded by their own `test` ops, so sending one twice is harmless.
+ *
+ * A resend answered 422 (one of its `test`s failed) after an unknown outcome is no refusal yet: the
+ * first send may have landed, and then the resend's test of what it changed (our owner token, before a
+ * release) fails BECAUSE of it. So the node is read again (waiting for /readyz, as any read after an
+ * unknown outcome) and the change is accepted when the node shows it; otherwise the 422 stands. A 422
+ * on the first send is the CAS refusing, thrown as it is.
  */
 export async function patchNodeSurvivingTransport(
-  ctx: Pick<RunContext, 'kube'>,
+  ctx: Pick<RunContext, 'kube' | 'clock' | 'cancelled'>,
   name: string,
   ops: JsonPatchOp[],
   landed: (n: NodeState) => boolean,
   attempts = 3,
 ): Promise<NodeState> {
+  let mayHaveLanded = false;
   for (let i = 1; ; i++) {
     try {
       return await ctx.kube.patchNode(name, ops);
     } catch (e) {
+      if (mayHaveLanded && isTestFailure(e)) {
+        const reread = await readAfterUnknown(ctx, () => ctx.kube.getNode(name));
+        if (reread && landed(reread)) return reread;
+        throw e;
+      }
       if (!outcomeUnknown(e) || isCancelled(e) || i >= attempts) throw e;
+      mayHaveLanded = true;
       const reread = await ctx.kube.getNode(name).catch(() => undefined);
       if (reread && landed(reread)) return reread;
     }
   }
 }
+
+/** 422: a `test` op failed (the apiserver drops which one: docs/kubernetes-facts.md#k4-json-patch-atomic). */
+const isTestFailure = (e: unknown): boolean => e instanceof ToolError && e.kind === 'invalid';

@@ -43,23 +43,41 @@ export interface DeadlineInputs {
   settleTimeoutMs?: number;
 }
 
+/** The inputs a node's long waits are made of: what a user lowers to fit a shorter time-budget. */
+export type DeadlineInputName = 'drain-timeout' | 'ready-timeout' | 'settle-timeout' | 'cri-restart-wait';
+
 export interface Deadline {
   what: string;
   ms: number;
+  /** the input this wait is made of, and its value; the rest of `ms` is a fixed margin of the adapters */
+  from: { input: DeadlineInputName; ms: number };
 }
 
 /** Every long wait one node may go through, in order, each at its own deadline. */
 export function nodeDeadlines(d: DeadlineInputs): Deadline[] {
-  const drain = d.drainTimeoutMs + d.drainKillGraceMs;
+  const drain = { input: 'drain-timeout', ms: d.drainTimeoutMs } as const;
+  const ready = { input: 'ready-timeout', ms: d.readyTimeoutMs } as const;
   const waits: Deadline[] = [
-    ...(d.settleTimeoutMs ? [{ what: 'the settle gate before the drain', ms: d.settleTimeoutMs }] : []),
-    { what: 'the wait for Talos to restart cri', ms: d.criRestartWaitMs },
-    { what: 'the drain', ms: drain },
-    { what: 'the wait for /readyz and a second drain after a transport failure', ms: d.readyzWaitMs + drain },
-    { what: 'talosctl reboot --wait', ms: d.readyTimeoutMs + d.rebootGraceMs },
-    { what: 'the wait for /readyz and for Ready', ms: d.readyzWaitMs + d.readyTimeoutMs },
+    ...(d.settleTimeoutMs
+      ? [
+          {
+            what: 'the settle gate before the drain',
+            ms: d.settleTimeoutMs,
+            from: { input: 'settle-timeout' as const, ms: d.settleTimeoutMs },
+          },
+        ]
+      : []),
+    { what: 'the wait for Talos to restart cri', ms: d.criRestartWaitMs, from: { input: 'cri-restart-wait', ms: d.criRestartWaitMs } },
+    { what: 'the drain', ms: d.drainTimeoutMs + d.drainKillGraceMs, from: drain },
+    {
+      what: 'the wait for /readyz and a second drain after a transport failure',
+      ms: d.readyzWaitMs + d.drainTimeoutMs + d.drainKillGraceMs,
+      from: drain,
+    },
+    { what: 'talosctl reboot --wait', ms: d.readyTimeoutMs + d.rebootGraceMs, from: ready },
+    { what: 'the wait for /readyz and for Ready', ms: d.readyzWaitMs + d.readyTimeoutMs, from: ready },
   ];
-  if (d.verifyImage) waits.push({ what: 'verify-image', ms: d.readyTimeoutMs });
+  if (d.verifyImage) waits.push({ what: 'verify-image', ms: d.readyTimeoutMs, from: ready });
   return waits;
 }
 
@@ -95,15 +113,34 @@ export interface BudgetDecision {
  * A budget shorter than the sum of one node's own deadlines lets no node start at all: every run would
  * end `partial` with nothing done, which a scheduled job would repeat forever without a word of error.
  * That is a configuration mistake, so it is refused before anything runs (undefined: the budget fits).
+ * The refusal says what the sum is made of (each input, how many times it counts, and the fixed
+ * margins), so a user knows which inputs to lower, and how far lowering the largest alone would go.
  */
 export function budgetTooShort(budgetMs: number | undefined, deadlines: readonly Deadline[]): string | undefined {
   if (budgetMs === undefined) return undefined;
   const sum = deadlines.reduce((s, d) => s + d.ms, 0);
   if (budgetMs >= sum) return undefined;
   const parts = deadlines.map((d) => `${d.what} ${formatDuration(d.ms)}`).join(' + ');
+  const inputs = new Map<DeadlineInputName, { ms: number; times: number }>();
+  for (const d of deadlines) {
+    const e = inputs.get(d.from.input) ?? { ms: d.from.ms, times: 0 };
+    e.times++;
+    inputs.set(d.from.input, e);
+  }
+  const terms = [...inputs].sort(([, a], [, b]) => b.ms * b.times - a.ms * a.times);
+  const margins = sum - terms.reduce((s, [, e]) => s + e.ms * e.times, 0);
+  const formula = terms.map(([name, e]) => `${e.times > 1 ? `${e.times} × ` : ''}${name} (${formatDuration(e.ms)})`).join(' + ');
+  const [name, top] = terms[0];
+  const over = sum - budgetMs;
+  const alone =
+    top.ms * top.times > over
+      ? `lowering ${name} alone to ${formatDuration(Math.floor((top.ms * top.times - over) / top.times))} would just fit one node, with no time left to start another`
+      : `lowering ${name} alone cannot make it fit`;
   return (
-    `${formatDuration(budgetMs)} is shorter than what one node may take at worst, ${formatDuration(sum)} (${parts}), so no node could start; ` +
-    'raise time-budget, or lower drain-timeout / ready-timeout / cri-restart-wait'
+    `${formatDuration(budgetMs)} is shorter than what one node may take at worst, ${formatDuration(sum)} (${parts}), so no node could start. ` +
+    `That worst case is ${formula} + ${formatDuration(margins)} of fixed margins: lower ${terms.map(([n]) => n).join(', ')} until it is well below time-budget ` +
+    `(the difference is the time in which nodes may start; ${alone}), or raise time-budget above ${formatDuration(sum)}. ` +
+    'docs/parallel.md, "Sizing a short job", shows how'
   );
 }
 

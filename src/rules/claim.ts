@@ -15,12 +15,26 @@ import { quarantineOf } from './quarantineRecord.js';
 export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';
 /** Cluster autoscaler's soft "may delete this node" hint; it never changes where pods may run. */
 export const ADVISORY_TAINT = 'DeletionCandidateOfClusterAutoscaler:PreferNoSchedule';
-/** Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot. */
-export const LIFECYCLE_TAINT_KEYS = [
-  'node.kubernetes.io/not-ready',
-  'node.kubernetes.io/unreachable',
-  'node.cilium.io/agent-not-ready',
-] as const;
+/**
+ * The taints the node lifecycle controller writes from the node's conditions, and removes when the
+ * condition clears (kubernetes:pkg/controller/nodelifecycle/node_lifecycle_controller.go,
+ * nodeConditionToTaintKeyStatusMap: NoSchedule; not-ready and unreachable also NoExecute;
+ * docs/kubernetes-facts.md#k15-condition-taints). They say what the kubelet reports, or that it stopped
+ * reporting (a network blip of tens of seconds is enough), never that someone changed where pods may
+ * run on purpose. The one list of them: the drain's watch and the Ready wait ignore them (checkGuard).
+ */
+export const CONDITION_TAINTS = {
+  notReady: 'node.kubernetes.io/not-ready',
+  unreachable: 'node.kubernetes.io/unreachable',
+  memoryPressure: 'node.kubernetes.io/memory-pressure',
+  diskPressure: 'node.kubernetes.io/disk-pressure',
+  pidPressure: 'node.kubernetes.io/pid-pressure',
+  networkUnavailable: 'node.kubernetes.io/network-unavailable',
+} as const;
+export const CONDITION_TAINT_KEYS: readonly string[] = Object.values(CONDITION_TAINTS);
+
+/** Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot (and gone before it counts as back). */
+export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS.unreachable, 'node.cilium.io/agent-not-ready'] as const;
 
 const CLAIMED: AnnotatedPhase = 'claimed';
 
@@ -308,14 +322,19 @@ export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, pha
  * - scheduling taints (key, value and effect: see taintId) differ from the capture: someone else is
  *   changing where pods may run.
  *
- * With `allowLifecycleTaints` (while waiting for a rebooted node), the not-ready / unreachable /
- * cilium agent-not-ready taints are ignored on both sides: our own reboot makes them come and go.
+ * Ignored on both sides (the capture and the node), by key whatever their effect and value:
+ * - with `allowConditionTaints` (the watch beside the drain), the taints the node lifecycle controller
+ *   writes from the node's conditions (CONDITION_TAINT_KEYS): a NotReady or unreachable blip, memory,
+ *   disk or PID pressure, the network unavailable. They come and go without anyone holding the node;
+ *   the guard after the drain, which has no such allowance, still judges the node as it then is;
+ * - with `allowLifecycleTaints` (while waiting for a rebooted node), those and the boot-time Cilium
+ *   agent-not-ready taint: our own reboot makes them come and go.
  */
 export function checkGuard(
   capture: ClaimCapture,
   node: NodeState,
   keys: AnnotationKeys,
-  opts: { allowLifecycleTaints?: boolean } = {},
+  opts: { allowLifecycleTaints?: boolean; allowConditionTaints?: boolean } = {},
 ): string[] {
   const problems: string[] = [];
   if (node.uid !== capture.uid) problems.push(`uid changed from ${capture.uid} to ${node.uid} (the node was re-created)`);
@@ -325,8 +344,11 @@ export function checkGuard(
     problems.push(owner === undefined ? `${keys.owner} was removed` : `${keys.owner} is held by ${JSON.stringify(owner)}, not by this run`);
   }
   if (!node.unschedulable) problems.push('spec.unschedulable is no longer true (someone uncordoned the node)');
-  const lifecycle = new Set<string>(LIFECYCLE_TAINT_KEYS);
-  const scope = (ids: string[]) => (opts.allowLifecycleTaints ? ids.filter((id) => !lifecycle.has(keyOfTaintId(id))) : ids);
+  const ignored = new Set<string>([
+    ...(opts.allowLifecycleTaints || opts.allowConditionTaints ? CONDITION_TAINT_KEYS : []),
+    ...(opts.allowLifecycleTaints ? LIFECYCLE_TAINT_KEYS : []),
+  ]);
+  const scope = (ids: string[]) => ids.filter((id) => !ignored.has(keyOfTaintId(id)));
   problems.push(...describeTaintDiff(scope(capture.schedulingTaints), scope(schedulingTaints(node.taints))));
   return problems;
 }

@@ -11,13 +11,15 @@ import type {
   JsonPatchOp,
   LabelSelector,
   NodeState,
+  Outcome,
   PdbState,
   PodLabels,
 } from '../core/model.js';
 import { shellQuote } from '../core/shell.js';
 import { annotationPath, holdTests } from './claim.js';
 import { kubectlCommand } from './commands.js';
-import { formatQuarantine, type QuarantineRecord } from './quarantineRecord.js';
+import { formatQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
+import type { Waiting } from './schedule.js';
 
 export { formatQuarantine, parseQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
 
@@ -162,4 +164,73 @@ export function liftQuarantine(
 /** The lift as one next step a person reads (the summary, the error). */
 export function liftNextStep(q: { lift: string; byHand: string }): string {
   return `To lift the quarantine, ${q.lift}. Or by hand (the node keeps the OLD credential in containerd until it is rebooted): ${q.byHand}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A quarantined node is capacity out of service (src/rules/schedule.ts rules 1 and 3).
+// ---------------------------------------------------------------------------------------------
+
+/** A quarantined node as the scheduler counts it and the capacity stop names it. */
+export interface QuarantinedOut {
+  name: string;
+  role: NodeState['role'];
+  labels: Record<string, string>;
+  /** quarantined by this run (its drain timed out in this run) */
+  byThisRun: boolean;
+  /** from the annotation of an earlier run's quarantine: when, and by which run (empty when unreadable) */
+  at?: string;
+  run?: string;
+}
+
+/**
+ * The nodes a listing shows quarantined: every node carrying the `quarantined` annotation, selected
+ * or not (an earlier run's quarantine outside this run's selection still holds capacity). An annotation
+ * that does not parse still quarantines: the node is cordoned because of it.
+ */
+export function quarantinedNodes(nodes: readonly NodeState[], keys: Pick<AnnotationKeys, 'quarantined'>): QuarantinedOut[] {
+  return nodes.flatMap((n) => {
+    const q = quarantineOf(n, keys);
+    if (!q) return [];
+    return [{ name: n.name, role: n.role, labels: n.labels, byThisRun: false, at: q.record?.at, run: q.record?.run }];
+  });
+}
+
+/**
+ * Whether a node is quarantined once its run in this run ended, from how it ended: its own quarantine
+ * (`quarantined`), or a verified release, which lifts an earlier one in the same patch (src/rules/release.ts);
+ * any other end gives back what the claim found (still quarantined if it was).
+ */
+export function quarantinedAfter(wasQuarantined: boolean, outcome: Outcome): boolean {
+  if (outcome === 'quarantined') return true;
+  if (outcome === 'rebooted' || outcome === 'reboot-skipped') return false;
+  return wasQuarantined;
+}
+
+/**
+ * Why the roll stopped when quarantined nodes hold the capacity: the nodes never started, what each
+ * waits for, and each quarantined node counted (by this run, or since when and by which run).
+ */
+export function capacityStopMessage(args: {
+  notStarted: readonly Waiting[];
+  quarantined: readonly QuarantinedOut[];
+  maxUnavailable: number;
+  topologyKey?: string;
+}): { message: string; nextStep: string } {
+  const { notStarted, quarantined, maxUnavailable, topologyKey } = args;
+  const who = quarantined
+    .map(
+      (q) =>
+        `${q.name} (${q.byThisRun ? 'quarantined by this run' : `quarantined${q.at ? ` since ${q.at}` : ''}${q.run ? ` by ${q.run}` : ''}`})`,
+    )
+    .join(', ');
+  const counted = `max-unavailable (${maxUnavailable})${topologyKey ? ` and the ${topologyKey} they are in` : ''}`;
+  const waits = notStarted.map((w) => `${w.node}: ${w.message}`).join('; ');
+  return {
+    message:
+      `the roll stopped with ${notStarted.length} node(s) not started (${notStarted.map((w) => w.node).join(', ')}): ` +
+      `quarantined nodes are out of service and count toward ${counted}, so starting another would exceed it. ` +
+      `Quarantined: ${who}. Not started: ${waits}`,
+    nextStep:
+      'Lift the quarantine of the nodes named (their own next step says how; `mode: fences` lists every quarantined node), or raise max-unavailable, then rerun.',
+  };
 }

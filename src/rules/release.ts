@@ -1,6 +1,6 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase } from '../core/model.js';
+import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase, NodeState } from '../core/model.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
 
 /**
@@ -37,6 +37,23 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
   const staysCordoned = verified ? capture.wasCordoned : cordonedAtClaim(capture);
   if (!staysCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
+}
+
+/**
+ * Whether `node` shows the release buildReleasePatch(capture, keys, opts) makes: the same uid without
+ * our owner and phase annotations (the patch removes both at once; a claim by anyone else would carry
+ * an owner) and, for a verified release, `verified-revision` as given. What a re-read after a release
+ * whose answer was lost is judged by (src/pipeline/transport.ts), and nothing else.
+ */
+export function releaseShows(
+  node: Pick<NodeState, 'uid' | 'annotations'>,
+  capture: Pick<ClaimCapture, 'uid'>,
+  keys: AnnotationKeys,
+  opts: { verifiedRevision?: string },
+): boolean {
+  if (node.uid !== capture.uid) return false;
+  if (node.annotations[keys.owner] !== undefined || node.annotations[keys.phase] !== undefined) return false;
+  return opts.verifiedRevision === undefined || node.annotations[keys.verifiedRevision] === opts.verifiedRevision;
 }
 
 /**

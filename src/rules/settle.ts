@@ -1,5 +1,13 @@
 // The settle gate's rules: which workloads a drain disrupts, and which of them are not available again yet.
 //
+// "Again" is against the workload's own counts just before the drain (its baseline: ready and
+// available replicas, each capped at spec.replicas when judged), not against its spec: a Deployment
+// with one replica Pending for days was never fully available, and waiting for that would stop every
+// roll. A drain takes replicas away; the gate waits until the controller reports as many ready and
+// available as it did before that drain (capped at spec, so a scale-down meanwhile lowers the bar). A
+// workload without a baseline (none was read: it appeared between the pod list and the status read)
+// is judged by the spec rule below, as before baselines: the safe side.
+//
 // Pure: pods and controller statuses in, decisions out. What "available again" means follows the
 // controllers themselves (docs/settle.md has the upstream files):
 // - Deployment: the deployment controller's own DeploymentComplete (pkg/controller/deployment/util/
@@ -17,7 +25,14 @@
 // nothing of it can come back. The status is never read for what it does not say: an absent field is
 // a zero (apps/v1 status fields are omitempty), so a status the controller has not written yet is
 // unsettled, never settled.
-import { workloadKey, type PodOwnerReading, type WorkloadKind, type WorkloadRef, type WorkloadStatus } from '../core/workloads.js';
+import {
+  workloadKey,
+  type PodOwnerReading,
+  type WorkloadBaseline,
+  type WorkloadKind,
+  type WorkloadRef,
+  type WorkloadStatus,
+} from '../core/workloads.js';
 
 /** The controller kinds a drain's eviction makes a controller re-create (a Deployment's pods are its ReplicaSet's). */
 const WAITED_KINDS: readonly string[] = ['ReplicaSet', 'StatefulSet'];
@@ -75,17 +90,84 @@ export function resolveOwners(refs: readonly WorkloadRef[], statuses: readonly W
   );
 }
 
-/** Of `refs`, those not yet available again (each with why), judged from the controllers' `statuses`. */
-export function unsettled(refs: readonly WorkloadRef[], statuses: readonly WorkloadStatus[]): Unsettled[] {
+/**
+ * Of `refs`, those not yet available again (each with why), judged from the controllers' `statuses`:
+ * against their baseline (keyed by the workload each ref is judged as, workloadKey) when one was read
+ * before the drain, otherwise by the spec rule (notAvailable).
+ */
+export function unsettled(
+  refs: readonly WorkloadRef[],
+  statuses: readonly WorkloadStatus[],
+  baselines: ReadonlyMap<string, WorkloadBaseline> = new Map(),
+): Unsettled[] {
   const byKey = new Map(statuses.map((s) => [workloadKey(s), s]));
   const out: Unsettled[] = [];
   for (const workload of resolveOwners(refs, statuses)) {
     const s = byKey.get(workloadKey(workload));
     if (!s) continue; // deleted meanwhile: nothing of it can come back
-    const why = notAvailable(s);
+    const baseline = baselines.get(workloadKey(workload));
+    const why = baseline ? notBackToBaseline(s, baseline) : notAvailable(s);
     if (why) out.push({ workload, why });
   }
   return out;
+}
+
+/** A workload's baseline as read before a drain: the ref a pod named, the workload it is judged as, and its counts. */
+export interface RefBaseline {
+  ref: WorkloadRef;
+  /** workloadKey of the workload `ref` is judged as (a ReplicaSet's Deployment) */
+  judged: string;
+  baseline: WorkloadBaseline;
+}
+
+/**
+ * The baseline of each of `refs` (the controllers a drain will evict pods of), from statuses read just
+ * before the drain: the counts of the workload it is judged as. A ref whose workload is not in
+ * `statuses` gets none (then the spec rule judges it).
+ */
+export function baselinesOf(refs: readonly WorkloadRef[], statuses: readonly WorkloadStatus[]): RefBaseline[] {
+  const byKey = new Map(statuses.map((s) => [workloadKey(s), s]));
+  return uniqueRefs(refs).flatMap((ref) => {
+    const judged = workloadKey(resolveOwners([ref], statuses)[0]);
+    const s = byKey.get(judged);
+    return s ? [{ ref, judged, baseline: { ready: s.readyReplicas, available: s.availableReplicas } }] : [];
+  });
+}
+
+/**
+ * Two baselines of one workload (two drains that evicted its pods, the later read while the earlier
+ * one's replicas may still have been coming back): the higher of each count, so neither drain's
+ * replicas are forgotten.
+ */
+export function mergeBaselines(a: WorkloadBaseline | undefined, b: WorkloadBaseline): WorkloadBaseline {
+  return a ? { ready: Math.max(a.ready, b.ready), available: Math.max(a.available, b.available) } : b;
+}
+
+/**
+ * Why `s` is not back to `baseline` (its counts before the drain, each capped at spec.replicas), or
+ * undefined when it is: observed generation current, and ready and available replicas at least as
+ * many as before. Scaled to 0: settled.
+ */
+export function notBackToBaseline(s: WorkloadStatus, baseline: WorkloadBaseline): string | undefined {
+  const want = s.specReplicas;
+  if (want === 0) return undefined;
+  if (s.observedGeneration < s.generation) {
+    return `its controller has not observed generation ${s.generation} yet (observed ${s.observedGeneration})`;
+  }
+  const counts: Array<[string, number, number]> = [
+    ['ready', s.readyReplicas, Math.min(baseline.ready, want)],
+    ['available', s.availableReplicas, Math.min(baseline.available, want)],
+  ];
+  const short = counts.filter(([, n, target]) => n < target);
+  if (short.length === 0) return undefined;
+  const targets = new Set(short.map(([, , t]) => t));
+  const text =
+    targets.size === 1
+      ? `${short.map(([what, n]) => `${what} ${n}`).join(', ')} of ${short[0][2]}`
+      : short.map(([what, n, t]) => `${what} ${n} of ${t}`).join(', ');
+  const below = short.some(([, , t]) => t < want);
+  const stuck = s.progressingReason === 'ProgressDeadlineExceeded' ? '; its rollout exceeded its progress deadline' : '';
+  return `${text} ${below ? `(as many as before the drain; ${want} desired)` : 'desired'}${stuck}`;
 }
 
 /** Why `s` is not fully available, or undefined when it is. */
