@@ -43,6 +43,8 @@ export interface FakeTalosNode {
   criComingUpUntilMs?: number;
   /** until this instant the node lists no cri service (set by a reboot, see FakeTalos.criUnlistedMs) */
   criUnlistedUntilMs?: number;
+  /** until this instant no config file is listed, read or has an EtcFileStatus (set by a reboot, see FakeTalos.filesAfterRebootMs) */
+  filesWrittenAtMs?: number;
 }
 
 export class FakeTalos implements TalosClient {
@@ -65,6 +67,13 @@ export class FakeTalos implements TalosClient {
    * cri.ServiceController, once cri.toml's EtcFileStatus exists), so the service reading fails.
    */
   criUnlistedMs?: number;
+  /**
+   * After a reboot, the node answers `filesAfterRebootMs` before machined has written the CRI files
+   * of the rebuilt /etc (a tmpfs, written by its controllers once the machine config is loaded): until
+   * then no config file is listed, read or has an EtcFileStatus, and cri, which Talos starts only
+   * after them, is not listed. It is launched `rebootGapMs` after the write.
+   */
+  filesAfterRebootMs?: number;
   /** etcd members no fake machine runs (a voter whose Node was deleted, a member added by hand, a learner) */
   extraMembers: EtcdMember[] = [];
   /**
@@ -85,6 +94,12 @@ export class FakeTalos implements TalosClient {
   }
 
   constructor(private readonly clock: TestClock) {}
+
+  /** The file as the node has it now: none before a reboot's write (filesAfterRebootMs). */
+  private file(n: FakeTalosNode | undefined, path: string) {
+    if (!n || this.clock.now() < (n.filesWrittenAtMs ?? -Infinity)) return undefined;
+    return n.files[path];
+  }
 
   add(n: FakeTalosNode): void {
     this.nodes.set(n.address, n);
@@ -150,7 +165,7 @@ export class FakeTalos implements TalosClient {
       const n = this.nodes.get(a)!;
       const per = new Map<string, Reading<FileListing>>();
       for (const p of paths) {
-        const f = n.files[p];
+        const f = this.file(n, p);
         per.set(p, {
           ok: true,
           value: f
@@ -171,7 +186,7 @@ export class FakeTalos implements TalosClient {
       const n = this.nodes.get(a)!;
       const per = new Map<string, Reading<EtcFileStatusReading>>();
       for (const p of paths) {
-        const f = n.files[p];
+        const f = this.file(n, p);
         if (f) per.set(p, { ok: true, value: { id: p.replace('/etc/', ''), updated: printedSecond(f.mtimeMs) } });
       }
       out.set(a, per);
@@ -186,7 +201,7 @@ export class FakeTalos implements TalosClient {
   async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
     this.calls.push({ method: 'readAuth', addresses: [address] });
     this.land('readAuth');
-    const f = this.nodes.get(address)?.files[path];
+    const f = this.file(this.nodes.get(address), path);
     return { ok: true, value: f ? { path, exists: true, auth: structuredClone(f.auth) } : { path, exists: false, auth: {} } };
   }
 
@@ -233,6 +248,12 @@ export class FakeTalos implements TalosClient {
     this.clock.t += 30_000;
     if (this.criComingUp) n.criComingUpUntilMs = this.clock.t + this.criComingUp.forMs;
     if (this.criUnlistedMs !== undefined) n.criUnlistedUntilMs = this.clock.t + this.criUnlistedMs;
+    if (this.filesAfterRebootMs !== undefined) {
+      n.filesWrittenAtMs = this.clock.t + this.filesAfterRebootMs;
+      for (const f of Object.values(n.files)) f.mtimeMs = n.filesWrittenAtMs;
+      n.criStartedAtMs = n.filesWrittenAtMs + this.rebootGapMs;
+      n.criUnlistedUntilMs = Math.max(n.criUnlistedUntilMs ?? -Infinity, n.criStartedAtMs);
+    }
     this.rebootHook?.(n);
   }
 
