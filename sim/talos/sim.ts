@@ -37,9 +37,14 @@ export interface TalosSimOptions {
   bootGapMs?: number;
   /**
    * pin how long a rebooted node answers (new boot id) before it lists cri; Infinity: never. Default:
-   * drawn per reboot from 0.5–2.5 s (timing.ts)
+   * follows from the drawn write of the CRI files (configAfterAnswerMs) and the version's boot gap (timing.ts)
    */
   criUnlistedMs?: number;
+  /**
+   * pin how long a rebooted node answers (new boot id) before machined writes the CRI files of its
+   * rebuilt /etc; default: drawn per reboot from 0.3–1.5 s (timing.ts). Ignored when criUnlistedMs is pinned.
+   */
+  configAfterAnswerMs?: number;
   /** pin the millisecond of the second at which each reboot writes cri.toml (0–999): keeps a pinned sub-second boot gap inside one second, where talosctl's second-rounded instants cannot order it (or across one, where they can) */
   bootWriteMsOfSecond?: number;
   /** seeds every node's timing generator (default 1: runs are reproducible; vary it to explore) */
@@ -175,10 +180,18 @@ export class TalosSim {
     private readonly opts: Required<
       Omit<
         TalosSimOptions,
-        'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond' | 'talosctl'
+        | 'dir'
+        | 'api'
+        | 'apiCertificate'
+        | 'criRestartMs'
+        | 'bootGapMs'
+        | 'criUnlistedMs'
+        | 'configAfterAnswerMs'
+        | 'bootWriteMsOfSecond'
+        | 'talosctl'
       >
     > &
-      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond'>,
+      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'configAfterAnswerMs' | 'bootWriteMsOfSecond'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
@@ -223,6 +236,7 @@ export class TalosSim {
         criRestartMs: opts.criRestartMs,
         bootGapMs: opts.bootGapMs,
         criUnlistedMs: opts.criUnlistedMs,
+        configAfterAnswerMs: opts.configAfterAnswerMs,
         bootWriteMsOfSecond: opts.bootWriteMsOfSecond,
         seed: opts.seed ?? 1,
       },
@@ -291,6 +305,7 @@ export class TalosSim {
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
         criUnlistedMs: this.opts.criUnlistedMs,
+        configAfterAnswerMs: this.opts.configAfterAnswerMs,
         bootWriteMsOfSecond: this.opts.bootWriteMsOfSecond,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
         applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),
