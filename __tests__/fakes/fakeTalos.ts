@@ -2,7 +2,7 @@
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
 import { createHash } from 'node:crypto';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
-import { ToolError } from '../../src/core/errors.js';
+import { RebootNotSentError, ToolError } from '../../src/core/errors.js';
 import type {
   AuthFields,
   CriServiceReading,
@@ -53,6 +53,8 @@ export class FakeTalos implements TalosClient {
   /** what the credential patch renders, per host */
   patchRenders: Record<string, AuthFields> = {};
   rebootHook?: (node: FakeTalosNode) => void;
+  /** set: the next reboot is never sent (the API's boot id read before it failed), with this as the reason */
+  rebootNotSent?: string;
   patchFails?: string;
   /** containerd's start after the boot-time config write, in ms (negative: containerd first) */
   rebootGapMs = 6000;
@@ -240,6 +242,11 @@ export class FakeTalos implements TalosClient {
 
   async reboot(address: string, _timeoutMs: number): Promise<void> {
     this.calls.push({ method: 'reboot', addresses: [address] });
+    if (this.rebootNotSent !== undefined) {
+      const why = this.rebootNotSent;
+      this.rebootNotSent = undefined;
+      throw new RebootNotSentError(address, `/machine.MachineService/Reboot (node ${address}): not sent: ${why}`);
+    }
     const n = this.nodes.get(address)!;
     const now = this.clock.now();
     for (const f of Object.values(n.files)) f.mtimeMs = now + 1000;

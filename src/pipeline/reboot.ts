@@ -2,7 +2,7 @@
 import { formatDuration } from '../core/format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { unique } from '../core/async.js';
-import { ServerIdentityError, errorMessage } from '../core/errors.js';
+import { RebootNotSentError, ServerIdentityError, errorMessage } from '../core/errors.js';
 import type { EvidenceVerdict, NodeState, Reading } from '../core/model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
@@ -308,10 +308,27 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRe
   run.enter('rebooting');
   // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
   ctx.absentPaths.delete(run.address);
-  await run.step(STEP.reboot, async () => {
-    await beforeMutation(ctx, { fresh: true, read: rebootProof });
-    return talos.reboot(run.address, config.readyTimeoutMs);
-  });
+  try {
+    await run.step(STEP.reboot, async () => {
+      await beforeMutation(ctx, { fresh: true, read: rebootProof });
+      return talos.reboot(run.address, config.readyTimeoutMs);
+    });
+  } catch (e) {
+    if (!(e instanceof RebootNotSentError)) throw e;
+    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
+    throw new NodeStop(
+      'failed',
+      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
+      {
+        disposition: 'release',
+        nextStep:
+          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
+          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
+          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
+      },
+      { cause: e },
+    );
+  }
   // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
   const deadline = ctx.clock.now() + config.readyTimeoutMs;
 
