@@ -175,6 +175,9 @@ export class TalosSim {
   private readonly services: SimServices;
   private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
   private api?: ApiServer;
+  /** servers replaced by a re-issued certificate, still carrying the connections opened before it */
+  private readonly retiredApis: ApiServer[] = [];
+  private readonly reissueTimers = new Set<NodeJS.Timeout>();
 
   private constructor(
     private readonly opts: Required<
@@ -281,6 +284,35 @@ export class TalosSim {
     old.close();
   }
 
+  /**
+   * The endpoint's address moves to another machine, as a VIP moves to another control plane while
+   * the one holding it reboots: the API connections open now are dropped, and the machine now behind
+   * the address presents its apid certificate, of the cluster CA, naming its own addresses but not
+   * the moved one (`wrong-san`), until Talos re-issues it `reissueAfterMs` later naming that address
+   * too. Talos issues apid's certificate for the machine's addresses (secrets.APICertSANsController
+   * follows the node's addresses, secrets.APIController re-issues on a change) and apid serves every
+   * new handshake with the current one (internal/app/apid/pkg/provider), so the clients' reconnections
+   * meet the refused certificate, then the good one.
+   */
+  moveApiAddress(reissueAfterMs: number): void {
+    this.presentApiCertificate('wrong-san');
+    const t = setTimeout(() => {
+      this.reissueTimers.delete(t);
+      this.reissueApiCertificate('valid');
+    }, reissueAfterMs);
+    this.reissueTimers.add(t);
+  }
+
+  /**
+   * apid's certificate re-issued: new handshakes get `kind`'s certificate; the connections already
+   * open stay as they are (apid's TLS config hands out the current certificate per handshake).
+   */
+  reissueApiCertificate(kind: ApiCertificate): void {
+    if (!this.certs || !this.api) throw new Error('the twin serves no Talos API (api: false)');
+    this.retiredApis.push(this.api);
+    this.api = this.startApi({ ...this.certs, server: this.certs.serverAs(kind) });
+  }
+
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
   forgetResourceType(nameOrIp: string, type: string): void {
     const rt = this.get(nameOrIp);
@@ -289,6 +321,8 @@ export class TalosSim {
 
   async stop(): Promise<void> {
     for (const rt of this.runtimes) rt.dispose();
+    for (const t of this.reissueTimers) clearTimeout(t);
+    for (const a of this.retiredApis) a.close();
     this.api?.close();
     await this.server.close();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
