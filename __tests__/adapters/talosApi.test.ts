@@ -464,7 +464,7 @@ describe('server identity', () => {
   });
 });
 
-// Issue 23, defect 5. apid's certificate is re-issued when the machine's addresses change (a VIP moving
+// Apid's certificate is re-issued when the machine's addresses change (a VIP moving
 // to another control plane while the one holding it reboots, a node back from its reboot before its
 // certificate names the dialed address). A refusal on a reconnection fails that connection only: the
 // call waits for the next dial within its own deadline; the run's ServerIdentityError comes on the

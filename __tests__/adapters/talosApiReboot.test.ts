@@ -134,7 +134,7 @@ describe('reboot over the API', () => {
     }
   });
 
-  // Issue 23, defect 7: the boot id read before the reboot comes before anything is sent. A failure
+  // The boot id read before the reboot comes before anything is sent. A failure
   // there is read again within the deadline; when it still fails, the reboot was never requested
   // (RebootNotSentError), so the caller may give the node back as it is.
   it('the boot id read before the reboot failing once (Unavailable) is read again, then the reboot goes on', async () => {

@@ -1,4 +1,4 @@
-// End to end, issue 23 defect 1: a healthy node must pass its post-reboot proof after a real boot.
+// End to end: a healthy node must pass its post-reboot proof after a real boot.
 // Talos answers with the new boot id before machined has written the CRI files of the rebuilt /etc
 // (a tmpfs; its controllers render them from the machine config on their own schedule): on 1.14
 // cri.toml is not there yet, on ≤ 1.13 cri.toml holds only the image's parts and 01-registries.part
@@ -32,7 +32,7 @@ function expectRolled(c: SimCluster, run: Awaited<ReturnType<typeof act>>, name:
 }
 
 describe('e2e: the proof after a boot that answers before the CRI files are written (the Talos API)', () => {
-  it('1.13, the boot the issue saw: cri.toml and the registry part written 0.9 s after Talos answers, cri 0.3 s later', async () => {
+  it('1.13, a boot seen in acceptance testing: cri.toml and the registry part written 0.9 s after Talos answers, cri 0.3 s later', async () => {
     c = await startCluster({ defaultNodes: false, configAfterAnswerMs: 900, bootGapMs: 300 });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.13' });
     const run = await act(c, { reboot: 'always' });

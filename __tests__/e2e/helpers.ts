@@ -72,7 +72,7 @@ export function byName(run: ActionRun): Record<string, Decision> {
  * The test knobs every run gets: a short pause between the passes of a run (the list again until
  * nothing new). The poll interval (RAR_POLL_INTERVAL_MS: the proof read again, the wait for Ready,
  * the settle gate) is the run's default, 2 s: a shortened poll hid the proof's failure after a real
- * boot (issue 23), whose CRI files are written a second after Talos answers.
+ * boot, whose CRI files are written a second after Talos answers.
  */
 export const TEST_KNOBS = { RAR_RELIST_PAUSE_MS: '300' } as const;
 

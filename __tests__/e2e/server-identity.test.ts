@@ -101,7 +101,7 @@ describe('e2e: the Talos API server identity', () => {
     expect(c.talos.commands).toEqual([]);
   });
 
-  // Issue 23, defect 5: apid's certificate is re-issued when the machine's addresses change. A refusal
+  // Apid's certificate is re-issued when the machine's addresses change. A refusal
   // on a reconnection fails that connection only; the calls dial again within their deadlines.
   it('the address moving at a claim and the certificate re-issued 1.5 s later: the run goes on, every node done', async () => {
     c = await startCluster({ defaultNodes: false });

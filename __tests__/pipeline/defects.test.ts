@@ -306,10 +306,10 @@ describe('defect 11: a run refused because the Lease is kept for a fenced node n
   });
 });
 
-// Issue 23, defect 7: the boot id read before the reboot failed until the deadline, so the reboot was
+// The boot id read before the reboot failed until the deadline, so the reboot was
 // never sent. The node runs the containerd it ran: give it back as after a failed drain (uncordoned
 // unless cordoned before, no verified marker), saying its containerd still holds the old credential.
-describe('issue 23 defect 7: a reboot that was never sent releases the drained node', () => {
+describe('a reboot that was never sent releases the drained node', () => {
   it('released, schedulable, no verified marker; the reason says the old credential is still loaded; the run fails', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     c.talos.rebootNotSent = 'the boot id to compare with after the reboot could not be read (read 12 times): rpc error: code = Unavailable';

@@ -148,7 +148,7 @@ describe('the post-reboot proof waits for a cri still coming up', () => {
   });
 });
 
-// Issue 23, defect 1. Talos answers with the new boot id before machined has written the CRI files
+// Talos answers with the new boot id before machined has written the CRI files
 // of the rebuilt /etc (a tmpfs, written by its controllers once the machine config is loaded), and an
 // absence seen before the reboot or earlier in the boot is no fact about the next reading: the proof
 // reads again whatever its reading needs and judges only a complete reading. At the run's default

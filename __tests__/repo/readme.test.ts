@@ -47,7 +47,7 @@ describe('README', () => {
     expect(stdout).toMatch(/worker-1: planned reboot/);
   });
 
-  // Issue 23: the demo's reboots are real boots (a node answers with its new boot id before machined
+  // The demo's reboots are real boots (a node answers with its new boot id before machined
   // has written its CRI files and before cri runs), the action polls at its default interval, and
   // every node still ends verified and released.
   it('`npm run demo` rolls every node, its reboots answering before cri and their CRI files are there', async () => {

@@ -586,7 +586,7 @@ describe('rebootEvidence: one condition per row', () => {
   });
 });
 
-// Issue 23, defect 1: a reading that lacks what the rule needs says so (EvidenceVerdict.incomplete),
+// A reading that lacks what the rule needs says so (EvidenceVerdict.incomplete),
 // with the first such reason, so the proof after a reboot reads it again instead of judging it;
 // a reading that has every part but disproves or cannot order is complete.
 describe('rebootEvidence: a reading that lacks something is incomplete', () => {

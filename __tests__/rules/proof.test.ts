@@ -79,7 +79,7 @@ describe('readAgainBecause: is a post-reboot reading worth reading again before 
   });
 });
 
-// Issue 23, defect 1. Talos answers with the new boot id before machined has written the CRI files of
+// Talos answers with the new boot id before machined has written the CRI files of
 // the rebuilt /etc, so a reading can lack one even with cri up: a file listed but not read (its content
 // skipped for an absence an earlier listing showed), read but not found, no EtcFileStatus yet. Such a
 // reading is read again; only a complete one is judged (at the deadline an incomplete one fails).

@@ -574,7 +574,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
   });
 });
 
-// Issue 23, defect 1: /etc is rebuilt at every boot and machined's controllers write the CRI files
+// /etc is rebuilt at every boot and machined's controllers write the CRI files
 // from the machine config on their own schedule, so the node answers with its new boot id before
 // they are there (the twin's default; configAfterAnswerMs pins the write's delay): 1.14 has no
 // cri.toml yet; 1.13 has the cri.toml machined merged at its start from the image's parts alone (no

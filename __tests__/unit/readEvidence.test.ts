@@ -168,7 +168,7 @@ describe('readEvidence: the readings describe one moment', () => {
   });
 });
 
-// Issue 23, defect 1. An absence seen earlier (before a reboot, or earlier in a boot: Talos answers
+// An absence seen earlier (before a reboot, or earlier in a boot: Talos answers
 // before machined has written the CRI files of the rebuilt /etc) is no fact about the next reading.
 // The hint only saves a read: when the listing shows a path whose content it skipped, the node's
 // contents and listing are read again without it, in the same order (cri first, then contents, then

@@ -18,8 +18,8 @@
 //   machine config LoadConfig loads at the end of the Initialize sequence, is there; the CRI files are
 //   rendered from the same config by machined's controllers, and nothing orders the two. The twin
 //   takes the unkind order: the write lands 0.3–1.5 s after the node answers (drawn from a generator
-//   of its own; the boot the issue observed wrote cri.toml 0.9 s after the API answered, an estimate,
-//   not a measurement). cri is loaded by cri.ServiceController once cri.toml's EtcFileStatus exists
+//   of its own; a boot seen in acceptance testing wrote cri.toml 0.9 s after the API answered: an
+//   estimate around it, not a measurement). cri is loaded by cri.ServiceController once cri.toml's EtcFileStatus exists
 //   (1.14: the launch 2–15 ms after the write) or by StartAllServices (≤1.13: the launch the boot gap
 //   after the write); a run's worst cases pinned by criUnlistedMs (the window before cri is listed)
 //   or configAfterAnswerMs; once loaded, cri runs through its conditions, all holding by then, in
