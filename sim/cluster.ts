@@ -34,6 +34,10 @@ export interface SimNodeSpec {
   bootGapMs?: number;
   /** fault mode (1.14): after each reboot Talos restarts cri once more just after the node is up */
   criRestartAfterBoot?: CriRestartAfterBoot;
+  /** the legacy `machine.registries.config.<host>.auth` map the node carries before the roll (default OLD_CREDENTIAL), e.g. a GHCR user named like the repository's owner */
+  oldCredential?: AuthFields;
+  /** where its machine config carries the credential (AddNodeSpec.credentialForm); default the legacy map */
+  credentialForm?: 'legacy' | 'document' | 'both';
 }
 
 export interface SimClusterOptions {
@@ -131,7 +135,7 @@ export class SimCluster {
 
   addNode(spec: SimNodeSpec): { name: string; ip: string } {
     const ip = `10.5.0.${this.ipSeq++}`;
-    const cred = spec.current ? NEW_CREDENTIAL : OLD_CREDENTIAL;
+    const cred = spec.current ? NEW_CREDENTIAL : (spec.oldCredential ?? OLD_CREDENTIAL);
     const bootedAgoMs = spec.bootedAgoMs ?? (spec.current ? 2 * 60_000 : 10 * DAY);
     this.talos.addNode({
       name: spec.name,
@@ -144,6 +148,7 @@ export class SimCluster {
       criFirst: spec.criFirst,
       bootGapMs: spec.bootGapMs,
       criRestartAfterBoot: spec.criRestartAfterBoot,
+      credentialForm: spec.credentialForm,
     });
     const bootID = this.talos.node(spec.name).bootID;
     this.kube.addNode({
@@ -164,21 +169,31 @@ export class SimCluster {
     return { ...this.kube.env(), ...t };
   }
 
-  /** Write the auth patch carrying `cred` (mode 0600, as a workflow step should). */
-  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml'): string {
+  /**
+   * Write the auth patch carrying `cred` (mode 0600, as a workflow step should): a RegistryAuthConfig
+   * document, or with `form: 'legacy'` the v1alpha1 `machine.registries.config.<host>.auth` map.
+   */
+  writeAuthPatch(cred: AuthFields = NEW_CREDENTIAL, name = 'registry-auth.yaml', form: 'document' | 'legacy' = 'document'): string {
     const path = join(this.dir, name);
-    writeFileSync(
-      path,
-      [
-        'apiVersion: v1alpha1',
-        'kind: RegistryAuthConfig',
-        `name: ${REGISTRY}`,
-        `username: ${cred.username}`,
-        `password: ${cred.password}`,
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    const lines =
+      form === 'document'
+        ? [
+            'apiVersion: v1alpha1',
+            'kind: RegistryAuthConfig',
+            `name: ${REGISTRY}`,
+            `username: ${cred.username}`,
+            `password: ${cred.password}`,
+          ]
+        : [
+            'machine:',
+            '  registries:',
+            '    config:',
+            `      ${REGISTRY}:`,
+            '        auth:',
+            `          username: ${cred.username}`,
+            `          password: ${cred.password}`,
+          ];
+    writeFileSync(path, [...lines, ''].join('\n'), { mode: 0o600 });
     chmodSync(path, 0o600);
     return path;
   }
@@ -192,12 +207,14 @@ export class SimCluster {
 /**
  * The demo's default cluster: three control planes and three workers; one worker was just created by
  * the autoscaler with the current credential (its reboot must be skipped), one carries an operator's
- * cordon (it must stay cordoned). Kubelets write heartbeats throughout.
+ * cordon (it must stay cordoned), one control plane carries both credential forms (a RegistryAuthConfig
+ * document over a stale legacy map). Kubelets write heartbeats throughout.
  */
 export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean } = {}): void {
   // mixedVersions: cp-3 and worker-1 run Talos 1.14 (cri restarts itself after the patch), the rest 1.13
   const v114 = opts.mixedVersions ? ('1.14' as const) : undefined;
-  for (const n of ['cp-1', 'cp-2']) c.addNode({ name: n, role: 'control-plane' });
+  c.addNode({ name: 'cp-1', role: 'control-plane' });
+  c.addNode({ name: 'cp-2', role: 'control-plane', credentialForm: 'both' });
   c.addNode({ name: 'cp-3', role: 'control-plane', version: v114 });
   c.addNode({ name: 'worker-1', role: 'worker', version: v114 });
   c.addNode({

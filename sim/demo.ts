@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { addDefaultNodes, describeNodes, SimCluster } from './cluster.js';
 import { repoRoot, runAction } from './runAction.js';
 import { SCENARIOS } from './scenarios.js';
-import { timelineOf } from './summaryText.js';
+import { configChangesOf, timelineOf } from './summaryText.js';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -118,6 +118,14 @@ async function main(): Promise<number> {
     }
     console.log('\n── cluster afterwards');
     for (const line of describeNodes(cluster)) console.log(`  ${line}`);
+    const changes = configChangesOf(run.summary);
+    if (changes.length > 0) {
+      console.log("\n── machine config changes (the action's own change list, as the job summary shows it)");
+      for (const c of changes) {
+        if (c.lines.length === 1) console.log(`  ${c.node}: ${c.lines[0]}`);
+        else for (const [i, l] of c.lines.entries()) console.log(i === 0 ? `  ${c.node}: ${l}` : `  ${' '.repeat(c.node.length)}  ${l}`);
+      }
+    }
     const timeline = timelineOf(run.summary);
     if (timeline) {
       console.log('\n── timeline of the roll (as the job summary shows it)');

@@ -1,6 +1,8 @@
-// The job summary's timeline as the text a reader sees: the <pre> block after its heading, with
-// the HTML entities the summary escaped turned back into characters (the demo prints it, the e2e
-// tests read it). Dev tooling: the summary itself is built by src/report/timeline.ts.
+// The job summary's timeline and plan mode's machine config changes as the text a reader sees: the
+// <pre> block after its heading, with the HTML entities the summary escaped turned back into
+// characters (the demo prints them, the e2e tests read them). Dev tooling: the summary itself is built
+// by src/report/timeline.ts and src/report/summary.ts.
+import { CONFIG_CHANGE_TITLE } from '../src/report/summary.js';
 import { TIMELINE_HEADING } from '../src/report/timeline.js';
 
 const NAMED: Record<string, string> = { lt: '<', gt: '>', quot: '"', amp: '&' };
@@ -12,9 +14,30 @@ export function timelineOf(summaryHtml: string): string | undefined {
   const open = summaryHtml.indexOf('<pre>', at);
   const close = summaryHtml.indexOf('</pre>', open);
   if (open < 0 || close < 0) return undefined;
-  return summaryHtml
-    .slice(open + '<pre>'.length, close)
-    .replace(/&(?:(lt|gt|quot|amp)|#(\d+));/g, (_, name: string | undefined, code: string | undefined) =>
-      name ? NAMED[name] : String.fromCharCode(Number(code)),
-    );
+  return unescape(summaryHtml.slice(open + '<pre>'.length, close));
+}
+
+function unescape(html: string): string {
+  return html.replace(/&(?:(lt|gt|quot|amp)|#(\d+));/g, (_, name: string | undefined, code: string | undefined) =>
+    name ? NAMED[name] : String.fromCharCode(Number(code)),
+  );
+}
+
+/**
+ * Plan mode: each node's machine config change as its details show it, the change list's lines (or
+ * the one line saying there is none, or why none is shown), in the summary's order.
+ */
+export function configChangesOf(summaryHtml: string): Array<{ node: string; lines: string[] }> {
+  const out: Array<{ node: string; lines: string[] }> = [];
+  const title = `<b>${CONFIG_CHANGE_TITLE}</b>`;
+  for (const m of summaryHtml.matchAll(/<details><summary>(.*?) — [^<]*<\/summary>([^]*?)<\/details>/g)) {
+    const body = m[2];
+    const at = body.indexOf(title);
+    if (at < 0) continue;
+    const after = body.slice(at + title.length);
+    const pre = /^<\/p>\n<pre>([^]*?)<\/pre>/.exec(after);
+    const lines = pre ? pre[1].replace(/\n$/, '').split('\n') : [after.slice(0, after.indexOf('</p>')).trim()];
+    out.push({ node: unescape(m[1]), lines: lines.map(unescape) });
+  }
+  return out;
 }

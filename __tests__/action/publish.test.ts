@@ -1,7 +1,8 @@
 // The one publisher, through a recording core-like port: a plain report of any mode in, the exact
 // outputs, log lines, annotations, summary and failure calls out.
 import { describe, expect, it } from 'vitest';
-import { publish, type ActionReport, type PublishPort } from '../../src/action/publish.js';
+import { MaskedCore, type CorePort } from '../../src/action/masked.js';
+import { publish, type ActionReport } from '../../src/action/publish.js';
 import { InputError, RolloutError } from '../../src/core/errors.js';
 import type { FencesReport } from '../../src/fences/run.js';
 import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
@@ -14,12 +15,18 @@ type Call = [string, ...unknown[]];
 
 function recorder(opts: { summaryThrows?: boolean } = {}) {
   const calls: Call[] = [];
-  const port: PublishPort = {
+  const port: CorePort = {
+    getInput: () => '',
+    getState: () => '',
+    setSecret: (s) => calls.push(['setSecret', s]),
+    startGroup: (t) => calls.push(['startGroup', t]),
+    endGroup: () => calls.push(['endGroup']),
+    saveState: (name, value) => calls.push(['saveState', name, value]),
     setOutput: (name, value) => calls.push(['setOutput', name, value]),
     info: (m) => calls.push(['info', m]),
-    notice: (m, p) => calls.push(['notice', p.title, m]),
+    notice: (m, p) => calls.push(['notice', p?.title, m]),
     warning: (m, p) => calls.push(['warning', p?.title, m]),
-    error: (m, p) => calls.push(['error', p.title, m]),
+    error: (m, p) => calls.push(['error', p?.title, m]),
     setFailed: (m) => calls.push(['setFailed', m]),
     summary: {
       addRaw: (html) => ({
@@ -147,7 +154,9 @@ describe('publish: apply and plan', () => {
     const secret = 's3cr3t-passw0rd';
     const error = new RolloutError('w1', `kubectl said ${secret}`, 'release w1 by hand');
     const records = [record('w1', 'failed', { reason: `boom ${secret}` })];
-    await publish(rollout({ result: 'failed', records, error }), rec.port, { redactor: new Redactor([secret]) });
+    // as src/action/main.ts publishes: through the masking port, the same redactor for the renderers
+    const port = new MaskedCore(rec.port, new Redactor([secret]));
+    await publish(rollout({ result: 'failed', records, error }), port, { redactor: port.redactor });
     expect(rec.of('setFailed')).toEqual([['w1: kubectl said ***\nNext step: release w1 by hand']]);
     expect(rec.outputs().result).toBe('failed');
     expect(JSON.stringify(rec.calls)).not.toContain(secret);

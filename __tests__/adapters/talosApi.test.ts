@@ -732,26 +732,17 @@ describe('talosconfig', () => {
   });
 });
 
-describe('redaction', () => {
-  it("an API error echoing a secret passes through the runner's redactor, registered before or after the connection opened", async () => {
-    const runner = new Runner();
-    runner.addSecret('s3cret-before-open');
-    const o = await openTalosClient({ runner, path: sim.talosconfigPath });
-    runner.addSecret('s3cret-after-open');
+describe("an API error keeps the node's words", () => {
+  it('the details are classified and kept as the node sent them: masking is for the sinks (src/action/masked.ts)', async () => {
+    const o = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath });
     try {
       sim.failNext(
         { command: 'get', node: W14 },
-        { stderr: 'rpc error: code = PermissionDenied desc = bad auth s3cret-before-open / s3cret-after-open\n', exitCode: 1 },
+        { stderr: 'rpc error: code = PermissionDenied desc = bad auth for worker-1 true\n', exitCode: 1 },
       );
       const r = (await o.client.timeStatus([W14])).get(W14)!;
       expect(r.ok).toBe(false);
-      if (!r.ok) {
-        expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = bad auth *** / ***)');
-        expect(r.error).not.toMatch(/s3cret/);
-      }
-      sim.failNext({ command: 'version', node: W14 }, { stderr: 'rpc error: code = Unavailable desc = s3cret-after-open\n', exitCode: 1 });
-      const v = (await o.client.version([W14])).get(W14)!;
-      expect(!v.ok && v.error).toMatch(/desc = \*\*\*/);
+      if (!r.ok) expect(r.error).toContain('(forbidden: rpc error: code = PermissionDenied desc = bad auth for worker-1 true)');
     } finally {
       o.close();
     }

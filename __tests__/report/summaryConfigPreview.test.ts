@@ -1,31 +1,36 @@
-// Plan mode's per-node details show the machine-config dry run beside the predicted decision: the
-// diff in a block that keeps its lines, "no change" for a config already carrying the credential, and
-// why no diff is shown otherwise. A credential the record still carries is masked by the redactor.
+// Plan mode's per-node details show the action's own change list for the machine config beside the
+// predicted decision: each place written and what each credential field does there, every value as
+// `***` (the record holds no value to show), the checks made without the node, "no change" for a
+// config already carrying the credential, and why no list is shown otherwise.
 import { describe, expect, it } from 'vitest';
-import { Redactor } from '../../src/core/redact.js';
 import { renderSummary, type SummaryInput } from '../../src/report/summary.js';
-import type { DecisionRecord } from '../../src/core/model.js';
+import type { CredentialEdit, DecisionRecord } from '../../src/core/model.js';
 import { record } from './fixtures.js';
 
-const PASSWORD = 'plan-secret-7Qx';
-const CLUSTER_SECRET = 'c2ltLWNsdXN0ZXItc2VjcmV0';
+const TITLE = "<b>Machine config change (the action's own change list, every value masked):</b>";
 
-const DIFF = [
-  'Dry run summary:',
-  'Applied configuration without a reboot (skipped in dry-run).',
-  'Config diff:',
-  '',
-  '--- a',
-  '+++ b',
-  '@@ -11,3 +11,9 @@',
-  ' cluster:',
-  `   secret: ${CLUSTER_SECRET}`,
-  '+---',
-  '+kind: RegistryAuthConfig',
-  '+name: ghcr.io',
-  `+password: ${PASSWORD}`,
-  '+note: <b>&',
-].join('\n');
+const EDITS: CredentialEdit[] = [
+  {
+    target: 'RegistryAuthConfig/ghcr.io',
+    action: 'added',
+    fields: [
+      { name: 'username', change: 'added' },
+      { name: 'password', change: 'added' },
+    ],
+    because: 'the patch gives this document',
+  },
+  {
+    target: 'v1alpha1 machine.registries.config.ghcr.io.auth',
+    action: 'replaced',
+    fields: [
+      { name: 'username', change: 'unchanged' },
+      { name: 'password', change: 'changed' },
+      { name: 'auth', change: 'removed' },
+    ],
+    because: 'the node carries this form for ghcr.io too: <written>',
+  },
+];
+const CHECKS = ['the patched config parses: 3 documents', 'ghcr.io: Talos will read the new credential from RegistryAuthConfig/ghcr.io'];
 
 const plan = (records: DecisionRecord[]): SummaryInput => ({
   mode: 'plan',
@@ -41,37 +46,36 @@ const detailsOf = (html: string, node: string): string => {
   return html.slice(start, html.indexOf('</details>', start));
 };
 
-describe('renderSummary: the machine-config dry run in plan mode', () => {
+describe('renderSummary: the machine-config change list in plan mode', () => {
   const html = renderSummary(
     plan([
-      record('w1', 'planned-reboot', { configPreview: { shown: true, details: DIFF } }),
-      record('w2', 'planned-skip', { configPreview: { shown: true } }),
+      record('w1', 'planned-reboot', { configPreview: { shown: true, edits: EDITS, checks: CHECKS } }),
+      record('w2', 'planned-skip', { configPreview: { shown: true, edits: [], checks: [] } }),
       record('w3', 'planned-reboot', { configPreview: { shown: false, why: 'Talos is reached through talosctl' } }),
       record('w4', 'planned-reboot'),
     ]),
-    { redactor: new Redactor([PASSWORD, CLUSTER_SECRET]) },
   );
 
-  it('shows the diff line by line, after the predicted decision, with credential values masked and HTML escaped', () => {
+  it('lists each place written, field by field with every value masked, after the predicted decision, then the checks', () => {
     const d = detailsOf(html, 'w1');
-    expect(d).toContain('<b>Machine config change (ApplyConfiguration dry run):</b>');
-    expect(d.indexOf('Machine config change')).toBeGreaterThan(d.indexOf('<p>'));
+    expect(d.indexOf(TITLE)).toBeGreaterThan(d.indexOf('<p>'));
     expect(d).toContain(
-      '<pre>Dry run summary:\nApplied configuration without a reboot (skipped in dry-run).\nConfig diff:\n\n--- a\n+++ b\n@@ -11,3 +11,9 @@',
+      `${TITLE}</p>\n<pre>RegistryAuthConfig/ghcr.io: added (username: ***, password: ***)\n  the patch gives this document\n` +
+        'v1alpha1 machine.registries.config.ghcr.io.auth: replaced (username: *** unchanged, password: *** changed, auth: removed)\n' +
+        '  the node carries this form for ghcr.io too: &lt;written&gt;\n</pre>',
     );
-    expect(d).toContain('\n+kind: RegistryAuthConfig\n+name: ghcr.io\n+password: ***\n+note: &lt;b&gt;&amp;</pre>');
-    expect(html).not.toContain(PASSWORD);
-    expect(html).not.toContain(CLUSTER_SECRET);
+    expect(d).toContain(
+      '<p>Checked without the node (nothing is sent to it in a plan):</p>\n<ul><li>the patched config parses: 3 documents</li><li>ghcr.io: Talos will read the new credential from RegistryAuthConfig/ghcr.io</li></ul>',
+    );
+    expect(d).not.toMatch(/Dry run|Config diff/);
   });
 
   it('says "no change" when the config already carries the credential', () => {
-    expect(detailsOf(html, 'w2')).toContain('<b>Machine config change (ApplyConfiguration dry run):</b> no change');
+    expect(detailsOf(html, 'w2')).toContain(`${TITLE} no change (the config already carries the credential in every form it has)`);
   });
 
-  it('says why no diff is shown', () => {
-    expect(detailsOf(html, 'w3')).toContain(
-      '<b>Machine config change (ApplyConfiguration dry run):</b> not shown — Talos is reached through talosctl',
-    );
+  it('says why no change list is shown', () => {
+    expect(detailsOf(html, 'w3')).toContain(`${TITLE} not shown — Talos is reached through talosctl`);
   });
 
   it('a record without a preview (apply mode) shows no such line', () => {

@@ -1,66 +1,15 @@
 // machined's dry-run diff (v1alpha1_server.go generateDiff → configdiff.DiffConfigs → textdiff.Diff):
-// the whole config of each side encoded as YAML without comments, compared as a unified diff with
+// the whole config of each side encoded as Talos encodes it, without comments (not the bytes stored), compared as a unified diff with
 // `--- a` / `+++ b` headers and hunks of 3 context lines; "No changes." when the texts are equal.
 // Values are shown as they are, credentials included: a client must redact what it quotes.
-import { renderConfigText } from './machineconfig.js';
+import { encodeConfig } from './machineconfig.js';
+import { unifiedDiff } from './textDiff.js';
 import type { MachineConfigState } from './types.js';
-
-const CONTEXT = 3;
 
 /** "Config diff:\n\n" and the unified diff of the two configs' texts, as ApplyConfiguration's dry run answers it. */
 export function configDiff(a: MachineConfigState, b: MachineConfigState): string {
-  const body = unifiedDiff(renderConfigText(a), renderConfigText(b));
+  const body = unifiedDiff(encodeConfig(a), encodeConfig(b));
   return `Config diff:\n\n${body || 'No changes.'}`;
 }
 
-/** A unified diff of two texts (LCS over lines); empty when they are equal. */
-export function unifiedDiff(a: string, b: string): string {
-  if (a === b) return '';
-  const x = a.split('\n');
-  const y = b.split('\n');
-  if (x.at(-1) === '') x.pop();
-  if (y.at(-1) === '') y.pop();
-  // LCS table from the end: lcs[i][j] = common lines of x[i..] and y[j..]
-  const lcs = Array.from({ length: x.length + 1 }, () => new Array<number>(y.length + 1).fill(0));
-  for (let i = x.length - 1; i >= 0; i--)
-    for (let j = y.length - 1; j >= 0; j--) lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-  type Op = { t: ' ' | '-' | '+'; line: string; i: number; j: number };
-  const ops: Op[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < x.length || j < y.length) {
-    if (i < x.length && j < y.length && x[i] === y[j]) ops.push({ t: ' ', line: x[i], i: i++, j: j++ });
-    // a deletion before an insertion, as unified diffs print a changed line
-    else if (i < x.length && (j >= y.length || lcs[i + 1][j] >= lcs[i][j + 1])) ops.push({ t: '-', line: x[i], i: i++, j });
-    else ops.push({ t: '+', line: y[j], i, j: j++ });
-  }
-  // group changes into hunks with CONTEXT lines around them
-  const out = ['--- a', '+++ b'];
-  let k = 0;
-  while (k < ops.length) {
-    while (k < ops.length && ops[k].t === ' ') k++;
-    if (k >= ops.length) break;
-    const start = Math.max(0, k - CONTEXT);
-    let end = k;
-    while (end < ops.length) {
-      if (ops[end].t !== ' ') {
-        end++;
-        continue;
-      }
-      let run = end;
-      while (run < ops.length && ops[run].t === ' ') run++;
-      if (run >= ops.length || run - end > 2 * CONTEXT) {
-        end = Math.min(run, end + CONTEXT);
-        break;
-      }
-      end = run;
-    }
-    const hunk = ops.slice(start, end);
-    const oldLines = hunk.filter((o) => o.t !== '+').length;
-    const newLines = hunk.filter((o) => o.t !== '-').length;
-    out.push(`@@ -${hunk[0].i + 1},${oldLines} +${hunk[0].j + 1},${newLines} @@`);
-    for (const o of hunk) out.push(`${o.t}${o.line}`);
-    k = end;
-  }
-  return `${out.join('\n')}\n`;
-}
+export { unifiedDiff };

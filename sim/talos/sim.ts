@@ -20,7 +20,7 @@ import { versionCommand } from './commands/version.js';
 import { clusterCerts, talosconfigYaml, type ApiCertificate, type ClusterCerts } from './api/certs.js';
 import { startApiServer, type ApiCallRecord, type ApiServer, type Route } from './api/server.js';
 import { unavailableError } from './format.js';
-import { sameAuth } from './machineconfig.js';
+import { loadPatch, parseConfigText, sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
 import { NodeRuntime, type HeldWriteMatch } from './state.js';
@@ -159,8 +159,8 @@ export class TalosSim {
   readonly apiCalls: ApiCallRecord[] = [];
   private readonly bodyForms = new Map<NodeRuntime, 'string' | 'document'>();
   private readonly applyWarnings = new Map<NodeRuntime, string[]>();
-  /** machines whose next apply another writer overwrites right after it answered (overwriteNextApply) */
-  private readonly overwrittenApplies = new Set<NodeRuntime>();
+  /** machines whose next apply another writer overwrites right after it answered, and with what (overwriteNextApply) */
+  private readonly overwrittenApplies = new Map<NodeRuntime, ((applied: string) => string) | undefined>();
   /** the certificates of the twin's cluster (CA, apid, clients by role) */
   readonly certs?: ClusterCerts;
   readonly imagePull: ImagePullHooks;
@@ -452,6 +452,24 @@ export class TalosSim {
     this.get(nameOrIp).nextRebootFault = how;
   }
 
+  /**
+   * An operator's `talosctl patch machineconfig --mode=try` on the node (NO_REBOOT now, the previous
+   * config back after `timeoutMs`), as its own ApplyConfiguration in TRY mode would do it: the patch
+   * text through talosctl's merge, then RollbackToConfigAfter. Returns once applied.
+   */
+  applyInTryMode(nameOrIp: string, patchText: string, timeoutMs: number): void {
+    const rt = this.get(nameOrIp);
+    const before = rt.node.machineConfig;
+    const next = rt.patch([loadPatch(patchText)]);
+    rt.revertAfter(before, timeoutMs);
+    rt.applyNow(next);
+  }
+
+  /** Whether a `--mode=try` rollback is still pending on the node (any ApplyConfiguration but TRY cancels it). */
+  tryRollbackPending(nameOrIp: string): boolean {
+    return this.get(nameOrIp).rollbackPending();
+  }
+
   stampConfigMarker(nameOrIp: string, revision: string): void {
     this.get(nameOrIp).stampMarker(revision);
   }
@@ -495,10 +513,11 @@ export class TalosSim {
 
   /**
    * The node's next ApplyConfiguration answers OK, then another writer (Omni, an operator's talosctl)
-   * puts the previous config back at once: there is no compare-and-swap on a machine config.
+   * puts the previous config back at once, or with `rewrite` writes its own edit of the text just
+   * applied: there is no compare-and-swap on a machine config.
    */
-  overwriteNextApply(nameOrIp: string): void {
-    this.overwrittenApplies.add(this.get(nameOrIp));
+  overwriteNextApply(nameOrIp: string, rewrite?: (applied: string) => string): void {
+    this.overwrittenApplies.set(this.get(nameOrIp), rewrite);
   }
 
   /** The warnings the node's ApplyConfiguration returns from now on. */
@@ -574,7 +593,10 @@ export class TalosSim {
       configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
       applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],
       applied: (rt, before) => {
-        if (this.overwrittenApplies.delete(rt)) rt.applyNow(before);
+        if (!this.overwrittenApplies.has(rt)) return;
+        const rewrite = this.overwrittenApplies.get(rt);
+        this.overwrittenApplies.delete(rt);
+        rt.applyNow(rewrite ? { ...parseConfigText(rewrite(rt.node.machineConfig.text)), version: 0 } : before);
       },
       controlPlanes: () => this.services.controlPlanes(),
       etcdMembers: (rt) => this.membersAsSeenBy(rt),

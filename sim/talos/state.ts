@@ -4,7 +4,7 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { KubeNodeHooks } from '../types.js';
 import { goQuoteSlice } from './format.js';
-import { applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
+import { appendDocument, applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
 import type { Patch } from './machineconfig.js';
 import {
   BASE_PART,
@@ -116,6 +116,8 @@ export class NodeRuntime {
   private readonly applyTiming: Timing;
   private readonly bootTiming: Timing;
   private held?: { match: HeldWriteMatch; seen: number; write?: () => void; generation: number };
+  /** the pending `--mode=try` rollback (revertAfter), until it fires or is cancelled */
+  private rollback?: { prev: MachineConfigState };
 
   constructor(
     spec: AddNodeSpec,
@@ -131,7 +133,11 @@ export class NodeRuntime {
       bootedAtMs: 0,
       up: true,
       clock: { offsetMs: spec.clock?.offsetMs ?? 0, synced: spec.clock?.synced ?? true, epoch: spec.clock?.epoch ?? 0 },
-      machineConfig: initialMachineConfig(spec.role, spec.credential),
+      machineConfig: initialMachineConfig(spec.role, spec.credential, {
+        form: spec.credentialForm,
+        staleLegacy: spec.staleLegacyCredential,
+        self: { name: spec.name, ip: spec.ip },
+      }),
       files: new Map(),
       etcFileStatus: new Map(),
       containerd: {
@@ -533,9 +539,29 @@ export class NodeRuntime {
     if (h.generation === this.generation) h.write();
   }
 
-  /** `--mode=try`: the previous config comes back when the try timeout passes. */
+  /** `--mode=try`: the previous config comes back when the try timeout passes (RollbackToConfigAfter). */
   revertAfter(prev: MachineConfigState, ms: number): void {
-    this.later(ms, () => this.applyNow(prev));
+    this.cancelRollback();
+    const armed = { prev };
+    this.rollback = armed;
+    this.later(ms, () => {
+      if (this.rollback !== armed) return;
+      this.rollback = undefined;
+      this.applyNow(prev);
+    });
+  }
+
+  /**
+   * CancelConfigRollbackTimeout: a pending try-mode rollback will not happen. machined calls it at the
+   * top of every ApplyConfiguration whose mode is not TRY, a dry run included (v1alpha1_server.go).
+   */
+  cancelRollback(): void {
+    this.rollback = undefined;
+  }
+
+  /** Whether a try-mode rollback is pending. */
+  rollbackPending(): boolean {
+    return this.rollback !== undefined;
   }
 
   applyStaged(next: MachineConfigState): void {
@@ -708,9 +734,8 @@ export class NodeRuntime {
 
   stampMarker(revision: string): void {
     const mc = this.node.machineConfig;
-    const docs = mc.otherDocs.filter((d) => d.kind !== 'KsailDesiredRevision');
-    docs.push({ apiVersion: 'v1alpha1', kind: 'KsailDesiredRevision', name: 'registry-auth', revision });
-    this.node.machineConfig = { ...mc, otherDocs: docs, version: mc.version + 1 };
+    const marked = appendDocument(mc, { apiVersion: 'v1alpha1', kind: 'KsailDesiredRevision', name: 'registry-auth', revision });
+    this.node.machineConfig = { ...marked, version: mc.version + 1 };
   }
 
   /** Directory tree view for ls: the conf.d files plus their directories. */

@@ -92,6 +92,12 @@ export interface SimEtcdMember {
 }
 
 export interface MachineConfigState {
+  /**
+   * the config's bytes as the node stores and serves them: the text an ApplyConfiguration sent, kept
+   * as sent (configloader keeps the source bytes, container.NewReadonly; the MachineConfig resource
+   * serves cfg.Bytes()); the fields below are what Talos reads from it (Go's YAML: sim/talos/goYaml.ts)
+   */
+  text: string;
   /** the v1alpha1 document as a plain tree (strategic merge and JSON patches apply to it) */
   v1alpha1: Record<string, unknown>;
   /** RegistryAuthConfig documents by name */
@@ -164,6 +170,14 @@ export interface AddNodeSpec {
   role: NodeRole;
   version?: TalosVersion;
   credential: Record<string, AuthFields>;
+  /**
+   * where the config carries `credential`: the legacy `machine.registries.config.<host>.auth` map
+   * (default), a RegistryAuthConfig document, or both at once, the document carrying `credential`
+   * (it wins: Talos merges documents over the legacy map) and the legacy map `staleLegacyCredential`
+   */
+  credentialForm?: 'legacy' | 'document' | 'both';
+  /** with credentialForm `both`: what the shadowed legacy map still holds; default SIM_STALE_LEGACY for each host */
+  staleLegacyCredential?: Record<string, AuthFields>;
   loadedCredential?: Record<string, AuthFields>;
   bootedAgoMs?: number;
   configWrittenAgoMs?: number;

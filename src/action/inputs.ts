@@ -53,6 +53,26 @@ function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
   };
 }
 
+/**
+ * The secrets readInputs registers, read again from the same inputs: for the post step, a fresh
+ * process that knows none of the main step's. Best effort, and never a failure: inputs the main step
+ * refused (it then held nothing) or a patch file a later step removed register nothing more.
+ */
+export function readInputSecrets(getInput: (name: string) => string, secret: (s: string) => void): void {
+  let config: Config;
+  try {
+    config = readConfig(getInput);
+  } catch {
+    return;
+  }
+  if (config.githubToken) secret(config.githubToken);
+  try {
+    readAuthPatch(config.authPatch, config.registry, secret);
+  } catch {
+    // the file is gone or no longer parses: nothing more to register
+  }
+}
+
 /** Read and parse the file named by the `auth-patch` input (the file is read here, in the shell; parsing is core/credential.ts's). */
 export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): ParsedAuthPatch {
   let text: string;

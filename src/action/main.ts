@@ -1,8 +1,10 @@
 // The main step: signals → inputs → open clients → run the mode → publish its report. Wiring only:
 // each mode returns a plain report, and src/action/publish.ts alone turns it into outputs,
 // annotations, summary and exit status, the same for every mode and also when the step fails.
-import * as core from '@actions/core';
+// Everything is written through one masking port (src/action/masked.ts): the log, the log groups,
+// the saved state, the publication.
 import { readInputs } from './inputs.js';
+import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
 import { rolloutDeps } from './rollout.js';
 import { Runner } from '../adapters/exec.js';
@@ -17,6 +19,7 @@ import { saveAccess } from './state.js';
 import { requireTalosctl } from './talosctlOnPath.js';
 
 export async function run(): Promise<void> {
+  const core = runnerCore();
   const runner = new Runner();
   let cancelled = false;
   const onSignal = (sig: string) => {
@@ -27,18 +30,15 @@ export async function run(): Promise<void> {
   };
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
-  const report = await runMode(runner, () => cancelled).catch((error: unknown): ActionReport => ({ kind: 'error', error }));
-  await publish(report, core, { redactor: runner.redactor });
+  const report = await runMode(core, runner, () => cancelled).catch((error: unknown): ActionReport => ({ kind: 'error', error }));
+  await publish(report, core, { redactor: core.redactor });
 }
 
-async function runMode(runner: Runner, cancelled: () => boolean): Promise<ActionReport> {
+async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolean): Promise<ActionReport> {
   const inputs = readInputs(
     (name) => core.getInput(name),
     process.env,
-    (secret) => {
-      core.setSecret(secret);
-      runner.addSecret(secret);
-    },
+    (secret) => core.addSecret(secret),
   );
   const { config } = inputs;
   const stopPlainLog = runner.onCommand((rec) => core.info(formatCommandLine(rec)));
@@ -65,11 +65,13 @@ async function runMode(runner: Runner, cancelled: () => boolean): Promise<Action
     serverName: config.talosServerName,
     authPatch: config.authPatch,
     log: (l) => logs.line(l),
+    // the secrets of each machine config read back (src/rules/configSecrets.ts)
+    secret: (s) => core.addSecret(s),
   });
   core.info(opened.describe);
   try {
     requireTalosctl(opened.talosctl, config.mode, process.env.PATH);
-    return await runRolloutMode(rolloutDeps(inputs, { kube, talos: opened.client, logs, cancelled }), opened.describe);
+    return await runRolloutMode(rolloutDeps(inputs, { core, kube, talos: opened.client, logs, cancelled }), opened.describe);
   } finally {
     opened.close(); // the API connection would keep the process alive
   }

@@ -16,7 +16,9 @@
 //   holds it now and what of this run still stands (src/rules/commands.ts leftAsSetReport);
 // - the run Lease: release it (CAS on our token) unless a node needs it kept: one left claimed or
 //   fenced, one whose claim may be on it, or one left as set after Talos may have been changed.
-import * as core from '@actions/core';
+// Everything it writes goes through the masking port (src/action/masked.ts), with the secrets of the
+// inputs read again (src/action/inputs.ts readInputSecrets): a fresh process knows none of the main
+// step's.
 import { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
 import { casLost, errorMessage, ToolError } from '../core/errors.js';
@@ -26,9 +28,11 @@ import { formatCommandLine } from '../report/log.js';
 import { annotationPath } from '../rules/claim.js';
 import { releaseLeasePatch } from '../rules/lease.js';
 import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
+import { readInputSecrets } from './inputs.js';
+import { runnerCore, type MaskedCore } from './masked.js';
 import { loadAccess, loadHeld, loadLease, type SavedAccess, type SavedLease } from './state.js';
 
-function load<T>(what: () => T, fallback: T): { value: T; broken: boolean } {
+function load<T>(core: MaskedCore, what: () => T, fallback: T): { value: T; broken: boolean } {
   try {
     return { value: what(), broken: false };
   } catch (e) {
@@ -37,10 +41,10 @@ function load<T>(what: () => T, fallback: T): { value: T; broken: boolean } {
   }
 }
 
-export async function cleanup(): Promise<void> {
-  const held = load<HeldNode[]>(() => loadHeld(core), []);
-  const lease = load<SavedLease | undefined>(() => loadLease(core), undefined);
-  const access = load<SavedAccess | undefined>(() => loadAccess(core), undefined);
+export async function cleanup(core: MaskedCore): Promise<void> {
+  const held = load<HeldNode[]>(core, () => loadHeld(core), []);
+  const lease = load<SavedLease | undefined>(core, () => loadLease(core), undefined);
+  const access = load<SavedAccess | undefined>(core, () => loadAccess(core), undefined);
   if (held.value.length === 0 && !lease.value && !held.broken && !lease.broken) {
     core.info('post step: this run holds no node and no Lease; nothing to clean up');
     return;
@@ -60,7 +64,7 @@ export async function cleanup(): Promise<void> {
   let leftClaimed = held.broken;
   let keepLease = held.broken;
   for (const h of held.value) {
-    const r = await cleanupNode(kube, keys, access.value, h);
+    const r = await cleanupNode(core, kube, keys, access.value, h);
     if (r.left) leftClaimed = true;
     if (r.keepLease) keepLease = true;
   }
@@ -95,7 +99,7 @@ const DONE: NodeCleanup = { left: false, keepLease: false };
 const LEFT_FOR_A_PERSON: NodeCleanup = { left: true, keepLease: true };
 
 /** One held node, by its saved phase. */
-async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAccess, h: HeldNode): Promise<NodeCleanup> {
+async function cleanupNode(core: MaskedCore, kube: Kubectl, keys: AnnotationKeys, access: SavedAccess, h: HeldNode): Promise<NodeCleanup> {
   const { node, phase, capture } = h;
   const release = releaseCommand(capture, keys, access);
   const current = await kube.getNode(node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
@@ -180,6 +184,10 @@ async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, access: SavedAcc
 }
 
 /** The post step as its entry (src/post.ts) runs it: a failure fails the step, it never throws. */
-export async function postStep(): Promise<void> {
-  await cleanup().catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
+export async function postStep(core: MaskedCore = runnerCore()): Promise<void> {
+  readInputSecrets(
+    (name) => core.getInput(name),
+    (s) => core.addSecret(s),
+  );
+  await cleanup(core).catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
 }

@@ -31,7 +31,7 @@ export interface Publication {
   failures: string[];
 }
 
-/** The part of @actions/core the publisher uses: `core` itself, or a recorder in tests. */
+/** The part of the runner the publisher writes to: the masking port (src/action/masked.ts), or a recorder in tests. */
 export interface PublishPort {
   setOutput(name: string, value: string): void;
   info(message: string): void;
@@ -43,7 +43,10 @@ export interface PublishPort {
 }
 
 export interface PublishOptions {
-  /** the run's secrets: outputs, annotations, summary and failure messages never carry them */
+  /**
+   * The run's secrets, masked in the records before they are rendered, besides the port's masking of
+   * the text: the summary escapes and truncates values, which could respell or split a secret.
+   */
   redactor?: Redactor;
 }
 
@@ -59,8 +62,7 @@ export async function publish(report: ActionReport, port: PublishPort, options: 
       port.warning(`could not write the job summary: ${errorMessage(e)}`);
     }
   }
-  const mask = (s: string): string => (options.redactor ? options.redactor.redact(s) : s);
-  for (const f of p.failures) port.setFailed(mask(f));
+  for (const f of p.failures) port.setFailed(f);
 }
 
 export function present(report: ActionReport, options: PublishOptions = {}): Publication {

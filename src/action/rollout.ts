@@ -1,6 +1,6 @@
 // The apply and plan modes' ports, as the runner provides them: the log groups and the step state
-// are @actions/core's, the Lease is saved for the post step, the knobs come from the inputs.
-import * as core from '@actions/core';
+// are the masking port's (src/action/masked.ts), the Lease is saved for the post step, the knobs
+// come from the inputs.
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
 import { annotationKeys } from '../core/model.js';
@@ -9,8 +9,11 @@ import type { NodeLogs } from '../report/nodeLog.js';
 import { saveHeld } from './state.js';
 import type { ActionInputs } from './inputs.js';
 import { trackedLock } from './lock.js';
+import type { MaskedCore } from './masked.js';
 
 export interface RolloutPorts {
+  /** the runner, every text masked */
+  core: MaskedCore;
   kube: KubeClient;
   talos: TalosClient;
   logs: NodeLogs;
@@ -20,7 +23,7 @@ export interface RolloutPorts {
 
 export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutDeps {
   const { config, owner, knobs } = inputs;
-  const { kube, logs } = ports;
+  const { core, kube, logs } = ports;
   return {
     kube,
     talos: ports.talos,

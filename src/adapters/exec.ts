@@ -1,14 +1,13 @@
-// The one place that starts processes: environment, timeouts, cancellation, masking, timing and
-// the record of every command run (the per-node log group and the benchmarks read it).
+// The one place that starts processes: environment, timeouts, cancellation, timing and the record
+// of every command run (the per-node log group and the benchmarks read it).
 //
-// Redaction happens here, before a child's output is stored: a tool that fails may echo what it was
-// given (a patch file, an auth header), and its text then flows into ToolError messages, the
-// decisions, the summary, the annotations and the log. Cleaning it once at the source keeps every
-// consumer clean without each one having to remember; the report renderers redact again as a second
-// line of defence for text that never came from a child.
+// A child's output is returned exactly as it printed it: the adapters parse it, and a rewritten byte
+// would be a wrong reading (a node name, an owner token or a `true` that happens to equal a registered
+// value). Secrets are masked where text leaves the action instead: every log line, summary, annotation,
+// output, failure message and saved state goes through the shell's masking port (src/action/masked.ts),
+// and a ToolError carrying a tool's stderr is masked when it is rendered there.
 import { spawn } from 'node:child_process';
 import { shellWord } from '../core/shell.js';
-import { Redactor } from '../core/redact.js';
 
 export interface RunSpec {
   /** executable name or path */
@@ -21,19 +20,13 @@ export interface RunSpec {
   /** written to the child's stdin, then closed */
   input?: string;
   /**
-   * Keep stdout as the child wrote it, secrets included: only for a read whose output is compared
-   * with the credential (the CRI config). The caller must redact anything it derives from it for a
-   * message (`Runner.mask`). stderr is redacted regardless.
-   */
-  rawStdout?: boolean;
-  /**
    * Ends this one child (SIGTERM, SIGKILL 2 s later) when aborted; the result then says `aborted`.
    * The runner's own cancellation still ends every child.
    */
   signal?: AbortSignal;
   /**
    * Streams stdout as it arrives (a watch that runs until it is ended). The chunks are not kept:
-   * the result's `stdout` is then empty. The caller must not log what it gets unredacted.
+   * the result's `stdout` is then empty.
    */
   onStdout?: (chunk: string) => void;
 }
@@ -64,17 +57,11 @@ export type CommandListener = (record: CommandRecord) => void;
 
 /** Runs commands; one instance per action run. */
 export class Runner {
-  readonly redactor = new Redactor();
   private readonly listeners = new Set<CommandListener>();
   private readonly abort = new AbortController();
   private readonly live = new Set<ReturnType<typeof spawn>>();
   /** number of processes started (tests count the calls an adapter makes with it) */
   processCount = 0;
-
-  /** strings that must never appear in a logged command line or in stored tool output */
-  addSecret(value: string): void {
-    this.redactor.add(value);
-  }
 
   onCommand(listener: CommandListener): () => void {
     this.listeners.add(listener);
@@ -96,12 +83,9 @@ export class Runner {
     }
   }
 
-  mask(text: string): string {
-    return this.redactor.redact(text);
-  }
-
+  /** The command line as a shell would read it. No secret is ever an argument (patches go in files, inputs on stdin). */
   describe(spec: Pick<RunSpec, 'file' | 'args'>): string {
-    return this.mask([spec.file, ...spec.args].map(shellWord).join(' '));
+    return [spec.file, ...spec.args].map(shellWord).join(' ');
   }
 
   run(spec: RunSpec): Promise<RunResult> {
@@ -167,8 +151,8 @@ export class Runner {
         if (spawnError) stderr += `${stderr ? '\n' : ''}${spawnError.message}`;
         const stdout = Buffer.concat(out).toString('utf8');
         const result: RunResult = {
-          stdout: spec.rawStdout ? stdout : this.mask(stdout),
-          stderr: this.mask(stderr),
+          stdout,
+          stderr,
           exitCode: spawnError ? 127 : code,
           signal,
           timedOut,

@@ -128,8 +128,10 @@ export interface TalosClient {
    */
   reboot(address: string, timeoutMs: number): Promise<void>;
   /**
-   * plan mode: a dry run of the credential patch on one node (API path only; absent on the CLI path,
-   * which has no dry run that shows the config). Throws ToolError.
+   * plan mode: what the credential patch would change in one node's machine config, from the action's
+   * own change list (the config is read, nothing is applied, not even as a dry run: docs/plan.md). API
+   * path only: absent on the CLI path, where talosctl applies the patch with Talos's own merge. Throws
+   * ToolError.
    */
   previewCredentialPatch?(address: string): Promise<ConfigPreview>;
   etcdStatus(address: string): Promise<EtcdMemberStatus[]>;

@@ -19,11 +19,12 @@ export type FailureCause =
 export class ToolError extends Error {
   /** `talos-api`: the Talos API over gRPC (src/adapters/talos/) */
   readonly tool: 'kubectl' | 'talosctl' | 'talos-api';
-  /** the command line, secrets already masked */
+  /** the command line (no secret is ever an argument) */
   readonly command: string;
   /** the classified failure (not Error's own `cause`, which chains an underlying error) */
   readonly kind: FailureCause;
   readonly exitCode: number | null;
+  /** the tool's own words, as it printed them: masked where an error is shown (src/action/masked.ts), never here */
   readonly stderr: string;
   readonly node?: string;
 

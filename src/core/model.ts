@@ -384,10 +384,23 @@ export interface DecisionRecord {
 }
 
 /**
- * A dry run of the credential apply (ApplyConfiguration `dry_run`): machined's redacted `mode_details`,
- * or `undefined` details when the config already carries the credential; or why none was asked for.
+ * plan mode: what the credential patch would change in a node's machine config, from the action's own
+ * change list (src/rules/machineConfig.ts) and the checks it made on the patched text without the
+ * node (docs/plan.md): never a value, never another program's text. No edits: the config already
+ * carries the credential. Or why none is shown.
  */
-export type ConfigPreview = { shown: true; details?: string } | { shown: false; why: string };
+export type ConfigPreview = { shown: true; edits: CredentialEdit[]; checks: string[] } | { shown: false; why: string };
+
+/** One place of a machine config the credential patch writes, and what happens to each field there. */
+export interface CredentialEdit {
+  /** `RegistryAuthConfig/ghcr.io` or `v1alpha1 machine.registries.config.ghcr.io.auth` */
+  target: string;
+  action: 'added' | 'replaced';
+  /** the credential fields before or after, by name (username, password, auth, identityToken); no value */
+  fields: Array<{ name: string; change: 'added' | 'removed' | 'changed' | 'unchanged' }>;
+  /** why this place is written: the patch gives it, or the node carries this form for the host too */
+  because: string;
+}
 
 /**
  * A post-reboot proof that neither proved nor contradicted the credential being loaded (rules in

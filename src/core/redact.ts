@@ -3,10 +3,11 @@
 // Why more than the values themselves: a tool that fails on the credential patch may echo it in the
 // form it handled it in. containerd and the Docker config carry `base64(user:password)` in `auth`, a
 // registry's basic auth header carries the same, YAML/JSON/TOML quoting escapes `"` and `\`, and an
-// error may quote a base64 blob of the whole patch in which the secret starts at any byte offset. The
-// runner's own log masking (core.setSecret) replaces only the registered strings and only in the log:
-// the job summary and the step outputs are written as they are, so every form is registered and every
-// text the action stores or renders passes through a Redactor.
+// error may quote a base64 blob of the whole patch in which the secret starts at any byte offset.
+// The runner's own log masking (core.setSecret) replaces only the registered strings and only in the
+// log: the job summary, the step outputs and the saved state are written as they are. So every form
+// is registered, and every text that leaves the action passes through a Redactor at its sink
+// (src/action/masked.ts). Nothing the action parses ever does: a masked byte would be a wrong reading.
 import type { AuthFields } from './model.js';
 
 export const REDACTED = '***';
@@ -81,10 +82,16 @@ export class Redactor {
     for (const v of values) this.add(v);
   }
 
-  add(value: string): void {
-    if (!value || this.values.has(value)) return;
+  /**
+   * Registers `value`, and its spelling inside a JSON string (the outputs and the saved state are JSON).
+   * Returns false when it was registered already (or is empty).
+   */
+  add(value: string): boolean {
+    if (!value || this.values.has(value)) return false;
     this.values.add(value);
+    this.values.add(quoted(value));
     this.ordered = [...this.values].sort((a, b) => b.length - a.length);
+    return true;
   }
 
   redact(text: string): string {

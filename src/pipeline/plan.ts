@@ -1,5 +1,7 @@
 // mode: plan: read the evidence of every selected node in one batch and say what apply would do,
-// with what the credential patch would change in each machine config (a dry run: changes nothing).
+// with what the credential patch would change in each machine config: the action's own change list,
+// built from the config read and checked locally; nothing is sent to a node, not even a dry run
+// (docs/plan.md says what a plan can and cannot prove).
 import { pool } from '../core/async.js';
 import { ToolError, errorMessage } from '../core/errors.js';
 import type { ConfigPreview, DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../core/model.js';
@@ -44,10 +46,10 @@ function planReason(evidence: EvidenceVerdict): string {
 
 const CLI_PATH_PREVIEW: ConfigPreview = {
   shown: false,
-  why: 'Talos is reached through talosctl (no client certificate in the talosconfig): the dry run that shows the diff needs the API',
+  why: "Talos is reached through talosctl (no client certificate in the talosconfig), which applies the patch with Talos's own merge and re-encodes the whole config: the action cannot say which bytes it would write (docs/plan.md)",
 };
 
-/** The dry run of the credential patch on every node, at most READ_CALLS_IN_FLIGHT at once; a failed one says why. */
+/** The change list of the credential patch for every node, at most READ_CALLS_IN_FLIGHT at once; a failed one says why. */
 async function previewConfigs(ctx: RunContext, targets: Array<{ name: string; address: string }>): Promise<ConfigPreview[]> {
   const preview = ctx.talos.previewCredentialPatch?.bind(ctx.talos);
   if (!preview) return targets.map(() => CLI_PATH_PREVIEW);
@@ -56,7 +58,7 @@ async function previewConfigs(ctx: RunContext, targets: Array<{ name: string; ad
       return await preview(t.address);
     } catch (e) {
       if (!(e instanceof ToolError)) throw e;
-      return { shown: false, why: `the dry run failed: ${errorMessage(e)}` };
+      return { shown: false, why: `the machine config could not be read or patched: ${errorMessage(e)}` };
     }
   });
 }

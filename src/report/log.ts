@@ -21,7 +21,7 @@ export function outcomeLabel(outcome: Outcome): string {
 
 /** The fields of the exec runner's CommandRecord that a log line shows. */
 export interface CommandLineInput {
-  /** already masked by the runner */
+  /** as the runner spawned it; the line is masked where it is written (src/action/masked.ts) */
   command: string;
   durationMs: number;
   /** null when the process was killed by a signal */

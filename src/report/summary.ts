@@ -10,6 +10,7 @@ import { formatGap, formatInstant } from '../core/instants.js';
 import type {
   ActionResult,
   ConfigPreview,
+  CredentialEdit,
   DecisionRecord,
   EvidenceValues,
   EvidenceVerdict,
@@ -398,13 +399,26 @@ function renderQuarantine(q: QuarantineNote): string {
   return `<p><b>Drain blocked by:</b></p>\n${list}\n<p><b>Lift the quarantine:</b> ${e(q.lift, MAX_TEXT)}; or by hand (the node keeps the old credential in containerd until it is rebooted): <code>${e(q.byHand.replace(/^`|`$/g, ''), MAX_TEXT)}</code></p>`;
 }
 
-// machined's own words (a unified diff), in a block that keeps its lines; values were redacted with the
-// whole input (renderSummary), so a credential in the diff reads as the redactor's mask.
+// The action's own change list: each place written and what each credential field there does, every
+// value shown as `***` (never read from the value), then the checks made without the node. No text of
+// another program's: a neighbour of the credential in the config cannot ride along (docs/plan.md).
+export const CONFIG_CHANGE_TITLE = "Machine config change (the action's own change list, every value masked):";
+
 function renderConfigPreview(p: ConfigPreview): string {
-  const title = '<b>Machine config change (ApplyConfiguration dry run):</b>';
+  const title = `<b>${CONFIG_CHANGE_TITLE}</b>`;
   if (!p.shown) return `<p>${title} not shown — ${e(p.why, MAX_TEXT)}</p>`;
-  if (p.details === undefined) return `<p>${title} no change (the config already carries the credential)</p>`;
-  return `<p>${title}</p>\n<pre>${escapeHtml(truncateText(p.details, MAX_DIFF))}</pre>`;
+  if (p.edits.length === 0) return `<p>${title} no change (the config already carries the credential in every form it has)</p>`;
+  const lines = p.edits.flatMap((x) => [`${x.target}: ${x.action} (${x.fields.map((f) => fieldText(x, f)).join(', ')})`, `  ${x.because}`]);
+  const checks = p.checks.map((c) => `<li>${e(c, MAX_TEXT)}</li>`).join('');
+  return `<p>${title}</p>
+<pre>${escapeHtml(truncateText(`${lines.join('\n')}\n`, MAX_DIFF))}</pre>
+<p>Checked without the node (nothing is sent to it in a plan):</p>
+<ul>${checks}</ul>`;
+}
+
+function fieldText(edit: CredentialEdit, f: CredentialEdit['fields'][number]): string {
+  if (f.change === 'removed') return `${f.name}: removed`;
+  return edit.action === 'added' ? `${f.name}: ***` : `${f.name}: *** ${f.change}`;
 }
 
 function renderClaim(claim: { attempts: number; conflicts: string[] }): string {

@@ -14,7 +14,7 @@ import { walk } from '../commands/ls.js';
 import { services } from '../commands/service.js';
 import { SERVER_BUILDS } from '../commands/version.js';
 import { configDiff } from '../configDiff.js';
-import { parseConfigText, renderConfigText, validate } from '../machineconfig.js';
+import { immediateRefusal, parseConfigText, renderConfigText, validate } from '../machineconfig.js';
 import type { NodeRuntime } from '../state.js';
 import type { ServiceEvent, SimEtcdMember } from '../types.js';
 import type { ClusterCerts } from './certs.js';
@@ -363,13 +363,19 @@ const SPEC_TYPES: Record<string, string> = {
 };
 
 /**
- * machined's ApplyConfiguration (v1alpha1_server.go): decode and validate the whole config
- * (InvalidArgument), REBOOT refused by 1.14, AUTO answered as NO_REBOOT, dry run answering the
- * diff only; otherwise SetConfig and return: the CRI files are written after the answer
- * (NodeRuntime.applyNow), and on 1.14 the cri restart follows that write.
+ * machined's ApplyConfiguration (v1alpha1_server.go, 1.12.9+/1.13.3+/1.14): every call, a dry run
+ * included, first cancels a pending try-mode rollback unless its own mode is TRY; then it decodes and
+ * validates the whole config (InvalidArgument), refuses REBOOT on 1.14, refuses in NO_REBOOT/TRY a
+ * v1alpha1 change outside what can be applied at once (CanApplyImmediate: machine.files, for one) and
+ * answers AUTO as NO_REBOOT when it can; a dry run answers the diff only; otherwise SetConfig with the
+ * bytes sent and return: the CRI files are written after the answer (NodeRuntime.applyNow), and on
+ * 1.14 the cri restart follows that write. (The apply lock, TryLock, spans one call: the twin answers
+ * a call in one turn, so two never overlap; failNext stands in for the refusal.)
  */
 function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain {
   const before = rt.node.machineConfig;
+  let mode = String(req.mode);
+  if (mode !== 'TRY') rt.cancelRollback();
   let next;
   try {
     next = {
@@ -379,12 +385,13 @@ function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain
   } catch (e) {
     throw new ApiError(grpc.status.INVALID_ARGUMENT, (e as Error).message);
   }
-  let mode = String(req.mode);
   if (mode === 'REBOOT' && rt.node.version === '1.14')
     throw new ApiError(grpc.status.UNIMPLEMENTED, 'the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead');
   const invalid = validate(next);
   if (invalid) throw new ApiError(grpc.status.INVALID_ARGUMENT, invalid);
-  if (mode === 'AUTO') mode = 'NO_REBOOT';
+  const refusal = immediateRefusal(before, next);
+  if (refusal && (mode === 'NO_REBOOT' || mode === 'TRY')) throw new ApiError(grpc.status.INVALID_ARGUMENT, refusal);
+  if (mode === 'AUTO') mode = refusal ? 'REBOOT' : 'NO_REBOOT';
   const details = {
     NO_REBOOT: 'Applied configuration without a reboot',
     TRY: 'Applied configuration without a reboot',
@@ -400,8 +407,8 @@ function applyConfiguration(hooks: ApiHooks, rt: NodeRuntime, req: Plain): Plain
     rt.applyStaged(next);
     void rt.reboot();
   } else {
-    rt.applyNow(next);
     if (mode === 'TRY') rt.revertAfter(before, 60_000);
+    rt.applyNow(next);
   }
   hooks.applied?.(rt, before);
   return { messages: [{ mode, warnings: hooks.applyWarnings?.(rt) ?? [], mode_details: details }] };

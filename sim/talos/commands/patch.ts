@@ -3,7 +3,7 @@
 // ApplyConfiguration, and only then compared: an unchanged config prints "Apply was skipped" and
 // succeeds whatever the apply returned. Everything it prints goes to stderr.
 import { goDurationSeconds, grpcError, multiError } from '../format.js';
-import { configFingerprint, loadPatch, validate } from '../machineconfig.js';
+import { immediateRefusal, loadPatch, sameWithoutComments, validate } from '../machineconfig.js';
 import type { Patch } from '../machineconfig.js';
 import type { MachineConfigState } from '../types.js';
 import type { CommandContext } from './context.js';
@@ -23,7 +23,7 @@ export function patchCommand(ctx: CommandContext): number {
       return 1;
     }
   }
-  const mode = flag<string>(ctx, 'mode', 'auto');
+  const requested = flag<string>(ctx, 'mode', 'auto');
   const dryRun = flag(ctx, 'dry-run', false);
   const [typeName, id] = ctx.req.args;
 
@@ -56,11 +56,17 @@ export function patchCommand(ctx: CommandContext): number {
       return 1;
     }
 
-    // ApplyConfiguration (server side of v1.13.8 / v1.14 ApplyConfiguration)
+    // ApplyConfiguration (server side of v1.13.8 / v1.14 ApplyConfiguration): a call in any other
+    // mode than try, a dry run included, first cancels a pending try-mode rollback
+    if (requested !== 'try') rt.cancelRollback();
     let applyErr: string | undefined;
     let details = '';
     const invalid = validate(next);
+    const refusal = immediateRefusal(before, next);
+    // auto: a change that cannot be applied at once is applied with a reboot
+    const mode = requested === 'auto' && refusal ? 'reboot' : requested;
     if (invalid) applyErr = grpcError('InvalidArgument', invalid);
+    else if (refusal && (mode === 'no-reboot' || mode === 'try')) applyErr = grpcError('InvalidArgument', refusal);
     else if (mode === 'reboot' && rt.node.version === '1.14') {
       applyErr = grpcError('Unimplemented', 'the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead');
     } else {
@@ -89,7 +95,8 @@ export function patchCommand(ctx: CommandContext): number {
       }
     }
 
-    if (configFingerprint(next) === configFingerprint(before)) {
+    // talosctl compares the text it sent with the body it read, comments stripped (patch.go)
+    if (sameWithoutComments(next.text, before.text)) {
       ctx.out.err('Apply was skipped: no changes detected.\n');
       continue;
     }

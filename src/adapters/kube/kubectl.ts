@@ -97,7 +97,7 @@ export class Kubectl implements KubeClient {
             ? 'usage'
             : classifyKubectlFailure(stderr),
       exitCode: res.exitCode,
-      stderr: this.runner.mask(stderr),
+      stderr,
       node,
       message: missing ? `${this.binary} not found on PATH (install kubectl)` : undefined,
     });
@@ -161,7 +161,7 @@ export class Kubectl implements KubeClient {
     if (leaseLines.length > 0 && leaseLines.every((l) => classifyKubectlFailure(l) === 'not-found')) {
       return { node, lease: { ok: true, lease: undefined } };
     }
-    const why = this.runner.mask(leaseLines.join('; ') || res.stderr.trim() || `no Lease ${leaseName} in the output`);
+    const why = leaseLines.join('; ') || res.stderr.trim() || `no Lease ${leaseName} in the output`;
     return { node, lease: { ok: false, error: why } };
   }
 

@@ -40,6 +40,8 @@ export interface OpenTalosOptions extends TalosconfigSource {
   authPatch?: string;
   /** a line for the run's log (ApplyConfiguration's warnings, retries, no-ops) */
   log?: (line: string) => void;
+  /** registers a secret of a machine config read back, for masking wherever text leaves the action */
+  secret?: (value: string) => void;
 }
 
 // What the fallback costs, said where the fallback is announced (README, "Two read paths").
@@ -81,8 +83,6 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     credentials: ctx.credentials,
     serverName: opts.serverName,
     callTimeoutMs: opts.callTimeoutMs,
-    // the same masking as every talosctl and kubectl output (src/adapters/exec.ts)
-    redact: (text) => opts.runner.redactor.redact(text),
   });
   try {
     await conn.verifyServer();
@@ -93,7 +93,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
   // the patch was checked by the inputs (src/core/credential.ts); this only asks whether it is ours to apply
   const patch = opts.authPatch ? classifyCredentialPatch(readFileSync(opts.authPatch, 'utf8')) : undefined;
   const apply = patch?.ours
-    ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: (v: string) => opts.runner.redactor.add(v) }
+    ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: opts.secret ?? (() => undefined) }
     : undefined;
   const notApplied = patch && !patch.ours ? patch.why : 'no auth patch given';
   const api = new TalosApi(conn, cli, { apply, notApplied, reboot: { signal: opts.runner.signal } });

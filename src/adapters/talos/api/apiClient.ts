@@ -2,9 +2,10 @@
 // all on one connection. Timestamps come back as google.protobuf.Timestamp (nanoseconds), so the
 // instants here are exact, except a file's `modified`, which the server sends in whole seconds.
 // The credential patch goes through ApplyConfiguration (applyConfig.ts) when it is one of the two
-// credential forms, and the reboot over the API (reboot.ts: boot id, Reboot, boot id again); any other
-// patch, and a reboot the certificate's role cannot follow (no Read), are delegated to the CLI adapter
-// given at construction (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
+// credential forms (plan mode shows the action's own change list for it, applying nothing), and the
+// reboot over the API (reboot.ts: boot id, Reboot, boot id again); any other patch, and a reboot the
+// certificate's role cannot follow (no Read), are delegated to the CLI adapter given at construction
+// (`patch` keeps Talos's own patch semantics; `reboot --wait` tracks the boot id).
 import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
@@ -154,7 +155,7 @@ export class TalosApi implements TalosClient {
       }
       const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
       if (!entry) throw unparseable('/machine.MachineService/List', node, `no entry for ${path}`);
-      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${this.conn.redact(str(entry.error))}`);
+      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${str(entry.error)}`);
       if (entry.is_dir) throw refused('/machine.MachineService/List', node, 'invalid', `${path} is a directory, not a file`);
       const s = Number(entry.modified);
       // whole seconds (ModTime().Unix()): the write happened somewhere in [s, s+1)
@@ -220,15 +221,18 @@ export class TalosApi implements TalosClient {
 
   // --- mutations ---------------------------------------------------------------------------------
 
-  /** The credential through ApplyConfiguration when openTalosClient found it in a form of ours, else talosctl. */
+  /**
+   * plan mode: the action's own change list for the node's config (read, never applied: no dry run),
+   * when openTalosClient found the patch in a form of ours; else why there is none.
+   */
   async previewCredentialPatch(address: string): Promise<ConfigPreview> {
     if (!this.opts.apply) {
       return {
         shown: false,
-        why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}): no dry run through the API`,
+        why: `talosctl would apply the patch (${this.opts.notApplied ?? 'not one of the credential forms'}) with Talos's own merge, which the action does not predict`,
       };
     }
-    return { shown: true, details: await previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply) };
+    return previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
   }
 
   patchMachineConfig(address: string, patchFile: string): Promise<void> {

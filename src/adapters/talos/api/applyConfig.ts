@@ -1,20 +1,27 @@
 // The credential patch through MachineService.ApplyConfiguration, as `talosctl patch machineconfig
 // --mode=no-reboot` does it, and no more: read the active MachineConfig, take its multi-document
-// body the way talosctl does (two forms, docs/talos-api.md "Applying the machine config"), change
+// body the way talosctl does (two forms, docs/talos-api.md "Applying the credential"), change
 // only the credential documents (src/rules/machineConfig.ts), send nothing when nothing changes,
 // send NO_REBOOT (never AUTO: a ≤ 1.13 node may reboot; never REBOOT: 1.14 refuses it), retry the
 // node's "another apply configuration is already in progress", then re-read and check the change
-// landed (there is no compare-and-swap on a machine config).
-// The config read back carries every credential of the cluster: its secret-looking values are
-// registered with the redactor before anything could quote them, and no message here carries its text.
+// landed, byte for byte (Talos keeps the bytes an apply sent; there is no compare-and-swap on a
+// machine config, so any other difference is another writer's). Plan mode never calls
+// ApplyConfiguration, not even as a dry run (docs/plan.md): its preview is the action's own change
+// list, checked locally (src/rules/machineConfig.ts).
+// The config read back carries every credential of the cluster: its secrets, as Talos defines them
+// (src/rules/configSecrets.ts), are registered for masking before anything could quote them, and no
+// message here carries its text.
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../../../core/errors.js';
+import type { ConfigPreview } from '../../../core/model.js';
+import { configSecrets } from '../../../rules/configSecrets.js';
 import {
   MachineConfigError,
   applyCredentialChanges,
-  configSecrets,
   pendingChanges,
+  readBackDrift,
   type CredentialChange,
+  type PatchedConfig,
 } from '../../../rules/machineConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC } from './proto.js';
@@ -28,7 +35,7 @@ export const APPLY_IN_PROGRESS = 'another apply configuration is already in prog
 export interface ApplyOptions {
   /** a line for the node's log (warnings, what was sent) */
   log: (line: string) => void;
-  /** registers a value to mask in every later text (the runner's redactor) */
+  /** registers a secret to mask wherever text leaves the action (the shell's masking port) */
   secret: (value: string) => void;
   /** attempts when another apply is in progress; default 5 */
   attempts?: number;
@@ -80,15 +87,10 @@ async function readConfig(conn: TalosConnection, node: string, opts: Pick<ApplyO
   return body;
 }
 
-/** The config the apply would send, and the documents it changes; `text` undefined when nothing changes. */
-export interface PatchedConfig {
-  text?: string;
-  changed: string[];
-}
-
 /**
  * Reads the node's active config and applies the credential changes to it, sending nothing: what
- * applyCredential sends and previewCredential dry-runs. Every secret of both texts is registered first.
+ * applyCredential sends and previewCredential shows, checked locally (verifyPatched). Every secret of
+ * both texts is registered first.
  */
 export async function patchedConfig(
   conn: TalosConnection,
@@ -110,22 +112,19 @@ export async function patchedConfig(
 }
 
 /**
- * What the apply would change on one node, from machined itself: ApplyConfiguration with `dry_run`
- * (NO_REBOOT) of the config applyCredential would send, which changes nothing on the node and answers
- * `mode_details` ("Dry run summary: … Config diff: …", docs/talos-api.md). Redacted; undefined when
- * the config already carries the credential (nothing would be sent).
+ * What the apply would change on one node, from the action's own change list: the places written,
+ * field by field, and the checks made on the patched text, never a value nor machined's text. Only
+ * the active config is read (COSI Get): no ApplyConfiguration at all, because even a dry run takes
+ * the node's apply lock and cancels a pending `--mode=try` rollback (v1alpha1_server.go, docs/plan.md).
  */
 export async function previewCredential(
   conn: TalosConnection,
   node: string,
   changes: CredentialChange[],
   opts: Pick<ApplyOptions, 'secret'>,
-): Promise<string | undefined> {
+): Promise<ConfigPreview> {
   const patched = await patchedConfig(conn, node, changes, opts);
-  if (patched.text === undefined) return undefined;
-  const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: true });
-  const details = ((res.messages ?? []) as Plain[]).map((m) => (typeof m.mode_details === 'string' ? m.mode_details : ''));
-  return conn.redact(details.join('\n'));
+  return { shown: true, edits: patched.edits, checks: patched.checks };
 }
 
 /** Applies the credential changes to one node; resolves once the node's config carries them. */
@@ -142,9 +141,9 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
     try {
       const res = await conn.unary('applyConfiguration', node, { data: Buffer.from(patched.text), mode: 'NO_REBOOT', dry_run: false });
       for (const m of (res.messages ?? []) as Plain[]) {
-        for (const w of (m.warnings ?? []) as string[]) opts.log(`${node}: ApplyConfiguration warning: ${conn.redact(w)}`);
+        for (const w of (m.warnings ?? []) as string[]) opts.log(`${node}: ApplyConfiguration warning: ${w}`);
         opts.log(
-          `${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${conn.redact(typeof m.mode_details === 'string' ? m.mode_details : '')}`,
+          `${node}: ApplyConfiguration (${String(m.mode)}) changed ${documents}: ${typeof m.mode_details === 'string' ? m.mode_details : ''}`,
         );
       }
       break;
@@ -174,6 +173,15 @@ export async function applyCredential(conn: TalosConnection, node: string, chang
     throw configError(
       node,
       `ApplyConfiguration answered OK but the machine config read back does not carry ${missing.join(', ')} (another writer, e.g. Omni, changed it?)`,
+      'conflict',
+    );
+  }
+  // Talos keeps the bytes sent: anything else that differs was changed by another writer since
+  const drift = readBackDrift(patched.text, after);
+  if (drift.length > 0) {
+    throw configError(
+      node,
+      `the machine config read back after ApplyConfiguration differs from the one sent in ${drift.join(', ')}; the apply changed only ${documents} (another writer, e.g. Omni, changed the rest?)`,
       'conflict',
     );
   }

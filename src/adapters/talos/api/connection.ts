@@ -34,12 +34,6 @@ export interface TalosConnectionOptions {
   callTimeoutMs?: number;
   /** calls in flight at once on the connection; default 32 */
   maxInFlight?: number;
-  /**
-   * Applied to every text a node sends back in an error before it enters a ToolError: the runner's
-   * redactor, so an API failure echoing a credential is masked as talosctl's stderr is (src/adapters/exec.ts).
-   * Called when the error happens, so secrets registered after the connection opened count.
-   */
-  redact?: (text: string) => string;
 }
 
 type Plain = Record<string, unknown>;
@@ -105,15 +99,12 @@ export class TalosConnection {
   private readonly maxInFlight: number;
   private inFlight = 0;
   private readonly queue: Array<() => void> = [];
-  /** see TalosConnectionOptions.redact */
-  readonly redact: (text: string) => string;
 
   constructor(opts: TalosConnectionOptions) {
     const { host, port } = splitEndpoint(opts.endpoint);
     this.endpoint = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     this.callTimeoutMs = opts.callTimeoutMs ?? 30_000;
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 32);
-    this.redact = opts.redact ?? ((t) => t);
     this.host = host;
     this.port = port;
     this.serverName = expectedServerName(host, opts.serverName);
@@ -384,7 +375,8 @@ export class TalosConnection {
 
   private toolError(path: string, node: string, err: grpc.ServiceError): ToolError {
     const code = CODE_NAMES[err.code] ?? String(err.code);
-    const text = `rpc error: code = ${code} desc = ${this.redact(String(err.details ?? ''))}`;
+    // the node's words as it sent them: classified and matched here, masked where they are shown (src/action/masked.ts)
+    const text = `rpc error: code = ${code} desc = ${String(err.details ?? '')}`;
     const kind = classifyTalosError(text);
     return new ToolError({
       tool: 'talos-api',

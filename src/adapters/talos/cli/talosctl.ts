@@ -287,16 +287,14 @@ export class Talosctl implements TalosClient {
 
   async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
     // talosctl read refuses several nodes (`command "read" is not supported with multiple nodes`)
-    // The file's text is compared with the desired credential, so it is read unredacted (the only
-    // such call); whatever is said about it goes through runner.mask.
-    const call = await this.call([address], ['read', path], this.callTimeoutMs, { rawStdout: true });
+    // The file's text holds the credential: it is compared in memory, and no message quotes it.
+    const call = await this.call([address], ['read', path]);
     if (call.result.exitCode === 0 && !call.result.timedOut) {
       try {
         return { ok: true, value: { path, exists: true, auth: parseCriRegistryAuth(call.result.stdout) } };
       } catch (e) {
         // the ParseError names a line and column only; the file text holds the credential
-        if (e instanceof ParseError)
-          return { ok: false, error: this.runner.mask(`${call.command} on ${address}: unparseable: ${e.message}`) };
+        if (e instanceof ParseError) return { ok: false, error: `${call.command} on ${address}: unparseable: ${e.message}` };
         throw e;
       }
     }
@@ -361,7 +359,7 @@ export class Talosctl implements TalosClient {
   // machinery
   // ---------------------------------------------------------------------------------------------
 
-  private async call(nodes: string[], args: string[], timeoutMs = this.callTimeoutMs, opts: { rawStdout?: boolean } = {}): Promise<Call> {
+  private async call(nodes: string[], args: string[], timeoutMs = this.callTimeoutMs): Promise<Call> {
     // talosctl splits --nodes on commas: such an address would silently become two nodes
     const bad = nodes.find((n) => n === '' || /[,\s]/.test(n));
     if (bad !== undefined) throw new Error(`invalid Talos node address ${JSON.stringify(bad)}`);
@@ -373,7 +371,6 @@ export class Talosctl implements TalosClient {
       // colour its text if it ever believed it had a terminal.
       env: { TZ: 'UTC', NO_COLOR: '1' },
       timeoutMs,
-      rawStdout: opts.rawStdout,
     });
     return { nodes, command: this.runner.describe({ file: this.binary, args: full }), result };
   }
@@ -498,7 +495,7 @@ export class Talosctl implements TalosClient {
       command: call.command,
       kind: cause,
       exitCode: r.exitCode,
-      stderr: this.runner.mask(r.stderr),
+      stderr: r.stderr,
       node,
       message: `${call.command} failed (${detail})`,
     });

@@ -1,0 +1,113 @@
+// The one way text leaves the action: every log line and log group, annotation, step output, job
+// summary, failure message and saved state of the main step and of the post step is written through
+// a MaskedCore, which replaces every registered secret (in each of its forms, src/core/redact.ts)
+// before the runner sees it. This is the only file that imports @actions/core
+// (__tests__/repo/consistency.test.ts checks), so nothing can be written unmasked, whoever writes it.
+//
+// Why at the sinks and not where a child's output is captured: the action parses what kubectl,
+// talosctl and the Talos API answer, and a masked byte there is a wrong reading (a node name, an owner
+// token, a `true`). So data is kept as it was printed, and text is masked on its way out.
+// core.setSecret is still called for every secret, so the runner's own log masking covers anything
+// written past this port (a crash's stack trace on stderr).
+import * as core from '@actions/core';
+import { Redactor } from '../core/redact.js';
+
+/** An annotation's properties as the action sets them. */
+export interface AnnotationProps {
+  title?: string;
+}
+
+/** The part of @actions/core the action uses: `core` itself, or a recorder in tests. */
+export interface CorePort {
+  getInput(name: string): string;
+  getState(name: string): string;
+  setSecret(secret: string): void;
+  info(message: string): void;
+  notice(message: string, properties?: AnnotationProps): void;
+  warning(message: string, properties?: AnnotationProps): void;
+  error(message: string, properties?: AnnotationProps): void;
+  startGroup(name: string): void;
+  endGroup(): void;
+  setOutput(name: string, value: string): void;
+  setFailed(message: string): void;
+  saveState(name: string, value: string): void;
+  summary: { addRaw(text: string): { write(): Promise<unknown> } };
+}
+
+/** `raw` with every text it is given masked first; `addSecret` registers a secret with both the masking and the runner. */
+export class MaskedCore implements CorePort {
+  readonly summary: CorePort['summary'];
+
+  constructor(
+    private readonly raw: CorePort,
+    readonly redactor: Redactor = new Redactor(),
+  ) {
+    this.summary = { addRaw: (text) => raw.summary.addRaw(this.mask(text)) };
+  }
+
+  /** Masks `value` from now on, in every sink, and in the runner's log (core.setSecret, once per value: every node's config repeats the cluster's secrets). */
+  addSecret(value: string): void {
+    if (this.redactor.add(value)) this.raw.setSecret(value);
+  }
+
+  setSecret(value: string): void {
+    this.addSecret(value);
+  }
+
+  mask(text: string): string {
+    return this.redactor.redact(String(text));
+  }
+
+  getInput(name: string): string {
+    return this.raw.getInput(name);
+  }
+
+  getState(name: string): string {
+    return this.raw.getState(name);
+  }
+
+  info(message: string): void {
+    this.raw.info(this.mask(message));
+  }
+
+  notice(message: string, properties?: AnnotationProps): void {
+    this.raw.notice(this.mask(message), this.props(properties));
+  }
+
+  warning(message: string, properties?: AnnotationProps): void {
+    this.raw.warning(this.mask(message), this.props(properties));
+  }
+
+  error(message: string, properties?: AnnotationProps): void {
+    this.raw.error(this.mask(message), this.props(properties));
+  }
+
+  startGroup(name: string): void {
+    this.raw.startGroup(this.mask(name));
+  }
+
+  endGroup(): void {
+    this.raw.endGroup();
+  }
+
+  setOutput(name: string, value: string): void {
+    this.raw.setOutput(name, this.mask(value));
+  }
+
+  setFailed(message: string): void {
+    this.raw.setFailed(this.mask(message));
+  }
+
+  saveState(name: string, value: string): void {
+    this.raw.saveState(name, this.mask(value));
+  }
+
+  private props(p: AnnotationProps | undefined): AnnotationProps | undefined {
+    return p && { ...p, ...(p.title === undefined ? {} : { title: this.mask(p.title) }) };
+  }
+}
+
+/** The runner's @actions/core behind the masking: what the main step and the post step write through. */
+export function runnerCore(redactor?: Redactor): MaskedCore {
+  return new MaskedCore(core, redactor);
+}
