@@ -166,7 +166,7 @@ export interface AttributedCommand extends CommandRecord {
  * Steps whose duration and processes are waits (excluded from the action's own cost): the drain, the
  * reboot, the boot's cri coming up, Ready, and the settle gate's wait for evicted workloads.
  */
-export const WAIT_STEPS = new Set<string>([STEP.drain, STEP.drainRetry, STEP.reboot, STEP.waitCriUp, STEP.waitReady, STEP.settleWait]);
+export const WAIT_STEPS = new Set<string>([STEP.drain, STEP.drainRetry, STEP.reboot, STEP.waitProofFinal, STEP.waitReady, STEP.settleWait]);
 
 /** The commands that started within the step windows of a decision record, each labelled with its step. */
 export function attributeToSteps(record: DecisionRecord, commands: CommandRecord[]): AttributedCommand[] {

@@ -47,8 +47,10 @@ export interface SimClusterOptions {
   criRestartMs?: number;
   /** pin every boot's launch − write gap; default drawn per node and version (sim/talos/timing.ts) */
   bootGapMs?: number;
-  /** pin how long a rebooted node answers before it lists cri (Infinity: never); default drawn 0.5–2.5 s (sim/talos/timing.ts) */
+  /** pin how long a rebooted node answers before it lists cri (Infinity: never); default: follows from the drawn write of the CRI files and the boot gap (sim/talos/timing.ts) */
   criUnlistedMs?: number;
+  /** pin how long a rebooted node answers before machined writes the CRI files of its rebuilt /etc; default drawn 0.3–1.5 s (sim/talos/timing.ts) */
+  configAfterAnswerMs?: number;
   /** pin the millisecond of the second at which each reboot writes cri.toml (0–999): keeps a pinned sub-second boot gap inside one second, where talosctl's second-rounded instants cannot order it (or across one, where they can) */
   bootWriteMsOfSecond?: number;
   /** seeds the twin's timings (default 1) */
@@ -113,6 +115,7 @@ export class SimCluster {
       criRestartMs: opts.criRestartMs,
       bootGapMs: opts.bootGapMs,
       criUnlistedMs: opts.criUnlistedMs,
+      configAfterAnswerMs: opts.configAfterAnswerMs,
       bootWriteMsOfSecond: opts.bootWriteMsOfSecond,
       seed: opts.seed,
       api: opts.api,

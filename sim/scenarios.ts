@@ -14,7 +14,7 @@ export interface Scenario {
 export const SCENARIOS: Record<string, Scenario> = {
   default: {
     description:
-      '3 control planes, 3 workers, mixing Talos 1.13 and 1.14 (cp-3 and worker-1 restart cri by themselves after the patch): worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential, the config of cp-2 carries both credential forms (a RegistryAuthConfig document over a stale legacy map); kubelets write heartbeats; boot and restart timings drawn from realistic ranges (seeded)',
+      '3 control planes, 3 workers, mixing Talos 1.13 and 1.14 (cp-3 and worker-1 restart cri by themselves after the patch): worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential, the config of cp-2 carries both credential forms (a RegistryAuthConfig document over a stale legacy map); kubelets write heartbeats; boot and restart timings drawn from realistic ranges (seeded): a rebooted node answers before its CRI files are written and cri is up',
     setup: () => [],
   },
   churn: {

@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../src/adapters/exec.js';
 import { TalosApi } from '../../src/adapters/talos/api/apiClient.js';
-import { TalosConnection } from '../../src/adapters/talos/api/connection.js';
+import { MAX_REFUSALS, TalosConnection } from '../../src/adapters/talos/api/connection.js';
 import { openTalosClient, type OpenedTalos } from '../../src/adapters/talos/open.js';
 import { encodePlain, messageType, toPlain } from '../../src/adapters/talos/api/proto.js';
 import { loadTalosContext, relabelKey } from '../../src/adapters/talos/api/talosconfig.js';
@@ -439,10 +439,10 @@ describe('server identity', () => {
     }
   });
 
-  it('a certificate refused on a later connection fails every call with the ServerIdentityError, never a failed reading', async () => {
+  it('a certificate refused on the first connection fails every call with the ServerIdentityError, never a failed reading', async () => {
     const srv = await impostor(clusterCerts().serverAs('wrong-san'));
     const admin = clusterCerts().client('os:admin');
-    // no verifyServer(): as when the endpoint is another machine after a reconnection
+    // no verifyServer(): the gRPC channel's own first connection is refused
     const conn = new TalosConnection({
       endpoint: srv.endpoint,
       credentials: { ca: clusterCerts().ca.crt, crt: admin.crt, key: admin.key },
@@ -460,6 +460,104 @@ describe('server identity', () => {
     } finally {
       client.close();
       srv.stop();
+    }
+  });
+});
+
+// Apid's certificate is re-issued when the machine's addresses change (a VIP moving
+// to another control plane while the one holding it reboots, a node back from its reboot before its
+// certificate names the dialed address). A refusal on a reconnection fails that connection only: the
+// call waits for the next dial within its own deadline; the run's ServerIdentityError comes on the
+// first connection (above) or after MAX_REFUSALS refusals in a row. The certificate is never trusted
+// and nothing falls back to talosctl.
+describe('a certificate refused on a reconnection', () => {
+  const start = async () => {
+    const t = await TalosSim.start({ kube: recordingHooks(), rebootMs: 400 });
+    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+    const ctx = loadTalosContext({ path: t.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
+    await conn.verifyServer();
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+    return { t, conn, client };
+  };
+
+  it('re-issued 1.5 s after the address moved: the calls that met it are answered once it is; no ServerIdentityError', async () => {
+    const { t, client } = await start();
+    try {
+      t.moveApiAddress(1500);
+      const t0 = Date.now();
+      const [v, auth, pids] = await Promise.all([client.version([CP]), client.readAuth(CP, CRI_TOML), client.servicePids([CP])]);
+      expect(v.get(CP)).toEqual({ ok: true, value: 'v1.13.8' });
+      expect(auth.ok).toBe(true);
+      expect(pids.get(CP)?.ok).toBe(true);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+      expect(Date.now() - t0).toBeLessThan(1500 + 3000);
+      expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+
+  it('a Reboot that met the refused certificate is sent once, after the re-issue', async () => {
+    const { t, client } = await start();
+    try {
+      const before = t.node(CP).bootID;
+      t.moveApiAddress(1200);
+      await client.reboot(CP, 20_000);
+      expect(t.node(CP).bootID).not.toBe(before);
+      expect(t.apiCalls.filter((c) => c.method === '/machine.MachineService/Reboot')).toHaveLength(1);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+
+  it(`never re-issued: after ${MAX_REFUSALS} refusals in a row it is the run's ServerIdentityError, for the waiting call and every later one`, async () => {
+    const { t, client } = await start();
+    try {
+      t.presentApiCertificate('wrong-san');
+      const t0 = Date.now();
+      const e = await client.version([CP]).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(ServerIdentityError);
+      expect((e as Error).message).toContain('it is valid for 10.255.255.1, not 127.0.0.1');
+      expect((e as Error).message).toContain(`refused on ${MAX_REFUSALS} reconnections in a row`);
+      // one dial a second
+      expect(Date.now() - t0).toBeGreaterThanOrEqual((MAX_REFUSALS - 2) * 1000);
+      // a good certificate afterwards changes nothing: the refusal is the run's
+      t.reissueApiCertificate('valid');
+      await expect(client.readAuth(CP, CRI_TOML)).rejects.toBe(e);
+      expect(t.commands).toEqual([]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  }, 30_000);
+
+  it("a call whose deadline comes while its dials are refused fails as a transport failure, not the run's refusal", async () => {
+    const t = await TalosSim.start({ kube: recordingHooks() });
+    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+    const ctx = loadTalosContext({ path: t.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 2500 });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    try {
+      await conn.verifyServer();
+      expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+      t.presentApiCertificate('wrong-san');
+      const r = (await client.version([CP])).get(CP);
+      expect(r?.ok).toBe(false);
+      expect(r?.ok === false && r.error).toMatch(
+        /transport: .*the server certificate was refused on every dial until the call's deadline \(it is valid for 10\.255\.255\.1/,
+      );
+      t.reissueApiCertificate('valid');
+      expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+    } finally {
+      client.close();
+      await t.stop();
     }
   });
 });

@@ -10,7 +10,7 @@ import { TalosConnection } from '../../src/adapters/talos/api/connection.js';
 import { loadTalosContext } from '../../src/adapters/talos/api/talosconfig.js';
 import { Talosctl } from '../../src/adapters/talos/cli/talosctl.js';
 import { openTalosClient, type OpenedTalos } from '../../src/adapters/talos/open.js';
-import { ToolError } from '../../src/core/errors.js';
+import { RebootNotSentError, ToolError } from '../../src/core/errors.js';
 import { TalosSim } from '../../sim/talos/index.js';
 import { recordingHooks } from '../sim-talos/helpers.js';
 
@@ -21,6 +21,9 @@ const W3 = '10.0.2.3';
 const W4 = '10.0.2.4';
 const W5 = '10.0.2.5';
 const W6 = '10.0.2.6';
+const W7 = '10.0.2.7';
+const W8 = '10.0.2.8';
+const W9 = '10.0.2.9';
 const REBOOT_MS = 600;
 
 let sim: TalosSim;
@@ -29,7 +32,7 @@ let api: TalosApi;
 
 beforeAll(async () => {
   sim = await TalosSim.start({ kube: recordingHooks(), rebootMs: REBOOT_MS });
-  for (const [i, ip] of [W1, W2, W3, W4, W5, W6].entries()) {
+  for (const [i, ip] of [W1, W2, W3, W4, W5, W6, W7, W8, W9].entries()) {
     sim.addNode({ name: `w-${i + 1}`, ip, role: 'worker', credential: { 'ghcr.io': CRED } });
   }
   opened = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath });
@@ -129,6 +132,62 @@ describe('reboot over the API', () => {
     } finally {
       conn.close();
     }
+  });
+
+  // The boot id read before the reboot comes before anything is sent. A failure
+  // there is read again within the deadline; when it still fails, the reboot was never requested
+  // (RebootNotSentError), so the caller may give the node back as it is.
+  it('the boot id read before the reboot failing once (Unavailable) is read again, then the reboot goes on', async () => {
+    const before = sim.node(W7).bootID;
+    const since = sim.apiCalls.length;
+    sim.failNext({ command: 'read', node: W7 }, { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 });
+    await api.reboot(W7, 20_000);
+    expect(sim.node(W7).bootID).not.toBe(before);
+    expect(
+      callsTo(W7, since)
+        .slice(0, 3)
+        .map((c) => [c.method, c.code]),
+    ).toEqual([
+      ['/machine.MachineService/Read', 14],
+      ['/machine.MachineService/Read', 0],
+      ['/machine.MachineService/Reboot', 0],
+    ]);
+  });
+
+  it('the boot id read before the reboot failing until the deadline: not sent (RebootNotSentError), the node untouched', async () => {
+    const before = sim.node(W8).bootID;
+    const since = sim.apiCalls.length;
+    sim.failNext(
+      { command: 'read', node: W8, count: 1000 },
+      { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 },
+    );
+    const t0 = Date.now();
+    const e = await api.reboot(W8, 3000).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(RebootNotSentError);
+    expect((e as Error).message).toMatch(/not sent: the boot id to compare with after the reboot could not be read \(read \d+ times\)/);
+    expect((e as Error).message).toContain('Unavailable');
+    expect(((e as Error).cause as ToolError).kind).toBe('transport');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
+    expect(Date.now() - t0).toBeLessThan(3000 + 1500);
+    const calls = callsTo(W8, since);
+    expect(calls.length).toBeGreaterThan(1);
+    expect(calls.every((c) => c.method === '/machine.MachineService/Read')).toBe(true);
+    expect(sim.node(W8).bootID).toBe(before);
+  });
+
+  it('a boot id read failing otherwise than an outage is not read again: not sent, at once', async () => {
+    const since = sim.apiCalls.length;
+    sim.failNext({ command: 'read', node: W9 }, { stderr: 'rpc error: code = Internal desc = read failed\n', exitCode: 1 });
+    const e = await api.reboot(W9, 20_000).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(RebootNotSentError);
+    expect((e as Error).message).toMatch(/\(read once\): .*read failed/);
+    expect(callsTo(W9, since).map((c) => c.method)).toEqual(['/machine.MachineService/Read']);
   });
 
   it('a role that may not Read the boot id (os:operator) leaves the reboot to talosctl, which follows its events', async () => {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN } from '../../sim/talos/machineconfig.js';
-import { act, byName, requireKubectl, startCluster } from './helpers.js';
+import { act, byName, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -34,11 +34,7 @@ describe('e2e: the credential through ApplyConfiguration', () => {
   it('a 1.14 node whose cri restarts after the write is rolled with no talosctl on PATH: applied over the API, no reboot', async () => {
     c = await startCluster({ defaultNodes: false });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.14', bootedAgoMs: 120_000 });
-    const run = await act(
-      c,
-      {},
-      { env: { ...c.env(), PATH: pathWithoutTalosctl(c), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300' } },
-    );
+    const run = await act(c, {}, { env: { ...c.env(), PATH: pathWithoutTalosctl(c), ...TEST_KNOBS } });
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.stdout).toMatch(/reading Talos through its API at .*; the credential patch through ApplyConfiguration \(NO_REBOOT\)/);
     expect(run.stdout).toContain('ApplyConfiguration (NO_REBOOT) changed RegistryAuthConfig/ghcr.io');

@@ -68,7 +68,15 @@ export function byName(run: ActionRun): Record<string, Decision> {
   return Object.fromEntries(decisions(run).map((d) => [d.name, d]));
 }
 
-/** Run the bundle against the twin with fast polls; `inputs` override the defaults. */
+/**
+ * The test knobs every run gets: a short pause between the passes of a run (the list again until
+ * nothing new). The poll interval (RAR_POLL_INTERVAL_MS: the proof read again, the wait for Ready,
+ * the settle gate) is the run's default, 2 s: a shortened poll hid the proof's failure after a real
+ * boot, whose CRI files are written a second after Talos answers.
+ */
+export const TEST_KNOBS = { RAR_RELIST_PAUSE_MS: '300' } as const;
+
+/** Run the bundle against the twin (the run's own poll interval, TEST_KNOBS); `inputs` override the defaults. */
 export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: Partial<RunActionOptions> = {}): Promise<ActionRun> {
   return runAction({
     inputs: {
@@ -80,7 +88,7 @@ export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: P
       'settle-timeout': '30s',
       ...inputs,
     },
-    env: { ...c.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300' },
+    env: { ...c.env(), ...TEST_KNOBS },
     ...extra,
   });
 }

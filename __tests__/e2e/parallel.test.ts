@@ -44,10 +44,14 @@ function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => 
  * mostly the adapters' fixed margins): the first node may start, and once it took its seconds less
  * than that is left, so the roll ends `partial`.
  */
+const READY_TIMEOUT_S = 12;
+
 function justAboveOneNodeS(slackS = 6): number {
   const deadlines = nodeDeadlines({
     drainTimeoutMs: 4000,
-    readyTimeoutMs: 4000,
+    // a real boot: Talos answers, then its CRI files are written (up to 1.5 s) and cri runs and is
+    // healthy (up to 4 s more on 1.13), read at the default 2 s poll (sim/talos/timing.ts)
+    readyTimeoutMs: READY_TIMEOUT_S * 1000,
     criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
     verifyImage: false,
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
@@ -183,7 +187,11 @@ describe('e2e: several workers at once', () => {
   it('time-budget reached: result partial, nothing half-done, and the next run finishes the rest', { timeout: 60_000 }, async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1', 'w-2', 'w-3', 'w-4']);
-    const first = await act(c, { 'time-budget': `${justAboveOneNodeS()}s`, 'drain-timeout': '4s', 'ready-timeout': '4s' });
+    const first = await act(c, {
+      'time-budget': `${justAboveOneNodeS()}s`,
+      'drain-timeout': '4s',
+      'ready-timeout': `${READY_TIMEOUT_S}s`,
+    });
     expect(first.exitCode, first.stdout).toBe(0);
     expect(first.outputs.result).toBe('partial');
     const left = Number(first.outputs.left);
@@ -215,7 +223,7 @@ describe('e2e: several workers at once', () => {
       // 1 s above one node: the second cannot start once the first took its seconds
       'time-budget': `${justAboveOneNodeS(1)}s`,
       'drain-timeout': '4s',
-      'ready-timeout': '4s',
+      'ready-timeout': `${READY_TIMEOUT_S}s`,
       'fail-on-partial': 'true',
     });
     expect(run.exitCode, run.stdout).toBe(1);

@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun, RunActionOptions } from '../../sim/runAction.js';
-import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -27,7 +27,7 @@ function actAs(
   env: Record<string, string> = {},
 ): Promise<ActionRun> {
   return act(cluster, inputs, {
-    env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '300', GITHUB_RUN_ID: runId, ...env },
+    env: { ...cluster.env(), ...TEST_KNOBS, GITHUB_RUN_ID: runId, ...env },
     ...extra,
   });
 }

@@ -9,7 +9,7 @@ import { delimiter, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, REGISTRY, type SimCluster } from '../../sim/cluster.js';
 import { effectiveAuth } from '../../sim/talos/machineconfig.js';
-import { A, act, ann, byName, node, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -80,7 +80,7 @@ describe('e2e: a patch of another form goes through talosctl, the rest over the 
     const found = spawnSync('sh', ['-c', 'command -v talosctl'], { env: { PATH: path }, encoding: 'utf8' });
     expect(found.stdout.trim(), 'a talosctl is on the PATH meant to have none').toBe('');
 
-    const run = await act(c, { 'auth-patch': writeWiderPatch(c) }, { env: { ...c.env(), PATH: path, RAR_POLL_INTERVAL_MS: '300' } });
+    const run = await act(c, { 'auth-patch': writeWiderPatch(c) }, { env: { ...c.env(), PATH: path, ...TEST_KNOBS } });
     expect(run.exitCode).not.toBe(0);
     expect(run.stdout).toMatch(/input "auth-patch": .*needs talosctl.*not on PATH/);
     expect(run.stdout).toContain(WHY);

@@ -2,7 +2,7 @@
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
 import { createHash } from 'node:crypto';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
-import { ToolError } from '../../src/core/errors.js';
+import { RebootNotSentError, ToolError } from '../../src/core/errors.js';
 import type {
   AuthFields,
   CriServiceReading,
@@ -43,6 +43,8 @@ export interface FakeTalosNode {
   criComingUpUntilMs?: number;
   /** until this instant the node lists no cri service (set by a reboot, see FakeTalos.criUnlistedMs) */
   criUnlistedUntilMs?: number;
+  /** until this instant no config file is listed, read or has an EtcFileStatus (set by a reboot, see FakeTalos.filesAfterRebootMs) */
+  filesWrittenAtMs?: number;
 }
 
 export class FakeTalos implements TalosClient {
@@ -51,6 +53,8 @@ export class FakeTalos implements TalosClient {
   /** what the credential patch renders, per host */
   patchRenders: Record<string, AuthFields> = {};
   rebootHook?: (node: FakeTalosNode) => void;
+  /** set: the next reboot is never sent (the API's boot id read before it failed), with this as the reason */
+  rebootNotSent?: string;
   patchFails?: string;
   /** containerd's start after the boot-time config write, in ms (negative: containerd first) */
   rebootGapMs = 6000;
@@ -65,6 +69,13 @@ export class FakeTalos implements TalosClient {
    * cri.ServiceController, once cri.toml's EtcFileStatus exists), so the service reading fails.
    */
   criUnlistedMs?: number;
+  /**
+   * After a reboot, the node answers `filesAfterRebootMs` before machined has written the CRI files
+   * of the rebuilt /etc (a tmpfs, written by its controllers once the machine config is loaded): until
+   * then no config file is listed, read or has an EtcFileStatus, and cri, which Talos starts only
+   * after them, is not listed. It is launched `rebootGapMs` after the write.
+   */
+  filesAfterRebootMs?: number;
   /** etcd members no fake machine runs (a voter whose Node was deleted, a member added by hand, a learner) */
   extraMembers: EtcdMember[] = [];
   /**
@@ -85,6 +96,12 @@ export class FakeTalos implements TalosClient {
   }
 
   constructor(private readonly clock: TestClock) {}
+
+  /** The file as the node has it now: none before a reboot's write (filesAfterRebootMs). */
+  private file(n: FakeTalosNode | undefined, path: string) {
+    if (!n || this.clock.now() < (n.filesWrittenAtMs ?? -Infinity)) return undefined;
+    return n.files[path];
+  }
 
   add(n: FakeTalosNode): void {
     this.nodes.set(n.address, n);
@@ -150,7 +167,7 @@ export class FakeTalos implements TalosClient {
       const n = this.nodes.get(a)!;
       const per = new Map<string, Reading<FileListing>>();
       for (const p of paths) {
-        const f = n.files[p];
+        const f = this.file(n, p);
         per.set(p, {
           ok: true,
           value: f
@@ -171,7 +188,7 @@ export class FakeTalos implements TalosClient {
       const n = this.nodes.get(a)!;
       const per = new Map<string, Reading<EtcFileStatusReading>>();
       for (const p of paths) {
-        const f = n.files[p];
+        const f = this.file(n, p);
         if (f) per.set(p, { ok: true, value: { id: p.replace('/etc/', ''), updated: printedSecond(f.mtimeMs) } });
       }
       out.set(a, per);
@@ -186,7 +203,7 @@ export class FakeTalos implements TalosClient {
   async readAuth(address: string, path: string): Promise<Reading<FileAuthReading>> {
     this.calls.push({ method: 'readAuth', addresses: [address] });
     this.land('readAuth');
-    const f = this.nodes.get(address)?.files[path];
+    const f = this.file(this.nodes.get(address), path);
     return { ok: true, value: f ? { path, exists: true, auth: structuredClone(f.auth) } : { path, exists: false, auth: {} } };
   }
 
@@ -225,6 +242,11 @@ export class FakeTalos implements TalosClient {
 
   async reboot(address: string, _timeoutMs: number): Promise<void> {
     this.calls.push({ method: 'reboot', addresses: [address] });
+    if (this.rebootNotSent !== undefined) {
+      const why = this.rebootNotSent;
+      this.rebootNotSent = undefined;
+      throw new RebootNotSentError(address, `/machine.MachineService/Reboot (node ${address}): not sent: ${why}`);
+    }
     const n = this.nodes.get(address)!;
     const now = this.clock.now();
     for (const f of Object.values(n.files)) f.mtimeMs = now + 1000;
@@ -233,6 +255,12 @@ export class FakeTalos implements TalosClient {
     this.clock.t += 30_000;
     if (this.criComingUp) n.criComingUpUntilMs = this.clock.t + this.criComingUp.forMs;
     if (this.criUnlistedMs !== undefined) n.criUnlistedUntilMs = this.clock.t + this.criUnlistedMs;
+    if (this.filesAfterRebootMs !== undefined) {
+      n.filesWrittenAtMs = this.clock.t + this.filesAfterRebootMs;
+      for (const f of Object.values(n.files)) f.mtimeMs = n.filesWrittenAtMs;
+      n.criStartedAtMs = n.filesWrittenAtMs + this.rebootGapMs;
+      n.criUnlistedUntilMs = Math.max(n.criUnlistedUntilMs ?? -Infinity, n.criStartedAtMs);
+    }
     this.rebootHook?.(n);
   }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAnnotations } from '../../src/report/annotations.js';
 import { buildOutputs } from '../../src/report/outputs.js';
 import { renderSummary } from '../../src/report/summary.js';
-import { keys, makeCluster, OLD, OWNER, roll } from './harness.js';
+import { keys, makeCluster, NEW, OLD, OWNER, roll } from './harness.js';
 
 describe('the post-reboot proof', () => {
   it('undecidable (boot gap within the margin on second readings): rebooted, released with a warning naming the residual risk', async () => {
@@ -145,5 +145,93 @@ describe('the post-reboot proof waits for a cri still coming up', () => {
     expect(res.records[0].proof?.contradicts).toBe(true);
     expect(res.records[0].proof?.values.criHealth).toBe('OK');
     expect(criReads(c)).toBeLessThanOrEqual(1 + 4);
+  });
+});
+
+// Talos answers with the new boot id before machined has written the CRI files
+// of the rebuilt /etc (a tmpfs, written by its controllers once the machine config is loaded), and an
+// absence seen before the reboot or earlier in the boot is no fact about the next reading: the proof
+// reads again whatever its reading needs and judges only a complete reading. At the run's default
+// poll interval (2 s), not a shortened one: the bug hid behind a poll shorter than the boot.
+describe('the post-reboot proof: an absence seen earlier is no fact about the next reading', () => {
+  const CRI = '/etc/cri/conf.d/cri.toml';
+  const PART = '/etc/cri/conf.d/01-registries.part';
+  const DEFAULT_POLL = { pollIntervalMs: undefined };
+  const reads = (c: ReturnType<typeof makeCluster>, method: string) => c.talos.calls.filter((x) => x.method === method).length;
+
+  it('cri.toml written 0.9 s after Talos answers and cri 0.3 s later: the reading after the absent one reads the files, the node is released', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.filesAfterRebootMs = 900;
+    c.talos.rebootGapMs = 300;
+    const res = await roll(c, { reboot: 'always' }, DEFAULT_POLL);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.proof?.incomplete).toBeUndefined();
+    expect(r.proof?.values.files.map((f) => [f.exists, f.credential])).toEqual([
+      [true, 'desired'],
+      [true, 'desired'],
+    ]);
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(s.unschedulable).toBe(false);
+  });
+
+  it('the registry part missing before the reboot (the reading before the patch listed it absent), rendered at the boot: read and proven', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const n = c.talos.nodes.get('10.0.0.10')!;
+    delete n.files[PART];
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (t) => {
+      // the boot renders it from the patched machine config
+      t.files[PART] = { mtimeMs: t.files[CRI].mtimeMs, auth: { 'ghcr.io': { ...NEW } } };
+      hook(t);
+    };
+    const res = await roll(c, {}, DEFAULT_POLL);
+    const r = res.records[0];
+    expect(r.evidence?.values.files.find((f) => f.path === PART)?.exists).toBe(false);
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.proof?.verdict).toBe('skip');
+    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    // the proof read both files: the absence before the reboot saved no read after it
+    expect(reads(c, 'readAuth')).toBe(2 + 2);
+  });
+
+  it('no config file at all before the reboot: rebooted, and the files the boot rendered prove it', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const n = c.talos.nodes.get('10.0.0.10')!;
+    const paths = Object.keys(n.files);
+    n.files = {};
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (t) => {
+      t.files = Object.fromEntries(paths.map((p) => [p, { mtimeMs: t.criStartedAtMs - 6000, auth: { 'ghcr.io': { ...NEW } } }]));
+      hook(t);
+    };
+    const res = await roll(c, {}, DEFAULT_POLL);
+    const r = res.records[0];
+    expect(r.evidence?.reason).toMatch(/none of the CRI config files exists/);
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.proof?.verdict).toBe('skip');
+  });
+
+  it('a reading still incomplete at the ready-timeout (cri up, the files never written) fails the proof, left fenced', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.talos.filesAfterRebootMs = 3_600_000;
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (t) => {
+      // cri up at once, whatever the files
+      t.criUnlistedUntilMs = undefined;
+      t.criStartedAtMs = c.clock.now() - 1000;
+      hook(t);
+    };
+    const res = await roll(c, { reboot: 'always', readyTimeoutMs: 60_000 }, DEFAULT_POLL);
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(r.proof?.incomplete).toMatch(/none of the CRI config files exists/);
+    expect(r.reason).toMatch(/does not prove .*none of the CRI config files exists/);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    // read again poll after poll (2 s) until the deadline, not judged at the first complete-looking cri
+    expect(reads(c, 'criService')).toBeGreaterThanOrEqual(25);
+    expect(reads(c, 'criService')).toBeLessThanOrEqual(32);
   });
 });

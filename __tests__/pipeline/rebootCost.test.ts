@@ -107,8 +107,8 @@ describe('the proof read right after the reboot', () => {
     expect(c.kube.state('w1').annotations['registry-auth-rollout/verified-revision']).toBe('rev-2');
     // the wait for cri is a step of its own, right after the first reading: a wait on the boot, not the proof's work
     const names = r.steps.map((s) => s.name);
-    expect(names.indexOf(STEP.waitCriUp)).toBe(names.indexOf(STEP.prove) + 1);
-    expect(r.steps.find((s) => s.name === STEP.waitCriUp)!.durationMs).toBeGreaterThanOrEqual(3000);
+    expect(names.indexOf(STEP.waitProofFinal)).toBe(names.indexOf(STEP.prove) + 1);
+    expect(r.steps.find((s) => s.name === STEP.waitProofFinal)!.durationMs).toBeGreaterThanOrEqual(3000);
   });
 
   it('a proof whose first reading finds cri up records no wait for it', async () => {
@@ -116,7 +116,7 @@ describe('the proof read right after the reboot', () => {
     const r = (await roll(c, { reboot: 'always' })).records[0];
     expect(r.outcome, r.reason).toBe('rebooted');
     expect(r.steps.map((s) => s.name)).toContain(STEP.prove);
-    expect(r.steps.map((s) => s.name)).not.toContain(STEP.waitCriUp);
+    expect(r.steps.map((s) => s.name)).not.toContain(STEP.waitProofFinal);
   });
 
   it('a cri that is never listed still fails the proof at the ready-timeout, left fenced', async () => {

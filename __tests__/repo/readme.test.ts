@@ -47,6 +47,21 @@ describe('README', () => {
     expect(stdout).toMatch(/worker-1: planned reboot/);
   });
 
+  // The demo's reboots are real boots (a node answers with its new boot id before machined
+  // has written its CRI files and before cri runs), the action polls at its default interval, and
+  // every node still ends verified and released.
+  it('`npm run demo` rolls every node, its reboots answering before cri and their CRI files are there', async () => {
+    const { stdout } = await run('npm', ['run', '--silent', 'demo'], { cwd: repoRoot, timeout: 180_000 });
+    expect(stdout).toMatch(/finished in [\d.]+ s, exit code 0;/);
+    expect(stdout).toMatch(/result: processed/);
+    expect(stdout).toMatch(/after the reboot .*; reading it again until it is final/);
+    const after = stdout.slice(stdout.indexOf('── cluster afterwards'));
+    for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
+      expect(after).toMatch(new RegExp(`^  ${n} .*verified-revision=2026-11-30\\.1 containerd`, 'm'));
+    }
+    expect(after).not.toMatch(/CLAIMED/);
+  }, 200_000);
+
   it('the demo rejects an unknown scenario with the list of known ones', async () => {
     const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: 60_000 }).then(
       () => undefined,

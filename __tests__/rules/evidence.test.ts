@@ -586,6 +586,83 @@ describe('rebootEvidence: one condition per row', () => {
   });
 });
 
+// A reading that lacks what the rule needs says so (EvidenceVerdict.incomplete),
+// with the first such reason, so the proof after a reboot reads it again instead of judging it;
+// a reading that has every part but disproves or cannot order is complete.
+describe('rebootEvidence: a reading that lacks something is incomplete', () => {
+  // as the CLI path lists it (over the API the missing EtcFileStatus is said first: the row below)
+  const partNotRead = (r: EvidenceReadings) =>
+    r.files.push({ path: PART, listing: { ok: true, value: { path: PART, exists: true, mtime: second(W) } } });
+  it.each<[string, (r: EvidenceReadings) => void, string]>([
+    ['a file listed whose content was not read', partNotRead, `${PART} exists but was not read, so its credential is unknown`],
+    [
+      'a file listed but not found when read (written between the two)',
+      (r) => (r.files[0].content = { ok: true, value: { path: CRI, exists: false, auth: {} } }),
+      `${CRI} was listed but not found when read`,
+    ],
+    [
+      'a file whose read failed',
+      (r) => (r.files[0].content = { ok: false, error: 'rpc error: code = Unavailable' }),
+      `reading ${CRI} failed: rpc error: code = Unavailable`,
+    ],
+    [
+      'API: an existing file without its EtcFileStatus reading',
+      (r) => delete r.files[0].status,
+      `${CRI} has no EtcFileStatus reading, and its whole-second modification time cannot order the write`,
+    ],
+    [
+      'no EtcFileStatus yet (recorded a moment after the write)',
+      (r) => (r.files[0].status = { ok: false, error: 'rpc error: code = NotFound desc = resource not found' }),
+      `the etcfilestatus of ${CRI} could not be read: rpc error: code = NotFound desc = resource not found`,
+    ],
+    ['a listing that failed', (r) => (r.files[0].listing = { ok: false, error: 'Unavailable' }), `listing ${CRI} failed: Unavailable`],
+    [
+      'no config file there yet',
+      (r) => {
+        r.files[0].listing = { ok: true, value: { path: CRI, exists: false } };
+        delete r.files[0].content;
+        delete r.files[0].status;
+      },
+      `none of the CRI config files exists (${CRI})`,
+    ],
+    [
+      'the cri service not read',
+      (r) => (r.criService = { ok: false, error: 'the node lists no service "cri"' }),
+      'the cri service status could not be read: the node lists no service "cri"',
+    ],
+    ['the ServicePID not read', (r) => (r.servicePid = { ok: false, error: 'NotFound' }), 'the cri ServicePID could not be read: NotFound'],
+    [
+      'the time status not read',
+      (r) => (r.timeStatus = { ok: false, error: 'Unavailable' }),
+      'the node time status could not be read: Unavailable',
+    ],
+  ])('%s', (_what, change, why) => {
+    const r = apiNode(base);
+    change(r);
+    const v = rebootEvidence(r, ghcr, { marginMs: 0 });
+    expect(v.verdict).toBe('reboot');
+    expect(v.incomplete).toBe(why);
+    // said once in the reasons, even when another check (the clock's) says the same
+    expect(v.reason.split(why).length).toBe(2);
+  });
+  it.each<[string, (r: EvidenceReadings) => void]>([
+    ['every reading there: a skip', () => undefined],
+    [
+      'an old credential: complete, contradicted',
+      (r) => r.files[0].content?.ok && (r.files[0].content.value.auth = { 'ghcr.io': { ...OLD } }),
+    ],
+    ['a clock not synced: complete, undecidable', (r) => (r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } })],
+    [
+      'an absent file not read: nothing lacks',
+      (r) => r.files.push({ path: PART, listing: { ok: true, value: { path: PART, exists: false } } }),
+    ],
+  ])('%s', (_what, change) => {
+    const r = apiNode(base);
+    change(r);
+    expect(rebootEvidence(r, ghcr, { marginMs: 0 }).incomplete).toBeUndefined();
+  });
+});
+
 describe('rebootEvidence: values', () => {
   it('records the gap as bounds, the read path and the instants compared', () => {
     const v = rebootEvidence(apiNode(base), ghcr, { marginMs: 50 });

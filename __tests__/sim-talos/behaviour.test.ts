@@ -573,3 +573,101 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
     }
   });
 });
+
+// /etc is rebuilt at every boot and machined's controllers write the CRI files
+// from the machine config on their own schedule, so the node answers with its new boot id before
+// they are there (the twin's default; configAfterAnswerMs pins the write's delay): 1.14 has no
+// cri.toml yet; 1.13 has the cri.toml machined merged at its start from the image's parts alone (no
+// registry auth), no 01-registries.part, and writes both once the config is loaded.
+describe('after a reboot the node answers before machined writes the CRI files of the rebuilt /etc', () => {
+  const CRI = '/etc/cri/conf.d/cri.toml';
+  const PART = '/etc/cri/conf.d/01-registries.part';
+  const WRITE_MS = 900;
+
+  /** reboot without talosctl's wait; returns the real time the new boot id first answered */
+  const rebootUntilNewBootId = async (t: TalosSim, name: string, ip: string): Promise<number> => {
+    const before = t.node(name).bootID;
+    expect((await talosctl(t, ['-n', ip, 'reboot', '--wait=false'])).code).toBe(0);
+    return until(
+      async () => {
+        const r = await talosctl(t, ['-n', ip, 'read', '/proc/sys/kernel/random/boot_id']);
+        return r.code === 0 && r.stdout.trim() !== before ? Date.now() : undefined;
+      },
+      5000,
+      20,
+    );
+  };
+  const node = async (version: '1.13' | '1.14', opts: { configAfterAnswerMs?: number; bootGapMs?: number; seed?: number } = {}) => {
+    const t = await TalosSim.start({ kube: recordingHooks(), rebootMs: 200, ...opts });
+    t.addNode({ name: 'n', ip: '10.0.4.1', role: 'worker', version, credential: { 'ghcr.io': OLD } });
+    return t;
+  };
+
+  it('1.14: no cri.toml, no EtcFileStatus, no cri at the first answer; cri.toml 0.9 s later, cri launched a few ms after it', async () => {
+    const t = await node('1.14', { configAfterAnswerMs: WRITE_MS });
+    try {
+      const n = t.node('n');
+      const answered = await rebootUntilNewBootId(t, 'n', '10.0.4.1');
+      expect(n.files.has(CRI)).toBe(false);
+      const ls = await talosctl(t, ['-n', '10.0.4.1', 'ls', '-l', CRI]);
+      expect(ls.code).not.toBe(0);
+      expect((await talosctl(t, ['-n', '10.0.4.1', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'yaml'])).code).toBe(1);
+      expect((await talosctl(t, ['-n', '10.0.4.1', 'service', 'cri'])).stderr).toContain('service "cri" is not registered on any nodes');
+      await until(async () => (n.containerd.pid > 0 ? true : undefined), 5000, 20);
+      const write = n.files.get(CRI)!.mtimeMs;
+      // the write's delay is counted from the node's answer, which the client saw a poll later
+      expect(write - answered).toBeGreaterThan(WRITE_MS - 150);
+      expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(2);
+      expect(n.containerd.startedAtMs - write).toBeLessThanOrEqual(15);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('1.13: cri.toml without registry auth and no 01-registries.part at the first answer; both written 0.9 s later, cri 0.3 s after', async () => {
+    const t = await node('1.13', { configAfterAnswerMs: WRITE_MS, bootGapMs: 300 });
+    try {
+      const n = t.node('n');
+      await rebootUntilNewBootId(t, 'n', '10.0.4.1');
+      const early = await talosctl(t, ['-n', '10.0.4.1', 'read', CRI]);
+      expect(early.code).toBe(0);
+      expect(early.stdout).toMatch(
+        /^## \/etc\/cri\/conf\.d\/00-base\.part \(sha256:[0-9a-f]{64}\)\n## \/etc\/cri\/conf\.d\/20-customization\.part/,
+      );
+      expect(early.stdout).not.toContain('ghcr.io');
+      expect((await talosctl(t, ['-n', '10.0.4.1', 'read', PART])).stderr).toMatch(/no such file or directory/);
+      expect(n.etcFileStatus.get('cri/conf.d/cri.toml')?.version).toBe(1);
+      await until(async () => (n.files.has(PART) ? true : undefined), 5000, 20);
+      const late = await talosctl(t, ['-n', '10.0.4.1', 'read', CRI]);
+      expect(late.stdout).toContain('## /etc/cri/conf.d/01-registries.part');
+      expect(late.stdout).toContain('ghcr.io');
+      const st = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
+      expect(st.version).toBe(2);
+      expect(n.etcFileStatus.get('cri/conf.d/01-registries.part')!.version).toBe(1);
+      await until(async () => (n.containerd.pid > 0 ? true : undefined), 5000, 20);
+      expect(n.containerd.startedAtMs - n.files.get(CRI)!.mtimeMs).toBeCloseTo(300, 0);
+      expect(n.containerd.loadedCredential['ghcr.io']).toEqual(expect.objectContaining({ username: OLD.username }));
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('drawn (the default): on either version the files come after the node answers', async () => {
+    for (const [version, seed] of [
+      ['1.14', 1],
+      ['1.13', 2],
+      ['1.14', 3],
+    ] as const) {
+      const t = await node(version, { seed });
+      try {
+        const answered = await rebootUntilNewBootId(t, 'n', '10.0.4.1');
+        expect(t.node('n').files.has(CRI) && version === '1.14').toBe(false);
+        expect(t.node('n').files.has(PART)).toBe(false);
+        await until(async () => (t.node('n').containerd.pid > 0 ? true : undefined), 8000, 20);
+        expect(t.node('n').files.get(CRI)!.mtimeMs).toBeGreaterThan(answered - 50);
+      } finally {
+        await t.stop();
+      }
+    }
+  });
+});

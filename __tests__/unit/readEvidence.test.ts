@@ -167,3 +167,41 @@ describe('readEvidence: the readings describe one moment', () => {
     expect(v.reason).toMatch(/holds an old credential/);
   });
 });
+
+// An absence seen earlier (before a reboot, or earlier in a boot: Talos answers
+// before machined has written the CRI files of the rebuilt /etc) is no fact about the next reading.
+// The hint only saves a read: when the listing shows a path whose content it skipped, the node's
+// contents and listing are read again without it, in the same order (cri first, then contents, then
+// listing), so the reading is complete.
+describe('readEvidence: a path skipped as absent that the listing shows is read after all', () => {
+  it('the file written since the hint: its content, listing and status come from a second round, after the cri read', async () => {
+    const clock = new TestClock();
+    const talos = orderedNode(clock);
+    // the latest listing showed the part file absent; it has been written since
+    talos.nodes.get('10.0.0.1')!.files[PART] = { mtimeMs: clock.now() - 1000, auth: { 'ghcr.io': { ...NEW } } };
+    const absent = new Map([['10.0.0.1', new Set([PART])]]);
+    const r = (await readEvidence(talos, [{ name: 'w1', address: '10.0.0.1' }], [CRI, PART], { absent })).get('w1')!;
+    const part = r.files.find((f) => f.path === PART)!;
+    expect(part.listing.ok && part.listing.value.exists).toBe(true);
+    expect(part.content?.ok && part.content.value.exists).toBe(true);
+    expect(part.status?.ok).toBe(true);
+    expect(rebootEvidence(r, desired, { marginMs: 0 }).incomplete).toBeUndefined();
+    // cri once; contents (cri.toml), listing; then both contents again, and the listing again
+    const calls = talos.log.filter((e) => e.startsWith('start ')).map((e) => e.slice(6));
+    expect(calls.filter((m) => m === 'criService')).toHaveLength(1);
+    const lastList = calls.lastIndexOf('listFiles');
+    expect(calls.filter((m) => m === 'listFiles')).toHaveLength(2);
+    expect(calls.filter((m) => m === 'readAuth')).toHaveLength(3);
+    expect(calls.slice(calls.indexOf('listFiles') + 1, lastList).filter((m) => m === 'readAuth')).toHaveLength(2);
+    expect(calls.indexOf('criService')).toBeLessThan(calls.indexOf('readAuth'));
+  });
+
+  it('a hint the listing confirms costs no second round', async () => {
+    const talos = orderedNode(new TestClock());
+    const absent = new Map([['10.0.0.1', new Set([PART])]]);
+    await readEvidence(talos, [{ name: 'w1', address: '10.0.0.1' }], [CRI, PART], { absent });
+    const calls = talos.log.filter((e) => e.startsWith('start ')).map((e) => e.slice(6));
+    expect(calls.filter((m) => m === 'readAuth')).toHaveLength(1);
+    expect(calls.filter((m) => m === 'listFiles')).toHaveLength(1);
+  });
+});

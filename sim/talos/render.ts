@@ -201,6 +201,17 @@ export function renderCriToml(version: TalosVersion, auth: Record<string, AuthFi
   return `${header}\n${encodeTable(merged, [], 0, true)}`;
 }
 
+/**
+ * v1.13's cri.toml before the machine config is loaded: CRIConfigPartsController merges the *.part
+ * files there are, and at machined's start those are the image's (00-base.part, 20-customization.part),
+ * without 01-registries.part, so no registry auth at all.
+ */
+export function renderCriTomlBeforeConfig113(): string {
+  const base = basePart('1.13');
+  const header = `## ${BASE_PART} (sha256:${sha256(base)})\n## ${CUSTOMIZATION_PART} (sha256:${sha256('')})\n`;
+  return `${header}\n${encodeTable(deepMerge({}, baseTable('1.13')), [], 0, true)}`;
+}
+
 /** The files of /etc/cri/conf.d that depend on the machine config, per version. */
 export function renderCriFiles(version: TalosVersion, auth: Record<string, AuthFields>): Map<string, string> {
   const files = new Map<string, string>();

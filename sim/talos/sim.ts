@@ -37,9 +37,14 @@ export interface TalosSimOptions {
   bootGapMs?: number;
   /**
    * pin how long a rebooted node answers (new boot id) before it lists cri; Infinity: never. Default:
-   * drawn per reboot from 0.5–2.5 s (timing.ts)
+   * follows from the drawn write of the CRI files (configAfterAnswerMs) and the version's boot gap (timing.ts)
    */
   criUnlistedMs?: number;
+  /**
+   * pin how long a rebooted node answers (new boot id) before machined writes the CRI files of its
+   * rebuilt /etc; default: drawn per reboot from 0.3–1.5 s (timing.ts). Ignored when criUnlistedMs is pinned.
+   */
+  configAfterAnswerMs?: number;
   /** pin the millisecond of the second at which each reboot writes cri.toml (0–999): keeps a pinned sub-second boot gap inside one second, where talosctl's second-rounded instants cannot order it (or across one, where they can) */
   bootWriteMsOfSecond?: number;
   /** seeds every node's timing generator (default 1: runs are reproducible; vary it to explore) */
@@ -170,15 +175,26 @@ export class TalosSim {
   private readonly services: SimServices;
   private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
   private api?: ApiServer;
+  /** servers replaced by a re-issued certificate, still carrying the connections opened before it */
+  private readonly retiredApis: ApiServer[] = [];
+  private readonly reissueTimers = new Set<NodeJS.Timeout>();
 
   private constructor(
     private readonly opts: Required<
       Omit<
         TalosSimOptions,
-        'dir' | 'api' | 'apiCertificate' | 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond' | 'talosctl'
+        | 'dir'
+        | 'api'
+        | 'apiCertificate'
+        | 'criRestartMs'
+        | 'bootGapMs'
+        | 'criUnlistedMs'
+        | 'configAfterAnswerMs'
+        | 'bootWriteMsOfSecond'
+        | 'talosctl'
       >
     > &
-      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'bootWriteMsOfSecond'>,
+      Pick<TalosSimOptions, 'criRestartMs' | 'bootGapMs' | 'criUnlistedMs' | 'configAfterAnswerMs' | 'bootWriteMsOfSecond'>,
     private readonly server: SimServer,
     private readonly dir: string,
     private readonly ownsDir: boolean,
@@ -223,6 +239,7 @@ export class TalosSim {
         criRestartMs: opts.criRestartMs,
         bootGapMs: opts.bootGapMs,
         criUnlistedMs: opts.criUnlistedMs,
+        configAfterAnswerMs: opts.configAfterAnswerMs,
         bootWriteMsOfSecond: opts.bootWriteMsOfSecond,
         seed: opts.seed ?? 1,
       },
@@ -267,6 +284,35 @@ export class TalosSim {
     old.close();
   }
 
+  /**
+   * The endpoint's address moves to another machine, as a VIP moves to another control plane while
+   * the one holding it reboots: the API connections open now are dropped, and the machine now behind
+   * the address presents its apid certificate, of the cluster CA, naming its own addresses but not
+   * the moved one (`wrong-san`), until Talos re-issues it `reissueAfterMs` later naming that address
+   * too. Talos issues apid's certificate for the machine's addresses (secrets.APICertSANsController
+   * follows the node's addresses, secrets.APIController re-issues on a change) and apid serves every
+   * new handshake with the current one (internal/app/apid/pkg/provider), so the clients' reconnections
+   * meet the refused certificate, then the good one.
+   */
+  moveApiAddress(reissueAfterMs: number): void {
+    this.presentApiCertificate('wrong-san');
+    const t = setTimeout(() => {
+      this.reissueTimers.delete(t);
+      this.reissueApiCertificate('valid');
+    }, reissueAfterMs);
+    this.reissueTimers.add(t);
+  }
+
+  /**
+   * apid's certificate re-issued: new handshakes get `kind`'s certificate; the connections already
+   * open stay as they are (apid's TLS config hands out the current certificate per handshake).
+   */
+  reissueApiCertificate(kind: ApiCertificate): void {
+    if (!this.certs || !this.api) throw new Error('the twin serves no Talos API (api: false)');
+    this.retiredApis.push(this.api);
+    this.api = this.startApi({ ...this.certs, server: this.certs.serverAs(kind) });
+  }
+
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
   forgetResourceType(nameOrIp: string, type: string): void {
     const rt = this.get(nameOrIp);
@@ -275,6 +321,8 @@ export class TalosSim {
 
   async stop(): Promise<void> {
     for (const rt of this.runtimes) rt.dispose();
+    for (const t of this.reissueTimers) clearTimeout(t);
+    for (const a of this.retiredApis) a.close();
     this.api?.close();
     await this.server.close();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
@@ -291,6 +339,7 @@ export class TalosSim {
         criRestartMs: this.opts.criRestartMs,
         bootGapMs: this.opts.bootGapMs,
         criUnlistedMs: this.opts.criUnlistedMs,
+        configAfterAnswerMs: this.opts.configAfterAnswerMs,
         bootWriteMsOfSecond: this.opts.bootWriteMsOfSecond,
         random: seededRandom(nodeSeed(this.opts.seed, spec.name)),
         applyRandom: seededRandom(nodeSeed(this.opts.seed, `${spec.name}/apply`)),

@@ -6,7 +6,17 @@ import type { KubeNodeHooks } from '../types.js';
 import { goQuoteSlice } from './format.js';
 import { appendDocument, applyPatches, configFingerprint, effectiveAuth, initialMachineConfig } from './machineconfig.js';
 import type { Patch } from './machineconfig.js';
-import { BASE_PART, BASE_SPEC, BASE_SPEC_CONTENT, CONF_D, CRI_TOML, CUSTOMIZATION_PART, basePart, renderCriFiles } from './render.js';
+import {
+  BASE_PART,
+  BASE_SPEC,
+  BASE_SPEC_CONTENT,
+  CONF_D,
+  CRI_TOML,
+  CUSTOMIZATION_PART,
+  basePart,
+  renderCriFiles,
+  renderCriTomlBeforeConfig113,
+} from './render.js';
 import { Timing } from './timing.js';
 import type {
   AddNodeSpec,
@@ -54,6 +64,11 @@ export interface RuntimeOptions {
    * stuck before StartAllServices); default: drawn per reboot (timing.ts)
    */
   criUnlistedMs?: number;
+  /**
+   * pin how long after a reboot the node answers before machined writes the CRI files (ms); default:
+   * drawn per reboot (timing.ts). Ignored when criUnlistedMs is pinned.
+   */
+  configAfterAnswerMs?: number;
   /** pin the millisecond of the second at which a reboot writes cri.toml (see TalosSimOptions) */
   bootWriteMsOfSecond?: number;
   /** the node's seeded generator (see timing.ts) */
@@ -298,17 +313,26 @@ export class NodeRuntime {
     n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
     const firstStatus = firstWrite + this.timing.statusAfterWrite();
     this.status('cri/conf.d/base-spec.json', firstStatus, firstStatus, 1);
-    // Talos 1.14 starts cri only once cri.toml's status exists (below), so a 1.14 boot writes it once;
-    // ≤ 1.13 may render it twice, cri having started on its own schedule.
+    // Talos 1.14 renders cri.toml only from the registries config (CRIConfigController, once the
+    // machine config is loaded) and starts cri only once its status exists (below): a 1.14 boot writes
+    // it once. ≤ 1.13 merges cri.toml from the *.part files whenever an EtcFileStatus changes
+    // (CRIConfigPartsController), so as soon as machined starts it writes one from the image's parts
+    // alone, without the registries, and writes it again once 01-registries.part, rendered from the
+    // machine config, is there (files/cri_config_parts.go, cri_registry_config.go, v1.13).
     const ordered114 = n.version === '1.14' && startAt > writeAt;
-    const rewritten = !ordered114 && writeAt - firstWrite > 500 && startAllAt === undefined;
+    const rewritten = !ordered114 && writeAt - firstWrite > 500 && (startAllAt === undefined || n.version === '1.13');
+    if (rewritten && n.version === '1.13') {
+      n.files.set(CRI_TOML, { content: renderCriTomlBeforeConfig113(), mtimeMs: firstWrite, mode: '-rw-------', label: ETC_LABEL });
+      this.status('cri/conf.d/cri.toml', firstStatus, firstStatus, 1);
+    }
     // EtcFileController writes the file, then records its status
     const statusAt = writeAt + Math.min(this.timing.statusAfterWrite(), ordered114 ? (startAt - writeAt) / 4 : Infinity);
     const rendered = renderCriFiles(n.version, effectiveAuth(n.machineConfig));
     this.atTime(writeAt, () => {
       for (const [path, content] of rendered) {
         n.files.set(path, { content, mtimeMs: writeAt, mode: '-rw-------', label: ETC_LABEL });
-        this.status(path.slice('/etc/'.length), rewritten ? firstStatus : statusAt, statusAt, rewritten ? 2 : 1);
+        const again = rewritten && path === CRI_TOML;
+        this.status(path.slice('/etc/'.length), again ? firstStatus : statusAt, statusAt, again ? 2 : 1);
       }
     });
 
@@ -632,15 +656,22 @@ export class NodeRuntime {
   }
 
   /**
-   * The node answers again (apid, with the new boot id) before anything loads cri: apid starts in the
-   * Initialize sequence, cri is loaded `criUnlistedMs` later (drawn, timing.ts), by StartAllServices on
-   * ≤ 1.13 and by cri.ServiceController once cri.toml's EtcFileStatus exists on 1.14. Until then
-   * ServiceList lists only the early services, and the CRI files may not be written yet: on 1.14 they
-   * are written at the load (the load waits for them), on ≤ 1.13 the version's boot gap before the
-   * launch, which may be before or after the node answers. The conditions hold by then (volumes
-   * mounted, network up), so the launch follows the load by a few ms; health is known one second
-   * later, and only then does the kubelet start (it needs the CRI socket), so Kubernetes sees the new
-   * boot id after the launch. (The criFirst fault is the node's initial boot only: a reboot mends it.)
+   * The node answers again (apid, with the new boot id) before machined has written the CRI files of
+   * the rebuilt /etc, and before anything loads cri. apid starts in the Initialize sequence and serves
+   * once its certificate, issued from the machine config LoadConfig loads at the end of Initialize, is
+   * there; the CRI files are rendered from that same config by machined's controllers on their own
+   * schedule, and nothing orders the two (docs/talos-evidence-timing.md, "The window after a reboot").
+   * The twin takes the unkind order: the write lands `configAfterAnswerMs` after the node answers
+   * (drawn, timing.ts). On 1.14 cri.ServiceController loads cri once cri.toml's EtcFileStatus exists,
+   * and cri launches a few ms later; on ≤ 1.13 StartAllServices loads it and cri launches the
+   * version's boot gap after the write, while the cri.toml machined merged at its start from the
+   * image's parts alone (no registry auth) is there all along (boot()). Pinning `criUnlistedMs`
+   * instead fixes the load (the window before cri is listed) and derives the write from it, which on
+   * ≤ 1.13 may come before the node answers. Then ServiceList lists only the early services; the
+   * conditions hold by then (volumes mounted, network up), so the launch follows the load by a few ms;
+   * health is known one second later, and only then does the kubelet start (it needs the CRI socket),
+   * so Kubernetes sees the new boot id after the launch. (The criFirst fault is the node's initial boot
+   * only: a reboot mends it.)
    */
   private comeBack(): void {
     const n = this.node;
@@ -651,10 +682,17 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     const up = this.now();
-    let loadAt = up + (this.opts.criUnlistedMs ?? this.bootTiming.criUnlisted());
     const gap = this.bootGap();
     const ordered114 = n.version === '1.14' && gap > 0;
-    let writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
+    let loadAt: number;
+    let writeAt: number;
+    if (this.opts.criUnlistedMs !== undefined) {
+      loadAt = up + this.opts.criUnlistedMs;
+      writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
+    } else {
+      writeAt = up + (this.opts.configAfterAnswerMs ?? this.bootTiming.configAfterAnswer());
+      loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
+    }
     const msOfSecond = this.opts.bootWriteMsOfSecond;
     if (msOfSecond !== undefined) {
       // a test pins where in its second the write falls: the whole boot from the load on moves later

@@ -75,6 +75,20 @@ export class ServerIdentityError extends Error {
 }
 
 /**
+ * A reboot that was provably never requested: what it needs before the request (over the Talos API,
+ * the boot id to compare with afterwards) could not be read, so nothing was sent and the node still
+ * runs the containerd it ran, holding the old credential. The cause says why.
+ */
+export class RebootNotSentError extends Error {
+  readonly node: string;
+  constructor(node: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RebootNotSentError';
+    this.node = node;
+  }
+}
+
+/**
  * Failures after which a write may or may not have been applied: the request may have reached the
  * server before the connection dropped, the apiserver's 504 Timeout says it "may still be processing
  * the request" (docs/kubernetes-facts.md#k13-server-timeout), a 5xx may come after the write, an

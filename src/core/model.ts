@@ -286,6 +286,13 @@ export interface EvidenceVerdict {
    * only a contradicting proof is a failed roll; an undecidable one is a residual risk to report.
    */
   contradicts?: boolean;
+  /**
+   * optional: set when a reading the rule needs was not there — not taken, failed, or of a file not
+   * there yet (listed but not read, read but not found, no EtcFileStatus yet) — with the first such
+   * reason. Absent: every reading the rule needs was taken. A `skip` is never incomplete. After a
+   * reboot an incomplete reading is read again, never judged (src/rules/proof.ts).
+   */
+  incomplete?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

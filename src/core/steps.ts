@@ -16,8 +16,11 @@ export const STEP = {
   reboot: 'reboot',
   waitReady: 'wait for Ready',
   prove: 'prove the new credential is loaded',
-  /** the proof's first reading found cri not up yet: reading it again until it is (a wait on the boot, not work) */
-  waitCriUp: 'wait for cri to come up (the proof read again)',
+  /**
+   * the proof's first reading was not final (cri not up yet, or the boot's CRI files not all written
+   * and read): reading it again until it is (a wait on the boot, not work)
+   */
+  waitProofFinal: 'wait for the boot to finish (the proof read again)',
   release: 'release',
   /** the settle gate holding a drain until the workloads earlier drains evicted are available again */
   settleWait: 'settle gate (before drain)',
@@ -43,7 +46,7 @@ const PHASE_OF_STEP: ReadonlyMap<string, StepPhase> = new Map<string, StepPhase>
   [STEP.reboot, 'reboot'],
   [STEP.waitReady, 'ready'],
   [STEP.prove, 'proof'],
-  [STEP.waitCriUp, 'proof'],
+  [STEP.waitProofFinal, 'proof'],
   [STEP.release, 'release'],
   [STEP.releaseRestore, 'release'],
 ]);

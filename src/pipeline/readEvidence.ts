@@ -23,14 +23,19 @@
 //
 // The cost is latency, not calls: the same batch calls, in three rounds instead of two. Contents are
 // read before the listing says which files exist, so a file that is not there is read too (answering
-// NotFound), unless an earlier listing of the node this run showed it absent (`absent`): skipping such
-// a read is safe, since a file that exists by wave 3 but was not read fails the rule (reboot).
+// NotFound), unless an earlier listing of the node this run showed it absent (`absent`). That hint
+// only saves a read, never makes a reading incomplete: an absence seen earlier is no fact about now
+// (/etc is rebuilt at every boot and written by machined's controllers on their own schedule, after
+// the node already answers), so when wave 3 lists a path whose content the hint skipped, waves 2 and
+// 3 are read again for that node without the hint (the order above still holds: wave 1, then the
+// contents, then the listing). A file that appears between the contents and the listing of that
+// second round is a reading the rule calls incomplete (EvidenceVerdict.incomplete).
 // At most READ_CALLS_IN_FLIGHT content reads are in flight, so a plan over 500 nodes neither waits on
 // a handful at a time nor opens a thousand at once.
 import type { TalosClient } from '../adapters/types.js';
 import { pool } from '../core/async.js';
 import { ServerIdentityError, errorMessage } from '../core/errors.js';
-import type { ConfigFileReadings, EvidenceReadings, Reading } from '../core/model.js';
+import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from '../core/model.js';
 
 export interface EvidenceTarget {
   name: string;
@@ -41,7 +46,7 @@ export interface EvidenceTarget {
 export interface EvidenceHints {
   /** Talos versions already read: a version changes only with an upgrade, which this action never does */
   versions?: Map<string, Reading<string>>;
-  /** paths the node's latest listing showed absent: their content is not read (see above) */
+  /** paths the node's latest listing showed absent: their content is read only once a listing shows them (see above) */
   absent?: Map<string, ReadonlySet<string>>;
 }
 
@@ -63,14 +68,24 @@ export async function readEvidence(
     talos.criService(addresses),
     talos.servicePids(addresses),
   ]);
-  // wave 2: what the files hold
+  // wave 2: what the files hold; wave 3: when they were last written, and whether the clock can be trusted
   const contents = await readContents(talos, targets, paths, hints.absent);
-  // wave 3: when they were last written, and whether the clock can be trusted
-  const [listings, statuses, times] = await Promise.all([
-    talos.listFiles(addresses, paths),
-    talos.etcFileStatus(addresses, paths),
-    talos.timeStatus(addresses),
-  ]);
+  const [listings, statuses, times] = await readWrites(talos, addresses, paths);
+  // a path skipped as absent that the listing shows: read the node's waves 2 and 3 again, without the hint
+  const stale = targets.filter((t) => paths.some((p) => hints.absent?.get(t.address)?.has(p) && listed(listings, t.address, p)));
+  if (stale.length > 0) {
+    const again = await readContents(talos, stale, paths, undefined);
+    const [l, s, t] = await readWrites(
+      talos,
+      stale.map((x) => x.address),
+      paths,
+    );
+    for (const x of stale) for (const p of paths) contents.delete(`${x.address}\n${p}`);
+    for (const [k, v] of again) contents.set(k, v);
+    for (const [a, v] of l) listings.set(a, v);
+    for (const [a, v] of s) statuses.set(a, v);
+    for (const [a, v] of t) times.set(a, v);
+  }
   const versions = new Map([...(hints.versions ?? []), ...readVersions]);
   const out = new Map<string, EvidenceReadings>();
   for (const t of targets) {
@@ -99,6 +114,16 @@ export async function readEvidence(
     out.set(t.name, readings);
   }
   return out;
+}
+
+/** Wave 3: the listing (mtime), the EtcFileStatus and the time status. */
+function readWrites(talos: TalosClient, addresses: string[], paths: string[]) {
+  return Promise.all([talos.listFiles(addresses, paths), talos.etcFileStatus(addresses, paths), talos.timeStatus(addresses)]);
+}
+
+function listed(listings: Map<string, Map<string, Reading<FileListing>>>, address: string, path: string): boolean {
+  const l = listings.get(address)?.get(path);
+  return l?.ok === true && l.value.exists;
 }
 
 /** The paths a reading's listing showed absent (for EvidenceHints.absent of the node's next reading). */

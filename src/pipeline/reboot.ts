@@ -2,11 +2,11 @@
 import { formatDuration } from '../core/format.js';
 import type { TalosClient } from '../adapters/types.js';
 import { unique } from '../core/async.js';
-import { ServerIdentityError, errorMessage } from '../core/errors.js';
+import { RebootNotSentError, ServerIdentityError, errorMessage } from '../core/errors.js';
 import type { EvidenceVerdict, NodeState, Reading } from '../core/model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
-import { criStillComingUp } from '../rules/proof.js';
+import { readAgainBecause } from '../rules/proof.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
 import { STEP } from '../core/steps.js';
 import { LeaseLostError } from './lease.js';
@@ -253,35 +253,29 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
 }
 
 /**
- * The post-reboot evidence: one reading (the `prove` step); when it finds cri still coming up
- * (criStillComingUp: Talos answers before it loads cri, and a cri restarted a moment ago has no
- * health yet), a second step reads it again until it is up or `deadline`, and its last reading is the
- * one judged. Two steps, so the record (and the benchmark's own time) tells the boot's wait from the
- * proof's work.
+ * The post-reboot evidence: one reading (the `prove` step); when it is not final yet
+ * (readAgainBecause: Talos answers before it loads cri and before machined has written the CRI files
+ * of the rebuilt /etc, and a cri restarted a moment ago has no health yet), a second step reads it
+ * again until it is final or `deadline`, and its last reading is the one judged. Two steps, so the
+ * record (and the benchmark's own time) tells the boot's wait from the proof's work.
  */
 async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promise<EvidenceVerdict> {
   const describe = (v: EvidenceVerdict) => `${v.verdict}: ${v.reason}`;
   const first = await run.step(STEP.prove, () => readOne(ctx, run.node.name, run.address), describe);
-  if (!criStillComingUp(first) || ctx.cancelled?.()) return first;
-  return run.step(STEP.waitCriUp, () => readUntilCriUp(ctx, run, first, deadline), describe);
+  if (readAgainBecause(first) === undefined || ctx.cancelled?.()) return first;
+  return run.step(STEP.waitProofFinal, () => readUntilFinal(ctx, run, first, deadline), describe);
 }
 
-async function readUntilCriUp(ctx: RunContext, run: NodeRun, first: EvidenceVerdict, deadline: number): Promise<EvidenceVerdict> {
-  const criOf = (v: EvidenceVerdict) =>
-    v.values.criState === undefined
-      ? 'not readable (Talos answers before it loads cri)'
-      : `${v.values.criState} with health ${v.values.criHealth}`;
-  ctx.log.info(
-    `${run.node.name}: cri is ${criOf(first)} after the reboot; reading it again until it is Running and healthy (ready-timeout)`,
-  );
+async function readUntilFinal(ctx: RunContext, run: NodeRun, first: EvidenceVerdict, deadline: number): Promise<EvidenceVerdict> {
+  ctx.log.info(`${run.node.name}: after the reboot ${readAgainBecause(first)}; reading it again until it is final (ready-timeout)`);
   for (let proof = first; ;) {
     if (ctx.clock.now() + ctx.pollIntervalMs > deadline) {
-      ctx.log.info(`${run.node.name}: cri is still ${criOf(proof)} at the ready-timeout`);
+      ctx.log.info(`${run.node.name}: still at the ready-timeout, ${readAgainBecause(proof)}`);
       return proof;
     }
     await ctx.clock.sleep(ctx.pollIntervalMs);
     proof = await readOne(ctx, run.node.name, run.address);
-    if (!criStillComingUp(proof) || ctx.cancelled?.()) return proof;
+    if (readAgainBecause(proof) === undefined || ctx.cancelled?.()) return proof;
   }
 }
 
@@ -313,10 +307,29 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRe
 
   const bootBefore = drained.node.bootID;
   run.enter('rebooting');
-  await run.step(STEP.reboot, async () => {
-    await beforeMutation(ctx, { fresh: true, read: rebootProof });
-    return talos.reboot(run.address, config.readyTimeoutMs);
-  });
+  // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
+  ctx.absentPaths.delete(run.address);
+  try {
+    await run.step(STEP.reboot, async () => {
+      await beforeMutation(ctx, { fresh: true, read: rebootProof });
+      return talos.reboot(run.address, config.readyTimeoutMs);
+    });
+  } catch (e) {
+    if (!(e instanceof RebootNotSentError)) throw e;
+    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
+    throw new NodeStop(
+      'failed',
+      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
+      {
+        disposition: 'release',
+        nextStep:
+          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
+          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
+          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
+      },
+      { cause: e },
+    );
+  }
   // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
   const deadline = ctx.clock.now() + config.readyTimeoutMs;
 

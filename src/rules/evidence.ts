@@ -94,6 +94,12 @@ interface Collector {
   contradict: (reason: string) => void;
   /** the node clock cannot be trusted: no ordering of its instants, either way */
   doubtClock: (reason: string) => void;
+  /**
+   * a reading the rule needs is not there: not taken, failed, or of a file not there yet (listed but
+   * not read, read but not found, no EtcFileStatus yet). The check fails too; the verdict says the
+   * reading is incomplete (EvidenceVerdict.incomplete), so a reading after a reboot is read again.
+   */
+  missing: (reason: string) => void;
 }
 
 const byTime = (a: ServiceEvent, b: ServiceEvent): number => a.at.earliestMs - b.at.earliestMs || a.at.latestMs - b.at.latestMs;
@@ -105,7 +111,7 @@ const byTime = (a: ServiceEvent, b: ServiceEvent): number => a.at.earliestMs - b
  */
 function checkCriService(r: EvidenceReadings, values: EvidenceValues, c: Collector): void {
   if (!r.criService.ok) {
-    c.fail(`the cri service status could not be read: ${r.criService.error}`);
+    c.missing(`the cri service status could not be read: ${r.criService.error}`);
     return;
   }
   const s = r.criService.value;
@@ -155,7 +161,7 @@ function containerdStart(r: EvidenceReadings, values: EvidenceValues, c: Collect
   );
   let sp: { pid: number; created: Instant } | undefined;
   if (r.servicePid !== undefined) {
-    if (!r.servicePid.ok) c.fail(`the cri ServicePID could not be read: ${r.servicePid.error}`);
+    if (!r.servicePid.ok) c.missing(`the cri ServicePID could not be read: ${r.servicePid.error}`);
     else if (!Number.isInteger(r.servicePid.value.pid) || !isValidInstant(r.servicePid.value.created))
       c.fail('the cri ServicePID could not be parsed');
     else {
@@ -284,7 +290,7 @@ function configLastWrite(
     values.files.push(entry);
     fileValues.set(f, entry);
     if (!f.listing.ok) {
-      c.fail(`listing ${f.path} failed: ${f.listing.error}`);
+      c.missing(`listing ${f.path} failed: ${f.listing.error}`);
       complete = false;
       continue;
     }
@@ -303,7 +309,7 @@ function configLastWrite(
     const mtime = l.mtime;
     let status: Instant | undefined;
     if (f.status !== undefined) {
-      if (!f.status.ok) c.fail(`the etcfilestatus of ${f.path} could not be read: ${f.status.error}`);
+      if (!f.status.ok) c.missing(`the etcfilestatus of ${f.path} could not be read: ${f.status.error}`);
       else if (!isValidInstant(f.status.value.updated)) c.fail(`the etcfilestatus of ${f.path} could not be parsed`);
       else {
         status = f.status.value.updated;
@@ -328,7 +334,7 @@ function configLastWrite(
       }
       latestMs = status.latestMs;
     } else if (mtime.via === 'api' && !status) {
-      c.fail(`${f.path} has no EtcFileStatus reading, and its whole-second modification time cannot order the write`);
+      c.missing(`${f.path} has no EtcFileStatus reading, and its whole-second modification time cannot order the write`);
       complete = false;
       continue;
     } else {
@@ -341,7 +347,7 @@ function configLastWrite(
   }
 
   if (r.files.length > 0 && existing === 0 && r.files.every((f) => f.listing.ok)) {
-    c.fail(`none of the CRI config files exists (${r.files.map((f) => f.path).join(', ')})`);
+    c.missing(`none of the CRI config files exists (${r.files.map((f) => f.path).join(', ')})`);
   }
   if (!complete || perFile.length === 0) return { perFile };
   // the newest write over all files: its latest is the max of the latests, its earliest the max of the earliests
@@ -386,18 +392,18 @@ function checkCredential(
     if (f.content === undefined) {
       if (mustCarry) {
         entry.credential = 'unknown';
-        c.fail(`${f.path} exists but was not read, so its credential is unknown`);
+        c.missing(`${f.path} exists but was not read, so its credential is unknown`);
       }
       continue;
     }
     if (!f.content.ok) {
       entry.credential = 'unknown';
-      if (mustCarry) c.fail(`reading ${f.path} failed: ${f.content.error}`);
+      if (mustCarry) c.missing(`reading ${f.path} failed: ${f.content.error}`);
       continue;
     }
     if (!f.content.value.exists) {
       entry.credential = 'unknown';
-      if (mustCarry) c.fail(`${f.path} was listed but not found when read`);
+      if (mustCarry) c.missing(`${f.path} was listed but not found when read`);
       continue;
     }
     const auth = f.content.value.auth;
@@ -433,6 +439,7 @@ function checkClock(
 ): void {
   if (!r.timeStatus.ok) {
     c.doubtClock(`the node time status could not be read: ${r.timeStatus.error}`);
+    c.missing(`the node time status could not be read: ${r.timeStatus.error}`);
   } else {
     values.timeSynced = r.timeStatus.value.synced;
     values.timeEpoch = r.timeStatus.value.epoch;
@@ -486,6 +493,7 @@ export function rebootEvidence(
   const failures: string[] = [];
   let contradicts = false;
   let clockDoubted = false;
+  let incomplete: string | undefined;
   const c: Collector = {
     fail: (reason) => failures.push(reason),
     contradict: (reason) => {
@@ -495,6 +503,10 @@ export function rebootEvidence(
     doubtClock: (reason) => {
       clockDoubted = true;
       failures.push(reason);
+    },
+    missing: (reason) => {
+      incomplete ??= reason;
+      if (!failures.includes(reason)) failures.push(reason);
     },
   };
   if (r.talosVersion.ok) values.talosVersion = r.talosVersion.value;
@@ -552,7 +564,15 @@ export function rebootEvidence(
       contradicts: false,
     };
   }
-  return { verdict: 'reboot', reason: failures[0] ?? 'the evidence is incomplete', values, ordering, contradicts };
+  const verdict: EvidenceVerdict = {
+    verdict: 'reboot',
+    reason: failures[0] ?? 'the evidence is incomplete',
+    values,
+    ordering,
+    contradicts,
+  };
+  if (incomplete !== undefined) verdict.incomplete = incomplete;
+  return verdict;
 }
 
 /**

@@ -22,18 +22,21 @@ export type ProofJudgement =
  * - the ordering is `undecidable` (bounds overlap, a gap within the margin, a tie, or a clock the
  *   checks do not trust), so both instants were read;
  * - cri is Running with health OK;
- * - every existing config file was read and carries exactly the desired credential.
- * The caller has already seen the new boot id and Ready. What stays open is the case the ordering
+ * - every existing config file was read and carries exactly the desired credential;
+ * - the reading is complete (no EvidenceVerdict.incomplete): a reading that lacked something is no
+ *   proof of anything, and the caller judges one only at its deadline (readAgainBecause).
+ * The caller has already seen the new boot id. What stays open is the case the ordering
  * exists to catch: on a Talos ≤ 1.13 boot, containerd reading the file before the credential landed
  * (nothing in ≤ 1.13 orders the two). `verify-image` closes it; without it the node is released with
  * a warning that names this risk.
  *
- * Anything else — `before`, `unknown` (an instant not read), an unhealthy cri, a file not read — is
- * `failed`: the node stays fenced for a person, as a failed reboot does.
+ * Anything else — `before`, `unknown` (an instant not read), an unhealthy cri, an incomplete reading —
+ * is `failed`: the node stays fenced for a person, as a failed reboot does.
  */
 export function judgeProof(proof: EvidenceVerdict): ProofJudgement {
   if (proof.verdict === 'skip') return { kind: 'proven' };
   if (proof.contradicts !== false || proof.ordering !== 'undecidable') return { kind: 'failed' };
+  if (proof.incomplete !== undefined) return { kind: 'failed' };
   const v = proof.values;
   if (v.criState !== 'Running' || v.criHealth !== 'OK') return { kind: 'failed' };
   const existing = v.files.filter((f) => f.exists === true);
@@ -50,30 +53,40 @@ export function judgeProof(proof: EvidenceVerdict): ProofJudgement {
 const CRI_STATES_FOR_GOOD = new Set(['Failed', 'Skipped']);
 
 /**
- * Whether a post-reboot reading is worth reading again before it is judged: cri was read and is on
- * its way up but not there yet. A cri (re)started a moment ago is Running with health unknown ("?")
- * until its first check, one second after the launch; a first check that failed is retried five
- * seconds later; a run not yet launched or a 1.14 restart in progress is not Running at all (Talos
- * health.DefaultSettings, service_runner.go). On a healthy node each of these turns into Running with
- * health OK by itself, so judging it now would fence a node that is fine. The caller reads again
- * until this says no or its deadline (ready-timeout) passes, then judges the last reading: a cri that
- * never comes up still fails the proof, only later.
+ * Why a post-reboot reading is to be read again before it is judged, or undefined when it is final.
+ * The caller reads again until this says undefined or its deadline (ready-timeout) passes, then judges
+ * the last reading: waiting never weakens the proof (the last reading is judged by the same rule, and
+ * an incomplete one fails it), it only keeps a node that is fine from being fenced while it boots.
  *
  * The proof is read as soon as the reboot returned, when Talos answers with a new boot id, and that
- * is before cri exists: apid starts in the Initialize sequence, machined loads cri only in
- * StartAllServices (on 1.14 cri.ServiceController loads it once cri.toml's EtcFileStatus exists), so
- * a service reading that failed ("the node lists no service cri") is read again too. Waiting never
- * weakens the proof: the last reading is judged by the same rule.
+ * is early in the boot: apid starts in the Initialize sequence, while
+ * - cri is loaded only in StartAllServices (≤ 1.13) or by cri.ServiceController once cri.toml's
+ *   EtcFileStatus exists (1.14); until then the service reading fails ("the node lists no service
+ *   cri"). A cri (re)started a moment ago is Running with health unknown ("?") until its first check,
+ *   one second after the launch; a first check that failed is retried five seconds later; a run not
+ *   yet launched or a 1.14 restart in progress is not Running at all (Talos health.DefaultSettings,
+ *   service_runner.go). Each turns into Running with health OK by itself on a healthy node.
+ * - /etc is rebuilt at every boot (a tmpfs) and its CRI files are written by machined's controllers
+ *   once the machine config is loaded, on their own schedule, so the node may answer before
+ *   cri.toml (1.14) or 01-registries.part and the cri.toml that merges it (≤ 1.13) exist. A reading
+ *   that lacks something the rule needs (EvidenceVerdict.incomplete: a file listed but not read, read
+ *   but not found, no EtcFileStatus yet, a read that failed) is no fact about the node: an absence
+ *   seen earlier in the boot says nothing about the next reading. It is read again, and only a
+ *   complete reading decides the proof.
  *
- * Not worth waiting on: a skip (cri is Running and OK), a cri Running with health OK (the reading is
- * final whatever else it says), and a cri state it does not leave by itself.
+ * Final: a skip; a cri in a state it does not leave by itself (Failed, Skipped), whatever else the
+ * reading lacks; a complete reading with cri Running and healthy, whatever it says (an old credential
+ * is judged at once, not waited on).
  */
-export function criStillComingUp(proof: EvidenceVerdict): boolean {
-  if (proof.verdict === 'skip') return false;
+export function readAgainBecause(proof: EvidenceVerdict): string | undefined {
+  if (proof.verdict === 'skip') return undefined;
   const { criState: state, criHealth: health } = proof.values;
-  if (state === undefined) return true;
-  if (state === 'Running') return health !== 'OK';
-  return !CRI_STATES_FOR_GOOD.has(state);
+  if (state === undefined) return 'cri is not readable (Talos answers before it loads cri)';
+  if (CRI_STATES_FOR_GOOD.has(state)) return undefined;
+  if (state !== 'Running') return `cri is ${state}`;
+  if (health !== 'OK') return `cri is Running with health ${health}`;
+  if (proof.incomplete !== undefined) return `the reading is incomplete (${proof.incomplete})`;
+  return undefined;
 }
 
 /** The residual risk of a node released on an undecided proof, for the warning and the decision output. */

@@ -20,8 +20,9 @@ export interface KeyPair {
 
 /**
  * Which certificate the twin's apid presents: `valid` (the default), `wrong-san` (the cluster CA's,
- * serverAuth, for other names and addresses than the one dialed), `dual-use` (the cluster CA's,
- * serverAuth + clientAuth, no SAN: a pre-1.3 talosconfig client certificate).
+ * serverAuth, for other names and addresses than the one dialed: another machine's, or the one an
+ * address just moved to before Talos re-issues its certificate, TalosSim.moveApiAddress), `dual-use`
+ * (the cluster CA's, serverAuth + clientAuth, no SAN: a pre-1.3 talosconfig client certificate).
  */
 export type ApiCertificate = 'valid' | 'wrong-san' | 'dual-use';
 

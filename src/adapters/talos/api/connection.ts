@@ -4,8 +4,14 @@
 // deprecated `nodes` key is refused by the COSI State API) and carries its own deadline.
 // Failures become ToolError with the cause classified from the gRPC status, as talosctl's
 // printed `rpc error: code = … desc = …` is classified on the CLI path.
-// The server's certificate is checked on every connection (serverIdentity.ts); a failure is a
-// ServerIdentityError that every later call of the connection gets too, never a failed reading.
+// The server's certificate is checked on every connection (serverIdentity.ts), and a refused one is
+// never trusted nor worked around (no fallback to talosctl). On the first connection (verifyServer,
+// before the run mutates anything) a refusal is a ServerIdentityError that every later call gets too,
+// never a failed reading. On a reconnection it fails that connection only: apid's certificate is
+// re-issued when the machine's addresses change (a VIP moving to another control plane while the one
+// holding it reboots, a node back from its reboot before its certificate names the dialed address;
+// docs/talos-api.md, "Server identity"), so a call that met it waits for the next dial within its own
+// deadline, and only MAX_REFUSALS refusals in a row make it the run's ServerIdentityError.
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { ServerIdentityError, ToolError } from '../../../core/errors.js';
@@ -34,6 +40,14 @@ type Plain = Record<string, unknown>;
 
 /** the channel's reconnect interval while the endpoint is unreachable */
 const RECONNECT_MS = 1000;
+
+/**
+ * Refused certificates in a row, on reconnections, that make the refusal the run's: about this many
+ * seconds of dials (one per RECONNECT_MS) with no certificate naming the endpoint, well past the
+ * moment apid's certificate is re-issued for an address that moved (its controllers act within a
+ * second of the address change).
+ */
+export const MAX_REFUSALS = 10;
 
 /** One call's own deadline and cancellation (the reboot's short polls); the connection's defaults otherwise. */
 export interface CallOptions {
@@ -72,8 +86,15 @@ export class TalosConnection {
   private readonly port: number;
   private readonly credentials: TalosCredentials;
   private readonly client: grpc.Client;
-  /** set by the first certificate refused on any connection; every later call fails with it */
+  /** the refusal that is the run's (on the first connection, or MAX_REFUSALS in a row); every later call fails with it */
   private identityFailure?: ServerIdentityError;
+  /** a certificate was accepted once: from then on a refused one is a reconnection's */
+  private accepted = false;
+  /** refused certificates since the last accepted one, and the latest */
+  private refusals = 0;
+  private lastRefusal?: ServerIdentityError;
+  /** calls waiting for the next dial after a refused reconnection; cancelled when the refusal becomes the run's */
+  private readonly redialing = new Set<{ cancel(): void }>();
   private readonly callTimeoutMs: number;
   private readonly maxInFlight: number;
   private inFlight = 0;
@@ -127,25 +148,31 @@ export class TalosConnection {
     const m = RPC[rpc];
     const reqType = messageType(m.req);
     const resType = messageType(m.res);
-    return this.limited(
-      () =>
-        new Promise<Plain>((resolve, reject) => {
-          if (this.identityFailure) return reject(this.identityFailure);
-          const call = this.client.makeUnaryRequest<Plain, Plain>(
-            m.path,
-            (v) => encodePlain(reqType, v),
-            (b) => toPlain(resType, b),
-            request,
-            this.metadata(node),
-            { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
-            (err, value) => {
-              unbind();
-              if (err) reject(this.failure(m.path, node, err));
-              else resolve(value ?? {});
-            },
-          );
-          const unbind = cancelOn(opts.signal, call);
-        }),
+    const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
+    return this.limited(() =>
+      this.dialing(
+        m.path,
+        node,
+        (waitForReady, track) =>
+          new Promise<Plain>((resolve, reject) => {
+            const call = this.client.makeUnaryRequest<Plain, Plain>(
+              m.path,
+              (v) => encodePlain(reqType, v),
+              (b) => toPlain(resType, b),
+              request,
+              this.metadata(node, waitForReady),
+              { deadline },
+              (err, value) => {
+                unbind();
+                untrack();
+                if (err) reject(err);
+                else resolve(value ?? {});
+              },
+            );
+            const unbind = cancelOn(opts.signal, call);
+            const untrack = track(call);
+          }),
+      ),
     );
   }
 
@@ -154,36 +181,94 @@ export class TalosConnection {
     const m = RPC[rpc];
     const reqType = messageType(m.req);
     const resType = messageType(m.res);
-    return this.limited(
-      () =>
-        new Promise<Plain[]>((resolve, reject) => {
-          if (this.identityFailure) return reject(this.identityFailure);
-          const out: Plain[] = [];
-          const call = this.client.makeServerStreamRequest<Plain, Plain>(
-            m.path,
-            (v) => encodePlain(reqType, v),
-            (b) => toPlain(resType, b),
-            request,
-            this.metadata(node),
-            { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) },
-          );
-          const unbind = cancelOn(opts.signal, call);
-          call.on('data', (d: Plain) => out.push(d));
-          call.on('error', (err: grpc.ServiceError) => {
-            unbind();
-            reject(this.failure(m.path, node, err));
-          });
-          call.on('status', (s: grpc.StatusObject) => {
-            if (s.code !== grpc.status.OK) return;
-            unbind();
-            resolve(out);
-          });
-        }),
+    const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
+    return this.limited(() =>
+      this.dialing(
+        m.path,
+        node,
+        (waitForReady, track) =>
+          new Promise<Plain[]>((resolve, reject) => {
+            const out: Plain[] = [];
+            const call = this.client.makeServerStreamRequest<Plain, Plain>(
+              m.path,
+              (v) => encodePlain(reqType, v),
+              (b) => toPlain(resType, b),
+              request,
+              this.metadata(node, waitForReady),
+              { deadline },
+            );
+            const unbind = cancelOn(opts.signal, call);
+            const untrack = track(call);
+            call.on('data', (d: Plain) => out.push(d));
+            call.on('error', (err: grpc.ServiceError) => {
+              unbind();
+              untrack();
+              reject(err);
+            });
+            call.on('status', (s: grpc.StatusObject) => {
+              if (s.code !== grpc.status.OK) return;
+              unbind();
+              untrack();
+              resolve(out);
+            });
+          }),
+      ),
     );
   }
 
-  private metadata(node: string): grpc.Metadata {
-    const md = new grpc.Metadata();
+  /**
+   * One call, and when its connection's certificate was refused on a reconnection, the same call once
+   * more, waiting for the next dial (waitForReady) until its deadline. Sending it again is safe, even
+   * for a Reboot: grpc failed it with "No connection established", before any request left. The
+   * second try is cancelled when the refusal becomes the run's (checkCertificate).
+   */
+  private async dialing<T>(
+    path: string,
+    node: string,
+    attempt: (waitForReady: boolean, track: (call: { cancel(): void }) => () => void) => Promise<T>,
+  ): Promise<T> {
+    if (this.identityFailure) throw this.identityFailure;
+    const untracked = () => () => undefined;
+    try {
+      return await attempt(false, untracked);
+    } catch (e) {
+      const err = e as grpc.ServiceError;
+      if (!this.refusedReconnection(err)) throw this.failure(path, node, err);
+    }
+    try {
+      return await attempt(true, (call) => {
+        this.redialing.add(call);
+        return () => this.redialing.delete(call);
+      });
+    } catch (e) {
+      const err = e as grpc.ServiceError;
+      // read again: a refusal that became the run's while this call waited ended it (checkCertificate)
+      const refused = this.runRefusal();
+      if (refused) throw refused;
+      if (err.code === grpc.status.DEADLINE_EXCEEDED && this.lastRefusal) throw this.refusedUntilDeadline(path, node, this.lastRefusal);
+      throw this.failure(path, node, err);
+    }
+  }
+
+  /** The refusal that is the run's, as it stands now. */
+  private runRefusal(): ServerIdentityError | undefined {
+    return this.identityFailure;
+  }
+
+  /** grpc failed the call before any connection was made, the last dial's certificate refused (and not yet the run's refusal). */
+  private refusedReconnection(err: grpc.ServiceError): boolean {
+    return (
+      !this.identityFailure &&
+      this.lastRefusal !== undefined &&
+      err.code === grpc.status.UNAVAILABLE &&
+      /^No connection established\b/.test(String(err.details ?? '')) &&
+      String(err.details ?? '').includes(this.lastRefusal.name)
+    );
+  }
+
+  /** `node` names the target; `waitForReady` makes the call wait for a connection instead of failing at once without one. */
+  private metadata(node: string, waitForReady: boolean): grpc.Metadata {
+    const md = new grpc.Metadata({ waitForReady });
     md.set('node', node);
     return md;
   }
@@ -237,19 +322,55 @@ export class TalosConnection {
     const chain = seen.chainError ? [`it does not verify against the talosconfig's CA (${seen.chainError})`] : [];
     const problems = [...chain, ...serverCertificateProblems(seen.cert, this.serverName)];
     if (problems.length > 0) throw (this.identityFailure ??= new ServerIdentityError(this.endpoint, this.serverName, problems));
+    this.accepted = true;
   }
 
-  /** checkServerIdentity: an Error refuses the connection; the first refusal is kept for every later call. */
+  /**
+   * checkServerIdentity: an Error refuses the connection. A refusal before any certificate was
+   * accepted, or the MAX_REFUSALS-th in a row, is the run's, kept for every later call (and the calls
+   * waiting for the next dial are ended with it); any other refuses this connection only.
+   */
   private checkCertificate(cert: PeerCertificate): Error | undefined {
     const problems = serverCertificateProblems(cert, this.serverName);
-    if (problems.length === 0) return undefined;
-    this.identityFailure ??= new ServerIdentityError(this.endpoint, this.serverName, problems);
-    return this.identityFailure;
+    if (problems.length === 0) {
+      this.accepted = true;
+      this.refusals = 0;
+      this.lastRefusal = undefined;
+      return undefined;
+    }
+    if (this.identityFailure) return this.identityFailure;
+    this.refusals++;
+    const refusal = new ServerIdentityError(
+      this.endpoint,
+      this.serverName,
+      this.accepted ? [...problems, `refused on ${this.refusals} reconnection${this.refusals === 1 ? '' : 's'} in a row`] : problems,
+    );
+    this.lastRefusal = refusal;
+    if (!this.accepted || this.refusals >= MAX_REFUSALS) {
+      this.identityFailure = refusal;
+      for (const call of this.redialing) call.cancel();
+      this.redialing.clear();
+    }
+    return refusal;
   }
 
-  /** A failed call: the refused certificate when there is one (the call saw only Unavailable), else a ToolError. */
+  /** A failed call: the refused certificate when it is the run's (the call saw only Unavailable), else a ToolError. */
   private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
     return this.identityFailure ?? this.toolError(path, node, err);
+  }
+
+  /** A call whose deadline came while every dial met a refused certificate (not yet the run's refusal). */
+  private refusedUntilDeadline(path: string, node: string, refusal: ServerIdentityError): ToolError {
+    const text = `rpc error: code = Unavailable desc = no connection: the server certificate was refused on every dial until the call's deadline (${refusal.reasons.join('; ')})`;
+    return new ToolError({
+      tool: 'talos-api',
+      command: `${path} (node ${node} via ${this.endpoint})`,
+      kind: 'transport',
+      exitCode: null,
+      stderr: text,
+      node,
+      message: `${path} for ${node} via ${this.endpoint} failed (transport: ${text})`,
+    });
   }
 
   private toolError(path: string, node: string, err: grpc.ServiceError): ToolError {

@@ -6,7 +6,10 @@
 // same boot id check, so polling the boot id decides the same outcome (docs/talos-api.md, "Reboot").
 // While the node is down every call fails with Unavailable, a deadline or a reset: that is the
 // reboot happening, not an error. Deadline: `timeoutMs` (ready-timeout); cancellation ends it.
-import { ToolError, errorMessage } from '../../../core/errors.js';
+// The first boot id read comes before anything is sent: a failure there is read again within the
+// deadline (the endpoint or the node may be away for a moment), and when it still fails the reboot
+// was never requested: RebootNotSentError, so the caller may give the node back as it is.
+import { RebootNotSentError, ServerIdentityError, ToolError, errorMessage } from '../../../core/errors.js';
 import { formatDuration } from '../../../core/format.js';
 import type { TalosConnection } from './connection.js';
 import { RPC } from './proto.js';
@@ -75,15 +78,8 @@ export async function rebootOverApi(
   };
 
   if (signal?.aborted) throw cancelled();
-  let before: string;
-  try {
-    before = await bootId();
-  } catch (e) {
-    if (signal?.aborted) throw cancelled();
-    if (e instanceof ToolError && e.kind === 'forbidden') throw new BootIdForbidden(e);
-    throw e;
-  }
-  if (before === '') throw fail('unparseable', `${BOOT_ID_PATH} is empty`);
+  const before = await bootIdBefore(node, deadline, { bootId, pollMs, pollCallMs, signal, cancelled, what });
+  if (before === '') throw new RebootNotSentError(node, `${what}: not sent: ${BOOT_ID_PATH} is empty`);
 
   // Any failure of the Reboot call itself fails the reboot, as the tracker's action does: the node
   // answers before it goes down (the sequence runs after the response).
@@ -120,6 +116,50 @@ export async function rebootOverApi(
       if (!isOutage(e)) throw e;
       // a read cut short by our own deadline says nothing about the node
       if (!(callMs < pollCallMs && e instanceof ToolError && e.kind === 'timeout')) last = errorMessage(e);
+    }
+  }
+}
+
+/**
+ * The boot id before the reboot, read again while its reads fail as an outage does (the node or the
+ * endpoint away for a moment) until `deadline`. Nothing has been sent yet, so every way out but a
+ * forbidden read (BootIdForbidden: talosctl follows such a reboot without the boot id) and a
+ * cancellation is RebootNotSentError, with the last failure as its cause; a refused server
+ * certificate stays the cause too, so the caller still stops the run on it.
+ */
+async function bootIdBefore(
+  node: string,
+  deadline: number,
+  o: {
+    bootId: (callMs?: number) => Promise<string>;
+    pollMs: number;
+    pollCallMs: number;
+    signal?: AbortSignal;
+    cancelled: () => ToolError;
+    what: string;
+  },
+): Promise<string> {
+  let attempts = 0;
+  for (;;) {
+    attempts++;
+    const left = deadline - Date.now();
+    try {
+      // the first read gets the connection's own deadline; a read again, the poll's (never past the deadline)
+      return await o.bootId(attempts === 1 ? undefined : Math.max(MIN_POLL_CALL_MS, Math.min(o.pollCallMs, left)));
+    } catch (e) {
+      if (o.signal?.aborted) throw o.cancelled();
+      if (e instanceof ToolError && e.kind === 'forbidden') throw new BootIdForbidden(e);
+      const retry = isOutage(e) && !(e instanceof ServerIdentityError) && deadline - Date.now() > o.pollMs + MIN_POLL_CALL_MS;
+      if (!retry) {
+        const tries = attempts === 1 ? 'once' : `${attempts} times`;
+        throw new RebootNotSentError(
+          node,
+          `${o.what}: not sent: the boot id to compare with after the reboot could not be read (read ${tries}): ${errorMessage(e)}`,
+          { cause: e },
+        );
+      }
+      await sleep(o.pollMs, o.signal);
+      if (o.signal?.aborted) throw o.cancelled();
     }
   }
 }
