@@ -485,8 +485,14 @@ var talosconfig = __webpack_require__(9022);
 // deprecated `nodes` key is refused by the COSI State API) and carries its own deadline.
 // Failures become ToolError with the cause classified from the gRPC status, as talosctl's
 // printed `rpc error: code = … desc = …` is classified on the CLI path.
-// The server's certificate is checked on every connection (serverIdentity.ts); a failure is a
-// ServerIdentityError that every later call of the connection gets too, never a failed reading.
+// The server's certificate is checked on every connection (serverIdentity.ts), and a refused one is
+// never trusted nor worked around (no fallback to talosctl). On the first connection (verifyServer,
+// before the run mutates anything) a refusal is a ServerIdentityError that every later call gets too,
+// never a failed reading. On a reconnection it fails that connection only: apid's certificate is
+// re-issued when the machine's addresses change (a VIP moving to another control plane while the one
+// holding it reboots, a node back from its reboot before its certificate names the dialed address;
+// docs/talos-api.md, "Server identity"), so a call that met it waits for the next dial within its own
+// deadline, and only MAX_REFUSALS refusals in a row make it the run's ServerIdentityError.
 
 
 
@@ -496,6 +502,13 @@ var talosconfig = __webpack_require__(9022);
 
 /** the channel's reconnect interval while the endpoint is unreachable */
 const RECONNECT_MS = 1000;
+/**
+ * Refused certificates in a row, on reconnections, that make the refusal the run's: about this many
+ * seconds of dials (one per RECONNECT_MS) with no certificate naming the endpoint, well past the
+ * moment apid's certificate is re-issued for an address that moved (its controllers act within a
+ * second of the address change).
+ */
+const MAX_REFUSALS = 10;
 /** grpc-go's names for the status codes, as apid's errors print them. */
 const CODE_NAMES = [
     'OK',
@@ -524,8 +537,15 @@ class TalosConnection {
     port;
     credentials;
     client;
-    /** set by the first certificate refused on any connection; every later call fails with it */
+    /** the refusal that is the run's (on the first connection, or MAX_REFUSALS in a row); every later call fails with it */
     identityFailure;
+    /** a certificate was accepted once: from then on a refused one is a reconnection's */
+    accepted = false;
+    /** refused certificates since the last accepted one, and the latest */
+    refusals = 0;
+    lastRefusal;
+    /** calls waiting for the next dial after a refused reconnection; cancelled when the refusal becomes the run's */
+    redialing = new Set();
     callTimeoutMs;
     maxInFlight;
     inFlight = 0;
@@ -574,45 +594,96 @@ class TalosConnection {
         const m = RPC[rpc];
         const reqType = messageType(m.req);
         const resType = messageType(m.res);
-        return this.limited(() => new Promise((resolve, reject) => {
-            if (this.identityFailure)
-                return reject(this.identityFailure);
-            const call = this.client.makeUnaryRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node), { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) }, (err, value) => {
+        const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
+        return this.limited(() => this.dialing(m.path, node, (waitForReady, track) => new Promise((resolve, reject) => {
+            const call = this.client.makeUnaryRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node, waitForReady), { deadline }, (err, value) => {
                 unbind();
+                untrack();
                 if (err)
-                    reject(this.failure(m.path, node, err));
+                    reject(err);
                 else
                     resolve(value ?? {});
             });
             const unbind = cancelOn(opts.signal, call);
-        }));
+            const untrack = track(call);
+        })));
     }
     /** A server-streaming call to one node, collected whole (List of one path, Read of one file). */
     async stream(rpc, node, request, opts = {}) {
         const m = RPC[rpc];
         const reqType = messageType(m.req);
         const resType = messageType(m.res);
-        return this.limited(() => new Promise((resolve, reject) => {
-            if (this.identityFailure)
-                return reject(this.identityFailure);
+        const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
+        return this.limited(() => this.dialing(m.path, node, (waitForReady, track) => new Promise((resolve, reject) => {
             const out = [];
-            const call = this.client.makeServerStreamRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node), { deadline: Date.now() + (opts.timeoutMs ?? this.callTimeoutMs) });
+            const call = this.client.makeServerStreamRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node, waitForReady), { deadline });
             const unbind = cancelOn(opts.signal, call);
+            const untrack = track(call);
             call.on('data', (d) => out.push(d));
             call.on('error', (err) => {
                 unbind();
-                reject(this.failure(m.path, node, err));
+                untrack();
+                reject(err);
             });
             call.on('status', (s) => {
                 if (s.code !== src/* status */.h5.OK)
                     return;
                 unbind();
+                untrack();
                 resolve(out);
             });
-        }));
+        })));
     }
-    metadata(node) {
-        const md = new src/* Metadata */.OS();
+    /**
+     * One call, and when its connection's certificate was refused on a reconnection, the same call once
+     * more, waiting for the next dial (waitForReady) until its deadline. Sending it again is safe, even
+     * for a Reboot: grpc failed it with "No connection established", before any request left. The
+     * second try is cancelled when the refusal becomes the run's (checkCertificate).
+     */
+    async dialing(path, node, attempt) {
+        if (this.identityFailure)
+            throw this.identityFailure;
+        const untracked = () => () => undefined;
+        try {
+            return await attempt(false, untracked);
+        }
+        catch (e) {
+            const err = e;
+            if (!this.refusedReconnection(err))
+                throw this.failure(path, node, err);
+        }
+        try {
+            return await attempt(true, (call) => {
+                this.redialing.add(call);
+                return () => this.redialing.delete(call);
+            });
+        }
+        catch (e) {
+            const err = e;
+            // read again: a refusal that became the run's while this call waited ended it (checkCertificate)
+            const refused = this.runRefusal();
+            if (refused)
+                throw refused;
+            if (err.code === src/* status */.h5.DEADLINE_EXCEEDED && this.lastRefusal)
+                throw this.refusedUntilDeadline(path, node, this.lastRefusal);
+            throw this.failure(path, node, err);
+        }
+    }
+    /** The refusal that is the run's, as it stands now. */
+    runRefusal() {
+        return this.identityFailure;
+    }
+    /** grpc failed the call before any connection was made, the last dial's certificate refused (and not yet the run's refusal). */
+    refusedReconnection(err) {
+        return (!this.identityFailure &&
+            this.lastRefusal !== undefined &&
+            err.code === src/* status */.h5.UNAVAILABLE &&
+            /^No connection established\b/.test(String(err.details ?? '')) &&
+            String(err.details ?? '').includes(this.lastRefusal.name));
+    }
+    /** `node` names the target; `waitForReady` makes the call wait for a connection instead of failing at once without one. */
+    metadata(node, waitForReady) {
+        const md = new src/* Metadata */.OS({ waitForReady });
         md.set('node', node);
         return md;
     }
@@ -668,18 +739,50 @@ class TalosConnection {
         const problems = [...chain, ...serverCertificateProblems(seen.cert, this.serverName)];
         if (problems.length > 0)
             throw (this.identityFailure ??= new errors/* ServerIdentityError */.SL(this.endpoint, this.serverName, problems));
+        this.accepted = true;
     }
-    /** checkServerIdentity: an Error refuses the connection; the first refusal is kept for every later call. */
+    /**
+     * checkServerIdentity: an Error refuses the connection. A refusal before any certificate was
+     * accepted, or the MAX_REFUSALS-th in a row, is the run's, kept for every later call (and the calls
+     * waiting for the next dial are ended with it); any other refuses this connection only.
+     */
     checkCertificate(cert) {
         const problems = serverCertificateProblems(cert, this.serverName);
-        if (problems.length === 0)
+        if (problems.length === 0) {
+            this.accepted = true;
+            this.refusals = 0;
+            this.lastRefusal = undefined;
             return undefined;
-        this.identityFailure ??= new errors/* ServerIdentityError */.SL(this.endpoint, this.serverName, problems);
-        return this.identityFailure;
+        }
+        if (this.identityFailure)
+            return this.identityFailure;
+        this.refusals++;
+        const refusal = new errors/* ServerIdentityError */.SL(this.endpoint, this.serverName, this.accepted ? [...problems, `refused on ${this.refusals} reconnection${this.refusals === 1 ? '' : 's'} in a row`] : problems);
+        this.lastRefusal = refusal;
+        if (!this.accepted || this.refusals >= MAX_REFUSALS) {
+            this.identityFailure = refusal;
+            for (const call of this.redialing)
+                call.cancel();
+            this.redialing.clear();
+        }
+        return refusal;
     }
-    /** A failed call: the refused certificate when there is one (the call saw only Unavailable), else a ToolError. */
+    /** A failed call: the refused certificate when it is the run's (the call saw only Unavailable), else a ToolError. */
     failure(path, node, err) {
         return this.identityFailure ?? this.toolError(path, node, err);
+    }
+    /** A call whose deadline came while every dial met a refused certificate (not yet the run's refusal). */
+    refusedUntilDeadline(path, node, refusal) {
+        const text = `rpc error: code = Unavailable desc = no connection: the server certificate was refused on every dial until the call's deadline (${refusal.reasons.join('; ')})`;
+        return new errors/* ToolError */.v4({
+            tool: 'talos-api',
+            command: `${path} (node ${node} via ${this.endpoint})`,
+            kind: 'transport',
+            exitCode: null,
+            stderr: text,
+            node,
+            message: `${path} for ${node} via ${this.endpoint} failed (transport: ${text})`,
+        });
     }
     toolError(path, node, err) {
         const code = CODE_NAMES[err.code] ?? String(err.code);
@@ -888,6 +991,9 @@ var format = __webpack_require__(6228);
 // same boot id check, so polling the boot id decides the same outcome (docs/talos-api.md, "Reboot").
 // While the node is down every call fails with Unavailable, a deadline or a reset: that is the
 // reboot happening, not an error. Deadline: `timeoutMs` (ready-timeout); cancellation ends it.
+// The first boot id read comes before anything is sent: a failure there is read again within the
+// deadline (the endpoint or the node may be away for a moment), and when it still fails the reboot
+// was never requested: RebootNotSentError, so the caller may give the node back as it is.
 
 
 
@@ -932,19 +1038,9 @@ async function rebootOverApi(conn, node, timeoutMs, opts = {}) {
     };
     if (signal?.aborted)
         throw cancelled();
-    let before;
-    try {
-        before = await bootId();
-    }
-    catch (e) {
-        if (signal?.aborted)
-            throw cancelled();
-        if (e instanceof errors/* ToolError */.v4 && e.kind === 'forbidden')
-            throw new BootIdForbidden(e);
-        throw e;
-    }
+    const before = await bootIdBefore(node, deadline, { bootId, pollMs, pollCallMs, signal, cancelled, what });
     if (before === '')
-        throw fail('unparseable', `${BOOT_ID_PATH} is empty`);
+        throw new errors/* RebootNotSentError */.fo(node, `${what}: not sent: ${BOOT_ID_PATH} is empty`);
     // Any failure of the Reboot call itself fails the reboot, as the tracker's action does: the node
     // answers before it goes down (the sequence runs after the response).
     let actorId;
@@ -985,6 +1081,38 @@ async function rebootOverApi(conn, node, timeoutMs, opts = {}) {
             // a read cut short by our own deadline says nothing about the node
             if (!(callMs < pollCallMs && e instanceof errors/* ToolError */.v4 && e.kind === 'timeout'))
                 last = (0,errors/* errorMessage */.gJ)(e);
+        }
+    }
+}
+/**
+ * The boot id before the reboot, read again while its reads fail as an outage does (the node or the
+ * endpoint away for a moment) until `deadline`. Nothing has been sent yet, so every way out but a
+ * forbidden read (BootIdForbidden: talosctl follows such a reboot without the boot id) and a
+ * cancellation is RebootNotSentError, with the last failure as its cause; a refused server
+ * certificate stays the cause too, so the caller still stops the run on it.
+ */
+async function bootIdBefore(node, deadline, o) {
+    let attempts = 0;
+    for (;;) {
+        attempts++;
+        const left = deadline - Date.now();
+        try {
+            // the first read gets the connection's own deadline; a read again, the poll's (never past the deadline)
+            return await o.bootId(attempts === 1 ? undefined : Math.max(MIN_POLL_CALL_MS, Math.min(o.pollCallMs, left)));
+        }
+        catch (e) {
+            if (o.signal?.aborted)
+                throw o.cancelled();
+            if (e instanceof errors/* ToolError */.v4 && e.kind === 'forbidden')
+                throw new BootIdForbidden(e);
+            const retry = isOutage(e) && !(e instanceof errors/* ServerIdentityError */.SL) && deadline - Date.now() > o.pollMs + MIN_POLL_CALL_MS;
+            if (!retry) {
+                const tries = attempts === 1 ? 'once' : `${attempts} times`;
+                throw new errors/* RebootNotSentError */.fo(node, `${o.what}: not sent: the boot id to compare with after the reboot could not be read (read ${tries}): ${(0,errors/* errorMessage */.gJ)(e)}`, { cause: e });
+            }
+            await sleep(o.pollMs, o.signal);
+            if (o.signal?.aborted)
+                throw o.cancelled();
         }
     }
 }
