@@ -23,7 +23,8 @@ import { unavailableError } from './format.js';
 import { loadPatch, parseConfigText, sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
-import { NodeRuntime, type HeldWriteMatch } from './state.js';
+import type { HeldWriteMatch } from './configApply.js';
+import { NodeRuntime } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimEtcdMember, SimTalosNode } from './types.js';
 
