@@ -26,6 +26,18 @@ export interface PodSpecInput {
 
 const ownerDefs = { ReplicaSet: R.replicasets, DaemonSet: R.daemonsets, StatefulSet: R.statefulsets, Deployment: R.deployments } as const;
 
+/** The owner reference an apps/v1 controller sets on what it creates. */
+function controllerRef(owner: any): any {
+  return {
+    apiVersion: 'apps/v1',
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
 export class PodSeeder {
   constructor(private readonly ctx: SimContext) {}
 
@@ -48,14 +60,7 @@ export class PodSeeder {
       const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container, placement);
       // a ReplicaSet's pods carry its template's labels (a Deployment's: with pod-template-hash)
       if (spec.owner.kind === 'Deployment') labels = { ...owner.spec.template.metadata.labels };
-      ownerReferences.push({
-        apiVersion: 'apps/v1',
-        kind: owner.kind,
-        name: owner.metadata.name,
-        uid: owner.metadata.uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      });
+      ownerReferences.push(controllerRef(owner));
     }
     const annotations: Record<string, string> = {};
     let tolerations: any[] | undefined;
@@ -143,20 +148,7 @@ export class PodSeeder {
         name,
         namespace: ns,
         labels,
-        ...(owner
-          ? {
-              ownerReferences: [
-                {
-                  apiVersion: 'apps/v1',
-                  kind: owner.kind,
-                  name: owner.metadata.name,
-                  uid: owner.metadata.uid,
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
-              ],
-            }
-          : {}),
+        ...(owner ? { ownerReferences: [controllerRef(owner)] } : {}),
       },
       spec: {
         replicas: 1,
