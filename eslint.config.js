@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['sim/**/*.ts', '__tests__/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.{js,mjs,ts}'],
+    files: ['sim/**/*.ts', 'demo/**/*.ts', 'runner/**/*.ts', '__tests__/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.{js,mjs,ts}'],
     rules: {
       // The twin and the tests handle arbitrary Kubernetes JSON on purpose.
       '@typescript-eslint/no-explicit-any': 'off',

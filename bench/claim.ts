@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { realClock } from '../src/core/clock.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionClaim, ClaimRefused, oneShotClaim, type ClaimDeps } from './claimLoop.js';
-import { actionDeps, mean, percentile, round, withClusterEnv } from './lib.js';
+import { actionRollout, mean, percentile, round, withClusterEnv } from './lib.js';
 
 export interface ClaimFigures {
   /** claims without an injected conflict */
@@ -101,8 +101,9 @@ export async function benchClaims(
   try {
     cluster.addNode({ name: TARGET, role: 'worker' });
     cluster.addNode({ name: 'bystander', role: 'worker' });
-    const d = await actionDeps(cluster, { mode: 'apply' });
-    d.close(); // the claim never reads Talos
+    const composed = await actionRollout(cluster, { mode: 'apply' });
+    composed.close(); // the claim never reads Talos
+    const d = composed.deps;
     const deps: ClaimDeps = { kube: d.kube, keys: d.keys, owner: d.owner, config: d.config };
     const kube = cluster.kube;
 

@@ -1,19 +1,14 @@
-// Shared helpers of the benchmark: statistics, the twin's environment, the action's dependencies built
-// the way src/action/main.ts builds them, and the attribution of child processes to nodes and steps.
+// Shared helpers of the benchmark: statistics, the twin's environment, the action's run composed by the
+// action's own composition (src/action/rollout.ts), and the attribution of child processes to nodes and steps.
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { Runner, type CommandRecord } from '../src/adapters/exec.js';
-import { Kubectl } from '../src/adapters/kube/kubectl.js';
-import { openTalosClient } from '../src/adapters/talos/open.js';
-import type { TalosClient } from '../src/adapters/types.js';
-import { readConfig, type Config } from '../src/core/config.js';
-import { readAuthPatch } from '../src/action/inputs.js';
+import { readInputs } from '../src/action/inputs.js';
+import { MaskedCore, type CorePort } from '../src/action/masked.js';
+import { composeRollout } from '../src/action/rollout.js';
 import { errorMessage } from '../src/core/errors.js';
 import { STEP } from '../src/core/steps.js';
-import { annotationKeys, type AnnotationKeys, type DecisionRecord, type DesiredCredential } from '../src/core/model.js';
-import { formatOwnerToken, newOwnerToken } from '../src/core/owner.js';
-import { realClock } from '../src/core/clock.js';
-import { RunLock } from '../src/pipeline/lease.js';
+import type { DecisionRecord } from '../src/core/model.js';
 import type { RolloutDeps } from '../src/pipeline/context.js';
 import type { SimCluster } from '../sim/cluster.js';
 
@@ -63,58 +58,69 @@ export async function withClusterEnv<T>(cluster: SimCluster, fn: () => Promise<T
   }
 }
 
-// --- the action's dependencies ---------------------------------------------------------------------
+// --- the action's composition ---------------------------------------------------------------------
 
-export interface ActionDeps {
+/** A runner that shows nothing: the benchmarks print timings, never the action's log, summary or state. */
+const silentRunner: CorePort = {
+  getInput: () => '',
+  getState: () => '',
+  setSecret: () => undefined,
+  info: () => undefined,
+  notice: () => undefined,
+  warning: () => undefined,
+  error: () => undefined,
+  startGroup: () => undefined,
+  endGroup: () => undefined,
+  setOutput: () => undefined,
+  setFailed: () => undefined,
+  saveState: () => undefined,
+  summary: { addRaw: () => ({ write: () => Promise.resolve(undefined) }) },
+};
+
+export interface ActionRollout {
+  /** runs every command of the run; `onCommand` sees each one */
   runner: Runner;
-  kube: Kubectl;
-  talos: TalosClient;
+  /** the apply or plan run's deps exactly as src/action/main.ts composes them (`composeRollout`) */
+  deps: RolloutDeps;
   /** closes the API connection; call once the run is over */
   close(): void;
-  config: Config;
-  desired: DesiredCredential;
-  owner: string;
-  keys: AnnotationKeys;
 }
 
 /**
- * What src/action/main.ts builds from the inputs: the same config parser, credential reader, owner token and
- * adapters, the Talos client opened from the twin's talosconfig exactly as src/action/main.ts opens it (reads over
- * the API, one connection; the credential patch through ApplyConfiguration and the reboot through Reboot).
+ * The run src/action/main.ts composes from its inputs, through the same functions: `readInputs` (config,
+ * credential, owner token, knobs) and `composeRollout` (kubectl, the Talos client opened from the twin's
+ * talosconfig: reads over the API on one connection, the credential patch through ApplyConfiguration and
+ * the reboot through Reboot; the node logs; the run Lease in apply mode). The runner is a silent one, and
+ * the knobs are the action's own test knobs: the poll interval when given, no pause between the two
+ * empty listings that end a run.
  */
-export async function actionDeps(cluster: SimCluster, inputs: Record<string, string>): Promise<ActionDeps> {
+export async function actionRollout(
+  cluster: SimCluster,
+  inputs: Record<string, string>,
+  knobs: { pollIntervalMs?: number } = {},
+): Promise<ActionRollout> {
   const runner = new Runner();
-  const all: Record<string, string> = { 'auth-patch': cluster.writeAuthPatch(), revision: '2026-11-30.1', ...inputs };
-  const config = readConfig((name) => all[name] ?? '');
-  // the benchmarks print timings, never the tools' text: there is no sink to mask (src/action/masked.ts)
-  const parsed = readAuthPatch(config.authPatch, config.registry, () => undefined);
-  const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
-  // with the auth patch, as src/action/main.ts passes it: the credential is applied over the API, and a
-  // plan on the API path dry-runs it on every node
-  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG, authPatch: config.authPatch });
-  return {
-    runner,
-    kube: new Kubectl({ runner }),
-    talos: opened.client,
-    close: () => opened.close(),
-    config,
-    desired: parsed.desired,
-    owner,
-    keys: annotationKeys(config.annotationPrefix),
+  const all: Record<string, string> = {
+    'auth-patch': cluster.writeAuthPatch(),
+    revision: '2026-11-30.1',
+    talosconfig: cluster.env().TALOSCONFIG ?? '',
+    ...inputs,
   };
-}
-
-/**
- * The rollout's dependencies as src/action/main.ts wires them from ActionDeps: the real clock and, in apply
- * mode, the run Lease. `extra` replaces or adds (a wrapped Talos client, a poll interval, a log).
- */
-export function rolloutDeps(d: ActionDeps, extra: Partial<RolloutDeps> = {}): RolloutDeps {
-  const { kube, talos, config, desired, owner, keys } = d;
-  const lock =
-    config.mode === 'apply'
-      ? new RunLock({ kube, namespace: config.leaseNamespace, name: config.leaseName, owner, clock: realClock })
-      : undefined;
-  return { kube, talos, config, desired, owner, keys, clock: realClock, lock, ...extra };
+  const core = new MaskedCore(silentRunner);
+  const env: NodeJS.ProcessEnv = {
+    GITHUB_REPOSITORY: 'acme/platform',
+    GITHUB_RUN_ID: '4242',
+    GITHUB_RUN_ATTEMPT: '1',
+    RAR_RELIST_PAUSE_MS: '0',
+    ...(knobs.pollIntervalMs === undefined ? {} : { RAR_POLL_INTERVAL_MS: String(knobs.pollIntervalMs) }),
+  };
+  const read = readInputs(
+    (name) => all[name] ?? '',
+    env,
+    (s) => core.addSecret(s),
+  );
+  const composed = await composeRollout(read, { core, runner, cancelled: () => false });
+  return { runner, deps: composed.deps, close: () => composed.close() };
 }
 
 // --- attribution of child processes ----------------------------------------------------------------

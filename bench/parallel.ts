@@ -16,7 +16,7 @@ import { resolveMaxUnavailable } from '../src/core/config.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { outOverTime } from '../sim/kube/index.js';
-import { actionDeps, rolloutDeps, withClusterEnv } from './lib.js';
+import { actionRollout, withClusterEnv } from './lib.js';
 
 export interface ParallelRow {
   setting: string;
@@ -68,12 +68,17 @@ export async function benchParallel(progress: (msg: string) => void): Promise<Pa
         // one evictable pod per worker: the drain waits for its (scaled) termination grace
         cluster.kube.addPod({ namespace: 'default', name: `app-${i}`, nodeName: name, owner: { kind: 'ReplicaSet', name: 'app-1' } });
       }
-      const d = await actionDeps(cluster, { mode: 'apply', 'max-unavailable': setting, 'drain-timeout': '5m', 'ready-timeout': '5m' });
+      const composed = await actionRollout(
+        cluster,
+        { mode: 'apply', 'max-unavailable': setting, 'drain-timeout': '5m', 'ready-timeout': '5m' },
+        { pollIntervalMs },
+      );
+      const d = composed.deps;
       const k = resolveMaxUnavailable(d.config.maxUnavailable, workers);
       progress(`parallel: ${workers} workers, max-unavailable ${setting} (${k}) …`);
       const cpu0 = cpuSecondsSoFar();
       const t0 = performance.now();
-      const result = await withClusterEnv(cluster, () => runRollout(rolloutDeps(d, { pollIntervalMs })));
+      const result = await withClusterEnv(cluster, () => runRollout(d)).finally(() => composed.close());
       const wallMs = Math.round(performance.now() - t0);
       const cpu1 = cpuSecondsSoFar();
       const cpuSeconds = cpu0 !== null && cpu1 !== null ? Math.round((cpu1 - cpu0) * 10) / 10 : null;

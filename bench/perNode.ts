@@ -9,7 +9,7 @@ import type { CommandRecord } from '../src/adapters/exec.js';
 import type { DecisionRecord } from '../src/core/model.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
-import { actionDeps, rolloutDeps, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
+import { actionRollout, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
 
 export interface KindCost {
   nodes: number;
@@ -79,27 +79,28 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
     for (let i = 1; i <= NODES; i++) {
       cluster.addNode({ name: `node-${String(i).padStart(2, '0')}`, role: 'worker', current: i % 2 === 0 });
     }
-    const d = await actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
+    const d = await actionRollout(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' }, { pollIntervalMs: POLL_MS });
     const commands: CommandRecord[] = [];
     d.runner.onCommand((c) => commands.push(c));
     const windows: Array<{ name: string; start: number; end: number }> = [];
     const t0 = performance.now();
     const result = await withClusterEnv(cluster, () =>
-      runRollout(
-        rolloutDeps(d, {
-          pollIntervalMs: POLL_MS,
-          log: {
-            info: () => undefined,
-            group: (title) => {
-              const w = { name: title.split(' ')[0]!, start: Date.now(), end: Number.POSITIVE_INFINITY };
-              windows.push(w);
-              return () => {
-                w.end = Date.now();
-              };
-            },
+      runRollout({
+        ...d.deps,
+        // each node's group timed as it opens and closes: the port's own groups, one node at a time
+        // (the action's NodeLogs write a node's group only when it ends)
+        nodeLogs: undefined,
+        log: {
+          info: () => undefined,
+          group: (title) => {
+            const w = { name: title.split(' ')[0]!, start: Date.now(), end: Number.POSITIVE_INFINITY };
+            windows.push(w);
+            return () => {
+              w.end = Date.now();
+            };
           },
-        }),
-      ).finally(() => d.close()),
+        },
+      }).finally(() => d.close()),
     );
     const wallMs = performance.now() - t0;
     if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);

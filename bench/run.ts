@@ -22,7 +22,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { repoRoot } from '../sim/runAction.js';
+import { repoRoot } from '../runner/runAction.js';
 import { benchClaims, type ClaimRow } from './claim.js';
 import { machineInfo } from './lib.js';
 import { benchPerNode, type PerNodeResult } from './perNode.js';

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { repoRoot } from '../sim/runAction.js';
+import { repoRoot } from '../runner/runAction.js';
 import { median, round } from './lib.js';
 
 export interface StartupResult {

@@ -12,7 +12,7 @@ import { runRollout } from '../src/pipeline/run.js';
 import { NEW_CREDENTIAL, REGISTRY, SimCluster, type SimNodeSpec } from '../sim/cluster.js';
 import { sameAuth } from '../sim/talos/machineconfig.js';
 import { CRI_TOML } from '../sim/talos/render.js';
-import { actionDeps, rolloutDeps, withClusterEnv } from './lib.js';
+import { actionRollout, withClusterEnv } from './lib.js';
 
 /** The mix: how many nodes of each kind, in roll order interleaved (see KINDS). */
 export const MIX = [
@@ -92,10 +92,10 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
         initialGap.set(name, gapMs(cluster, name));
       }
     }
-    const d = await actionDeps(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' });
+    const d = await actionRollout(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' }, { pollIntervalMs: POLL_MS });
     // The truth at the decision to reboot: what the running containerd had loaded when the reboot was sent.
     const atReboot = new Map<string, boolean>();
-    const talos: TalosClient = new Proxy(d.talos, {
+    const talos: TalosClient = new Proxy(d.deps.talos, {
       get(target, prop, receiver) {
         const v = Reflect.get(target, prop, receiver) as unknown;
         if (prop !== 'reboot' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
@@ -107,9 +107,7 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
       },
     });
     const t0 = performance.now();
-    const result = await withClusterEnv(cluster, () =>
-      runRollout(rolloutDeps(d, { talos, pollIntervalMs: POLL_MS })).finally(() => d.close()),
-    );
+    const result = await withClusterEnv(cluster, () => runRollout({ ...d.deps, talos }).finally(() => d.close()));
     const wallMs = Math.round(performance.now() - t0);
     if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);
 

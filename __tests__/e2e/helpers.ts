@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
-import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../sim/runAction.js';
+import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../runner/runAction.js';
 
 export const PREFIX = 'registry-auth-rollout';
 export const A = {

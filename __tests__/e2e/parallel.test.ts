@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
-import { timelineOf } from '../../sim/summaryText.js';
+import { timelineOf } from '../../demo/summaryText.js';
 import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';

@@ -2,7 +2,7 @@
 // run Lease (coordination.k8s.io/v1) created, held and stolen by other "runs".
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import type { ActionRun, RunActionOptions } from '../../sim/runAction.js';
+import type { ActionRun, RunActionOptions } from '../../runner/runAction.js';
 import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 const LEASE_NS = 'kube-system';

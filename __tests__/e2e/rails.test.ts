@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import type { ActionRun } from '../../sim/runAction.js';
+import type { ActionRun } from '../../runner/runAction.js';
 import { startGitHubStub, type GitHubStub } from './githubStub.js';
 import { A, act, ann, byName, drainRequests, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 

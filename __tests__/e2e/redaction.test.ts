@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthFields } from '../../src/core/model.js';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import type { ActionRun } from '../../sim/runAction.js';
+import type { ActionRun } from '../../runner/runAction.js';
 import {
   SIM_BOOTSTRAP_TOKEN,
   SIM_CLUSTER_CA_KEY,
@@ -167,7 +167,7 @@ describe('e2e: what looks like a secret changes nothing the action reads', () =>
 
   it('a GHCR user whose legacy auth map is named like the repository owner: the node is claimed, rolled and released, never "taken by another actor"', async () => {
     const cluster = (c = await startCluster({ defaultNodes: false }));
-    // GITHUB_REPOSITORY is acme/platform (sim/runAction.ts): the owner token starts with the username
+    // GITHUB_REPOSITORY is acme/platform (runner/runAction.ts): the owner token starts with the username
     for (const name of ['worker-1', 'worker-2']) cluster.addNode({ name, role: 'worker', oldCredential: GHCR_OWNER });
     const patch = join(cluster.dir, 'legacy-auth.yaml');
     writeFileSync(

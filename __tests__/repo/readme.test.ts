@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../sim/runAction.js';
+import { repoRoot } from '../../runner/runAction.js';
 import { requireKubectl } from '../e2e/helpers.js';
 
 const run = promisify(execFile);

@@ -5,9 +5,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../sim/runAction.js';
+import { repoRoot } from '../../runner/runAction.js';
 
-const ROOTS = ['src', 'sim', 'bench', '__tests__', 'scripts', 'docs', 'README.md', 'action.yml'];
+const ROOTS = ['src', 'sim', 'demo', 'runner', 'bench', '__tests__', 'scripts', 'docs', 'README.md', 'action.yml'];
 const SKIP_DIRS = new Set(['node_modules']);
 
 const SHARED = 'shared' + '/reference';

@@ -17,16 +17,13 @@
 // StatefulSet: replicas = its created pods, readyReplicas = Running and Ready, availableReplicas =
 // those Ready for minReadySeconds.
 // Not modelled: the controllers creating pods for a scale-up (the twin's pods are seeded by tests or
-// re-created after an eviction by workloads.ts), rollouts of a new template.
+// re-created after an eviction by podControllers.ts), rollouts of a new template.
 import type { SimContext } from './context.js';
 import { clone } from './json.js';
+import { controllerOf, isTerminating } from './objectFacts.js';
 import { R, type ResourceDef } from './resources.js';
 import { nowTime } from './schema.js';
 
-const controllerOf = (o: any): { kind: string; name: string; uid: string } | undefined =>
-  (o.metadata?.ownerReferences ?? []).find((r: any) => r.controller);
-
-const isTerminating = (p: any) => !!p.metadata.deletionTimestamp;
 const isFinished = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
 function readySince(p: any): number | undefined {

@@ -21,62 +21,27 @@ import { Faults, isMutating, type FaultAction, type FaultMatch, type WriteHookMa
 import { HttpFront, type RequestRecord } from './http.js';
 import { clone } from './json.js';
 import { NodeControllers, lifecycleDiff } from './nodes.js';
-import {
-  buildNamespace,
-  buildNode,
-  buildServiceAccount,
-  daemonSetTolerations,
-  mirrorHash,
-  pauseImage,
-  type NodeSpecInput,
-} from './objects.js';
+import { buildNamespace, buildNode, buildServiceAccount, type NodeSpecInput } from './objects.js';
 import { R, type ResourceDef } from './resources.js';
 import { nowTime } from './schema.js';
 import { Store } from './store.js';
 import { Timers } from './timers.js';
 import { Watches } from './watch.js';
 import { Workloads } from './workloads.js';
+import { PodSeeder, type PodSpecInput } from './seedPods.js';
+import type { NodeWrite } from './nodeWrites.js';
 import { AppsControllers } from './apps.js';
 
 export type { RequestRecord } from './http.js';
 export type { Taint, NodeSpecInput } from './objects.js';
 export type { FaultAction, FaultMatch, WriteHookMatch } from './faults.js';
+export type { PodSpecInput } from './seedPods.js';
+export { outOverTime, type NodeWrite } from './nodeWrites.js';
 
 export interface KubeSimOptions extends Partial<SimTiming> {
   imagePull?: ImagePullHooks;
   /** where the kubeconfig and the kubectl cache dir go; a fresh temp dir (removed by stop()) by default */
   dir?: string;
-}
-
-/**
- * One write to a Node as the twin's store applied it, in order: what a test checks "how many nodes
- * were out at once" against, independently of what the action reports about itself.
- */
-export interface NodeWrite {
-  /** the store's revision of the write (a total order) */
-  rv: number;
-  at: number;
-  node: string;
-  unschedulable: boolean;
-  annotations: Record<string, string>;
-  labels: Record<string, string>;
-  deleted: boolean;
-}
-
-export interface PodSpecInput {
-  namespace?: string;
-  name: string;
-  /** the node it already runs on; absent: created unbound, for the scheduler to place (or leave Pending) */
-  nodeName?: string;
-  /** each container's CPU request (`500m`, `3`): the scheduler fits it against the nodes' allocatable CPU */
-  cpu?: string;
-  /** spec.nodeSelector: the scheduler places it only on nodes with these labels */
-  nodeSelector?: Record<string, string>;
-  /** a Deployment's pods are its ReplicaSet's (`<name>-<hash>`, created with the Deployment) */
-  owner?: { kind: 'Deployment' | 'ReplicaSet' | 'DaemonSet' | 'StatefulSet'; name: string };
-  labels?: Record<string, string>;
-  emptyDir?: boolean;
-  mirror?: boolean;
 }
 
 export interface PdbSpecInput {
@@ -91,8 +56,6 @@ export interface ChurnOptions {
   perSecond: number;
   kind?: 'status' | 'label' | 'annotation';
 }
-
-const ownerDefs = { ReplicaSet: R.replicasets, DaemonSet: R.daemonsets, StatefulSet: R.statefulsets, Deployment: R.deployments } as const;
 
 /**
  * What happened to a pod, in order, from the twin's own view: an eviction the apiserver accepted, a
@@ -120,6 +83,8 @@ export class KubeSim implements KubeNodeHooks {
   readonly podEvents: PodEvent[] = [];
   /** readiness delays by `namespace/workload` (see setReadiness) */
   private readonly readiness = new Map<string, number>();
+  /** the pods and workloads a test seeds (addPod) */
+  private readonly seeder: PodSeeder;
 
   private constructor(
     private readonly ctx: SimContext,
@@ -133,6 +98,7 @@ export class KubeSim implements KubeNodeHooks {
     readonly requests: RequestRecord[],
   ) {
     this.url = `http://127.0.0.1:${port}`;
+    this.seeder = new PodSeeder(ctx);
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.cacheDir = join(dir, 'cache');
     const podEvent = (type: PodEvent['type'], p: any) => {
@@ -148,7 +114,7 @@ export class KubeSim implements KubeNodeHooks {
     };
     ctx.api.hooks.podEvicted = (p) => podEvent('evicted', p);
     const isReadyPod = (p: any) => (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-    workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.workloadOf(p)}`) ?? 0;
+    workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.seeder.workloadOf(p)}`) ?? 0;
     ctx.store.onChange((e) => {
       if (e.def === R.pods && e.type !== 'DELETED' && isReadyPod(e.obj) && !isReadyPod(e.prev)) podEvent('ready', e.obj);
       if (e.def !== R.nodes) return;
@@ -369,152 +335,9 @@ export class KubeSim implements KubeNodeHooks {
     const node = spec.nodeName === undefined ? undefined : this.ctx.store.peek(R.nodes, '', spec.nodeName);
     if (spec.nodeName !== undefined && !node) throw new Error(`node ${spec.nodeName} not found`);
     if (!node && (spec.mirror || spec.owner?.kind === 'DaemonSet')) throw new Error('a mirror or DaemonSet pod needs its nodeName');
-    let labels = spec.labels ?? { app: spec.owner?.name ?? spec.name };
-    const container = {
-      name: 'main',
-      image: pauseImage,
-      imagePullPolicy: 'IfNotPresent',
-      ...(spec.cpu ? { resources: { requests: { cpu: spec.cpu } } } : {}),
-    };
-    const placement = spec.nodeSelector ? { nodeSelector: { ...spec.nodeSelector } } : {};
-    const ownerReferences: any[] = [];
-    if (spec.owner) {
-      const owner = this.ensureOwner(ns, spec.owner.kind, spec.owner.name, labels, container, placement);
-      // a ReplicaSet's pods carry its template's labels (a Deployment's: with pod-template-hash)
-      if (spec.owner.kind === 'Deployment') labels = { ...owner.spec.template.metadata.labels };
-      ownerReferences.push({
-        apiVersion: 'apps/v1',
-        kind: owner.kind,
-        name: owner.metadata.name,
-        uid: owner.metadata.uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      });
-    }
-    const annotations: Record<string, string> = {};
-    let tolerations: any[] | undefined;
-    if (spec.mirror) {
-      const h = mirrorHash(ns, spec.name);
-      Object.assign(annotations, {
-        'kubernetes.io/config.hash': h,
-        'kubernetes.io/config.mirror': h,
-        'kubernetes.io/config.seen': nowTime(),
-        'kubernetes.io/config.source': 'file',
-      });
-      ownerReferences.push({ apiVersion: 'v1', kind: 'Node', name: spec.nodeName, uid: node!.metadata.uid, controller: true });
-      tolerations = [{ operator: 'Exists', effect: 'NoExecute' }];
-    } else if (spec.owner?.kind === 'DaemonSet') {
-      tolerations = clone(daemonSetTolerations);
-    }
-    const body = {
-      metadata: {
-        name: spec.name,
-        namespace: ns,
-        labels,
-        ...(Object.keys(annotations).length ? { annotations } : {}),
-        ...(ownerReferences.length ? { ownerReferences } : {}),
-      },
-      spec: {
-        containers: [container],
-        ...(spec.nodeName !== undefined ? { nodeName: spec.nodeName } : {}),
-        ...placement,
-        ...(tolerations ? { tolerations } : {}),
-        ...(spec.emptyDir ? { volumes: [{ name: 'cache', emptyDir: {} }] } : {}),
-      },
-    };
-    const created = this.ctx.api.create(R.pods, ns, body).body;
+    const created = this.ctx.api.create(R.pods, ns, this.seeder.podBody(spec, ns, node)).body;
     // a pod given a node already runs there; one without is the scheduler's (placed, or Pending while nothing fits)
     if (node) this.workloads.seedRunning(created);
-  }
-
-  /**
-   * The pod's controller, created on first use; each further pod of it adds one to spec.replicas (a
-   * spec change: its generation moves, and the controller observes it at its next sync). A Deployment
-   * gets its ReplicaSet, which owns the pods. Their statuses are the controllers' (apps.ts); a
-   * DaemonSet's is a fixed one (its pods are never waited for).
-   */
-  private ensureOwner(
-    ns: string,
-    kind: keyof typeof ownerDefs,
-    name: string,
-    labels: Record<string, string>,
-    container: any,
-    placement: Record<string, unknown> = {},
-  ): any {
-    if (kind === 'Deployment') {
-      const d = this.ensureController(R.deployments, ns, name, labels, container, undefined, placement);
-      const hash = d.metadata.uid.replace(/[^a-z0-9]/g, '').slice(0, 10);
-      return this.ensureController(R.replicasets, ns, `${name}-${hash}`, { ...labels, 'pod-template-hash': hash }, container, d, placement);
-    }
-    const def = ownerDefs[kind];
-    if (kind !== 'DaemonSet') return this.ensureController(def, ns, name, labels, container, undefined, placement);
-    const cur = this.ctx.store.peek(def, ns, name);
-    if (cur) return cur;
-    const body = {
-      metadata: { name, namespace: ns, labels },
-      spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container] } } },
-      status: { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 1, observedGeneration: 1 },
-    };
-    return this.ctx.api.create(def, ns, body).body;
-  }
-
-  private ensureController(
-    def: ResourceDef,
-    ns: string,
-    name: string,
-    labels: Record<string, string>,
-    container: any,
-    owner?: any,
-    placement: Record<string, unknown> = {},
-  ): any {
-    const cur = this.ctx.store.peek(def, ns, name);
-    if (cur) {
-      this.updateSpec(def, ns, name, (o) => {
-        o.spec.replicas = (o.spec.replicas ?? 1) + 1;
-      });
-      return this.ctx.store.peek(def, ns, name);
-    }
-    const body = {
-      metadata: {
-        name,
-        namespace: ns,
-        labels,
-        ...(owner
-          ? {
-              ownerReferences: [
-                {
-                  apiVersion: 'apps/v1',
-                  kind: owner.kind,
-                  name: owner.metadata.name,
-                  uid: owner.metadata.uid,
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
-              ],
-            }
-          : {}),
-      },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        // the pod template is the first pod's: what the controller re-creates an evicted pod from
-        template: { metadata: { labels }, spec: { containers: [container], ...placement } },
-        ...(def === R.statefulsets ? { serviceName: name } : {}),
-      },
-    };
-    return this.ctx.api.create(def, ns, body).body;
-  }
-
-  /** The workload a pod belongs to: its Deployment for a Deployment's ReplicaSet, else its controller. */
-  private workloadOf(p: any): string {
-    const c = (p.metadata.ownerReferences ?? []).find((o: any) => o.controller);
-    if (!c) return p.metadata.name;
-    if (c.kind === 'ReplicaSet') {
-      const rs = this.ctx.store.peek(R.replicasets, p.metadata.namespace, c.name);
-      const d = (rs?.metadata.ownerReferences ?? []).find((o: any) => o.controller && o.kind === 'Deployment');
-      if (d) return d.name;
-    }
-    return c.name;
   }
 
   /**
@@ -528,30 +351,12 @@ export class KubeSim implements KubeNodeHooks {
 
   /** spec.minReadySeconds of a workload (a spec change: observed at its controller's next sync). */
   setMinReadySeconds(namespace: string, kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet', name: string, seconds: number): void {
-    this.updateSpec(ownerDefs[kind], namespace, name, (o) => {
-      o.spec.minReadySeconds = seconds;
-    });
-    if (kind === 'Deployment') {
-      for (const rs of this.ctx.store.list(R.replicasets, namespace)) {
-        if ((rs.metadata.ownerReferences ?? []).some((o: any) => o.controller && o.kind === 'Deployment' && o.name === name))
-          this.updateSpec(R.replicasets, namespace, rs.metadata.name, (o) => {
-            o.spec.minReadySeconds = seconds;
-          });
-      }
-    }
-  }
-
-  /** A spec write through the apiserver's update path: the generation moves, the status stays. */
-  private updateSpec(def: ResourceDef, ns: string, name: string, fn: (obj: any) => void): void {
-    const cur = this.ctx.store.get(def, ns, name);
-    if (!cur) throw new Error(`${def.plural} ${ns}/${name} not found`);
-    fn(cur);
-    this.ctx.api.update(def, ns, name, undefined, cur);
+    this.seeder.setMinReadySeconds(namespace, kind, name, seconds);
   }
 
   /** A workload object as stored (status included). */
   workload(kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet', namespace: string, name: string): any | undefined {
-    return this.ctx.store.get(ownerDefs[kind], namespace, name);
+    return this.seeder.workload(kind, namespace, name);
   }
 
   pods(): any[] {
@@ -648,27 +453,4 @@ export class KubeSim implements KubeNodeHooks {
   mutatingRequests(): RequestRecord[] {
     return this.requests.filter((r) => isMutating(r.method));
   }
-}
-
-/**
- * From the twin's own node writes: the largest number of nodes that were out at the same moment —
- * cordoned AND carrying an owner annotation `ownerKey` (unschedulable by a roll, not by an
- * operator) — and, for each change, who they were. Replayed in store order, so a claim and a release never look simultaneous.
- */
-export function outOverTime(
-  writes: readonly NodeWrite[],
-  ownerKey: string,
-): { peak: number; moments: Array<{ rv: number; out: string[] }> } {
-  const state = new Map<string, boolean>();
-  let peak = 0;
-  const moments: Array<{ rv: number; out: string[] }> = [];
-  for (const w of writes) {
-    const out = !w.deleted && w.unschedulable && ownerKey in w.annotations;
-    if ((state.get(w.node) ?? false) === out) continue;
-    state.set(w.node, out);
-    const now = [...state].filter(([, o]) => o).map(([n]) => n);
-    peak = Math.max(peak, now.length);
-    moments.push({ rv: w.rv, out: now });
-  }
-  return { peak, moments };
 }

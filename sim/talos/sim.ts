@@ -1,29 +1,23 @@
 // TalosSim: the Talos half of the cluster twin. It owns the simulated machines, serves the fake
 // talosctl executable (sim/bin/talosctl) over loopback, records every call, and answers the
 // Kubernetes half's simulated kubelet when it pulls images through containerd.
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ImagePullHooks, KubeNodeHooks } from '../types.js';
-import type { Command, CommandContext, Out, RunRequest, SimServices } from './commands/context.js';
-import { etcdAlarmListCommand, etcdMembersCommand, etcdRemoveMemberCommand, etcdStatusCommand } from './commands/etcd.js';
-import { getCommand } from './commands/get.js';
-import { credentialFor, imagePullCommand, imageRemoveCommand, parseImageRef, registryFor, unauthorized } from './commands/image.js';
-import { lsCommand } from './commands/ls.js';
-import { patchCommand } from './commands/patch.js';
-import { readCommand } from './commands/read.js';
-import { rebootCommand } from './commands/reboot.js';
-import { serviceCommand } from './commands/service.js';
-import { versionCommand } from './commands/version.js';
+import type { CommandContext, Out, RunRequest, SimServices } from './commands/context.js';
+import { API_COMMANDS, API_MUTATIONS, APPLY_CONFIGURATION, COMMANDS, GRPC_CODES, isMutating, names } from './commandTable.js';
+import { EtcdMembership } from './etcdMembership.js';
+import { credentialFor, parseImageRef, registryFor, unauthorized } from './commands/image.js';
 import { clusterCerts, talosconfigYaml, type ApiCertificate, type ClusterCerts } from './api/certs.js';
 import { startApiServer, type ApiCallRecord, type ApiServer, type Route } from './api/server.js';
 import { unavailableError } from './format.js';
 import { loadPatch, parseConfigText, sameAuth } from './machineconfig.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
-import { NodeRuntime, type HeldWriteMatch } from './state.js';
+import type { HeldWriteMatch } from './configApply.js';
+import { NodeRuntime } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimEtcdMember, SimTalosNode } from './types.js';
 
@@ -67,84 +61,6 @@ export interface TalosSimOptions {
   talosctl?: boolean;
 }
 
-/** The MachineService / COSI methods under the talosctl command names that `failNext` matches. */
-const APPLY_CONFIGURATION = '/machine.MachineService/ApplyConfiguration';
-
-const API_COMMANDS: Record<string, string> = {
-  '/machine.MachineService/Version': 'version',
-  '/machine.MachineService/ServiceList': 'service',
-  '/machine.MachineService/List': 'ls',
-  '/machine.MachineService/Read': 'read',
-  '/machine.MachineService/EtcdStatus': 'etcd status',
-  '/machine.MachineService/EtcdAlarmList': 'etcd alarm list',
-  '/machine.MachineService/EtcdMemberList': 'etcd members',
-  '/cosi.resource.State/Get': 'get',
-  // the same fault rules as `talosctl patch machineconfig`, which sends this call
-  '/machine.MachineService/ApplyConfiguration': 'patch machineconfig',
-  '/machine.MachineService/Reboot': 'reboot',
-};
-
-/** the API methods that change a machine (listed by mutatingCommands) */
-const API_MUTATIONS = new Set(['/machine.MachineService/Reboot', '/machine.MachineService/ApplyConfiguration']);
-
-const GRPC_CODES: Record<string, number> = {
-  Canceled: 1,
-  Unknown: 2,
-  InvalidArgument: 3,
-  DeadlineExceeded: 4,
-  NotFound: 5,
-  AlreadyExists: 6,
-  PermissionDenied: 7,
-  ResourceExhausted: 8,
-  FailedPrecondition: 9,
-  Aborted: 10,
-  OutOfRange: 11,
-  Unimplemented: 12,
-  Internal: 13,
-  Unavailable: 14,
-  DataLoss: 15,
-  Unauthenticated: 16,
-};
-
-const COMMANDS: Record<string, Command> = {
-  service: serviceCommand,
-  ls: lsCommand,
-  read: readCommand,
-  get: getCommand,
-  patch: patchCommand,
-  reboot: rebootCommand,
-  'etcd-status': etcdStatusCommand,
-  'etcd-alarm-list': etcdAlarmListCommand,
-  'etcd-members': etcdMembersCommand,
-  'etcd-remove-member': etcdRemoveMemberCommand,
-  'image-pull': imagePullCommand,
-  'image-remove': imageRemoveCommand,
-  version: versionCommand,
-};
-
-/** `talosctl list` is recorded under its alias `ls`, the name everyone uses. */
-function names(commandPath: string): { command: string; path: string } {
-  const words = commandPath.split(' ').slice(1);
-  if (words[0] === 'list') words[0] = 'ls';
-  return { command: words[0] ?? '', path: words.join(' ') };
-}
-
-function isMutating(req: RunRequest): boolean {
-  switch (req.command) {
-    case 'patch':
-      return !req.flags['dry-run'];
-    case 'reboot':
-    case 'image-pull':
-    case 'image-remove':
-    case 'etcd-remove-member':
-      return true;
-    case 'service':
-      return ['start', 'stop', 'restart'].includes(req.args[1] ?? '');
-    default:
-      return false;
-  }
-}
-
 interface FailRule {
   match: FailMatch;
   action: FailAction;
@@ -168,9 +84,7 @@ export class TalosSim {
   private readonly runtimes: NodeRuntime[] = [];
   private readonly registry = new Map<string, AuthFields>();
   /** etcd's member list: filled by control planes as they are added, then changed only on purpose */
-  private readonly membership: SimEtcdMember[] = [];
-  /** control planes whose etcd answers an older copy of the member list (lagEtcdMemberList) */
-  private readonly laggingMembers = new Map<NodeRuntime, SimEtcdMember[]>();
+  private readonly etcd = new EtcdMembership();
   private readonly failRules: FailRule[] = [];
   private readonly services: SimServices;
   private readonly unknownTypes = new Map<NodeRuntime, Set<string>>();
@@ -213,7 +127,7 @@ export class TalosSim {
     this.services = {
       rebootMs: opts.rebootMs,
       controlPlanes: () => this.runtimes.filter((rt) => rt.node.role === 'control-plane'),
-      etcdMembers: (rt) => this.membersAsSeenBy(rt),
+      etcdMembers: (rt) => this.etcd.seenBy(rt),
       removeEtcdMember: (id) => this.removeEtcdMember(id),
       registryCredential: (host) => this.registry.get(host),
     };
@@ -348,7 +262,7 @@ export class TalosSim {
     );
     const etcd = this.node(spec.name).etcd;
     // A control plane joins etcd under its hostname, advertising its address (Talos etcd service).
-    if (etcd) this.membership.push(memberOf(etcd.memberId, spec.name, spec.ip, etcd.learner));
+    if (etcd) this.etcd.join(etcd.memberId, spec.name, spec.ip, etcd.learner);
   }
 
   private find(nameOrIp: string): NodeRuntime | undefined {
@@ -375,8 +289,7 @@ export class TalosSim {
     if (s.healthy !== undefined) e.healthy = s.healthy;
     if (s.learner !== undefined) {
       e.learner = s.learner;
-      const m = this.membership.find((x) => x.id === e.memberId);
-      if (m) m.learner = s.learner;
+      this.etcd.setLearner(e.memberId, s.learner);
     }
     if (s.alarm !== undefined) e.alarms = s.alarm === null ? [] : [s.alarm];
     if (s.errors !== undefined) e.errors = s.errors;
@@ -384,45 +297,22 @@ export class TalosSim {
 
   /** etcd's member list as every healthy member answers it (a copy). */
   etcdMembers(): SimEtcdMember[] {
-    return this.membership.map((m) => ({ ...m, peerUrls: [...m.peerUrls], clientUrls: [...m.clientUrls] }));
+    return this.etcd.list();
   }
 
-  /**
-   * Adds a member that no simulated machine runs: a voter left behind by a control plane that was
-   * deleted from Kubernetes but never removed from etcd, a member added by hand, a learner that never
-   * caught up. Returns its id (random unless given).
-   */
+  /** See EtcdMembership.add: a member that no simulated machine runs. Returns its id (random unless given). */
   addEtcdMember(m: { id?: string; name: string; address: string; learner?: boolean; started?: boolean }): string {
-    const id = m.id ?? randomBytes(8).toString('hex');
-    if (!/^[0-9a-f]{16}$/.test(id)) throw new Error(`etcd member id ${id} is not 16 lower-case hex digits`);
-    if (this.membership.some((x) => x.id === id)) throw new Error(`etcd member ${id} already exists`);
-    const member = memberOf(id, m.name, m.address, m.learner ?? false);
-    // a member added but never started has no name and no client URLs yet (etcd publishes them at start)
-    if (m.started === false) Object.assign(member, { name: '', clientUrls: [] });
-    this.membership.push(member);
-    return id;
+    return this.etcd.add(m);
   }
 
-  /**
-   * From now on `nameOrIp`'s etcd answers the member list as it is at this moment, whatever changes
-   * later: a member that has not applied a membership change yet (etcd applies a conf change when its
-   * raft log reaches it). `catchUp` ends the lag.
-   */
+  /** See EtcdMembership.lag: `nameOrIp`'s etcd answers the member list as it is now; `catchUp` ends the lag. */
   lagEtcdMemberList(nameOrIp: string, catchUp = false): void {
-    const rt = this.get(nameOrIp);
-    if (catchUp) this.laggingMembers.delete(rt);
-    else this.laggingMembers.set(rt, this.etcdMembers());
-  }
-
-  private membersAsSeenBy(rt: NodeRuntime | undefined): SimEtcdMember[] {
-    return (rt && this.laggingMembers.get(rt)) ?? this.membership;
+    this.etcd.lag(this.get(nameOrIp), catchUp);
   }
 
   /** `etcd remove-member`: false when no such member exists. */
   removeEtcdMember(id: string): boolean {
-    const i = this.membership.findIndex((x) => x.id === id);
-    if (i < 0) return false;
-    this.membership.splice(i, 1);
+    if (!this.etcd.remove(id)) return false;
     // a removed member's etcd learns it was removed and stops (etcd: "the member has been permanently removed")
     for (const rt of this.runtimes) if (rt.node.etcd?.memberId === id) rt.node.etcd.healthy = false;
     return true;
@@ -599,7 +489,7 @@ export class TalosSim {
         rt.applyNow(rewrite ? { ...parseConfigText(rewrite(rt.node.machineConfig.text)), version: 0 } : before);
       },
       controlPlanes: () => this.services.controlPlanes(),
-      etcdMembers: (rt) => this.membersAsSeenBy(rt),
+      etcdMembers: (rt) => this.etcd.seenBy(rt),
       knowsType: (rt, type) => !this.unknownTypes.get(rt)?.has(type),
       record: (rec) => this.apiCalls.push(rec),
       rebootSequence: (rt) => void rt.reboot(),
@@ -650,10 +540,4 @@ export class TalosSim {
     rt.node.images.add(img.normalized);
     return { ok: true, imageID: img.pinned };
   }
-}
-
-/** A member as the Talos etcd service registers it: named after the host, URLs on the advertised address. */
-function memberOf(id: string, name: string, address: string, learner: boolean): SimEtcdMember {
-  const host = address.includes(':') ? `[${address}]` : address;
-  return { id, name, peerUrls: [`https://${host}:2380`], clientUrls: [`https://${host}:2379`], learner };
 }

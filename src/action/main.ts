@@ -6,15 +6,12 @@
 import { readInputs } from './inputs.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
-import { rolloutDeps } from './rollout.js';
+import { composeRollout, openKube } from './rollout.js';
 import { Runner } from '../adapters/exec.js';
-import { Kubectl } from '../adapters/kube/kubectl.js';
-import { openTalosClient } from '../adapters/talos/open.js';
 import { realClock } from '../core/clock.js';
 import { runFences } from '../fences/run.js';
 import { runRolloutMode } from '../pipeline/rolloutMode.js';
 import { formatCommandLine } from '../report/log.js';
-import { NodeLogs } from '../report/nodeLog.js';
 import { saveAccess } from './state.js';
 import { requireTalosctl } from './talosctlOnPath.js';
 
@@ -41,38 +38,29 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
     (secret) => core.addSecret(secret),
   );
   const { config } = inputs;
-  const stopPlainLog = runner.onCommand((rec) => core.info(formatCommandLine(rec)));
-  const kube = new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
   if (config.mode === 'fences' || config.mode === 'recover-fences') {
+    runner.onCommand((rec) => core.info(formatCommandLine(rec)));
     // Loaded only here: the GitHub client (octokit, undici) is most of the bundle's start-up cost.
     const { GitHubRuns } = await import('../adapters/github.js');
     const runs = new GitHubRuns(config.githubToken, { serverUrl: inputs.github.serverUrl, baseUrl: inputs.github.apiUrl });
-    return runFences({ mode: config.mode, kube, runs, config, clock: realClock, serverUrl: inputs.github.serverUrl });
+    return runFences({
+      mode: config.mode,
+      kube: openKube(runner, config),
+      runs,
+      config,
+      clock: realClock,
+      serverUrl: inputs.github.serverUrl,
+    });
   }
   core.info(`claim token for this run: ${inputs.owner}`);
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
-  // Several nodes run at once: each node's lines (its commands included) are buffered and written as
-  // one contiguous group when it ends; step starts are shown at once, prefixed with the node.
-  const logs = new NodeLogs({ info: (l) => core.info(l), startGroup: (t) => core.startGroup(t), endGroup: () => core.endGroup() });
-  stopPlainLog();
-  runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
-  // API reads when the talosconfig context has a client certificate, talosctl otherwise; unusable
-  // credentials, or an endpoint whose certificate is not apid's for it, fail here, before any mutation.
-  const opened = await openTalosClient({
-    runner,
-    path: config.talosconfig,
-    serverName: config.talosServerName,
-    authPatch: config.authPatch,
-    log: (l) => logs.line(l),
-    // the secrets of each machine config read back (src/rules/configSecrets.ts)
-    secret: (s) => core.addSecret(s),
-  });
-  core.info(opened.describe);
+  const rollout = await composeRollout(inputs, { core, runner, cancelled });
+  core.info(rollout.talosReads);
   try {
-    requireTalosctl(opened.talosctl, config.mode, process.env.PATH);
-    return await runRolloutMode(rolloutDeps(inputs, { core, kube, talos: opened.client, logs, cancelled }), opened.describe);
+    requireTalosctl(rollout.talosctl, config.mode, process.env.PATH);
+    return await runRolloutMode(rollout.deps, rollout.talosReads);
   } finally {
-    opened.close(); // the API connection would keep the process alive
+    rollout.close();
   }
 }

@@ -1,15 +1,74 @@
-// The apply and plan modes' ports, as the runner provides them: the log groups and the step state
-// are the masking port's (src/action/masked.ts), the Lease is saved for the post step, the knobs
-// come from the inputs.
+// The apply and plan modes as the runner composes them: kubectl, the Talos client chosen from the
+// talosconfig, the node logs, and the run's ports. The log groups and the step state are the masking
+// port's (src/action/masked.ts), the Lease is saved for the post step, the knobs come from the inputs.
+// One composition: the main step runs it (src/action/main.ts) and the benchmarks reuse it (bench/lib.ts).
+import type { Runner } from '../adapters/exec.js';
+import { Kubectl } from '../adapters/kube/kubectl.js';
+import { openTalosClient, type TalosctlNeed } from '../adapters/talos/open.js';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
 import { annotationKeys } from '../core/model.js';
 import type { RolloutDeps } from '../pipeline/context.js';
-import type { NodeLogs } from '../report/nodeLog.js';
+import { formatCommandLine } from '../report/log.js';
+import { NodeLogs } from '../report/nodeLog.js';
 import { saveHeld } from './state.js';
 import type { ActionInputs } from './inputs.js';
 import { trackedLock } from './lock.js';
 import type { MaskedCore } from './masked.js';
+
+/** kubectl as every mode runs it: the kubeconfig and context of the inputs. */
+export function openKube(runner: Runner, config: Config): Kubectl {
+  return new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
+}
+
+/** What the runner gives the composition. */
+export interface RolloutShell {
+  /** the runner, every text masked */
+  core: MaskedCore;
+  /** runs every command; each one is logged into the group of the node whose work started it */
+  runner: Runner;
+  /** true once the runner was cancelled */
+  cancelled: () => boolean;
+}
+
+export interface ComposedRollout {
+  deps: RolloutDeps;
+  /** which path reads Talos and why, one line (the log and the report say it) */
+  talosReads: string;
+  /** what talosctl does in this run, if anything (src/action/talosctlOnPath.ts checks PATH for it) */
+  talosctl: TalosctlNeed | undefined;
+  /** closes the Talos API connection, which would keep the process alive; call once the run is over */
+  close(): void;
+}
+
+/** The apply and plan modes' clients and ports, opened from the inputs. */
+export async function composeRollout(inputs: ActionInputs, shell: RolloutShell): Promise<ComposedRollout> {
+  const { config } = inputs;
+  const { core, runner } = shell;
+  // Several nodes run at once: each node's lines (its commands included) are buffered and written as
+  // one contiguous group when it ends; step starts are shown at once, prefixed with the node.
+  const logs = new NodeLogs({ info: (l) => core.info(l), startGroup: (t) => core.startGroup(t), endGroup: () => core.endGroup() });
+  runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
+  // API reads when the talosconfig context has a client certificate, talosctl otherwise; unusable
+  // credentials, or an endpoint whose certificate is not apid's for it, fail here, before any mutation.
+  const opened = await openTalosClient({
+    runner,
+    path: config.talosconfig,
+    serverName: config.talosServerName,
+    authPatch: config.authPatch,
+    log: (l) => logs.line(l),
+    // the secrets of each machine config read back (src/rules/configSecrets.ts)
+    secret: (s) => core.addSecret(s),
+  });
+  const kube = openKube(runner, config);
+  return {
+    deps: rolloutDeps(inputs, { core, kube, talos: opened.client, logs, cancelled: shell.cancelled }),
+    talosReads: opened.describe,
+    talosctl: opened.talosctl,
+    close: () => opened.close(),
+  };
+}
 
 export interface RolloutPorts {
   /** the runner, every text masked */

@@ -1,5 +1,5 @@
 // Named situations for the demo (and the benchmarks): each adds something to the default cluster.
-import type { SimCluster } from './cluster.js';
+import type { SimCluster } from '../sim/cluster.js';
 
 export interface Scenario {
   description: string;

@@ -13,8 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { addDefaultNodes, describeNodes, SimCluster } from './cluster.js';
-import { repoRoot, runAction } from './runAction.js';
+import { addDefaultNodes, describeNodes, SimCluster } from '../sim/cluster.js';
+import { repoRoot, runAction } from '../runner/runAction.js';
 import { SCENARIOS } from './scenarios.js';
 import { configChangesOf, timelineOf } from './summaryText.js';
 
