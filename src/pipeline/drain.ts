@@ -1,8 +1,9 @@
-// The drain of a node under its claim: first the settle gate's step (src/pipeline/settle.ts holds the
-// gate: the wait, as a step of the node's record, then the node's pod list and its controllers'
-// counts), then the drain itself, watched so it ends the moment the node stops being ours, retried
-// once after a cut connection, and a failure turned into the node's stop: released, or quarantined
-// under `undrainable: quarantine` (src/pipeline/quarantine.ts).
+// The drain of a node under its claim, with its gates: first the settle gate's step
+// (src/pipeline/settle.ts holds the gate: the wait, as a step of the node's record, then the node's
+// pod list and its controllers' counts), the guard and the quorum gate (src/pipeline/quorum.ts), then
+// the drain itself, watched so it ends the moment the node stops being ours, retried once after a cut
+// connection, and a failure turned into the node's stop: released, or quarantined under
+// `undrainable: quarantine` (src/pipeline/quarantine.ts); then the guard and the quorum gate again.
 import { ToolError, errorMessage } from '../core/errors.js';
 import type { NodeState } from '../core/model.js';
 import { STEP } from '../core/steps.js';
@@ -11,8 +12,36 @@ import { CancelledError, DrainUnwatched, LeaseLostError, SettleTimeoutError } fr
 import { beforeMutation, claimLost, claimProblems, guard, type FenceRead } from './fence.js';
 import type { NodeRun } from './nodeRun.js';
 import { isDrainTimeout, quarantineCause } from './quarantine.js';
+import { quorumOrRelease } from './quorum.js';
 import { NodeStop } from './stop.js';
 import { isTransport, waitForApiserver } from './transport.js';
+
+/**
+ * The drain under its gates: the settle gate, the guard and (for a control plane) the quorum gate
+ * before it, the guard and the quorum gate again after it. Returns the guard read after the drain
+ * and the fence read still usable as the reboot's Lease proof (none after a quorum gate ran).
+ */
+export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ drained: FenceRead; rebootProof: FenceRead | undefined }> {
+  await settleBeforeDrain(ctx, run);
+  const beforeDrain = await guard(ctx, run, 'before drain');
+  const drainProof = await quorumOrRelease(
+    ctx,
+    run,
+    beforeDrain,
+    'before drain',
+    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
+  );
+  await drain(ctx, run, drainProof, beforeDrain.node);
+  const drained = await guard(ctx, run, 'after drain');
+  const rebootProof = await quorumOrRelease(
+    ctx,
+    run,
+    drained,
+    'after drain',
+    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
+  );
+  return { drained, rebootProof };
+}
 
 const CANCELLED_NEXT_STEP =
   'The run was cancelled before the drain: the node was released (its cordon state restored) and was neither drained nor rebooted. Rerun.';
@@ -25,7 +54,7 @@ const UNREAD_NEXT_STEP =
  * drain evicts can be named by controller. Nothing at all when settle-timeout is 0. A timeout, or a
  * read the gate cannot make, releases the node as a failed drain does: it was neither drained nor rebooted.
  */
-export async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<void> {
+async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<void> {
   const gate = ctx.settle;
   if (!gate.enabled) return;
   const name = run.node.name;
@@ -121,7 +150,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
   throw drainFailure.error;
 }
 
-export async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined, since: NodeState): Promise<void> {
+async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined, since: NodeState): Promise<void> {
   run.enter('draining');
   try {
     try {

@@ -1,6 +1,6 @@
-// Drain → reboot → prove → Ready, under the claim: the settle gate, the guard and the quorum gate
-// before the drain (src/pipeline/drain.ts) and again before the reboot; then the proof, read first,
-// and the wait for Ready, whose last read the release may take as its fence read.
+// Drain → reboot → prove → Ready, under the claim: the drain with its gates (src/pipeline/drain.ts),
+// the reboot once the Lease is proven, then the proof, read first, and the wait for Ready, whose last
+// read the release may take as its fence read.
 import { formatDuration } from '../core/format.js';
 import { RebootNotSentError } from '../core/errors.js';
 import type { EvidenceVerdict } from '../core/model.js';
@@ -9,13 +9,60 @@ import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';
 import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
-import { drain, settleBeforeDrain } from './drain.js';
+import { drainNode } from './drain.js';
 import { readOne } from './evidence.js';
-import { beforeMutation, guard, readNodeForMutation, type FenceRead } from './fence.js';
+import { beforeMutation, readNodeForMutation, type FenceRead } from './fence.js';
 import type { NodeRun } from './nodeRun.js';
-import { quorumOrRelease } from './quorum.js';
 import { NodeStop, settleProof } from './stop.js';
 import { isTransport, waitForApiserver } from './transport.js';
+
+/**
+ * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
+ * default). Returns the last Ready read, a fence read the release may use (see releaseVerified).
+ */
+export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
+  const { drained, rebootProof } = await drainNode(ctx, run);
+  const bootBefore = drained.node.bootID;
+  run.enter('rebooting');
+  // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
+  ctx.absentPaths.delete(run.address);
+  await sendReboot(ctx, run, rebootProof);
+  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
+  const deadline = ctx.clock.now() + ctx.config.readyTimeoutMs;
+
+  // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
+  // A proof that contradicts or does not prove stops the node here, left fenced, without the wait.
+  run.enter('proving');
+  const proof = await readProof(ctx, run, deadline);
+  run.recordProof(proof);
+  settleProof(ctx, run, proof);
+  return waitForReady(ctx, run, bootBefore, deadline);
+}
+
+/** The reboot, once the Lease is proven; a reboot never sent gives the node back, as after a failed drain. */
+async function sendReboot(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined): Promise<void> {
+  try {
+    await run.step(STEP.reboot, async () => {
+      await beforeMutation(ctx, { fresh: true, read: proof });
+      return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs);
+    });
+  } catch (e) {
+    if (!(e instanceof RebootNotSentError)) throw e;
+    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
+    throw new NodeStop(
+      'failed',
+      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
+      {
+        disposition: 'release',
+        nextStep:
+          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
+          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
+          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
+      },
+      { cause: e },
+    );
+  }
+}
 
 /**
  * Wait for Ready with a new boot id and the lifecycle taints gone; anything else in the guard changing
@@ -79,67 +126,4 @@ async function readUntilFinal(ctx: RunContext, run: NodeRun, first: EvidenceVerd
     proof = await readOne(ctx, run.node.name, run.address);
     if (readAgainBecause(proof) === undefined || ctx.cancelled?.()) return proof;
   }
-}
-
-/**
- * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
- * default). Returns the last Ready read, a fence read the release may use (see releaseVerified).
- */
-export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
-  const { talos, config } = ctx;
-
-  await settleBeforeDrain(ctx, run);
-  const beforeDrain = await guard(ctx, run, 'before drain');
-  const drainProof = await quorumOrRelease(
-    ctx,
-    run,
-    beforeDrain,
-    'before drain',
-    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
-  await drain(ctx, run, drainProof, beforeDrain.node);
-  const drained = await guard(ctx, run, 'after drain');
-  const rebootProof = await quorumOrRelease(
-    ctx,
-    run,
-    drained,
-    'after drain',
-    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
-
-  const bootBefore = drained.node.bootID;
-  run.enter('rebooting');
-  // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
-  ctx.absentPaths.delete(run.address);
-  try {
-    await run.step(STEP.reboot, async () => {
-      await beforeMutation(ctx, { fresh: true, read: rebootProof });
-      return talos.reboot(run.address, config.readyTimeoutMs);
-    });
-  } catch (e) {
-    if (!(e instanceof RebootNotSentError)) throw e;
-    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
-    throw new NodeStop(
-      'failed',
-      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
-      {
-        disposition: 'release',
-        nextStep:
-          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
-          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
-          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
-      },
-      { cause: e },
-    );
-  }
-  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
-  const deadline = ctx.clock.now() + config.readyTimeoutMs;
-
-  // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
-  // A proof that contradicts or does not prove stops the node here, left fenced, without the wait.
-  run.enter('proving');
-  const proof = await readProof(ctx, run, deadline);
-  run.recordProof(proof);
-  settleProof(ctx, run, proof);
-  return waitForReady(ctx, run, bootBefore, deadline);
 }
