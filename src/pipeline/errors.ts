@@ -74,6 +74,14 @@ export class LeaseContendedError extends Error {
   }
 }
 
+/** The run ended but its Lease could not be released (someone else holds it by then, or the release failed): `why` says which. */
+export class LeaseNotReleasedError extends Error {
+  constructor(why: string) {
+    super(`the run Lease was not released at the end of the run: ${why}`);
+    this.name = 'LeaseNotReleasedError';
+  }
+}
+
 /** Another run holds the Lease (the cause), and what the nodes show of it: the claims it left, or none. */
 export class HolderFencesError extends Error {
   constructor(held: LeaseHeldError, fences: string) {
@@ -93,6 +101,9 @@ export class QuorumRefusal extends Error {
 
 /** The watch of the node could not be kept, so the drain was ended: the claim was no longer proven. */
 export class DrainUnwatched extends Error {}
+
+/** The probe pod of verify-image did not pull the image through containerd (src/pipeline/verifyImage.ts): the message says why. */
+export class VerifyFailed extends Error {}
 
 /** The settle gate timed out: the workloads still not available, each with why. */
 export class SettleTimeoutError extends RolloutError {

@@ -14,7 +14,14 @@ import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetTooShort, nodeDeadlines } from '../rules/budget.js';
 import { quarantinedNodes, type QuarantinedOut } from '../rules/quarantine.js';
-import { CancelledError, EndedEarlyError, HolderFencesError, LeaseHeldError, QuarantinedNodesError } from './errors.js';
+import {
+  CancelledError,
+  EndedEarlyError,
+  HolderFencesError,
+  LeaseHeldError,
+  LeaseNotReleasedError,
+  QuarantinedNodesError,
+} from './errors.js';
 import { NodeRuns } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
@@ -182,7 +189,7 @@ async function endLease(ctx: RunContext, nodeRuns: NodeRuns): Promise<Error | un
   }
   ctx.log.info(`run Lease: ${outcome.message}`);
   if (outcome.released) return undefined;
-  return new Error(`the run Lease was not released at the end of the run: ${outcome.message}`);
+  return new LeaseNotReleasedError(outcome.message);
 }
 
 /**
