@@ -16,6 +16,12 @@ import { quorumOrRelease } from './quorum.js';
 import { NodeStop } from './stop.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
+const REFUSED_BEFORE_DRAIN =
+  'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.';
+
+const REFUSED_AFTER_DRAIN =
+  'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.';
+
 /**
  * The drain under its gates: the settle gate, the guard and (for a control plane) the quorum gate
  * before it, the guard and the quorum gate again after it. Returns the guard read after the drain
@@ -24,22 +30,10 @@ import { isTransport, waitForApiserver } from './transport.js';
 export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ drained: FenceRead; rebootProof: FenceRead | undefined }> {
   await settleBeforeDrain(ctx, run);
   const beforeDrain = await guard(ctx, run, 'before drain');
-  const drainProof = await quorumOrRelease(
-    ctx,
-    run,
-    beforeDrain,
-    'before drain',
-    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
+  const drainProof = await quorumOrRelease(ctx, run, beforeDrain, 'before drain', REFUSED_BEFORE_DRAIN);
   await drain(ctx, run, drainProof, beforeDrain.node);
   const drained = await guard(ctx, run, 'after drain');
-  const rebootProof = await quorumOrRelease(
-    ctx,
-    run,
-    drained,
-    'after drain',
-    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
+  const rebootProof = await quorumOrRelease(ctx, run, drained, 'after drain', REFUSED_AFTER_DRAIN);
   return { drained, rebootProof };
 }
 
