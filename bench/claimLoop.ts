@@ -10,7 +10,7 @@ import { ToolError } from '../src/core/errors.js';
 import type { AnnotationKeys, JsonPatchOp, NodeState } from '../src/core/model.js';
 import type { Clock } from '../src/core/clock.js';
 import { claimNode, type ClaimResult } from '../src/pipeline/claim.js';
-import { NodeStop } from '../src/pipeline/nodeRun.js';
+import { NodeStop } from '../src/pipeline/stop.js';
 import { buildClaimPatch } from '../src/rules/claim.js';
 
 /**

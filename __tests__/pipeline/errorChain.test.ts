@@ -3,8 +3,8 @@
 // as they were; what changes is that every layer's error is still there to read.
 import { describe, expect, it } from 'vitest';
 import { RolloutError, ToolError } from '../../src/core/errors.js';
-import { NodeStop, ReleaseFailedStop } from '../../src/pipeline/nodeRun.js';
-import { EndedEarlyError, NodesFailedError } from '../../src/pipeline/run.js';
+import { NodeStop, ReleaseFailedStop } from '../../src/pipeline/stop.js';
+import { EndedEarlyError, NodesFailedError } from '../../src/pipeline/errors.js';
 import { makeCluster, roll } from './harness.js';
 
 /** `e` and every error below it through `cause`. */

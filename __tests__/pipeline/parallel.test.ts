@@ -1,4 +1,4 @@
-// The scheduler loop of src/pipeline/run.ts on the in-memory fakes: the finer cases of several nodes
+// The scheduler loop of src/pipeline/scheduler.ts on the in-memory fakes: the finer cases of several nodes
 // in flight (the e2e tests check the same through the bundle and the twin's own writes).
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';

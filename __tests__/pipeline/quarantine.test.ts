@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
-import { CapacityStopError, QuarantinedNodesError } from '../../src/pipeline/run.js';
+import { CapacityStopError, QuarantinedNodesError } from '../../src/pipeline/errors.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 import { drainTimeoutStderr } from '../fakes/drainText.js';
 

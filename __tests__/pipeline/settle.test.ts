@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import type { WorkloadStatus } from '../../src/core/workloads.js';
-import { SettleTimeoutError } from '../../src/pipeline/settle.js';
+import { SettleTimeoutError } from '../../src/pipeline/errors.js';
 import { keys, makeCluster, roll } from './harness.js';
 
 const MIN = 60_000;

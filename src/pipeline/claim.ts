@@ -5,8 +5,9 @@ import type { Config } from '../core/config.js';
 import { errorMessage, outcomeUnknown, ToolError } from '../core/errors.js';
 import type { ClaimCapture, NodeState } from '../core/model.js';
 import { buildClaimPatch, captureClaim, checkGuard, claimBackoffMs, judgeClaimRejection } from '../rules/claim.js';
-import { beforeMutation, type RolloutDeps } from './context.js';
-import { NodeStop } from './nodeRun.js';
+import type { RolloutDeps } from './context.js';
+import { beforeMutation } from './fence.js';
+import { NodeStop } from './stop.js';
 import { readAfterUnknown } from './transport.js';
 
 export interface ClaimResult {

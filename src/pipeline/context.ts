@@ -1,11 +1,13 @@
 // What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
-// per-run state every step shares (defaults resolved once, the Talos versions read so far).
+// per-run state every step shares (defaults resolved once, the Talos versions read so far, the
+// holds and the settle gate). The fence read before each mutation is src/pipeline/fence.ts.
 import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
+import { HoldRecorder } from './holds.js';
 import { SettleGate } from './settle.js';
-import type { AnnotationKeys, DesiredCredential, HeldNode, NodeState, Reading, RollHold } from '../core/model.js';
+import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../core/model.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -69,71 +71,34 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   /** config paths each node's latest listing showed absent, by address (see readEvidence's EvidenceHints) */
   absentPaths: Map<string, ReadonlySet<string>>;
   /** when the settle gate or the time budget held starts back, in order (the summary's timeline); shared by every node's view */
-  holds: RollHold[];
+  holds: HoldRecorder;
   /** the settle gate: what this run's drains evicted, and the wait for it (src/pipeline/settle.ts); shared by every node's view */
   settle: SettleGate;
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
 
+/** The run's context, built once per run: every default resolved, the holds and the settle gate made here. */
 export function makeContext(deps: RolloutDeps): RunContext {
+  const clock = deps.clock ?? realClock;
+  const pollIntervalMs = deps.pollIntervalMs ?? 2000;
+  const holds = new HoldRecorder();
   return {
     ...deps,
-    clock: deps.clock ?? realClock,
+    clock,
     log: deps.log ?? silentLog,
-    pollIntervalMs: deps.pollIntervalMs ?? 2000,
+    pollIntervalMs,
     relistPauseMs: deps.relistPauseMs ?? 0,
     versions: new Map(),
     absentPaths: new Map(),
-    holds: [],
-    settle: new SettleGate(deps.config.settleTimeoutMs ?? 0),
+    holds,
+    settle: new SettleGate({
+      kube: deps.kube,
+      clock,
+      timeoutMs: deps.config.settleTimeoutMs ?? 0,
+      pollIntervalMs,
+      cancelled: deps.cancelled,
+      holds,
+    }),
   };
-}
-
-/** A fence read of a node; under a run Lease, the Lease read in the same command (see beforeMutation). */
-export interface FenceRead {
-  node: NodeState;
-  lease?: LeaseReading;
-}
-
-/** One process either way: `kubectl get node/N` alone, or with the run Lease beside it. */
-export async function readNodeForMutation(ctx: Pick<RolloutDeps, 'kube' | 'lock'>, name: string): Promise<FenceRead> {
-  if (!ctx.lock) return { node: await ctx.kube.getNode(name) };
-  return ctx.kube.getNodeAndLease(name, ctx.lock.ref.namespace, ctx.lock.ref.name);
-}
-
-/**
- * Immediately before every mutation that moves the roll forward: a cancelled run starts nothing new,
- * and the Lease must still be ours. Before a Talos mutation, the drain, the reboot and the verified
- * release (`fresh`), that must be proven now, not taken from the lock's state cached between ticks:
- * by `read`, the Lease as read together with the node in the fence read that immediately precedes
- * the mutation (no other step in between), or else by a renewal (RunLock.confirm has the rule).
- * After a reboot that read is the last poll of the wait for Ready: the proof is read before that wait,
- * so with no verify-image nothing runs between the poll and the release (node.ts, releaseVerified).
- * The claim and the phase patch only check the cached state: they touch nothing but our own
- * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
- * is released, nothing on Talos having changed) when the Lease was lost meanwhile.
- */
-export async function beforeMutation(
-  ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>,
-  opts: { fresh: false } | { fresh: true; read: FenceRead | undefined },
-): Promise<void> {
-  const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
-  if (ctx.cancelled?.()) throw cancelled();
-  if (!opts.fresh) return ctx.lock?.assertHeld();
-  try {
-    await ctx.lock?.confirm(opts.read?.lease);
-  } catch (e) {
-    // A cancellation kills the renewal too: that is the cancellation, not a lost Lease.
-    if (ctx.cancelled?.()) throw cancelled();
-    throw e;
-  }
-}
-
-export class CancelledError extends Error {
-  readonly kind = 'cancelled' as const;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'CancelledError';
-  }
 }

@@ -1,8 +1,10 @@
 // The run lock: a coordination.k8s.io/v1 Lease that makes `apply` runs mutually exclusive.
 // The rules (patch shapes, who holds it) are in rules/lease.ts; this class does the I/O and keeps
-// the state the rollout consults before every mutation (assertHeld).
+// the state the rollout consults before every mutation (assertHeld). Its errors, which say who
+// holds the Lease or why it was lost, are in src/pipeline/errors.ts.
 import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js';
 import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
+import { LeaseContendedError, LeaseHeldError, LeaseLostError, LeaseUnknownError } from './errors.js';
 import { readAfterUnknown } from './transport.js';
 import { formatDuration } from '../core/format.js';
 import { GITHUB_SERVER_URL } from '../core/owner.js';
@@ -16,62 +18,6 @@ import {
   renewPatch,
   takeFreeLeasePatch,
 } from '../rules/lease.js';
-
-/** Another run holds the Lease. Never overridden by time: see judgeLease. */
-export class LeaseHeldError extends Error {
-  readonly holder: string;
-  readonly runUrl?: string;
-  readonly expired: boolean;
-  constructor(lease: string, holder: string, expired: boolean, runUrl?: string, renewTime?: string) {
-    const who = runUrl
-      ? `${holder} (workflow run ${runUrl})`
-      : `${holder} (not an owner token of this action, so no workflow run can be named)`;
-    const age = expired
-      ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration, but a holder that looks dead may still be writing to a node, so the Lease is never taken over by time`
-      : `it was renewed recently${renewTime ? ` (${renewTime})` : ''}`;
-    super(
-      `Lease ${lease} is held by ${who}; ${age}. Nothing was changed. ` +
-        'Wait for that run to finish, or check it and, once it has completed, run this action with `mode: recover-fences`.',
-    );
-    this.name = 'LeaseHeldError';
-    this.holder = holder;
-    this.runUrl = runUrl;
-    this.expired = expired;
-  }
-}
-
-/** The Lease is no longer provably ours: the rollout must not start another mutation. */
-export class LeaseLostError extends Error {
-  readonly reason: string;
-  constructor(lease: string, reason: string) {
-    super(`run lock (Lease ${lease}) lost: ${reason}. Stopping before the next mutation.`);
-    this.name = 'LeaseLostError';
-    this.reason = reason;
-  }
-}
-
-/**
- * Creating or taking the Lease got no clear answer (a timeout, a dropped connection, a cancellation)
- * and no read could tell whether it landed: the Lease may be held by this run. Whoever handles this
- * must not forget it: the post step releases it by CAS (a no-op when it is not ours).
- */
-export class LeaseUnknownError extends Error {
-  constructor(lease: string, cause: string) {
-    super(
-      `Lease ${lease}: acquiring it got no clear answer (${cause}) and it could not be read again, so it may be held by this run. ` +
-        'No node was touched. The post step releases it if it names this run; otherwise run this action with `mode: recover-fences` once this run has completed.',
-    );
-    this.name = 'LeaseUnknownError';
-  }
-}
-
-/** Two races in a row for the Lease: someone else is acquiring it right now. */
-export class LeaseContendedError extends Error {
-  constructor(lease: string, detail: string) {
-    super(`Lease ${lease} changed under us twice while acquiring it (${detail}); another run is starting. Nothing was changed.`);
-    this.name = 'LeaseContendedError';
-  }
-}
 
 export interface RunLockOptions {
   kube: KubeClient;
@@ -143,11 +89,6 @@ export class RunLock {
   }
 
   /**
-   * Create the Lease if absent, take it if free, accept it if it already carries our token (a
-   * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
-   * got there between our read and our write: re-read and judge once more; a second race gives up.
-   */
-  /**
    * Read-only: throw LeaseHeldError when another run holds the Lease. Called before the inventory, so
    * a second run sees "run X holds the Lease" (with its URL) rather than X's claim on a node, which
    * the inventory would report as a residual claim.
@@ -158,6 +99,11 @@ export class RunLock {
     if (j.kind === 'held') throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
   }
 
+  /**
+   * Create the Lease if absent, take it if free, accept it if it already carries our token (a
+   * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
+   * got there between our read and our write: re-read and judge once more; a second race gives up.
+   */
   async acquire(): Promise<void> {
     let races = 0;
     let holderStoredEmpty = false;

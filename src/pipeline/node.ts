@@ -1,5 +1,5 @@
 // One node, the numbered steps of the roll in order. Each step is a small function; a step that
-// stops the node throws, and src/pipeline/nodeRun.ts's stopNode decides what the node is left as.
+// stops the node throws, and src/pipeline/stop.ts's stopNode decides what the node is left as.
 import { formatDuration } from '../core/format.js';
 import { errorMessage } from '../core/errors.js';
 import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js';
@@ -10,10 +10,12 @@ import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
-import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
+import type { RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';
-import { NodeStop, type NodeRun } from './nodeRun.js';
-import { fenceProblems, rebootNode } from './reboot.js';
+import { beforeMutation, fenceProblems, readNodeForMutation, type FenceRead } from './fence.js';
+import type { NodeRun } from './nodeRun.js';
+import { rebootNode } from './reboot.js';
+import { NodeStop } from './stop.js';
 import { patchNodeSurvivingTransport } from './transport.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
@@ -51,10 +53,7 @@ async function readFresh(ctx: RunContext, run: NodeRun): Promise<NodeState> {
 async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<void> {
   // Published before each PATCH is sent: a run killed or cancelled while it is in flight leaves the
   // post step a node to read (the claim may have landed), never a node it does not know about.
-  const sending = (capture: ClaimCapture) => {
-    run.capture = capture;
-    run.enter('claiming');
-  };
+  const sending = (capture: ClaimCapture) => run.claimSending(capture);
   try {
     const result = await run.step(
       STEP.claim,
@@ -64,13 +63,11 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
         (c.adoptedAfter ? `; its answer was lost (${c.adoptedAfter}), a re-read showed it landed: adopted` : ''),
     );
     run.recordClaim(result);
-    run.capture = result.capture;
-    run.enter('claimed');
+    run.claimHeld(result.capture);
   } catch (e) {
     // A claim that landed but is refused afterwards is ours to account for.
     if (e instanceof NodeStop && e.opts.heldCapture) {
-      run.capture = e.opts.heldCapture;
-      run.enter('claimed');
+      run.claimHeld(e.opts.heldCapture);
     } else if (!(e instanceof NodeStop && e.opts.claimOutcomeUnknown) && run.phase === 'claiming') {
       // Refused, or never sent: nothing of this run is on the node.
       run.enter('read');
@@ -137,7 +134,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
   try {
     await run.step('apply the credential patch', async () => {
       await beforeMutation(ctx, { fresh: true, read: fence });
-      run.talosTouched = true;
+      run.touchTalos();
       return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
     });
   } catch (e) {

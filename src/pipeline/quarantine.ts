@@ -1,14 +1,30 @@
-// `undrainable: quarantine`: which drain failures quarantine a node, and what blocked the drain.
-// The quarantine patch itself is sent by stopNode (src/pipeline/nodeRun.ts), the one place a stop
-// decides what the node is left as; its rules are src/rules/quarantine.ts.
+// `undrainable: quarantine`, all of its pipeline side: which drain failures quarantine a node, what
+// blocked the drain, and the quarantine patch that stopNode (src/pipeline/stop.ts, the one place a
+// stop decides what the node is left as) sends for it. Its rules are src/rules/quarantine.ts.
 import { unique } from '../core/async.js';
 import { errorMessage, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
 import { blockedPods, parseDrainFailure } from '../adapters/parse/drainOutput.js';
-import { describeBlockers, drainBlockers } from '../rules/quarantine.js';
+import {
+  buildQuarantinePatch,
+  describeBlockers,
+  drainBlockers,
+  formatQuarantine,
+  liftNextStep,
+  liftQuarantine,
+  quarantineRecord,
+} from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
-import { NodeStop, type NodeRun } from './nodeRun.js';
+import type { NodeRun } from './nodeRun.js';
+import { patchNodeSurvivingTransport } from './transport.js';
+
+/** Why a node is quarantined: what blocked the drain, the drain-timeout that ran out (as formatted), and both in one line. */
+export interface QuarantineCause {
+  blockers: DrainBlocker[];
+  drainTimeout: string;
+  why: string;
+}
 
 /**
  * Only a drain that TIMED OUT quarantines a node: kubectl's own `--timeout` ("global timeout
@@ -56,15 +72,63 @@ async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<
   }
 }
 
-/** The stop that asks stopNode to quarantine the node: why (the timeout and what blocked it), for its record. */
-export async function quarantineStop(ctx: RunContext, run: NodeRun, e: ToolError): Promise<NodeStop> {
+/**
+ * What the stop that asks stopNode to quarantine the node carries (the drain, src/pipeline/drain.ts,
+ * throws it): its message, and why (the timeout and what blocked it), for its record.
+ */
+export async function quarantineCause(ctx: RunContext, run: NodeRun, e: ToolError): Promise<{ message: string; cause: QuarantineCause }> {
   const blockers = await blockersOf(ctx, run, e);
   const timeout = formatDuration(ctx.config.drainTimeoutMs);
   const why = `drain timed out after ${timeout}, blocked by ${describeBlockers(blockers)}`;
-  return new NodeStop(
-    'quarantined',
-    `${why}; quarantined: left cordoned and not rebooted, so its running containerd still holds the OLD credential`,
-    { disposition: 'quarantine', quarantine: { blockers, drainTimeout: timeout, why } },
-    { cause: e },
-  );
+  return {
+    message: `${why}; quarantined: left cordoned and not rebooted, so its running containerd still holds the OLD credential`,
+    cause: { blockers, drainTimeout: timeout, why },
+  };
+}
+
+/**
+ * The quarantine patch (src/rules/quarantine.ts buildQuarantinePatch), surviving a lost response. On
+ * success the node is `quarantined`: nothing of the claim is left on it, so it keeps no Lease and the
+ * post step has nothing to do for it. When the patch does not land (a `test` failed: someone changed
+ * the node; or the apiserver stayed unreachable) the node is left fenced, claimed and cordoned, for a
+ * person, and the node counts as failed: it is never uncordoned by this path.
+ */
+export async function quarantineNode(
+  ctx: RunContext,
+  nodeRun: NodeRun,
+  q: QuarantineCause,
+): Promise<{ ok: true; nextStep: string } | { ok: false; error: unknown; nextStep: string }> {
+  const capture = nodeRun.capture!;
+  const record = quarantineRecord({
+    capture,
+    drainTimeout: q.drainTimeout,
+    blockedBy: q.blockers,
+    atMs: ctx.clock.now(),
+    run: ctx.owner,
+  });
+  const text = formatQuarantine(record);
+  try {
+    await nodeRun.step('quarantine (keep the cordon, give up the claim)', () =>
+      patchNodeSurvivingTransport(
+        ctx,
+        nodeRun.node.name,
+        buildQuarantinePatch(capture, ctx.keys, record),
+        (n) => n.annotations[ctx.keys.owner] === undefined && n.annotations[ctx.keys.quarantined] === text,
+      ),
+    );
+  } catch (error) {
+    nodeRun.enter('left-fenced');
+    return {
+      ok: false,
+      error,
+      nextStep:
+        `The drain timed out and quarantining the node failed, so it is left cordoned and claimed (phase=mutating), not rebooted; ` +
+        `its running containerd still holds the old credential. Check \`kubectl get node ${nodeRun.node.name} -o yaml\` (did someone change it?); ` +
+        `fix what blocked the drain, then release it: ${nodeRun.releaseCommand()} and rerun.`,
+    };
+  }
+  nodeRun.enter('quarantined');
+  const lift = liftQuarantine(nodeRun.node, record, text, ctx.keys, ctx.config);
+  nodeRun.recordQuarantine({ blockers: q.blockers, ...lift });
+  return { ok: true, nextStep: liftNextStep(lift) };
 }

@@ -1,214 +1,63 @@
-// Drain → reboot → prove → Ready, under the claim, with the guard and the quorum gate in between.
+// Drain → reboot → prove → Ready, under the claim: the drain with its gates (src/pipeline/drain.ts),
+// the reboot once the Lease is proven, then the proof, read first, and the wait for Ready, whose last
+// read the release may take as its fence read.
 import { formatDuration } from '../core/format.js';
-import type { TalosClient } from '../adapters/types.js';
-import { unique } from '../core/async.js';
-import { RebootNotSentError, ServerIdentityError, errorMessage } from '../core/errors.js';
-import type { EvidenceVerdict, NodeState, Reading } from '../core/model.js';
+import { RebootNotSentError } from '../core/errors.js';
+import type { EvidenceVerdict } from '../core/model.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';
-import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
 import { STEP } from '../core/steps.js';
-import { LeaseLostError } from './lease.js';
-import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
+import type { RunContext } from './context.js';
+import { drainNode } from './drain.js';
 import { readOne } from './evidence.js';
-import { NodeStop, settleProof, type NodeRun } from './nodeRun.js';
-import { isDrainTimeout, quarantineStop } from './quarantine.js';
-import { settleBeforeDrain } from './settleDrain.js';
+import { beforeMutation, readNodeForMutation, type FenceRead } from './fence.js';
+import type { NodeRun } from './nodeRun.js';
+import { NodeStop, settleProof } from './stop.js';
 import { isTransport, waitForApiserver } from './transport.js';
 
-/** What the node must still show while we hold it: the identity we read, and the fence we set. */
-function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState, opts: { allowConditionTaints?: boolean } = {}): string[] {
-  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys, opts)]);
-}
-
-export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
-  const read = await run.step(label, () => readNodeForMutation(ctx, run.node.name));
-  return { ...read, problems: claimProblems(ctx, run, read.node) };
-}
-
 /**
- * Another actor changed the node while we hold it. Nothing more is done to it, not even an uncordon
- * (an autoscaler may be deleting it; a changed address may point at another machine).
+ * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
+ * default). Returns the last Ready read, a fence read the release may use (see releaseVerified).
  */
-function claimLost(label: string, problems: string[], seen: NodeState | undefined): NodeStop {
-  // stopNode says who holds the node now (from `seen`) and what a person does next (leftAsSetReport)
-  return new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
-    disposition: 'leave-as-set',
-    seen,
-    nextStep: 'It was not rebooted.',
-  });
+export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
+  const { drained, rebootProof } = await drainNode(ctx, run);
+  const bootBefore = drained.node.bootID;
+  run.enter('rebooting');
+  // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
+  ctx.absentPaths.delete(run.address);
+  await sendReboot(ctx, run, rebootProof);
+  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
+  const deadline = ctx.clock.now() + ctx.config.readyTimeoutMs;
+
+  // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
+  // A proof that contradicts or does not prove stops the node here, left fenced, without the wait.
+  run.enter('proving');
+  const proof = await readProof(ctx, run, deadline);
+  run.recordProof(proof);
+  settleProof(ctx, run, proof);
+  return waitForReady(ctx, run, bootBefore, deadline);
 }
 
-/** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
-export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
-  const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
-  if (problems.length > 0) throw claimLost(label, problems, read.node);
-  return read;
-}
-
-class QuorumRefusal extends Error {
-  constructor(readonly problems: string[]) {
-    super(`control-plane reboot refused by the quorum gate: ${problems.join('; ')}`);
-  }
-}
-
-async function reading<T>(f: () => Promise<T>): Promise<Reading<T>> {
+/** The reboot, once the Lease is proven; a reboot never sent gives the node back, as after a failed drain. */
+async function sendReboot(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined): Promise<void> {
   try {
-    return { ok: true, value: await f() };
-  } catch (e) {
-    // an unreadable peer refuses the reboot; a refused server certificate stops the node instead
-    if (e instanceof ServerIdentityError) throw e;
-    return { ok: false, error: errorMessage(e) };
-  }
-}
-
-/** A peer's etcd: its own status, the alarms, and its copy of etcd's member list. */
-async function etcdReading(talos: TalosClient, address: string): Promise<EtcdReadings> {
-  const [status, alarms, members] = await Promise.all([
-    reading(() => talos.etcdStatus(address)),
-    reading(() => talos.etcdAlarms(address)),
-    reading(() => talos.etcdMembers(address)),
-  ]);
-  return { status, alarms, members };
-}
-
-/**
- * Every peer is asked for its status, the alarms and its copy of the member list (the gate requires
- * the copies to agree: src/rules/quorum.ts); the target is asked only for its status, which names its
- * own member (a failure there is no refusal: the target's etcd is the one going down).
- */
-async function checkQuorum(ctx: RunContext, run: NodeRun, label: string): Promise<void> {
-  const problems = await run.step(`quorum gate (${label})`, async () => {
-    const nodes = await ctx.kube.listNodes();
-    const controlPlanes = nodes.filter((n) => n.role === 'control-plane');
-    const etcd = new Map<string, EtcdReadings>();
-    // The peers are independent and read-only: ask them all at once.
-    const peers = controlPlanes.map((p) => p.internalIPs[0]).filter((a, i) => controlPlanes[i].name !== run.node.name && !!a);
-    const [targetStatus, readings] = await Promise.all([
-      reading(() => ctx.talos.etcdStatus(run.address)),
-      Promise.all(peers.map((a) => etcdReading(ctx.talos, a))),
-    ]);
-    peers.forEach((a, i) => etcd.set(a, readings[i]));
-    return quorumGate({ target: run.node.name, controlPlanes, etcd, targetStatus });
-  });
-  if (problems.length > 0) throw new QuorumRefusal(problems);
-}
-
-/**
- * The quorum gate for a control plane; a refusal gives the node back (nothing was rebooted).
- * Returns the fence read still usable as the Lease proof of the next mutation: none after the gate
- * ran, since the proof must come from the read immediately before the mutation.
- */
-async function quorumOrRelease(
-  ctx: RunContext,
-  run: NodeRun,
-  fence: FenceRead,
-  label: string,
-  nextStep: string,
-): Promise<FenceRead | undefined> {
-  if (run.node.role !== 'control-plane') return fence;
-  try {
-    await checkQuorum(ctx, run, label);
-  } catch (e) {
-    if (!(e instanceof QuorumRefusal)) throw e;
-    throw new NodeStop('refused', e.message, { disposition: 'release', nextStep });
-  }
-  return undefined;
-}
-
-/** The watch of the node could not be kept, so the drain was ended: the claim was no longer proven. */
-class DrainUnwatched extends Error {}
-
-/**
- * The drain, ended the moment the node stops being ours. One watch of the node runs beside it, from
- * `since` (the guard read before it, so nothing written after that read goes unseen), and every
- * state it reports is judged by the guard's own rule; a lost claim kills the drain at once and is
- * reported as the guard reports it. When the watch cannot be kept, the node may have changed unseen:
- * the drain is ended too (evicting on an unproven claim is what this prevents) and a fresh guard read
- * decides between "lost" (left as set) and a failed drain (released by the CAS-guarded release).
- */
-async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Promise<void> {
-  const name = run.node.name;
-  const endDrain = new AbortController();
-  const endWatch = new AbortController();
-  let lost: string[] | undefined;
-  let lastSeen: NodeState | undefined;
-  let watchFailure: unknown;
-  const watching = ctx.kube
-    .watchNode(
-      name,
-      since.resourceVersion,
-      (node) => {
-        if (lost) return;
-        lastSeen = node;
-        // the node lifecycle controller's condition taints come and go with the kubelet's reports: no other actor
-        const problems = node ? claimProblems(ctx, run, node, { allowConditionTaints: true }) : [`${name} was deleted`];
-        if (problems.length === 0) return;
-        lost = problems;
-        endDrain.abort();
-      },
-      endWatch.signal,
-    )
-    .catch((e: unknown) => {
-      watchFailure = e;
-      endDrain.abort();
+    await run.step(STEP.reboot, async () => {
+      await beforeMutation(ctx, { fresh: true, read: proof });
+      return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs);
     });
-  let drainFailure: { error: unknown } | undefined;
-  try {
-    await ctx.kube.drain(name, ctx.config.drainTimeoutMs, endDrain.signal, (pods) => ctx.settle.drained(name, pods));
   } catch (e) {
-    drainFailure = { error: e };
-  } finally {
-    endWatch.abort();
-    await watching;
-  }
-  if (lost) throw claimLost('during the drain (the drain was ended at once)', lost, lastSeen);
-  if (!drainFailure) return;
-  if (watchFailure !== undefined && endDrain.signal.aborted) {
-    await guard(ctx, run, 'after the watch of the drain was lost');
-    throw new DrainUnwatched(`it was ended because the node could not be watched: ${errorMessage(watchFailure)}`);
-  }
-  throw drainFailure.error;
-}
-
-async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined, since: NodeState): Promise<void> {
-  run.enter('draining');
-  try {
-    try {
-      await run.step(STEP.drain, async () => {
-        await beforeMutation(ctx, { fresh: true, read: proof });
-        return watchedDrain(ctx, run, since);
-      });
-    } catch (e) {
-      // A drain cut off by the network is retried once under the same claim, after the apiserver
-      // answers again and the guard and the Lease still hold. A PDB timeout is never retried: it
-      // is the cluster saying no.
-      if (!isTransport(e) || ctx.cancelled?.()) throw e;
-      await waitForApiserver(ctx, run);
-      const again = await guard(ctx, run, 'after the drain was cut off');
-      await run.step(STEP.drainRetry, async () => {
-        await beforeMutation(ctx, { fresh: true, read: again });
-        return watchedDrain(ctx, run, again.node);
-      });
-    }
-  } catch (e) {
-    // A lost Lease is not a drain failure: Talos was patched, so the node stays fenced for a person
-    // (stopNode's default). A cancellation is one: the pods that could not move stay where they were.
-    if (e instanceof NodeStop || e instanceof LeaseLostError) throw e;
-    // `undrainable: quarantine`: a drain that timed out leaves the node cordoned, not rebooted, for
-    // stopNode to quarantine; the roll goes on (src/pipeline/quarantine.ts says which failures count).
-    if (ctx.config.undrainable === 'quarantine' && isDrainTimeout(e)) throw await quarantineStop(ctx, run, e);
-    // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
+    if (!(e instanceof RebootNotSentError)) throw e;
+    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
     throw new NodeStop(
       'failed',
-      `drain failed: ${errorMessage(e)}`,
+      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
       {
         disposition: 'release',
         nextStep:
-          e instanceof DrainUnwatched
-            ? 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. The drain was ended while its claim could not be watched; check the connection to the apiserver, then rerun.'
-            : 'The node was uncordoned again (unless it was cordoned before the run) and was not rebooted. Check the PodDisruptionBudgets that blocked the drain, then rerun.',
+          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
+          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
+          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
       },
       { cause: e },
     );
@@ -277,67 +126,4 @@ async function readUntilFinal(ctx: RunContext, run: NodeRun, first: EvidenceVerd
     proof = await readOne(ctx, run.node.name, run.address);
     if (readAgainBecause(proof) === undefined || ctx.cancelled?.()) return proof;
   }
-}
-
-/**
- * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
- * default). Returns the last Ready read, a fence read the release may use (see releaseVerified).
- */
-export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
-  const { talos, config } = ctx;
-
-  await settleBeforeDrain(ctx, run);
-  const beforeDrain = await guard(ctx, run, 'before drain');
-  const drainProof = await quorumOrRelease(
-    ctx,
-    run,
-    beforeDrain,
-    'before drain',
-    'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
-  await drain(ctx, run, drainProof, beforeDrain.node);
-  const drained = await guard(ctx, run, 'after drain');
-  const rebootProof = await quorumOrRelease(
-    ctx,
-    run,
-    drained,
-    'after drain',
-    'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
-  );
-
-  const bootBefore = drained.node.bootID;
-  run.enter('rebooting');
-  // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
-  ctx.absentPaths.delete(run.address);
-  try {
-    await run.step(STEP.reboot, async () => {
-      await beforeMutation(ctx, { fresh: true, read: rebootProof });
-      return talos.reboot(run.address, config.readyTimeoutMs);
-    });
-  } catch (e) {
-    if (!(e instanceof RebootNotSentError)) throw e;
-    // Nothing was sent: the node runs the containerd it ran. Give it back as after a failed drain.
-    throw new NodeStop(
-      'failed',
-      `the reboot was not sent, so its containerd still holds the old credential: ${e.message}`,
-      {
-        disposition: 'release',
-        nextStep:
-          `The node was drained but not rebooted, and released again (uncordoned unless it was cordoned before the run), without the verified marker; ` +
-          `the credential patch was sent, so its machine config may carry the new credential, but its running containerd still holds the old one. ` +
-          `Check that Talos answers (\`talosctl -n ${run.address} version\`), then rerun.`,
-      },
-      { cause: e },
-    );
-  }
-  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
-  const deadline = ctx.clock.now() + config.readyTimeoutMs;
-
-  // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
-  // A proof that contradicts or does not prove stops the node here, left fenced, without the wait.
-  run.enter('proving');
-  const proof = await readProof(ctx, run, deadline);
-  run.recordProof(proof);
-  settleProof(ctx, run, proof);
-  return waitForReady(ctx, run, bootBefore, deadline);
 }

@@ -1,9 +1,7 @@
 // The settle gate's I/O and waiting: which controllers each drain of this run evicted pods of, and the
 // wait, before a drain (and, with several workers, before a start), until those of the nodes that
 // finished are available again. The decisions are src/rules/settle.ts's; docs/settle.md says why.
-import { RolloutError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
-import type { RollHold } from '../core/model.js';
 import { workloadKey, workloadName, type PodOwnerReading, type WorkloadBaseline, type WorkloadRef } from '../core/workloads.js';
 import {
   baselinesOf,
@@ -18,44 +16,23 @@ import {
 } from '../rules/settle.js';
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
+import { SettleTimeoutError } from './errors.js';
+import type { HoldRecorder, OpenHold } from './holds.js';
 
-/**
- * What the gate needs of the run context (a narrow port: src/pipeline/context.ts holds the gate, so
- * this file does not import it back).
- */
-export interface SettleContext {
-  kube: KubeClient;
+/** What the gate runs with, given once where the run is built (src/pipeline/context.ts makeContext). */
+export interface SettleGateOptions {
+  kube: Pick<KubeClient, 'listPodOwners' | 'listWorkloads'>;
   clock: Clock;
-  log: { info(message: string): void };
-  holds: RollHold[];
+  /** settle-timeout: 0 turns the gate off */
+  timeoutMs: number;
   pollIntervalMs: number;
   cancelled?: () => boolean;
-  settle: SettleGate;
+  /** where each hold of starts or drains is recorded (the summary's timeline) */
+  holds: HoldRecorder;
 }
 
-/** The gate timed out: the workloads still not available, each with why. */
-export class SettleTimeoutError extends RolloutError {
-  constructor(
-    node: string,
-    readonly unsettled: readonly Unsettled[],
-    timeoutMs: number,
-    held: 'drain' | 'start',
-  ) {
-    const reason = `settle gate: ${unsettled.map((u) => `${workloadName(u.workload)} (${u.why})`).join('; ')} did not become available again (as before its drain) within settle-timeout ${formatDuration(timeoutMs)}; the ${held} was not started`;
-    super(
-      node,
-      reason,
-      held === 'drain'
-        ? `The node was released and was not drained or rebooted. Check why the workloads named do not become available (kubectl describe), then rerun; settle-timeout: 0 turns the wait off.`
-        : `No further node was started. Check why the workloads named do not become available (kubectl describe), then rerun; settle-timeout: 0 turns the wait off.`,
-    );
-    this.name = 'SettleTimeoutError';
-    this.reason = reason;
-  }
-
-  /** the message without the node's name in front */
-  readonly reason: string;
-}
+/** Where the gate says what it waits for: the node's log, or the run's. */
+export type SettleLog = { info(message: string): void };
 
 /** One line naming what the gate waits for. */
 export function describeUnsettled(list: readonly Unsettled[]): string {
@@ -63,8 +40,8 @@ export function describeUnsettled(list: readonly Unsettled[]): string {
 }
 
 /**
- * The run's settle gate, shared by every node of the run. Off (no pod list, no wait) when
- * settle-timeout is 0.
+ * The run's settle gate, shared by every node of the run: the one owner of what the drains evicted,
+ * the waits for it and their holds. Off (no pod list, no wait) when settle-timeout is 0.
  */
 export class SettleGate {
   /** each draining node's pods as listed just before its drain */
@@ -78,7 +55,22 @@ export class SettleGate {
   /** what the pending workloads are waited back to (by workloadKey of the workload judged): their counts before the drains that evicted them */
   private readonly pendingBaselines = new Map<string, WorkloadBaseline>();
 
-  constructor(private readonly timeoutMs: number) {}
+  private readonly kube: SettleGateOptions['kube'];
+  private readonly clock: Clock;
+  /** settle-timeout, read once here (the time budget reads it from the gate too) */
+  readonly timeoutMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly cancelled: () => boolean;
+  private readonly holds: HoldRecorder;
+
+  constructor(opts: SettleGateOptions) {
+    this.kube = opts.kube;
+    this.clock = opts.clock;
+    this.timeoutMs = opts.timeoutMs;
+    this.pollIntervalMs = opts.pollIntervalMs;
+    this.cancelled = opts.cancelled ?? (() => false);
+    this.holds = opts.holds;
+  }
 
   get enabled(): boolean {
     return this.timeoutMs > 0;
@@ -88,9 +80,9 @@ export class SettleGate {
    * The node's pods before its drain (one `kubectl get pods -A --field-selector spec.nodeName=N`).
    * Returns the controllers a drain would evict pods of (what readBaseline reads the counts of).
    */
-  async listBeforeDrain(ctx: SettleContext, node: string): Promise<WorkloadRef[]> {
+  async listBeforeDrain(node: string): Promise<WorkloadRef[]> {
     if (!this.enabled) return [];
-    const pods = await ctx.kube.listPodOwners(node);
+    const pods = await this.kube.listPodOwners(node);
     this.podsBefore.set(node, pods);
     return ownersDrainWouldEvict(pods, node);
   }
@@ -100,9 +92,9 @@ export class SettleGate {
    * after the pod list and just before the drain (one `kubectl get deployments,replicasets,statefulsets -A`),
    * so what the drain takes away is measured from the moment it starts. Nothing to read without owners.
    */
-  async readBaseline(ctx: SettleContext, node: string, owners: readonly WorkloadRef[]): Promise<number> {
+  async readBaseline(node: string, owners: readonly WorkloadRef[]): Promise<number> {
     if (!this.enabled || owners.length === 0) return 0;
-    const baselines = baselinesOf(owners, await ctx.kube.listWorkloads());
+    const baselines = baselinesOf(owners, await this.kube.listWorkloads());
     this.baselineBefore.set(node, baselines);
     return baselines.length;
   }
@@ -136,10 +128,10 @@ export class SettleGate {
    * One check (one `kubectl get deployments,replicasets,statefulsets -A`): what is still not available.
    * Controllers seen available leave the pending set: a later disruption of them is a later node's to report.
    */
-  async check(ctx: SettleContext): Promise<Unsettled[]> {
+  async check(): Promise<Unsettled[]> {
     if (!this.waiting) return [];
     const refs = [...this.pending.values()];
-    const statuses = await ctx.kube.listWorkloads();
+    const statuses = await this.kube.listWorkloads();
     const left = unsettled(refs, statuses, this.pendingBaselines);
     const stillKeys = new Set(left.map((u) => workloadKey(u.workload)));
     // a ReplicaSet is judged as its Deployment: keep the ref while the workload it is judged as is waited for
@@ -153,36 +145,34 @@ export class SettleGate {
     return left;
   }
 
-  private startHold?: { startMs: number; hold?: RollHold; said: string };
+  /** the hold of starts going on (several workers), across the scheduler's checks */
+  private startHold?: { startMs: number; hold: OpenHold };
 
   /**
    * The scheduler's side, with several workers: one check before new starts. True: start `next` now.
    * Logs and records the hold as wait() does; throws SettleTimeoutError once starts were held longer
    * than settle-timeout.
    */
-  async mayStart(ctx: SettleContext, next: string): Promise<boolean> {
-    const left = await this.check(ctx);
-    const now = ctx.clock.now();
+  async mayStart(log: SettleLog, next: string): Promise<boolean> {
+    const left = await this.check();
+    const now = this.clock.now();
     if (left.length === 0) {
-      if (this.startHold?.hold) {
-        this.startHold.hold.endedAt = new Date(now).toISOString();
-        ctx.log.info(`settle gate: available again after ${formatDuration(now - this.startHold.startMs)}; starts go on`);
+      if (this.startHold) {
+        this.startHold.hold.end(now);
+        log.info(`settle gate: available again after ${formatDuration(now - this.startHold.startMs)}; starts go on`);
       }
       this.startHold = undefined;
       return true;
     }
-    const h = (this.startHold ??= { startMs: now, said: '' });
     const line = describeUnsettled(left);
-    if (!h.hold) {
-      h.hold = { kind: 'settle', startedAt: new Date(now).toISOString(), detail: line, node: next };
-      ctx.holds.push(h.hold);
+    if (!this.startHold) {
+      this.startHold = { startMs: now, hold: this.holds.start('settle', now, line, next) };
+      log.info(`settle gate: new starts (next: ${next}) wait for ${line}`);
+    } else if (this.startHold.hold.says(line)) {
+      log.info(`settle gate: new starts (next: ${next}) wait for ${line}`);
     }
-    if (line !== h.said) {
-      h.said = h.hold.detail = line;
-      ctx.log.info(`settle gate: new starts (next: ${next}) wait for ${line}`);
-    }
-    if (now >= h.startMs + this.timeoutMs) {
-      h.hold.endedAt = new Date(now).toISOString();
+    if (now >= this.startHold.startMs + this.timeoutMs) {
+      this.startHold.hold.end(now);
       throw new SettleTimeoutError(next, left, this.timeoutMs, 'start');
     }
     return false;
@@ -190,49 +180,45 @@ export class SettleGate {
 
   /**
    * Before `node`'s drain (or start, `held`): poll every pollIntervalMs until nothing is pending, logging
-   * what it waits for (once, then on change), recorded as a RollHold. Throws SettleTimeoutError after
+   * what it waits for (once, then on change), recorded as a hold. Throws SettleTimeoutError after
    * settle-timeout.
    */
-  async wait(ctx: SettleContext, node: string, held: 'drain' | 'start'): Promise<void> {
+  async wait(log: SettleLog, node: string, held: 'drain' | 'start'): Promise<void> {
     if (!this.waiting) return;
-    const startMs = ctx.clock.now();
-    let hold: RollHold | undefined;
-    let said = '';
+    const startMs = this.clock.now();
+    let hold: OpenHold | undefined;
     try {
       for (;;) {
-        const left = await this.check(ctx);
+        const left = await this.check();
         if (left.length === 0) {
-          if (hold)
-            ctx.log.info(`settle gate: available again after ${formatDuration(ctx.clock.now() - startMs)}; ${node}'s ${held} goes on`);
+          if (hold) log.info(`settle gate: available again after ${formatDuration(this.clock.now() - startMs)}; ${node}'s ${held} goes on`);
           return;
         }
         const line = describeUnsettled(left);
         if (!hold) {
-          hold = { kind: 'settle', startedAt: new Date(startMs).toISOString(), detail: line, node };
-          ctx.holds.push(hold);
+          hold = this.holds.start('settle', startMs, line, node);
+          log.info(`settle gate: ${node}'s ${held} waits for ${line}`);
+        } else if (hold.says(line)) {
+          log.info(`settle gate: ${node}'s ${held} waits for ${line}`);
         }
-        if (line !== said) {
-          said = line;
-          hold.detail = line;
-          ctx.log.info(`settle gate: ${node}'s ${held} waits for ${line}`);
-        }
-        if (ctx.cancelled?.()) return;
-        if (ctx.clock.now() + ctx.pollIntervalMs > startMs + this.timeoutMs) throw new SettleTimeoutError(node, left, this.timeoutMs, held);
-        await ctx.clock.sleep(ctx.pollIntervalMs);
+        if (this.cancelled()) return;
+        if (this.clock.now() + this.pollIntervalMs > startMs + this.timeoutMs)
+          throw new SettleTimeoutError(node, left, this.timeoutMs, held);
+        await this.clock.sleep(this.pollIntervalMs);
       }
     } finally {
-      if (hold) hold.endedAt = new Date(ctx.clock.now()).toISOString();
+      hold?.end(this.clock.now());
     }
   }
-}
 
-/**
- * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
- * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
- */
-export async function predictSettleWaits(ctx: SettleContext, nodes: readonly string[]): Promise<string[]> {
-  if (!ctx.settle.enabled || nodes.length === 0) return [];
-  const [pods, statuses] = await Promise.all([ctx.kube.listPodOwners(), ctx.kube.listWorkloads()]);
-  const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
-  return resolveOwners(refs, statuses).map(workloadName);
+  /**
+   * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
+   * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
+   */
+  async predictWaits(nodes: readonly string[]): Promise<string[]> {
+    if (!this.enabled || nodes.length === 0) return [];
+    const [pods, statuses] = await Promise.all([this.kube.listPodOwners(), this.kube.listWorkloads()]);
+    const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
+    return resolveOwners(refs, statuses).map(workloadName);
+  }
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock.js';
 import { outcomeUnknown, ToolError } from '../core/errors.js';
 import type { JsonPatchOp, NodeState } from '../core/model.js';
 import type { RunContext } from './context.js';
+import type { NodeRun } from './nodeRun.js';
 
 /** How long to wait for the apiserver to answer /readyz again after a transport failure (src/rules/budget.ts counts it). */
 export const READYZ_WAIT_MS = 120_000;
@@ -13,13 +14,8 @@ export function isTransport(e: unknown): boolean {
   return e instanceof ToolError && e.kind === 'transport';
 }
 
-/** What waitForApiserver needs of a node's run: to record its wait as a step (NodeRun has it; naming only this keeps nodeRun.ts, which uses this file, out of a circle). */
-export interface StepRecorder {
-  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
-}
-
-/** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again. */
-export async function waitForApiserver(ctx: RunContext, run: StepRecorder): Promise<void> {
+/** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again, as a step of the node's run. */
+export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<void> {
   await run.step('wait for the apiserver (/readyz)', async () => {
     const deadline = ctx.clock.now() + READYZ_WAIT_MS;
     for (;;) {

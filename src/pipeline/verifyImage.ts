@@ -5,6 +5,7 @@
 import type { KubeClient, PodState } from '../adapters/types.js';
 import { formatDuration } from '../core/format.js';
 import type { Clock } from '../core/clock.js';
+import { VerifyFailed } from './errors.js';
 
 export interface VerifyImageArgs {
   kube: KubeClient;
@@ -48,8 +49,6 @@ function hash(s: string): string {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
   return h.toString(16).padStart(8, '0');
 }
-
-export class VerifyFailed extends Error {}
 
 /** Resolves with the pulled image id; throws VerifyFailed with the reason otherwise. Always deletes the pod. */
 export async function verifyImage(args: VerifyImageArgs): Promise<string> {

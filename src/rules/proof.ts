@@ -1,6 +1,6 @@
 // What a post-reboot proof means for the roll. Pure: it takes the evidence verdict read after the
 // reboot and says whether the node is proven, undecided, or failed. The pipeline acts on it
-// (src/pipeline/nodeRun.ts, settleProof).
+// (src/pipeline/stop.ts, settleProof).
 import type { EvidenceVerdict } from '../core/model.js';
 
 export type ProofJudgement =

@@ -2,7 +2,7 @@
 // uncordoned. One CAS-guarded JSON Patch gives up the claim, keeps the cordon and writes the
 // `<prefix>/quarantined` annotation: a JSON object (QuarantineRecord, src/rules/quarantineRecord.ts) that says why, when, by
 // which run, and whether the node was cordoned before the run, so a later run restores it right.
-// Pure: the pipeline reads the PDBs and sends the patch (src/pipeline/reboot.ts, nodeRun.ts).
+// Pure: the pipeline reads the PDBs and sends the patch (src/pipeline/quarantine.ts).
 import type { Config } from '../core/config.js';
 import type {
   AnnotationKeys,

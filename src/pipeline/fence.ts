@@ -1,0 +1,83 @@
+// The fence before each mutation: the fence read (the node, and the run Lease beside it in the same
+// command), the proof that the run may mutate now (not cancelled, the Lease still ours), and the
+// guard (the node still shows this run's claim; another actor's change leaves it as they set it).
+// docs/architecture.md#lease-proof says why a read beside the node proves the Lease.
+import type { LeaseReading } from '../adapters/types.js';
+import { unique } from '../core/async.js';
+import type { NodeState } from '../core/model.js';
+import { checkGuard } from '../rules/claim.js';
+import { identityChanges } from '../rules/inventory.js';
+import type { RolloutDeps, RunContext } from './context.js';
+import { CancelledError } from './errors.js';
+import type { NodeRun } from './nodeRun.js';
+import { NodeStop } from './stop.js';
+
+/** A fence read of a node; under a run Lease, the Lease read in the same command (see beforeMutation). */
+export interface FenceRead {
+  node: NodeState;
+  lease?: LeaseReading;
+}
+
+/** One process either way: `kubectl get node/N` alone, or with the run Lease beside it. */
+export async function readNodeForMutation(ctx: Pick<RolloutDeps, 'kube' | 'lock'>, name: string): Promise<FenceRead> {
+  if (!ctx.lock) return { node: await ctx.kube.getNode(name) };
+  return ctx.kube.getNodeAndLease(name, ctx.lock.ref.namespace, ctx.lock.ref.name);
+}
+
+/**
+ * Immediately before every mutation that moves the roll forward: a cancelled run starts nothing new,
+ * and the Lease must still be ours. Before a Talos mutation, the drain, the reboot and the verified
+ * release (`fresh`), that must be proven now, not taken from the lock's state cached between ticks:
+ * by `read`, the Lease as read together with the node in the fence read that immediately precedes
+ * the mutation (no other step in between), or else by a renewal (RunLock.confirm has the rule).
+ * After a reboot that read is the last poll of the wait for Ready: the proof is read before that wait,
+ * so with no verify-image nothing runs between the poll and the release (node.ts, releaseVerified).
+ * The claim and the phase patch only check the cached state: they touch nothing but our own
+ * annotations and the cordon, and the fresh proof before the credential patch undoes them (the claim
+ * is released, nothing on Talos having changed) when the Lease was lost meanwhile.
+ */
+export async function beforeMutation(
+  ctx: Pick<RolloutDeps, 'cancelled' | 'lock'>,
+  opts: { fresh: false } | { fresh: true; read: FenceRead | undefined },
+): Promise<void> {
+  const cancelled = () => new CancelledError('the run was cancelled; no further mutation was started');
+  if (ctx.cancelled?.()) throw cancelled();
+  if (!opts.fresh) return ctx.lock?.assertHeld();
+  try {
+    await ctx.lock?.confirm(opts.read?.lease);
+  } catch (e) {
+    // A cancellation kills the renewal too: that is the cancellation, not a lost Lease.
+    if (ctx.cancelled?.()) throw cancelled();
+    throw e;
+  }
+}
+
+/** What the node must still show while we hold it: the identity we read, and the fence we set. */
+export function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState, opts: { allowConditionTaints?: boolean } = {}): string[] {
+  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys, opts)]);
+}
+
+export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
+  const read = await run.step(label, () => readNodeForMutation(ctx, run.node.name));
+  return { ...read, problems: claimProblems(ctx, run, read.node) };
+}
+
+/**
+ * Another actor changed the node while we hold it. Nothing more is done to it, not even an uncordon
+ * (an autoscaler may be deleting it; a changed address may point at another machine).
+ */
+export function claimLost(label: string, problems: string[], seen: NodeState | undefined): NodeStop {
+  // stopNode says who holds the node now (from `seen`) and what a person does next (leftAsSetReport)
+  return new NodeStop('failed', `guard failed ${label}: ${problems.join('; ')}`, {
+    disposition: 'leave-as-set',
+    seen,
+    nextStep: 'It was not rebooted.',
+  });
+}
+
+/** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
+export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
+  const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
+  if (problems.length > 0) throw claimLost(label, problems, read.node);
+  return read;
+}
