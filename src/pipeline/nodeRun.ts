@@ -16,7 +16,7 @@ import type {
   StepRecord,
 } from '../core/model.js';
 import { STEP } from '../core/steps.js';
-import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
+import { fencedNextStep, leftAsSetReport, releaseCommand } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildQuarantinePatch, formatQuarantine, liftNextStep, liftQuarantine, quarantineRecord } from '../rules/quarantine.js';
 import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/release.js';
@@ -197,12 +197,7 @@ export class NodeRun {
 
   /** What to check on a node left fenced, and how to release it. */
   fencedNextStep(): string {
-    const name = this.node.name;
-    const a = this.address;
-    return (
-      `Node ${name} is left cordoned and claimed (phase=mutating). Check it: \`kubectl get node ${name}\`, \`talosctl -n ${a} service cri\`, \`talosctl -n ${a} version\`. ` +
-      `When it is healthy, release it: ${this.releaseCommand()}`
-    );
+    return fencedNextStep({ node: this.node.name, address: this.address, release: this.releaseCommand() });
   }
 }
 
