@@ -16,7 +16,7 @@ import type {
   StepRecord,
 } from '../core/model.js';
 import { STEP } from '../core/steps.js';
-import { fencedNextStep, leftAsSetReport, releaseCommand } from '../rules/commands.js';
+import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildQuarantinePatch, formatQuarantine, liftNextStep, liftQuarantine, quarantineRecord } from '../rules/quarantine.js';
 import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/release.js';
@@ -396,8 +396,7 @@ function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
   const name = nodeRun.node.name;
   return (
     `The claim may be on the node (cordoned, ${ctx.keys.owner}=${nodeRun.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
-    `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
-    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+    `The post step reads the node and releases the claim if it landed. If it cannot, ${unknownClaimCheck(name, ctx.keys, releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed'))}`
   );
 }
 

@@ -3,7 +3,7 @@
 // from what the post step chose (src/rules/postStep.ts) and what came of it.
 import type { Config } from '../core/config.js';
 import type { AnnotationKeys, HeldNode, NodeState } from '../core/model.js';
-import { fencedNextStep, leftAsSetReport, releaseCommand } from '../rules/commands.js';
+import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import type { PostChoice, ReleasedFrom } from '../rules/postStep.js';
 import type { Annotation } from './annotations.js';
 
@@ -108,7 +108,7 @@ function presentNode(
         return error(
           `${node}: the claim may be on the node`,
           `could not read node ${node} to learn whether this run's claim landed (${n.readError}): the claim may be on the node (cordoned, ${keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
-            `Check \`kubectl get node ${node} -o yaml\`; if it carries this run's owner token with ${keys.phase}=claimed, release it: ${releaseCommand(capture, keys, kubectl, 'claimed')} (it fails with "The request is invalid" when the claim is not there).`,
+            `To find out, ${unknownClaimCheck(node, keys, releaseCommand(capture, keys, kubectl, 'claimed'))}`,
         );
       }
       return error(`${node}: post step could not check the node`, `could not read node ${node} to clean up after this run: ${n.readError}`);

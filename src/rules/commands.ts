@@ -31,6 +31,18 @@ export function releaseCommand(
 }
 
 /**
+ * How a person finds and releases a claim that may be on the node (its PATCH was sent, its outcome
+ * unknown, and the node could not be read): the release tests phase=claimed, which the claim wrote
+ * with the token, so it cannot release anything else. One text for the main step and the post step.
+ */
+export function unknownClaimCheck(node: string, keys: AnnotationKeys, release: string): string {
+  return (
+    `check \`kubectl get node ${node} -o yaml\` and, if it carries this run's owner token with ${keys.phase}=claimed, release it: ${release} ` +
+    '(it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).'
+  );
+}
+
+/**
  * The next step of a node left fenced (phase=mutating: Talos may carry the change, nothing proved it):
  * what to check and how to release it. One text for the main step, which says it when it stops on the
  * node, and the post step, which adds why the run stopped (`stoppedWhile`). `recover-fences` never
