@@ -366,7 +366,7 @@ async function quarantine(
   });
   const text = formatQuarantine(record);
   try {
-    await nodeRun.step('quarantine (keep the cordon, give up the claim)', () =>
+    await nodeRun.step(STEP.quarantine, () =>
       patchNodeSurvivingTransport(
         ctx,
         nodeRun.node.name,

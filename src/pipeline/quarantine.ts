@@ -5,6 +5,7 @@ import { unique } from '../core/async.js';
 import { errorMessage, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
+import { STEP } from '../core/steps.js';
 import { blockedPods, parseDrainFailure } from '../adapters/parse/drainOutput.js';
 import { describeBlockers, drainBlockers } from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
@@ -34,7 +35,7 @@ async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<
   if (namespaces.length === 0) return [];
   try {
     const reads = await run.step(
-      'read the PodDisruptionBudgets that blocked the drain',
+      STEP.readBlockingPdbs,
       () => Promise.all(namespaces.map((ns) => ctx.kube.listDisruptionBudgets(ns))),
       (r) =>
         describeBlockers(

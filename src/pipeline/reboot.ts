@@ -8,7 +8,7 @@ import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
-import { STEP } from '../core/steps.js';
+import { CHECKPOINT, guardStep, quorumGateStep, STEP } from '../core/steps.js';
 import { LeaseLostError } from './lease.js';
 import { beforeMutation, readNodeForMutation, type FenceRead, type RunContext } from './context.js';
 import { readOne } from './evidence.js';
@@ -42,7 +42,7 @@ function claimLost(label: string, problems: string[], seen: NodeState | undefine
 
 /** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
-  const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
+  const { problems, ...read } = await fenceProblems(ctx, run, guardStep(label));
   if (problems.length > 0) throw claimLost(label, problems, read.node);
   return read;
 }
@@ -79,7 +79,7 @@ async function etcdReading(talos: TalosClient, address: string): Promise<EtcdRea
  * own member (a failure there is no refusal: the target's etcd is the one going down).
  */
 async function checkQuorum(ctx: RunContext, run: NodeRun, label: string): Promise<void> {
-  const problems = await run.step(`quorum gate (${label})`, async () => {
+  const problems = await run.step(quorumGateStep(label), async () => {
     const nodes = await ctx.kube.listNodes();
     const controlPlanes = nodes.filter((n) => n.role === 'control-plane');
     const etcd = new Map<string, EtcdReadings>();
@@ -166,7 +166,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
   if (lost) throw claimLost('during the drain (the drain was ended at once)', lost, lastSeen);
   if (!drainFailure) return;
   if (watchFailure !== undefined && endDrain.signal.aborted) {
-    await guard(ctx, run, 'after the watch of the drain was lost');
+    await guard(ctx, run, CHECKPOINT.afterWatchLost);
     throw new DrainUnwatched(`it was ended because the node could not be watched: ${errorMessage(watchFailure)}`);
   }
   throw drainFailure.error;
@@ -186,7 +186,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
       // is the cluster saying no.
       if (!isTransport(e) || ctx.cancelled?.()) throw e;
       await waitForApiserver(ctx, run);
-      const again = await guard(ctx, run, 'after the drain was cut off');
+      const again = await guard(ctx, run, CHECKPOINT.afterCutOff);
       await run.step(STEP.drainRetry, async () => {
         await beforeMutation(ctx, { fresh: true, read: again });
         return watchedDrain(ctx, run, again.node);
@@ -287,21 +287,21 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRe
   const { talos, config } = ctx;
 
   await settleBeforeDrain(ctx, run);
-  const beforeDrain = await guard(ctx, run, 'before drain');
+  const beforeDrain = await guard(ctx, run, CHECKPOINT.beforeDrain);
   const drainProof = await quorumOrRelease(
     ctx,
     run,
     beforeDrain,
-    'before drain',
+    CHECKPOINT.beforeDrain,
     'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
   await drain(ctx, run, drainProof, beforeDrain.node);
-  const drained = await guard(ctx, run, 'after drain');
+  const drained = await guard(ctx, run, CHECKPOINT.afterDrain);
   const rebootProof = await quorumOrRelease(
     ctx,
     run,
     drained,
-    'after drain',
+    CHECKPOINT.afterDrain,
     'The node was drained but not rebooted, and released again. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.',
   );
 

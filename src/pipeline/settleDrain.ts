@@ -27,14 +27,14 @@ export async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<
   try {
     if (gate.waiting) await run.step(STEP.settleWait, () => gate.wait(ctx, name, 'drain'));
     const owners = await run.step(
-      "list the node's pods (settle gate)",
+      STEP.settleListPods,
       () => gate.listBeforeDrain(ctx, name),
       (o) => `${o.length} controller(s) whose pods a drain evicts`,
     );
     // what those controllers report just before the drain is what the next drain waits to see again
     if (owners.length > 0)
       await run.step(
-        "read their controllers' counts before the drain (settle gate)",
+        STEP.settleBaseline,
         () => gate.readBaseline(ctx, name, owners),
         (n) => `${n} baseline(s)`,
       );

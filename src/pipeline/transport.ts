@@ -4,6 +4,7 @@ import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 import { outcomeUnknown, ToolError } from '../core/errors.js';
 import type { JsonPatchOp, NodeState } from '../core/model.js';
+import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 
 /** How long to wait for the apiserver to answer /readyz again after a transport failure (src/rules/budget.ts counts it). */
@@ -20,7 +21,7 @@ export interface StepRecorder {
 
 /** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again. */
 export async function waitForApiserver(ctx: RunContext, run: StepRecorder): Promise<void> {
-  await run.step('wait for the apiserver (/readyz)', async () => {
+  await run.step(STEP.waitApiserver, async () => {
     const deadline = ctx.clock.now() + READYZ_WAIT_MS;
     for (;;) {
       try {
