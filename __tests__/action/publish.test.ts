@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MaskedCore, type CorePort } from '../../src/action/masked.js';
 import { publish, type ActionReport } from '../../src/action/publish.js';
 import { InputError, RolloutError } from '../../src/core/errors.js';
+import { annotationKeys } from '../../src/core/model.js';
 import type { FencesReport } from '../../src/fences/run.js';
 import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
 import { Redactor } from '../../src/core/redact.js';
@@ -227,6 +228,49 @@ describe('publish: a mode that could not run', () => {
     });
     expect(rec.of('setFailed')).toEqual([[expect.stringContaining('"roll" is not one of apply, plan')]]);
     expect(rec.of('summary')).toEqual([]);
+  });
+});
+
+describe('a post step report', () => {
+  const capture = {
+    node: 'w1',
+    uid: 'uid-w1',
+    internalIP: '10.0.0.1',
+    role: 'worker' as const,
+    wasCordoned: false,
+    taints: [],
+    schedulingTaints: [],
+    owner: 'o',
+  };
+  it('sets no output and writes no summary: its lines, its annotations, then what fails the step', async () => {
+    const rec = recorder();
+    const report: ActionReport = {
+      kind: 'post',
+      stateErrors: [],
+      keys: annotationKeys('registry-auth-rollout'),
+      kubectl: {},
+      nodes: [
+        {
+          held: { node: 'w1', phase: 'claimed', owner: 'o', capture },
+          choice: { action: 'release', from: 'claimed', expectedPhase: 'claimed' },
+        },
+        {
+          held: { node: 'w2', phase: 'rebooting', owner: 'o', capture: { ...capture, node: 'w2' } },
+          choice: { action: 'leave-fenced', stoppedWhile: 'rebooting' },
+        },
+      ],
+      lease: { namespace: 'kube-system', name: 'l', outcome: 'kept' },
+      leftClaimed: true,
+    };
+    await publish(report, rec.port);
+    expect(rec.outputs()).toEqual({});
+    expect(rec.of('summary')).toEqual([]);
+    expect(rec.calls.map((c) => [c[0], c[1]])).toEqual([
+      ['notice', 'w1: released by the post step'],
+      ['error', 'w2: left fenced by a stopped run'],
+      ['warning', 'run Lease kept'],
+      ['setFailed', expect.stringContaining('left a node of this run claimed or cordoned')],
+    ]);
   });
 });
 

@@ -1,68 +1,12 @@
-// Test-side builders of talosctl 1.13 output. goTabwriter ports Go's text/tabwriter (minwidth 0,
-// tabwidth 0, padding 3, pad ' ', flags 0) so constructed outputs follow the same rules as the real
-// client: column blocks, a flush at every line without a tab, widths in runes.
+// Test-side builders of talosctl 1.13 output. The table layout is the twin's port of Go's
+// text/tabwriter (sim/bin/talosfmt.cjs, through sim/talos/format.ts: minwidth 0, tabwidth 0,
+// padding 3, pad ' ', flags 0), so constructed outputs follow the same rules as the real client
+// and the fake talosctl: column blocks, a flush at every line without a tab, widths in runes.
 import { formatGoDuration } from '../../src/adapters/parse/goDuration.js';
-
-interface Line {
-  cells: string[];
-  newline: boolean;
-}
+import { tabwrite } from '../../sim/talos/format.js';
 
 export function goTabwriter(input: string, padding = 3): string {
-  let out = '';
-  let pending: Line[] = [];
-  const raw = input.split('\n');
-  raw.forEach((text, i) => {
-    const last = i === raw.length - 1;
-    if (last && text === '') return;
-    const cells = text.split('\t');
-    pending.push({ cells, newline: !last });
-    // a completed line with a single cell cannot affect later lines: Go flushes there
-    if (!last && cells.length === 1) {
-      out += format(pending, padding);
-      pending = [];
-    }
-  });
-  return out + format(pending, padding);
-}
-
-function width(s: string): number {
-  return Array.from(s).length;
-}
-
-function format(lines: Line[], padding: number): string {
-  const widths: number[] = [];
-  let s = '';
-  const writeLines = (l0: number, l1: number): void => {
-    for (let i = l0; i < l1; i++) {
-      lines[i].cells.forEach((c, j) => {
-        s += c;
-        if (j < widths.length) s += ' '.repeat(widths[j] - width(c));
-      });
-      if (lines[i].newline) s += '\n';
-    }
-  };
-  const fmt = (line0: number, line1: number): void => {
-    const column = widths.length;
-    for (let t = line0; t < line1; t++) {
-      if (column >= lines[t].cells.length - 1) continue;
-      writeLines(line0, t);
-      line0 = t;
-      let w = 0;
-      for (; t < line1; t++) {
-        const cells = lines[t].cells;
-        if (column >= cells.length - 1) break;
-        w = Math.max(w, width(cells[column]) + padding);
-      }
-      widths.push(w);
-      fmt(line0, t);
-      widths.pop();
-      line0 = t;
-    }
-    writeLines(line0, line1);
-  };
-  fmt(0, lines.length);
-  return s;
+  return tabwrite(input, padding);
 }
 
 export interface ServiceBlock {

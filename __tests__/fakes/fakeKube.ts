@@ -1,12 +1,12 @@
-// An in-memory KubeClient for pipeline tests. Node patches go through the rule tests' JSON Patch
-// applier, which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
+// An in-memory KubeClient for pipeline tests. Node and Lease patches go through the fakes' JSON Patch
+// applier (jsonPatch.ts), which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels, Taint } from '../../src/core/model.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
-import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
+import { applyJsonPatch, normalize, PatchRejected } from '../fakes/jsonPatch.js';
 
 type Json = Record<string, any>;
 
@@ -151,14 +151,7 @@ export class FakeKube implements KubeClient {
       next = applyJsonPatch(o, ops) as Json;
     } catch (e) {
       if (!(e instanceof PatchRejected)) throw e;
-      throw new ToolError({
-        tool: 'kubectl',
-        command: `kubectl patch node ${name} --type=json`,
-        kind: 'invalid',
-        exitCode: 1,
-        stderr: 'The request is invalid: the server rejected our request due to an error in our request',
-        node: name,
-      });
+      throw patchInvalid(`kubectl patch node ${name} --type=json`, name);
     }
     if (JSON.stringify(next) !== JSON.stringify(o)) {
       next.metadata.resourceVersion = String(++this.rv);
@@ -328,13 +321,7 @@ export class FakeKube implements KubeClient {
     try {
       next = applyJsonPatch(o, ops) as Json;
     } catch {
-      throw new ToolError({
-        tool: 'kubectl',
-        command: 'kubectl patch lease',
-        kind: 'invalid',
-        exitCode: 1,
-        stderr: 'The request is invalid: the server rejected our request due to an error in our request',
-      });
+      throw patchInvalid('kubectl patch lease');
     }
     next.metadata.resourceVersion = String(++this.rv);
     this.leases.set(`${namespace}/${name}`, next);
@@ -350,4 +337,16 @@ export class FakeKube implements KubeClient {
   podCount(): number {
     return this.pods.size;
   }
+}
+
+/** What kubectl reports when the apiserver refuses a JSON Patch (a failed `test`, a bad path): a 422. */
+function patchInvalid(command: string, node?: string): ToolError {
+  return new ToolError({
+    tool: 'kubectl',
+    command,
+    kind: 'invalid',
+    exitCode: 1,
+    stderr: 'The request is invalid: the server rejected our request due to an error in our request',
+    ...(node === undefined ? {} : { node }),
+  });
 }

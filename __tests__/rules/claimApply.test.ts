@@ -7,7 +7,7 @@ import { oneShotClaimPatch } from '../../bench/claimLoop.js';
 import { buildClaimPatch, buildPhasePatch, captureClaim, judgeClaimRejection } from '../../src/rules/claim.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
-import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected, type NodeJson } from './jsonPatch.js';
+import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected, type NodeJson } from '../fakes/jsonPatch.js';
 
 const gpu: Taint = { key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule', timeAdded: '2026-08-01T00:00:00Z' };
 const mirror: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: '2026-08-20T10:00:00Z' };

@@ -21,7 +21,7 @@ import {
   type QuarantineRecord,
 } from '../../src/rules/quarantine.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
-import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from './jsonPatch.js';
+import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../fakes/jsonPatch.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
 
 const RECORD: QuarantineRecord = {

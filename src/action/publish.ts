@@ -1,6 +1,7 @@
 // The one publisher: whatever mode ran, its plain report becomes the step's outputs, log lines,
 // annotations, job summary and exit status here, in that order, through one core-like port. The
-// modes render nothing, and every mode sets every output (a later step reads them whatever ran).
+// modes render nothing, and every mode of the main step sets every output (a later step reads them
+// whatever ran); the post step sets none (no step runs after it) and writes no summary.
 import { errorMessage, RolloutError } from '../core/errors.js';
 import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
@@ -8,6 +9,7 @@ import type { Redactor } from '../core/redact.js';
 import { buildAnnotations, type Annotation } from '../report/annotations.js';
 import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
 import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
+import { presentPostReport, type PostReport } from '../report/postStep.js';
 import { renderSummary } from '../report/summary.js';
 
 /** A mode that ended before it had anything to report: a bad input, an unusable talosconfig, a fences read that failed. */
@@ -17,11 +19,12 @@ export interface ErrorReport {
 }
 
 /** What any mode hands to the publisher. */
-export type ActionReport = RolloutReport | FencesReport | ErrorReport;
+export type ActionReport = RolloutReport | FencesReport | PostReport | ErrorReport;
 
 /** What the step shows for a report: plain data, decided by `present`, written by `publish`. */
 export interface Publication {
-  outputs: ActionOutputs;
+  /** none: the post step's, which no later step could read */
+  outputs?: ActionOutputs;
   /** plain log lines */
   log: string[];
   annotations: Annotation[];
@@ -52,7 +55,7 @@ export interface PublishOptions {
 
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);
-  for (const [k, v] of Object.entries(p.outputs) as Array<[string, string]>) port.setOutput(k, v);
+  for (const [k, v] of Object.entries(p.outputs ?? {}) as Array<[string, string]>) port.setOutput(k, v);
   for (const line of p.log) port.info(line);
   for (const a of p.annotations) port[a.kind](a.message, { title: a.title });
   if (p.summary) {
@@ -68,6 +71,7 @@ export async function publish(report: ActionReport, port: PublishPort, options: 
 export function present(report: ActionReport, options: PublishOptions = {}): Publication {
   if (report.kind === 'rollout') return presentRollout(report, options);
   if (report.kind === 'fences') return presentFences(report, options);
+  if (report.kind === 'post') return presentPostReport(report);
   // the outputs still say `failed`: a later step may read them
   return { outputs: buildOutputs('failed', []), log: [], annotations: [], failures: [errorMessage(report.error)] };
 }

@@ -4,6 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
 import type { AuthFields, DesiredCredential } from './model.js';
 import { secretForms } from './redact.js';
+import { scalarText } from './text.js';
 
 export interface ParsedAuthPatch {
   desired: DesiredCredential;
@@ -16,17 +17,12 @@ export function tomlHostFor(host: string): string {
   return host === 'docker.io' ? 'registry-1.docker.io' : host;
 }
 
-function str(v: unknown): string {
-  // YAML may type a value as a number or boolean (`password: 1234`); Talos reads it as a string.
-  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
-}
-
 function fieldsOf(o: Record<string, unknown>): AuthFields {
   return {
-    username: str(o.username),
-    password: str(o.password),
-    auth: str(o.auth),
-    identitytoken: str(o.identityToken ?? o.identitytoken),
+    username: scalarText(o.username),
+    password: scalarText(o.password),
+    auth: scalarText(o.auth),
+    identitytoken: scalarText(o.identityToken ?? o.identitytoken),
   };
 }
 
@@ -59,7 +55,7 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
     }
     const o = value as Record<string, unknown>;
     if (o.kind === 'RegistryAuthConfig') {
-      const name = str(o.name).trim();
+      const name = scalarText(o.name).trim();
       if (!name) throw new InputError('auth-patch', `document ${i + 1} (RegistryAuthConfig) has no name`);
       if (o.$patch === 'delete') continue;
       documents.set(name, fieldsOf(o));

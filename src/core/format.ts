@@ -1,4 +1,4 @@
-// The one duration formatter: every report (job summary, log groups, annotations, evidence reasons,
+// The one duration formatter, and the one count of things (`plural`): every report (job summary, log groups, annotations, evidence reasons,
 // error messages) writes a span of time the same way, so a figure in a reason can be compared with
 // the figure in the duration column next to it.
 //
@@ -29,4 +29,9 @@ export function formatMagnitude(ms: number): string {
   const a = Math.abs(ms);
   if (a > 0 && a < 1) return `${Math.round(a * 1000)} µs`;
   return formatDuration(a).replace(/\.0 s$/, ' s');
+}
+
+/** A count and its noun, in the plural unless it is one: `1 node`, `3 nodes`, `0 attempts`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -26,7 +26,43 @@ export const STEP = {
   settleWait: 'settle gate (before drain)',
   /** the release after a stop: the node is given back as it was */
   releaseRestore: 'release (restore)',
+  readNode: 'read node',
+  readEvidence: 'read reboot evidence',
+  /** the phase annotation set to `mutating` before Talos may be touched */
+  markMutating: 'phase=mutating',
+  reReadAfterMarkFailed: 're-read node (phase=mutating failed)',
+  reReadBeforePatch: 're-read node (before the credential patch)',
+  applyPatch: 'apply the credential patch',
+  reReadBeforeRelease: 're-read node (before the release)',
+  waitApiserver: 'wait for the apiserver (/readyz)',
+  settleListPods: "list the node's pods (settle gate)",
+  settleBaseline: "read their controllers' counts before the drain (settle gate)",
+  readBlockingPdbs: 'read the PodDisruptionBudgets that blocked the drain',
+  quarantine: 'quarantine (keep the cordon, give up the claim)',
 } as const;
+
+/** Where in a node's roll a guard (the fence read before a mutation) and the quorum gate run. */
+export const CHECKPOINT = {
+  beforeDrain: 'before drain',
+  afterDrain: 'after drain',
+  afterWatchLost: 'after the watch of the drain was lost',
+  afterCutOff: 'after the drain was cut off',
+} as const;
+
+/** The guard at a checkpoint: the node read again and checked to be still ours. */
+export function guardStep(at: string): string {
+  return `guard (${at})`;
+}
+
+/** The quorum gate at a checkpoint (control planes only). */
+export function quorumGateStep(at: string): string {
+  return `quorum gate (${at})`;
+}
+
+/** The pull probe of `verify-image`. */
+export function verifyImageStep(image: string): string {
+  return `verify ${image} through containerd`;
+}
 
 const CRI_RESTART = 'wait for Talos to restart cri';
 const CRI_RESTART_WAITED = `${CRI_RESTART} (up to `;

@@ -5,13 +5,12 @@
 import type { RunAttemptInfo, RunLookup } from '../adapters/github.js';
 import type { KubeClient } from '../adapters/types.js';
 import { casLost as lostCas, errorMessage } from '../core/errors.js';
-import { annotationKeys, type JsonPatchOp } from '../core/model.js';
+import { annotationKeys } from '../core/model.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
-import { annotationPath } from '../rules/claim.js';
 import { judgeFences, ownersToLookUp, type FenceDecision } from '../rules/fences.js';
 import { releaseLeasePatch } from '../rules/lease.js';
-import { buildReleasePatch } from '../rules/release.js';
+import { guardedReleasePatch } from '../rules/release.js';
 import type { FencesConfig, FencesFailure, FencesMode, FencesReport } from '../report/fences.js';
 
 // The report's shape is the renderer's input, so it lives beside the renderer (report/fences.ts).
@@ -98,14 +97,10 @@ export async function runFences(args: FencesArgs): Promise<FencesReport> {
         refused.push({ node: d.node, reason: d.reason });
         continue;
       }
-      // buildReleasePatch tests uid and owner; the extra `test` of phase=claimed makes the decision
-      // itself part of the CAS: a fence that moved to `mutating` since the read is not released.
-      const ops: JsonPatchOp[] = [
-        { op: 'test', path: annotationPath(keys.phase), value: 'claimed' },
-        ...buildReleasePatch(d.capture, keys, {}),
-      ];
+      // the release tests uid and owner, and phase=claimed makes the decision itself part of the
+      // CAS: a fence that moved to `mutating` since the read is not released.
       try {
-        await kube.patchNode(d.node, ops);
+        await kube.patchNode(d.node, guardedReleasePatch(d.capture, keys, 'claimed'));
         releasedNodes.push(d.node);
         actions.push(`${d.node}: released (${d.reason})`);
       } catch (e) {

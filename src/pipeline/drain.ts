@@ -6,7 +6,7 @@
 // `undrainable: quarantine` (src/pipeline/quarantine.ts); then the guard and the quorum gate again.
 import { ToolError, errorMessage } from '../core/errors.js';
 import type { NodeState } from '../core/model.js';
-import { STEP } from '../core/steps.js';
+import { CHECKPOINT, STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 import { CancelledError, DrainUnwatched, LeaseLostError, SettleTimeoutError } from './errors.js';
 import { beforeMutation, claimLost, claimProblems, guard, type FenceRead } from './fence.js';
@@ -29,11 +29,11 @@ const REFUSED_AFTER_DRAIN =
  */
 export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ drained: FenceRead; rebootProof: FenceRead | undefined }> {
   await settleBeforeDrain(ctx, run);
-  const beforeDrain = await guard(ctx, run, 'before drain');
-  const drainProof = await quorumOrRelease(ctx, run, beforeDrain, 'before drain', REFUSED_BEFORE_DRAIN);
+  const beforeDrain = await guard(ctx, run, CHECKPOINT.beforeDrain);
+  const drainProof = await quorumOrRelease(ctx, run, beforeDrain, CHECKPOINT.beforeDrain, REFUSED_BEFORE_DRAIN);
   await drain(ctx, run, drainProof, beforeDrain.node);
-  const drained = await guard(ctx, run, 'after drain');
-  const rebootProof = await quorumOrRelease(ctx, run, drained, 'after drain', REFUSED_AFTER_DRAIN);
+  const drained = await guard(ctx, run, CHECKPOINT.afterDrain);
+  const rebootProof = await quorumOrRelease(ctx, run, drained, CHECKPOINT.afterDrain, REFUSED_AFTER_DRAIN);
   return { drained, rebootProof };
 }
 
@@ -58,14 +58,14 @@ async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<void> {
   try {
     if (gate.waiting) await run.step(STEP.settleWait, () => gate.wait(ctx.log, name, 'drain'));
     const owners = await run.step(
-      "list the node's pods (settle gate)",
+      STEP.settleListPods,
       () => gate.listBeforeDrain(name),
       (o) => `${o.length} controller(s) whose pods a drain evicts`,
     );
     // what those controllers report just before the drain is what the next drain waits to see again
     if (owners.length > 0)
       await run.step(
-        "read their controllers' counts before the drain (settle gate)",
+        STEP.settleBaseline,
         () => gate.readBaseline(name, owners),
         (n) => `${n} baseline(s)`,
       );
@@ -138,7 +138,7 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
   if (lost) throw claimLost('during the drain (the drain was ended at once)', lost, lastSeen);
   if (!drainFailure) return;
   if (watchFailure !== undefined && endDrain.signal.aborted) {
-    await guard(ctx, run, 'after the watch of the drain was lost');
+    await guard(ctx, run, CHECKPOINT.afterWatchLost);
     throw new DrainUnwatched(`it was ended because the node could not be watched: ${errorMessage(watchFailure)}`);
   }
   throw drainFailure.error;
@@ -158,7 +158,7 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
       // is the cluster saying no.
       if (!isTransport(e) || ctx.cancelled?.()) throw e;
       await waitForApiserver(ctx, run);
-      const again = await guard(ctx, run, 'after the drain was cut off');
+      const again = await guard(ctx, run, CHECKPOINT.afterCutOff);
       await run.step(STEP.drainRetry, async () => {
         await beforeMutation(ctx, { fresh: true, read: again });
         return watchedDrain(ctx, run, again.node);

@@ -5,6 +5,7 @@
 import type { LeaseReading } from '../adapters/types.js';
 import { unique } from '../core/async.js';
 import type { NodeState } from '../core/model.js';
+import { guardStep } from '../core/steps.js';
 import { checkGuard } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import type { RolloutDeps, RunContext } from './context.js';
@@ -77,7 +78,7 @@ export function claimLost(label: string, problems: string[], seen: NodeState | u
 
 /** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
-  const { problems, ...read } = await fenceProblems(ctx, run, `guard (${label})`);
+  const { problems, ...read } = await fenceProblems(ctx, run, guardStep(label));
   if (problems.length > 0) throw claimLost(label, problems, read.node);
   return read;
 }

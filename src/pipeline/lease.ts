@@ -238,7 +238,7 @@ export class RunLock {
    *
    * A read that does not prove the Lease (another holder, absent, expired, unreadable) is never
    * judged on its own: the renewal decides, so a loss is classified and reported in one place.
-   * The rule and its tests: docs/architecture.md#lease-proof, __tests__/lease/runLock.test.ts.
+   * The rule and its tests: docs/architecture.md#lease-proof, __tests__/pipeline/runLock.test.ts.
    */
   async confirm(read?: LeaseReading): Promise<void> {
     this.assertHeld();

@@ -7,7 +7,7 @@ import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
-import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP } from '../core/steps.js';
+import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
 import { claimNode } from './claim.js';
 import type { RunContext } from './context.js';
@@ -39,7 +39,7 @@ export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
 
 /** 3.1 Fresh read: the node must still be the one the inventory saw. */
 async function readFresh(ctx: RunContext, run: NodeRun): Promise<NodeState> {
-  const fresh = await run.step('read node', () => ctx.kube.getNode(run.node.name));
+  const fresh = await run.step(STEP.readNode, () => ctx.kube.getNode(run.node.name));
   const changed = identityChanges(run.node, fresh);
   if (changed.length > 0) {
     throw new NodeStop('refused', `node changed since the inventory: ${changed.join('; ')}`, {
@@ -80,7 +80,7 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
 async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<EvidenceVerdict | undefined> {
   if (ctx.config.reboot === 'always') return undefined;
   const before = await run.step(
-    'read reboot evidence',
+    STEP.readEvidence,
     () => readOne(ctx, run.node.name, run.address),
     (v) => `${v.verdict}: ${v.reason}`,
   );
@@ -97,7 +97,7 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
   const { keys, owner } = ctx;
   const capture = run.capture!;
   try {
-    await run.step('phase=mutating', async () => {
+    await run.step(STEP.markMutating, async () => {
       await beforeMutation(ctx, { fresh: false });
       return patchNodeSurvivingTransport(
         ctx,
@@ -109,7 +109,7 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
   } catch (e) {
     if (e instanceof NodeStop) throw e;
     // Did another actor change the node (a failed `test`), or did the write fail for another reason?
-    const check = await fenceProblems(ctx, run, 're-read node (phase=mutating failed)').catch(() => undefined);
+    const check = await fenceProblems(ctx, run, STEP.reReadAfterMarkFailed).catch(() => undefined);
     if (check && check.problems.length > 0) {
       throw new NodeStop('failed', `phase=mutating was refused: ${check.problems.join('; ')}`, {
         disposition: 'leave-as-set',
@@ -123,7 +123,7 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
 
 /** 3.5 Apply the credential, on the node we claimed and still fenced. */
 async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
-  const { problems, ...fence } = await fenceProblems(ctx, run, 're-read node (before the credential patch)');
+  const { problems, ...fence } = await fenceProblems(ctx, run, STEP.reReadBeforePatch);
   if (problems.length > 0) {
     throw new NodeStop('failed', `node changed before the credential patch: ${problems.join('; ')}`, {
       disposition: 'leave-as-set',
@@ -132,7 +132,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
     });
   }
   try {
-    await run.step('apply the credential patch', async () => {
+    await run.step(STEP.applyPatch, async () => {
       await beforeMutation(ctx, { fresh: true, read: fence });
       run.touchTalos();
       return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
@@ -192,7 +192,7 @@ const NO_ANCHOR =
 async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<void> {
   const image = ctx.config.verifyImage;
   if (!image) return;
-  await run.step(`verify ${image} through containerd`, () =>
+  await run.step(verifyImageStep(image), () =>
     verifyImage({
       kube: ctx.kube,
       node: run.node.name,
@@ -215,7 +215,7 @@ async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<v
  */
 async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead | undefined): Promise<void> {
   const { keys, config } = ctx;
-  const fence = ready ?? (await run.step('re-read node (before the release)', () => readNodeForMutation(ctx, run.node.name)));
+  const fence = ready ?? (await run.step(STEP.reReadBeforeRelease, () => readNodeForMutation(ctx, run.node.name)));
   const changed = identityChanges(run.node, fence.node);
   if (changed.length > 0) {
     throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {

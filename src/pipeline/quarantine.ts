@@ -5,6 +5,7 @@ import { unique } from '../core/async.js';
 import { errorMessage, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
+import { STEP } from '../core/steps.js';
 import { blockedPods, parseDrainFailure } from '../adapters/parse/drainOutput.js';
 import {
   buildQuarantinePatch,
@@ -50,7 +51,7 @@ async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<
   if (namespaces.length === 0) return [];
   try {
     const reads = await run.step(
-      'read the PodDisruptionBudgets that blocked the drain',
+      STEP.readBlockingPdbs,
       () => Promise.all(namespaces.map((ns) => ctx.kube.listDisruptionBudgets(ns))),
       (r) =>
         describeBlockers(
@@ -108,7 +109,7 @@ export async function quarantineNode(
   });
   const text = formatQuarantine(record);
   try {
-    await nodeRun.step('quarantine (keep the cordon, give up the claim)', () =>
+    await nodeRun.step(STEP.quarantine, () =>
       patchNodeSurvivingTransport(
         ctx,
         nodeRun.node.name,

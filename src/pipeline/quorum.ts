@@ -3,6 +3,7 @@
 import type { TalosClient } from '../adapters/types.js';
 import { ServerIdentityError, errorMessage } from '../core/errors.js';
 import type { Reading } from '../core/model.js';
+import { quorumGateStep } from '../core/steps.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
 import type { RunContext } from './context.js';
 import { QuorumRefusal } from './errors.js';
@@ -36,7 +37,7 @@ async function etcdReading(talos: TalosClient, address: string): Promise<EtcdRea
  * own member (a failure there is no refusal: the target's etcd is the one going down).
  */
 async function checkQuorum(ctx: RunContext, run: NodeRun, label: string): Promise<void> {
-  const problems = await run.step(`quorum gate (${label})`, async () => {
+  const problems = await run.step(quorumGateStep(label), async () => {
     const nodes = await ctx.kube.listNodes();
     const controlPlanes = nodes.filter((n) => n.role === 'control-plane');
     const etcd = new Map<string, EtcdReadings>();

@@ -5,7 +5,7 @@
 import { errorMessage } from '../core/errors.js';
 import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js';
 import { STEP } from '../core/steps.js';
-import { leftAsSetReport, releaseCommand } from '../rules/commands.js';
+import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
 import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/release.js';
 import type { RunContext } from './context.js';
@@ -138,7 +138,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
       })}`;
     } else {
       nodeRun.enter('left-fenced');
-      nextStep = stop.opts.nextStep ?? fencedNextStep(nodeRun);
+      nextStep = stop.opts.nextStep ?? fencedNext(nodeRun);
     }
   }
   const recorded = releaseError
@@ -155,14 +155,9 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
   return recorded;
 }
 
-/** What to check on a node left fenced, and how to release it. */
-function fencedNextStep(nodeRun: NodeRun): string {
-  const name = nodeRun.node.name;
-  const a = nodeRun.address;
-  return (
-    `Node ${name} is left cordoned and claimed (phase=mutating). Check it: \`kubectl get node ${name}\`, \`talosctl -n ${a} service cri\`, \`talosctl -n ${a} version\`. ` +
-    `When it is healthy, release it: ${nodeRun.releaseCommand()}`
-  );
+/** What to check on a node left fenced, and how to release it (one builder: src/rules/commands.ts). */
+function fencedNext(nodeRun: NodeRun): string {
+  return fencedNextStep({ node: nodeRun.node.name, address: nodeRun.address, release: nodeRun.releaseCommand() });
 }
 
 /** A claim that may be on the node: what the post step will do, and what a person does if it cannot. */
@@ -170,8 +165,7 @@ function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
   const name = nodeRun.node.name;
   return (
     `The claim may be on the node (cordoned, ${ctx.keys.owner}=${nodeRun.capture!.owner}, ${ctx.keys.phase}=claimed); nothing on Talos was changed, and the run Lease is kept. ` +
-    `The post step reads the node and releases the claim if it landed. If it cannot, check \`kubectl get node ${name} -o yaml\` and, ` +
-    `if it carries this run's owner token with ${ctx.keys.phase}=claimed, release it: ${releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed')} (it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).`
+    `The post step reads the node and releases the claim if it landed. If it cannot, ${unknownClaimCheck(name, ctx.keys, releaseCommand(nodeRun.capture!, ctx.keys, ctx.config, 'claimed'))}`
   );
 }
 

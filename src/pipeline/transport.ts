@@ -4,6 +4,7 @@ import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 import { outcomeUnknown, ToolError } from '../core/errors.js';
 import type { JsonPatchOp, NodeState } from '../core/model.js';
+import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
 
@@ -16,7 +17,7 @@ export function isTransport(e: unknown): boolean {
 
 /** After a transport failure: poll `/readyz` (bounded) until the apiserver answers again, as a step of the node's run. */
 export async function waitForApiserver(ctx: RunContext, run: NodeRun): Promise<void> {
-  await run.step('wait for the apiserver (/readyz)', async () => {
+  await run.step(STEP.waitApiserver, async () => {
     const deadline = ctx.clock.now() + READYZ_WAIT_MS;
     for (;;) {
       try {

@@ -6,6 +6,7 @@ import type { Config } from '../core/config.js';
 import type { ActionResult, LeaseState, RunAttemptInfo } from '../core/model.js';
 import { leaseReleaseCommand, type FenceDecision, type FenceRow, type LeaseDecision, type QuarantineRow } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
+import { plural } from '../core/format.js';
 
 export type FencesMode = 'fences' | 'recover-fences';
 export type FencesConfig = Pick<Config, 'annotationPrefix' | 'leaseNamespace' | 'leaseName' | 'kubeconfig' | 'kubeContext'>;
@@ -70,9 +71,7 @@ function runCell(run: RunAttemptInfo | undefined, owner: string): string {
 export function renderFencesSummary(r: FencesReport): string {
   const { mode, config } = r;
   const out: string[] = [];
-  out.push(
-    `<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${r.rows.length} node${r.rows.length === 1 ? '' : 's'} carrying a claim</h2>`,
-  );
+  out.push(`<h2>${mode === 'fences' ? 'Fences' : 'Recover fences'}: ${plural(r.rows.length, 'node')} carrying a claim</h2>`);
   out.push(`<p>Read at ${e(new Date(r.asOf).toISOString())}; annotation prefix <code>${e(config.annotationPrefix)}</code>.</p>`);
 
   // The Lease and its holder.
@@ -150,7 +149,7 @@ export function renderFencesSummary(r: FencesReport): string {
 function renderQuarantined(rows: QuarantineRow[]): string {
   const yesNo = (b: boolean | undefined): string => (b === undefined ? 'unknown (stays cordoned)' : b ? 'yes' : 'no');
   const table = [
-    `<h3>Quarantined: ${rows.length} node${rows.length === 1 ? '' : 's'} left cordoned, not rebooted (containerd still runs the old credential)</h3>`,
+    `<h3>Quarantined: ${plural(rows.length, 'node')} left cordoned, not rebooted (containerd still runs the old credential)</h3>`,
     '<table>',
     '<tr><th>Node</th><th>Since</th><th>By run</th><th>Drain blocked by</th><th>Cordoned before</th><th>Schedulable now</th><th>Claimed now by</th></tr>',
     ...rows.map(

@@ -5,7 +5,7 @@
 // - everything is HTML, and no top-level section contains a blank line (a blank line ends a GFM
 //   HTML block and the rest would be parsed as Markdown); escapeCell turns data newlines into <br>;
 // - every string that came from a node, a tool or an input goes through escapeCell.
-import { formatMagnitude } from '../core/format.js';
+import { formatMagnitude, plural } from '../core/format.js';
 import { formatGap, formatInstant } from '../core/instants.js';
 import type {
   ActionResult,
@@ -172,7 +172,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   const table = [tableOpen, ...keptRows.items.map((x) => x.html)];
   if (keptRows.dropped.length) {
     table.push(
-      `<tr><td colspan="${COLUMNS.length}"><i>${keptRows.dropped.length} more ${plural(keptRows.dropped.length, 'node')} not listed (${describeDropped(keptRows.dropped)}) to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output lists every node the run reached.</i></td></tr>`,
+      `<tr><td colspan="${COLUMNS.length}"><i>${plural(keptRows.dropped.length, 'more node')} not listed (${describeDropped(keptRows.dropped)}) to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output lists every node the run reached.</i></td></tr>`,
     );
   }
   table.push(tableClose);
@@ -180,7 +180,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
   if (timeline) sections.push(timeline);
   if (keptDetails.dropped.length) {
     sections.push(
-      `<p><i>Details left out for ${keptDetails.dropped.length} of ${details.length} ${plural(details.length, 'node')} (${describeDropped(keptDetails.dropped)}), the least eventful and oldest first, to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output and each node's log group carry them.</i></p>`,
+      `<p><i>Details left out for ${keptDetails.dropped.length} of ${plural(details.length, 'node')} (${describeDropped(keptDetails.dropped)}), the least eventful and oldest first, to keep this summary under GitHub's 1 MiB limit; the <code>decisions</code> output and each node's log group carry them.</i></p>`,
     );
   }
   sections.push(...keptDetails.items.map((x) => x.html));
@@ -250,10 +250,6 @@ function describeDropped(dropped: Item[]): string {
   const counts = new Map<string, number>();
   for (const d of dropped) counts.set(d.outcome, (counts.get(d.outcome) ?? 0) + 1);
   return [...counts].map(([o, n]) => `${n} ${escapeCell(o)}`).join(', ');
-}
-
-function plural(n: number, word: string): string {
-  return n === 1 ? word : `${word}s`;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -422,7 +418,7 @@ function fieldText(edit: CredentialEdit, f: CredentialEdit['fields'][number]): s
 }
 
 function renderClaim(claim: { attempts: number; conflicts: string[] }): string {
-  const head = `<p><b>Claim:</b> ${e(claim.attempts)} ${plural(claim.attempts, 'attempt')}${claim.conflicts.length ? '; conflicts:' : ''}</p>`;
+  const head = `<p><b>Claim:</b> ${e(plural(claim.attempts, 'attempt'))}${claim.conflicts.length ? '; conflicts:' : ''}</p>`;
   if (!claim.conflicts.length) return head;
   const shown = claim.conflicts.slice(0, MAX_CONFLICTS).map((c) => `<li>${e(c, MAX_VALUE)}</li>`);
   const more = claim.conflicts.length > MAX_CONFLICTS ? `<li>… ${claim.conflicts.length - MAX_CONFLICTS} more</li>` : '';

@@ -18,7 +18,7 @@
 // A denied start ends the roll cleanly (result `partial`): nodes in flight finish by their own rules,
 // and a rerun skips every node that carries the verified revision. See docs/parallel.md.
 import type { Role } from '../core/model.js';
-import { formatDuration } from '../core/format.js';
+import { formatDuration, plural } from '../core/format.js';
 
 export interface FinishedNode {
   role: Role;
@@ -161,6 +161,6 @@ export function budgetAllows(input: BudgetInput): BudgetDecision {
     basis === 'observed'
       ? `${KIND[role]} took up to ${formatDuration(neededMs)} so far`
       : `${KIND[role]} may take up to ${formatDuration(neededMs)} (the sum of its own deadlines)`;
-  const verdict = allowed ? 'a new node may start' : `no new node started; ${input.left} node${input.left === 1 ? '' : 's'} left`;
+  const verdict = allowed ? 'a new node may start' : `no new node started; ${plural(input.left, 'node')} left`;
   return { allowed, remainingMs, neededMs, basis, message: `time-budget: ${left}, ${why}: ${verdict}` };
 }

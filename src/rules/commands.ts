@@ -2,8 +2,8 @@
 import type { Config } from '../core/config.js';
 import { shellQuote } from '../core/shell.js';
 import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
-import { annotationPath, cordonedAtClaim } from './claim.js';
-import { buildReleasePatch } from './release.js';
+import { cordonedAtClaim } from './claim.js';
+import { buildReleasePatch, guardedReleasePatch } from './release.js';
 
 /** A kubectl command line a person can paste, with the run's kubeconfig and context, in backticks. */
 export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'>, args: string): string {
@@ -26,8 +26,44 @@ export function releaseCommand(
   config: Pick<Config, 'kubeconfig' | 'kubeContext'>,
   phase?: Extract<AnnotatedPhase, 'claimed'>,
 ): string {
-  const ops = [...(phase ? [{ op: 'test', path: annotationPath(keys.phase), value: phase }] : []), ...buildReleasePatch(capture, keys, {})];
+  const ops = phase ? guardedReleasePatch(capture, keys, phase) : buildReleasePatch(capture, keys, {});
   return kubectlCommand(config, `patch node ${capture.node} --type=json -p ${shellQuote(JSON.stringify(ops))}`);
+}
+
+/**
+ * How a person finds and releases a claim that may be on the node (its PATCH was sent, its outcome
+ * unknown, and the node could not be read): the release tests phase=claimed, which the claim wrote
+ * with the token, so it cannot release anything else. One text for the main step and the post step.
+ */
+export function unknownClaimCheck(node: string, keys: AnnotationKeys, release: string): string {
+  return (
+    `check \`kubectl get node ${node} -o yaml\` and, if it carries this run's owner token with ${keys.phase}=claimed, release it: ${release} ` +
+    '(it fails with "The request is invalid" when the claim is not there, and then nothing needs doing).'
+  );
+}
+
+/**
+ * The next step of a node left fenced (phase=mutating: Talos may carry the change, nothing proved it):
+ * what to check and how to release it. One text for the main step, which says it when it stops on the
+ * node, and the post step, which adds why the run stopped (`stoppedWhile`). `recover-fences` never
+ * releases a node in phase=mutating; it frees the run Lease this run keeps, once the run is completed.
+ */
+export function fencedNextStep(args: {
+  node: string;
+  /** the node's InternalIP, the address talosctl reaches it by */
+  address: string;
+  /** the release command (releaseCommand, above) */
+  release: string;
+  /** what the run was doing when it stopped; absent: not said */
+  stoppedWhile?: string;
+}): string {
+  const { node, address, release, stoppedWhile } = args;
+  const because = stoppedWhile ? ` because the run stopped while ${stoppedWhile}` : '';
+  return (
+    `Node ${node} is left cordoned and claimed (phase=mutating)${because}. ` +
+    `Check it: \`kubectl get node ${node}\` (Ready, bootID), \`talosctl -n ${address} service cri\`, \`talosctl -n ${address} version\`. ` +
+    `When it is healthy, release it: ${release}, and rerun the action (once this run is completed, \`recover-fences\` frees the run Lease it kept).`
+  );
 }
 
 /**

@@ -9,6 +9,7 @@
 import { parseAllDocuments } from 'yaml';
 import { secretForms } from '../core/redact.js';
 import { MachineConfigError } from './machineConfig.js';
+import { stringOrEmpty } from '../core/text.js';
 
 type Tree = Record<string, unknown>;
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -101,11 +102,14 @@ function valuesAt(v: unknown, path: SecretPath): string[] {
 }
 
 // Talos serves the config it marshalled: a secret is a string there (Go quotes "1234" and "true").
-const str = (x: unknown): string => (typeof x === 'string' ? x : '');
-
 /** A registry auth map or RegistryAuthConfig document → the fields secretForms takes (the username only to form `user:password`). */
 function authFields(a: Tree) {
-  return { username: str(a.username), password: str(a.password), auth: str(a.auth), identitytoken: str(a.identityToken) };
+  return {
+    username: stringOrEmpty(a.username),
+    password: stringOrEmpty(a.password),
+    auth: stringOrEmpty(a.auth),
+    identitytoken: stringOrEmpty(a.identityToken),
+  };
 }
 
 /**

@@ -12,6 +12,7 @@ import { kubectlCommand, releaseCommand } from './commands.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 import { describeBlockers, liftQuarantine, quarantineOf } from './quarantine.js';
+import { compareNames } from '../core/order.js';
 
 export interface FenceRow {
   node: string;
@@ -234,7 +235,7 @@ export function quarantineRows(
   kubectl: Pick<Config, 'kubeconfig' | 'kubeContext'> = {},
 ): QuarantineRow[] {
   const rows: QuarantineRow[] = [];
-  for (const n of [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const n of [...nodes].sort((a, b) => compareNames(a.name, b.name))) {
     const q = quarantineOf(n, keys);
     if (!q) continue;
     const record = q.record ?? { wasCordoned: true, blockedBy: [] };
@@ -257,7 +258,7 @@ export function quarantineRows(
 }
 
 export function judgeFences(input: FenceInput): FenceJudgement {
-  const fenced = input.nodes.filter((n) => isFence(n, input.keys)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const fenced = input.nodes.filter((n) => isFence(n, input.keys)).sort((a, b) => compareNames(a.name, b.name));
   const rows = fenced.map((n) => row(n, input));
   const fences: FenceDecision[] = fenced.map((n) => {
     const reasons = refusals(n, input);

@@ -2,11 +2,7 @@
 // which order, and whether a node is still the machine the inventory saw.
 // Pure: plain NodeState values in, problems or selections out.
 import type { AnnotationKeys, NodeState } from '../core/model.js';
-
-/** Code-unit order, so the roll order never depends on the runner's locale. */
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+import { compareNames } from '../core/order.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */
 function shared(pairs: Array<[string, string]>): Map<string, string[]> {
@@ -38,7 +34,7 @@ export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): str
     if (n.uid.trim() === '') problems.push(`node ${n.name} has an empty uid`);
   }
   for (const [uid, names] of shared(nodes.filter((n) => n.uid.trim() !== '').map((n) => [n.uid, n.name]))) {
-    problems.push(`nodes ${names.sort(byName).join(', ')} share the uid ${uid}`);
+    problems.push(`nodes ${names.sort(compareNames).join(', ')} share the uid ${uid}`);
   }
 
   for (const n of nodes) {
@@ -50,7 +46,7 @@ export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): str
   const ipPairs: Array<[string, string]> = [];
   for (const n of nodes) for (const ip of new Set(n.internalIPs)) ipPairs.push([ip, n.name]);
   for (const [ip, names] of shared(ipPairs)) {
-    problems.push(`InternalIP ${ip} is shared by nodes ${names.sort(byName).join(', ')}`);
+    problems.push(`InternalIP ${ip} is shared by nodes ${names.sort(compareNames).join(', ')}`);
   }
 
   for (const n of nodes) {
@@ -90,7 +86,7 @@ export function selectNodes(
 ): Selection {
   const known = new Set(nodes.map((n) => n.name));
   const wanted = opts.names === undefined ? undefined : new Set(opts.names);
-  const unknownNames = wanted === undefined ? [] : [...wanted].filter((name) => !known.has(name)).sort(byName);
+  const unknownNames = wanted === undefined ? [] : [...wanted].filter((name) => !known.has(name)).sort(compareNames);
 
   const inScope = nodes.filter(
     (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selectorMatches === undefined || opts.selectorMatches.has(n.name)),
@@ -103,10 +99,10 @@ export function selectNodes(
   const upToDate = inScope
     .filter(current)
     .map((n) => n.name)
-    .sort(byName);
+    .sort(compareNames);
 
   const rank = (n: NodeState): number => (n.role === 'worker' ? 0 : 1);
-  const selected = [...stale].sort((a, b) => rank(a) - rank(b) || byName(a.name, b.name));
+  const selected = [...stale].sort((a, b) => rank(a) - rank(b) || compareNames(a.name, b.name));
   return { selected, upToDate, unknownNames };
 }
 

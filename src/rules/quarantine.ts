@@ -20,6 +20,7 @@ import { annotationPath, holdTests } from './claim.js';
 import { kubectlCommand } from './commands.js';
 import { formatQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
 import type { Waiting } from './schedule.js';
+import { compareNames } from '../core/order.js';
 
 export { formatQuarantine, parseQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
 
@@ -112,7 +113,7 @@ export function drainBlockers(blockedPods: string[], pdbs: PdbState[], pods: Pod
       byPdb.set(id, blocker);
     }
   }
-  const out = [...byPdb.values()].sort((a, b) => (a.pdb! < b.pdb! ? -1 : a.pdb! > b.pdb! ? 1 : 0));
+  const out = [...byPdb.values()].sort((a, b) => compareNames(a.pdb!, b.pdb!));
   if (uncovered.length > 0) out.push({ pods: uncovered });
   return out;
 }

@@ -30,6 +30,8 @@
 // target's member, refuse too. A peer listed twice is counted once (the count is of distinct names).
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus } from '../core/model.js';
 import type { NodeState, Reading } from '../core/model.js';
+import { plural } from '../core/format.js';
+import { compareNames } from '../core/order.js';
 
 export interface EtcdReadings {
   status: Reading<EtcdMemberStatus[]>;
@@ -93,14 +95,14 @@ export function quorumGate(input: QuorumInput): string[] {
     listed.set(n.name, (listed.get(n.name) ?? 0) + 1);
     if (!byName.has(n.name)) byName.set(n.name, n);
   }
-  for (const [name, times] of [...listed].sort(([a], [b]) => compare(a, b))) {
+  for (const [name, times] of [...listed].sort(([a], [b]) => compareNames(a, b))) {
     if (times > 1) problems.push(`control plane ${name} is listed ${times} times: peers must be distinct nodes`);
   }
   const others = [...byName.values()].filter((n) => n.name !== input.target);
   if (others.length < 2) {
     const names = others.map((n) => n.name).join(', ');
     problems.push(
-      `only ${others.length} other control-plane node${others.length === 1 ? '' : 's'}${names ? ` (${names})` : ''}: ` +
+      `only ${plural(others.length, 'other control-plane node')}${names ? ` (${names})` : ''}: ` +
         `at least two healthy ones are needed to keep etcd quorum while ${input.target} reboots`,
     );
   }
@@ -111,11 +113,11 @@ export function quorumGate(input: QuorumInput): string[] {
     for (const a of new Set(n.internalIPs)) holders.set(a, [...(holders.get(a) ?? []), n.name]);
   }
   const sharing = new Set<string>();
-  for (const [address, names] of [...holders].sort(([a], [b]) => compare(a, b))) {
+  for (const [address, names] of [...holders].sort(([a], [b]) => compareNames(a, b))) {
     if (names.length < 2 || !names.some((n) => n !== input.target)) continue;
     names.forEach((n) => sharing.add(n));
     problems.push(
-      `control planes ${names.sort(compare).join(', ')} report the same InternalIP ${address}: each peer must answer for itself`,
+      `control planes ${names.sort(compareNames).join(', ')} report the same InternalIP ${address}: each peer must answer for itself`,
     );
   }
 
@@ -124,7 +126,7 @@ export function quorumGate(input: QuorumInput): string[] {
   const members = new Map<string, string[]>();
   const answered = new Map<string, Answer>();
   const lists: PeerList[] = [];
-  for (const peer of [...others].sort((a, b) => compare(a.name, b.name))) {
+  for (const peer of [...others].sort((a, b) => compareNames(a.name, b.name))) {
     if (peer.ready !== 'True') problems.push(`control plane ${peer.name} is not Ready (Ready=${peer.ready})`);
     if (sharing.has(peer.name)) continue;
     if (peer.internalIPs.length !== 1) {
@@ -210,14 +212,14 @@ function membershipProblems(input: {
   const hintPeer = lists[0].address;
   const problems: string[] = [];
 
-  const voters = list.filter((m) => !m.learner).sort((a, b) => compare(a.id, b.id));
+  const voters = list.filter((m) => !m.learner).sort((a, b) => compareNames(a.id, b.id));
   const targets = voters.filter(
     (v) => input.targetMembers.has(v.id) || v.name === target || (targetNode !== undefined && nodesOf(v, [targetNode]).length > 0),
   );
   const targetIds = new Set([...input.targetMembers, ...targets.map((v) => v.id)]);
 
   const byId = new Map(list.map((m) => [m.id, m]));
-  for (const [id, a] of [...answered].sort(([, x], [, y]) => compare(x.who, y.who))) {
+  for (const [id, a] of [...answered].sort(([, x], [, y]) => compareNames(x.who, y.who))) {
     const m = byId.get(id);
     if (!m) problems.push(`etcd member ${id} on ${a.who} is not in etcd's member list`);
     else if (m.learner && !a.learner) problems.push(`etcd member ${id} on ${a.who} is a learner (not a voting member)`);
@@ -328,10 +330,6 @@ function listDisagreement(lists: PeerList[]): string | undefined {
 function describeMember(m: EtcdMember): string {
   const urls = m.peerUrls.length ? `peer URL${m.peerUrls.length > 1 ? 's' : ''} ${m.peerUrls.join(',')}` : 'no peer URL';
   return `${m.id} (name ${JSON.stringify(m.name)}, ${urls}${m.learner ? ', learner' : ''})`;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The member ids the target's addresses answered for themselves with (rows naming that address). */

@@ -1,6 +1,6 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
-import type { AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase, NodeState } from '../core/model.js';
+import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase, NodeState } from '../core/model.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
 
 /**
@@ -37,6 +37,17 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
   const staysCordoned = verified ? capture.wasCordoned : cordonedAtClaim(capture);
   if (!staysCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
+}
+
+/**
+ * The release of a node as it was found in `phase`: buildReleasePatch (no verified-revision) behind a
+ * `test` of the phase annotation, so the decision to release is itself part of the CAS. A node that
+ * moved on since it was read (to `mutating`: Talos may be touched) is not released. The one builder
+ * for the post step, `recover-fences` and the printed release command of a claim whose outcome was
+ * unknown (the claim writes phase=claimed with the token, atomically).
+ */
+export function guardedReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, phase: AnnotatedPhase): JsonPatchOp[] {
+  return [{ op: 'test', path: annotationPath(keys.phase), value: phase }, ...buildReleasePatch(capture, keys, {})];
 }
 
 /**

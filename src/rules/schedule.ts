@@ -29,6 +29,7 @@
 // ever will, and the decision says so (`capped`), so the loop stops and fails naming them instead of
 // waiting on itself.
 import type { NodeState } from '../core/model.js';
+import { plural } from '../core/format.js';
 
 export type SchedulableNode = Pick<NodeState, 'name' | 'role' | 'labels'>;
 
@@ -80,10 +81,6 @@ export interface ScheduleDecision {
 /** A node's topology domain; `undefined` when the node has no such label (it may go out only alone). */
 function domainOf(n: SchedulableNode, key: string): string | undefined {
   return Object.prototype.hasOwnProperty.call(n.labels, key) ? n.labels[key] : undefined;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 export function schedule(input: ScheduleInput): ScheduleDecision {

@@ -35,8 +35,16 @@ type Json = Record<string, unknown>;
  */
 export const DRAIN_KILL_GRACE_MS = 60_000;
 
-/** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
-function str(v: unknown): string {
+// The --request-timeout each call passes (why: see exec, below).
+/** a call on one object */
+const REQUEST_TIMEOUT = '--request-timeout=30s';
+/** a list across every namespace (every pod, every controller), which may take longer */
+const LIST_REQUEST_TIMEOUT = '--request-timeout=60s';
+/** the `/readyz` probe: a short answer, asked again by its wait */
+const READYZ_REQUEST_TIMEOUT = '--request-timeout=10s';
+
+/** A JSON value as text: a string as it is, a number through String, anything else (absent, object, boolean) as ''. */
+function stringOrNumberText(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
 }
 
@@ -112,7 +120,7 @@ export class Kubectl implements KubeClient {
   }
 
   async listNodes(labelSelector?: string): Promise<NodeState[]> {
-    const args = ['get', 'nodes', '-o', 'json', '--request-timeout=30s'];
+    const args = ['get', 'nodes', '-o', 'json', REQUEST_TIMEOUT];
     if (labelSelector) args.push('-l', labelSelector);
     const list = this.parseJson(await this.run(args), 'kubectl get nodes');
     const items = Array.isArray(list.items) ? list.items : [];
@@ -120,14 +128,14 @@ export class Kubectl implements KubeClient {
   }
 
   async getNode(name: string): Promise<NodeState> {
-    const res = await this.run(['get', 'node', name, '-o', 'json', '--request-timeout=30s'], { node: name });
+    const res = await this.run(['get', 'node', name, '-o', 'json', REQUEST_TIMEOUT], { node: name });
     return nodeFromJson(this.parseJson(res, `kubectl get node ${name}`, name));
   }
 
   async getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }> {
     // kubectl GETs each named object on its own and prints those it got as one List; a failed one is
     // a line of its own on stderr and makes the exit code 1 (docs/kubernetes-facts.md#k11-multi-get).
-    const args = ['get', `node/${name}`, `lease/${leaseName}`, '-n', leaseNamespace, '-o', 'json', '--request-timeout=30s'];
+    const args = ['get', `node/${name}`, `lease/${leaseName}`, '-n', leaseNamespace, '-o', 'json', REQUEST_TIMEOUT];
     const res = await this.exec(args);
     const what = `kubectl get node/${name} lease/${leaseName}`;
     let items: Json[] = [];
@@ -135,7 +143,8 @@ export class Kubectl implements KubeClient {
       const list = this.parseJson(res, what, name);
       items = Array.isArray(list.items) ? (list.items as Json[]) : [];
     }
-    const named = (kind: string, n: string) => items.find((i) => i.kind === kind && str((i.metadata as Json | undefined)?.name) === n);
+    const named = (kind: string, n: string) =>
+      items.find((i) => i.kind === kind && stringOrNumberText((i.metadata as Json | undefined)?.name) === n);
     const nodeJson = named('Node', name);
     const leaseJson = named('Lease', leaseName);
     // Lines about the Lease name the resource `leases.coordination.k8s.io`; every other line is about
@@ -166,7 +175,7 @@ export class Kubectl implements KubeClient {
   }
 
   async patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState> {
-    const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', '--request-timeout=30s'], {
+    const res = await this.run(['patch', 'node', name, '--type=json', '-p', JSON.stringify(ops), '-o', 'json', REQUEST_TIMEOUT], {
       node: name,
     });
     return nodeFromJson(this.parseJson(res, `kubectl patch node ${name}`, name));
@@ -183,7 +192,7 @@ export class Kubectl implements KubeClient {
   }
 
   async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {
-    const args = ['get', 'pods', '-A', '-o', 'json', '--request-timeout=60s'];
+    const args = ['get', 'pods', '-A', '-o', 'json', LIST_REQUEST_TIMEOUT];
     if (nodeName) args.push('--field-selector', `spec.nodeName=${nodeName}`);
     const res = await this.run(args, { node: nodeName });
     const what = `kubectl get pods -A${nodeName ? ` --field-selector spec.nodeName=${nodeName}` : ''}`;
@@ -193,7 +202,7 @@ export class Kubectl implements KubeClient {
   async listWorkloads(): Promise<WorkloadStatus[]> {
     // one command, one list per kind: kubectl prints them as one List
     const kinds = 'deployments.apps,replicasets.apps,statefulsets.apps';
-    const res = await this.run(['get', kinds, '-A', '-o', 'json', '--request-timeout=60s']);
+    const res = await this.run(['get', kinds, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
     return this.parseWith(res, `kubectl get ${kinds} -A`, workloadsFromList);
   }
 
@@ -209,7 +218,7 @@ export class Kubectl implements KubeClient {
   }
 
   async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {
-    const args = ['get', 'poddisruptionbudgets,pods', '-n', namespace, '-o', 'json', '--request-timeout=30s'];
+    const args = ['get', 'poddisruptionbudgets,pods', '-n', namespace, '-o', 'json', REQUEST_TIMEOUT];
     return parsePdbsAndPods(this.parseJson(await this.run(args), `kubectl get poddisruptionbudgets,pods -n ${namespace}`));
   }
 
@@ -278,12 +287,12 @@ export class Kubectl implements KubeClient {
   }
 
   async readyz(): Promise<void> {
-    await this.run(['get', '--raw', '/readyz', '--request-timeout=10s'], { timeoutMs: 20_000 });
+    await this.run(['get', '--raw', '/readyz', READYZ_REQUEST_TIMEOUT], { timeoutMs: 20_000 });
   }
 
   async createPod(manifest: Record<string, unknown>): Promise<PodState> {
     // --validate=false: client-side validation needs the OpenAPI document, one more round trip for nothing.
-    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], {
+    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', REQUEST_TIMEOUT], {
       input: JSON.stringify(manifest),
     });
     return podFromJson(this.parseJson(res, 'kubectl create pod'));
@@ -291,7 +300,7 @@ export class Kubectl implements KubeClient {
 
   async getPod(namespace: string, name: string): Promise<PodState | undefined> {
     try {
-      const res = await this.run(['get', 'pod', '-n', namespace, name, '-o', 'json', '--request-timeout=30s']);
+      const res = await this.run(['get', 'pod', '-n', namespace, name, '-o', 'json', REQUEST_TIMEOUT]);
       return podFromJson(this.parseJson(res, `kubectl get pod ${name}`));
     } catch (e) {
       if (e instanceof ToolError && e.kind === 'not-found') return undefined;
@@ -300,12 +309,12 @@ export class Kubectl implements KubeClient {
   }
 
   async deletePod(namespace: string, name: string): Promise<void> {
-    await this.run(['delete', 'pod', '-n', namespace, name, '--ignore-not-found', '--wait=false', '--request-timeout=30s']);
+    await this.run(['delete', 'pod', '-n', namespace, name, '--ignore-not-found', '--wait=false', REQUEST_TIMEOUT]);
   }
 
   async getLease(namespace: string, name: string): Promise<LeaseState | undefined> {
     try {
-      const res = await this.run(['get', 'lease', '-n', namespace, name, '-o', 'json', '--request-timeout=30s']);
+      const res = await this.run(['get', 'lease', '-n', namespace, name, '-o', 'json', REQUEST_TIMEOUT]);
       return leaseFromJson(this.parseJson(res, `kubectl get lease ${name}`));
     } catch (e) {
       if (e instanceof ToolError && e.kind === 'not-found') return undefined;
@@ -315,7 +324,7 @@ export class Kubectl implements KubeClient {
 
   async createLease(namespace: string, name: string, spec: Record<string, unknown>): Promise<LeaseState> {
     const manifest = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
-    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', '--request-timeout=30s'], {
+    const res = await this.run(['create', '--validate=false', '-f', '-', '-o', 'json', REQUEST_TIMEOUT], {
       input: JSON.stringify(manifest),
     });
     return leaseFromJson(this.parseJson(res, `kubectl create lease ${name}`));
@@ -333,7 +342,7 @@ export class Kubectl implements KubeClient {
       JSON.stringify(ops),
       '-o',
       'json',
-      '--request-timeout=30s',
+      REQUEST_TIMEOUT,
     ]);
     return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
   }
@@ -343,10 +352,10 @@ function leaseFromJson(o: Json): LeaseState {
   const metadata = (o.metadata ?? {}) as Json;
   const spec = (o.spec ?? {}) as Json;
   const lease: LeaseState = {
-    namespace: str(metadata.namespace),
-    name: str(metadata.name),
-    uid: str(metadata.uid),
-    resourceVersion: str(metadata.resourceVersion),
+    namespace: stringOrNumberText(metadata.namespace),
+    name: stringOrNumberText(metadata.name),
+    uid: stringOrNumberText(metadata.uid),
+    resourceVersion: stringOrNumberText(metadata.resourceVersion),
     holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
   };
   if (typeof spec.leaseDurationSeconds === 'number') lease.leaseDurationSeconds = spec.leaseDurationSeconds;
@@ -362,23 +371,23 @@ function podFromJson(o: Json): PodState {
   const status = (o.status ?? {}) as Json;
   const statuses = Array.isArray(status.containerStatuses) ? (status.containerStatuses as Json[]) : [];
   return {
-    namespace: str(metadata.namespace),
-    name: str(metadata.name),
-    uid: str(metadata.uid),
-    nodeName: str(spec.nodeName),
-    phase: str(status.phase),
-    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => str(s.name)) : [],
+    namespace: stringOrNumberText(metadata.namespace),
+    name: stringOrNumberText(metadata.name),
+    uid: stringOrNumberText(metadata.uid),
+    nodeName: stringOrNumberText(spec.nodeName),
+    phase: stringOrNumberText(status.phase),
+    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => stringOrNumberText(s.name)) : [],
     containerStatuses: statuses.map((c): PodContainerStatus => {
       const state = (c.state ?? {}) as Json;
       const waiting = state.waiting as Json | undefined;
       const terminated = state.terminated as Json | undefined;
       return {
-        name: str(c.name),
-        imageID: str(c.imageID),
-        waitingReason: waiting ? str(waiting.reason) : undefined,
-        waitingMessage: waiting && waiting.message ? str(waiting.message) : undefined,
+        name: stringOrNumberText(c.name),
+        imageID: stringOrNumberText(c.imageID),
+        waitingReason: waiting ? stringOrNumberText(waiting.reason) : undefined,
+        waitingMessage: waiting && waiting.message ? stringOrNumberText(waiting.message) : undefined,
         terminated: terminated
-          ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? str(terminated.reason) : undefined }
+          ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? stringOrNumberText(terminated.reason) : undefined }
           : undefined,
         running: state.running !== undefined,
       };

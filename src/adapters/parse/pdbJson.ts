@@ -1,10 +1,10 @@
 // `kubectl get poddisruptionbudgets,pods -n NS -o json` (one `List` of both kinds) → the PDBs with
 // their selector and status, and each pod's labels. Text in, model values out; no I/O.
 import type { LabelSelector, PdbState, PodLabels } from '../../core/model.js';
+import { stringOrEmpty } from '../../core/text.js';
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 function stringMap(v: unknown): Record<string, string> {
@@ -23,8 +23,8 @@ function selectorOf(v: unknown): LabelSelector | undefined {
     out.matchExpressions = s.matchExpressions.map((x) => {
       const e = obj(x);
       return {
-        key: str(e.key),
-        operator: str(e.operator),
+        key: stringOrEmpty(e.key),
+        operator: stringOrEmpty(e.operator),
         ...(Array.isArray(e.values) ? { values: e.values.filter((y): y is string => typeof y === 'string') } : {}),
       };
     });
@@ -39,7 +39,7 @@ export function parsePdbsAndPods(list: unknown): { pdbs: PdbState[]; pods: PodLa
   for (const item of items) {
     const i = obj(item);
     const meta = obj(i.metadata);
-    const ref = { namespace: str(meta.namespace), name: str(meta.name) };
+    const ref = { namespace: stringOrEmpty(meta.namespace), name: stringOrEmpty(meta.name) };
     if (i.kind === 'PodDisruptionBudget') {
       const st = obj(i.status);
       pdbs.push({

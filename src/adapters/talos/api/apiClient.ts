@@ -30,6 +30,7 @@ import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
 import { BootIdForbidden, rebootOverApi, type ApiRebootOptions } from './reboot.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
+import { scalarText } from '../../../core/text.js';
 
 type Plain = Record<string, unknown>;
 
@@ -83,17 +84,17 @@ export class TalosApi implements TalosClient {
       const events = (((cri.events ?? {}) as Plain).events ?? []) as Plain[];
       return {
         via: 'api',
-        state: str(cri.state),
+        state: scalarText(cri.state),
         health: health.unknown ? '?' : health.healthy ? 'OK' : 'Fail',
-        lastHealthMessage: str(health.last_message) || undefined,
+        lastHealthMessage: scalarText(health.last_message) || undefined,
         events: events.map((e): ServiceEvent => ({
-          state: str(e.state),
-          message: str(e.msg),
+          state: scalarText(e.state),
+          message: scalarText(e.msg),
           at: required(
             timestamp(e.ts as Plain | undefined),
             '/machine.MachineService/ServiceList',
             node,
-            `the cri event "${str(e.msg)}" has no timestamp`,
+            `the cri event "${scalarText(e.msg)}" has no timestamp`,
           ),
         })),
         clientBeforeMs,
@@ -139,7 +140,7 @@ export class TalosApi implements TalosClient {
         node,
         `EtcFileStatus ${id} has no created/updated timestamps`,
       );
-      return { id, updated, specVersion: r.spec.spec_version === undefined ? undefined : str(r.spec.spec_version) };
+      return { id, updated, specVersion: r.spec.spec_version === undefined ? undefined : scalarText(r.spec.spec_version) };
     });
   }
 
@@ -155,7 +156,7 @@ export class TalosApi implements TalosClient {
       }
       const entry = entries.find((f) => f.name === path) ?? (entries.length === 1 ? entries[0] : undefined);
       if (!entry) throw unparseable('/machine.MachineService/List', node, `no entry for ${path}`);
-      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${str(entry.error)}`);
+      if (entry.error) throw refused('/machine.MachineService/List', node, 'server', `${path}: ${scalarText(entry.error)}`);
       if (entry.is_dir) throw refused('/machine.MachineService/List', node, 'invalid', `${path} is a directory, not a file`);
       const s = Number(entry.modified);
       // whole seconds (ModTime().Unix()): the write happened somewhere in [s, s+1)
@@ -209,9 +210,9 @@ export class TalosApi implements TalosClient {
     if (messages.length !== 1) throw unparseable(RPC.etcdMemberList.path, address, `${messages.length} messages, expected one`);
     const members = ((messages[0].members ?? []) as Plain[]).map((m) => ({
       id: memberHex(m.id),
-      name: str(m.hostname),
-      peerUrls: ((m.peer_urls ?? []) as unknown[]).map(str),
-      clientUrls: ((m.client_urls ?? []) as unknown[]).map(str),
+      name: scalarText(m.hostname),
+      peerUrls: ((m.peer_urls ?? []) as unknown[]).map(scalarText),
+      clientUrls: ((m.client_urls ?? []) as unknown[]).map(scalarText),
       learner: Boolean(m.is_learner),
     }));
     // a running etcd is always a member of its own list
@@ -317,14 +318,9 @@ function rfc3339Seconds(s: number): string {
 }
 
 function memberHex(v: unknown): string {
-  return BigInt(str(v) || '0')
+  return BigInt(scalarText(v) || '0')
     .toString(16)
     .padStart(16, '0');
-}
-
-/** A scalar field as text ('' when absent); never an object's default stringification. */
-function str(v: unknown): string {
-  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : '';
 }
 
 function first(res: Plain, key: string): Plain | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../src/core/format.js';
+import { formatDuration, plural } from '../../src/core/format.js';
 
 describe('formatDuration', () => {
   it.each([
@@ -24,4 +24,12 @@ describe('formatDuration', () => {
   ])('%d ms → %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
+});
+
+describe('plural', () => {
+  it.each([
+    [0, 'node', '0 nodes'],
+    [1, 'node', '1 node'],
+    [3, 'more node', '3 more nodes'],
+  ])('%d %s → %s', (n, word, want) => expect(plural(n, word)).toBe(want));
 });

@@ -3,8 +3,8 @@ import type { RunAttemptInfo } from '../../src/adapters/github.js';
 import type { LeaseState } from '../../src/adapters/types.js';
 import type { NodeState } from '../../src/core/model.js';
 import { fenceCapture, judgeFences, leaseReleaseCommand, ownersToLookUp, type FenceInput } from '../../src/rules/fences.js';
-import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../rules/jsonPatch.js';
-import { keys, node } from '../rules/fixtures.js';
+import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../fakes/jsonPatch.js';
+import { keys, node } from './fixtures.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
 import type { ClaimCapture } from '../../src/core/model.js';
 

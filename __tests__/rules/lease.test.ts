@@ -10,7 +10,7 @@ import {
   renewPatch,
   takeFreeLeasePatch,
 } from '../../src/rules/lease.js';
-import { applyJsonPatch, normalize, PatchRejected } from '../rules/jsonPatch.js';
+import { applyJsonPatch, normalize, PatchRejected } from '../fakes/jsonPatch.js';
 
 const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
 const OTHER = 'acme/infra/runs/40/attempts/2/123456';

@@ -1,4 +1,4 @@
-// The in-memory fakes' Kubernetes write semantics, for the rule tests and FakeKube: JSON Patch is
+// The in-memory fakes' Kubernetes write semantics, for FakeKube and the rule tests that apply a patch: JSON Patch is
 // applied by the twin's applier (sim/kube/jsonpatch.ts: evanphx/json-patch v4.12.0, as the apiserver
 // vendors it; docs/kubernetes-facts.md#k5-json-patch-semantics), so the tests and the twin share one
 // emulation. What this file adds is the stored object's omitempty normalization

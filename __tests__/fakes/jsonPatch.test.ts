@@ -1,4 +1,5 @@
-// The test applier must itself follow docs/kubernetes-facts.md#k5-json-patch-semantics, or the claim tests below prove nothing.
+// The fakes' applier must itself follow docs/kubernetes-facts.md#k5-json-patch-semantics, or the rule and pipeline tests that
+// run patches through it (__tests__/rules/claimApply.test.ts, FakeKube) prove nothing.
 import { describe, expect, it } from 'vitest';
 import type { JsonPatchOp } from '../../src/core/model.js';
 import { applyJsonPatch, normalize, PatchRejected } from './jsonPatch.js';
