@@ -53,7 +53,7 @@ export interface KubeClient {
    * `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout`. Aborting `signal` ends the
    * drain at once (the process is killed: no eviction is sent after that) and the call rejects.
    * `evicted` is called once the process ended, success or not, with `namespace/name` of each pod it
-   * evicted (src/adapters/parse/drainOutput.ts): a failed drain may have evicted some.
+   * evicted (src/adapters/kube/parse/drainOutput.ts): a failed drain may have evicted some.
    */
   drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void>;
   /**

@@ -5,7 +5,7 @@ import { unique } from '../core/async.js';
 import { errorMessage, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
-import { blockedPods, parseDrainFailure } from '../adapters/parse/drainOutput.js';
+import { blockedPods, parseDrainFailure } from '../adapters/kube/parse/drainOutput.js';
 import { describeBlockers, drainBlockers } from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';

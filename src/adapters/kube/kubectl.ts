@@ -3,14 +3,14 @@
 import { ToolError } from '../../core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
 import type { Runner, RunResult } from '../exec.js';
-import { classifyKubectlFailure } from '../parse/kubectlErrors.js';
-import { nodeFromJson } from '../parse/nodeJson.js';
-import { parsePdbsAndPods } from '../parse/pdbJson.js';
-import { drainEvicted } from '../parse/drainOutput.js';
-import { ParseError } from '../parse/parseError.js';
-import { podOwnersFromList, workloadsFromList } from '../parse/workloadJson.js';
+import { classifyKubectlFailure } from './parse/kubectlErrors.js';
+import { nodeFromJson } from './parse/nodeJson.js';
+import { parsePdbsAndPods } from './parse/pdbJson.js';
+import { drainEvicted } from './parse/drainOutput.js';
+import { ParseError } from '../parseError.js';
+import { podOwnersFromList, workloadsFromList } from './parse/workloadJson.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
-import { lineSplitter, parseNodeWatchEvent } from '../parse/watchEvent.js';
+import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
 import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
 
 export interface KubectlOptions {

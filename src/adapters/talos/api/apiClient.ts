@@ -21,8 +21,8 @@ import type {
   ServicePidReading,
   TimeStatusReading,
 } from '../../../core/model.js';
-import { parseCriRegistryAuth } from '../../parse/criToml.js';
-import { ParseError } from '../../parse/parseError.js';
+import { parseCriRegistryAuth } from '../criToml.js';
+import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import type { CredentialChange } from '../../../rules/machineConfig.js';
 import { type ApplyOptions, applyCredential, previewCredential } from './applyConfig.js';

@@ -15,7 +15,7 @@
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { ServerIdentityError, ToolError } from '../../../core/errors.js';
-import { classifyTalosError } from '../../parse/talosErrors.js';
+import { classifyTalosError } from '../talosErrors.js';
 import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
 import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';

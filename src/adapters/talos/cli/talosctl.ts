@@ -19,15 +19,15 @@ import type {
   TimeStatusReading,
 } from '../../../core/model.js';
 import type { RunResult, Runner } from '../../exec.js';
-import { parseCosiYaml, etcFileStatusFrom, servicePidFrom, timeStatusFrom } from '../../parse/cosiYaml.js';
-import { parseCriRegistryAuth } from '../../parse/criToml.js';
-import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from '../../parse/etcd.js';
-import { formatGoDuration } from '../../parse/goDuration.js';
-import { interpretLastMod, parseLsLong, type LsRow } from '../../parse/ls.js';
-import { ParseError } from '../../parse/parseError.js';
-import { parseServiceView, unreadableCriView } from '../../parse/service.js';
-import { classifyTalosError, classifyTalosFailure, splitTalosErrors, type TalosErrorItem } from '../../parse/talosErrors.js';
-import { parseVersion } from '../../parse/version.js';
+import { parseCosiYaml, etcFileStatusFrom, servicePidFrom, timeStatusFrom } from './parse/cosiYaml.js';
+import { parseCriRegistryAuth } from '../criToml.js';
+import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from './parse/etcd.js';
+import { formatGoDuration } from './parse/goDuration.js';
+import { interpretLastMod, parseLsLong, type LsRow } from './parse/ls.js';
+import { ParseError } from '../../parseError.js';
+import { parseServiceView, unreadableCriView } from './parse/service.js';
+import { classifyTalosError, classifyTalosFailure, splitTalosErrors, type TalosErrorItem } from '../talosErrors.js';
+import { parseVersion } from './parse/version.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType } from '../resources.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 
