@@ -2,10 +2,9 @@
 // The quarantine patch itself is sent by stopNode (src/pipeline/nodeRun.ts), the one place a stop
 // decides what the node is left as; its rules are src/rules/quarantine.ts.
 import { unique } from '../core/async.js';
-import { errorMessage, ToolError } from '../core/errors.js';
+import { DrainTimeoutError, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
-import { blockedPods, parseDrainFailure } from '../adapters/kube/parse/drainOutput.js';
 import { describeBlockers, drainBlockers } from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
 import { NodeStop, type NodeRun } from './nodeRun.js';
@@ -19,17 +18,18 @@ import { NodeStop, type NodeRun } from './nodeRun.js';
  * without a controller, local storage), a transport failure, a cancellation are released as before,
  * since none of them says the node cannot be drained.
  */
-export function isDrainTimeout(e: unknown): e is ToolError {
-  return e instanceof ToolError && e.tool === 'kubectl' && e.kind === 'timeout';
+export function isDrainTimeout(e: unknown): e is DrainTimeoutError {
+  return e instanceof DrainTimeoutError;
 }
 
 /**
- * The PDBs that blocked the drain and their pods: the pods from kubectl's stderr, their PDBs by one
+ * The PDBs that blocked the drain and their pods: the pods the kube adapter read from the drain's
+ * output (DrainTimeoutError.blockedPods), their PDBs by one
  * list of PodDisruptionBudgets and pods per namespace involved (src/rules/quarantine.ts matches the
  * selectors). When that read fails, the pods are still named, without their PDB.
  */
-async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<DrainBlocker[]> {
-  const pods = blockedPods(parseDrainFailure(e.stderr));
+async function blockersOf(ctx: RunContext, run: NodeRun, e: DrainTimeoutError): Promise<DrainBlocker[]> {
+  const pods = e.blockedPods;
   const namespaces = unique(pods.map((p) => p.slice(0, p.indexOf('/'))));
   if (namespaces.length === 0) return [];
   try {
@@ -57,7 +57,7 @@ async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<
 }
 
 /** The stop that asks stopNode to quarantine the node: why (the timeout and what blocked it), for its record. */
-export async function quarantineStop(ctx: RunContext, run: NodeRun, e: ToolError): Promise<NodeStop> {
+export async function quarantineStop(ctx: RunContext, run: NodeRun, e: DrainTimeoutError): Promise<NodeStop> {
   const blockers = await blockersOf(ctx, run, e);
   const timeout = formatDuration(ctx.config.drainTimeoutMs);
   const why = `drain timed out after ${timeout}, blocked by ${describeBlockers(blockers)}`;

@@ -1,12 +1,12 @@
 // KubeClient over the kubectl binary: runs commands, parses their JSON, classifies failures.
 // It never decides anything; the rollout reads what it returns.
-import { ToolError } from '../../core/errors.js';
+import { DrainTimeoutError, ToolError } from '../../core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
 import type { Runner, RunResult } from '../exec.js';
 import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
 import { parsePdbsAndPods } from './parse/pdbJson.js';
-import { drainEvicted } from './parse/drainOutput.js';
+import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutput.js';
 import { ParseError } from '../parseError.js';
 import { podOwnersFromList, workloadsFromList } from './parse/workloadJson.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
@@ -179,7 +179,20 @@ export class Kubectl implements KubeClient {
     const res = await this.exec(args, { timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS, signal });
     // what it evicted is known from its output whatever its end: a failed or killed drain may have evicted some
     evicted?.(drainEvicted(res.stdout, res.stderr));
-    if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, name);
+    if (res.exitCode === 0) return;
+    const failure = this.failure(args, res, res.stderr, name);
+    // a timeout (kubectl's own or ours) carries the pods its output says kept it from finishing
+    if (failure.kind !== 'timeout') throw failure;
+    throw new DrainTimeoutError({
+      tool: 'kubectl',
+      command: failure.command,
+      kind: 'timeout',
+      exitCode: failure.exitCode,
+      stderr: failure.stderr,
+      node: name,
+      message: failure.message,
+      blockedPods: blockedPods(parseDrainFailure(res.stderr)),
+    });
   }
 
   async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {
