@@ -3,7 +3,7 @@
 // reads `process.env` or @actions/core: it is handed what is read here.
 import { readFileSync } from 'node:fs';
 import { readConfig, type Config } from '../core/config.js';
-import { parseAuthPatch, type ParsedAuthPatch } from '../core/credential.js';
+import { parseAuthPatch, type ParsedAuthPatch } from '../core/authPatch.js';
 import { InputError } from '../core/errors.js';
 import type { DesiredCredential } from '../core/model.js';
 import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';

@@ -4,7 +4,7 @@
 // forms (src/rules/machineConfig.ts), else through talosctl; the reboot goes over the API too. The
 // choices and their reasons are returned for the log and the report.
 import { existsSync, readFileSync } from 'node:fs';
-import { classifyCredentialPatch } from '../../rules/machineConfig.js';
+import { classifyCredentialPatch } from './machineConfig/patch.js';
 import type { Runner } from '../exec.js';
 import { Talosctl } from './cli/talosctl.js';
 import type { TalosClient } from '../types.js';

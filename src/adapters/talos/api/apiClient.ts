@@ -24,7 +24,7 @@ import type {
 import { parseCriRegistryAuth } from '../criToml.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
-import type { CredentialChange } from '../../../rules/machineConfig.js';
+import type { CredentialChange } from '../machineConfig/patch.js';
 import { type ApplyOptions, applyCredential, previewCredential } from './applyConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';

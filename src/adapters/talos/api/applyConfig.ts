@@ -14,7 +14,7 @@
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../../../core/errors.js';
 import type { ConfigPreview } from '../../../core/model.js';
-import { configSecrets } from '../../../rules/configSecrets.js';
+import { configSecrets } from '../machineConfig/secrets.js';
 import {
   MachineConfigError,
   applyCredentialChanges,
@@ -22,7 +22,7 @@ import {
   readBackDrift,
   type CredentialChange,
   type PatchedConfig,
-} from '../../../rules/machineConfig.js';
+} from '../machineConfig/patch.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC } from './proto.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAuthPatch } from '../../src/action/inputs.js';
-import { parseAuthPatch } from '../../src/core/credential.js';
+import { parseAuthPatch } from '../../src/core/authPatch.js';
 
 const doc = (name: string, extra: string) => `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ${name}\n${extra}`;
 

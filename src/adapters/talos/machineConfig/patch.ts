@@ -16,8 +16,8 @@
 // Pure (no I/O). The config holds every credential of the cluster: no error here quotes its text,
 // only document numbers, kinds, names and line/column positions.
 import { type Document, parseAllDocuments } from 'yaml';
-import type { CredentialEdit } from '../core/model.js';
-import { setMapAt, YamlEditError } from './configEdit.js';
+import type { CredentialEdit } from '../../../core/model.js';
+import { setMapAt, YamlEditError } from './yamlEdit.js';
 
 type Tree = Record<string, unknown>;
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);

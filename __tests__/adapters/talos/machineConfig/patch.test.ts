@@ -5,7 +5,7 @@
 // text in any error.
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { parseAuthPatch } from '../../src/core/credential.js';
+import { parseAuthPatch } from '../../../../src/core/authPatch.js';
 import {
   MachineConfigError,
   applyCredentialChanges,
@@ -15,7 +15,7 @@ import {
   readBackDrift,
   verifyPatched,
   type CredentialChange,
-} from '../../src/rules/machineConfig.js';
+} from '../../../../src/adapters/talos/machineConfig/patch.js';
 
 const V1 = `version: v1alpha1 # the main document
 debug: false

@@ -7,8 +7,8 @@
 // The registry credentials keep every derived form (core/redact.ts secretForms). Pure (no I/O);
 // an error never quotes the config's text.
 import { parseAllDocuments } from 'yaml';
-import { secretForms } from '../core/redact.js';
-import { MachineConfigError } from './machineConfig.js';
+import { secretForms } from '../../../core/redact.js';
+import { MachineConfigError } from './patch.js';
 
 type Tree = Record<string, unknown>;
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);

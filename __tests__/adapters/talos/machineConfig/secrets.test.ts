@@ -3,8 +3,8 @@
 // address, boolean, number or certificate, whatever key it sits under.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { secretForms } from '../../src/core/redact.js';
-import { configSecrets, DOCUMENT_SECRETS, V1ALPHA1_SECRETS } from '../../src/rules/configSecrets.js';
+import { secretForms } from '../../../../src/core/redact.js';
+import { configSecrets, DOCUMENT_SECRETS, V1ALPHA1_SECRETS } from '../../../../src/adapters/talos/machineConfig/secrets.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -327,7 +327,7 @@ cluster:
   });
 
   it('docs/secrets.md lists every entry, so the page and the code cannot drift apart', () => {
-    const page = readFileSync(new URL('../../docs/secrets.md', import.meta.url), 'utf8');
+    const page = readFileSync(new URL('../../../../docs/secrets.md', import.meta.url), 'utf8');
     for (const path of V1ALPHA1_SECRETS) expect(page, path).toContain(`\`${path}\``);
     for (const [kind, paths] of Object.entries(DOCUMENT_SECRETS)) {
       expect(page, kind).toContain(`\`${kind}\``);
