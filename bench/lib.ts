@@ -91,7 +91,7 @@ export async function actionDeps(cluster: SimCluster, inputs: Record<string, str
   const owner = formatOwnerToken(newOwnerToken({ GITHUB_REPOSITORY: 'acme/platform', GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '1' }));
   // with the auth patch, as src/action/main.ts passes it: the credential is applied over the API, and a
   // plan on the API path dry-runs it on every node
-  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG, authPatch: config.authPatch });
+  const opened = await openTalosClient({ runner, path: config.talosconfig || cluster.env().TALOSCONFIG, authPatch: parsed });
   return {
     runner,
     kube: new Kubectl({ runner }),

@@ -63,9 +63,9 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
     runner,
     path: config.talosconfig,
     serverName: config.talosServerName,
-    authPatch: config.authPatch,
+    authPatch: inputs.authPatch,
     log: (l) => logs.line(l),
-    // the secrets of each machine config read back (src/rules/configSecrets.ts)
+    // the secrets of each machine config read back (src/adapters/talos/machineConfig/secrets.ts)
     secret: (s) => core.addSecret(s),
   });
   core.info(opened.describe);

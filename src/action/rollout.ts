@@ -28,7 +28,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
     kube,
     talos: ports.talos,
     config,
-    desired: inputs.desired,
+    desired: inputs.authPatch.desired,
     owner,
     keys: annotationKeys(config.annotationPrefix),
     pollIntervalMs: knobs.pollIntervalMs,

@@ -1,14 +1,37 @@
-// Read the auth patch: which registry host it configures and the credential it asks for.
+// The auth patch, read once: the file the `auth-patch` input names is read by the shell
+// (src/action/inputs.ts) and parsed here, once, into one value every user is handed: which registry
+// host it configures and the credential it asks for (the evidence and the proof compare with it), the
+// secrets to mask, and its form, whether it is one of the two credential forms the Talos API path
+// applies itself (the changes it makes) or anything else, left to talosctl and Talos's own merge.
 // The values are secrets: they are returned for masking at once and never put into an error.
-import { parseAllDocuments } from 'yaml';
+import { type Document, parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
 import type { AuthFields, DesiredCredential } from './model.js';
 import { secretForms } from './redact.js';
+
+type Tree = Record<string, unknown>;
+const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One change the credential patch makes. */
+export type CredentialChange =
+  | { form: 'document'; name: string; /** the patch document's own text */ text: string; value: Tree }
+  | { form: 'legacy'; host: string; auth: Tree };
+
+/** The patch's form: one of the two credential forms and what it changes, or why it is not. */
+export type PatchClass = { ours: true; changes: CredentialChange[] } | { ours: false; why: string };
 
 export interface ParsedAuthPatch {
   desired: DesiredCredential;
   /** values to mask: every secret of every host and its derived forms (see secretForms) */
   secrets: string[];
+  /** whether the patch is one of the two credential forms (applied over the Talos API), and what it changes */
+  form: PatchClass;
+}
+
+/** The auth patch as the run uses it: the parsed patch and the file it was read from. */
+export interface AuthPatch extends ParsedAuthPatch {
+  /** the file the `auth-patch` input names: what `talosctl patch machineconfig --patch-file` is given */
+  path: string;
 }
 
 /** containerd keys Docker Hub's auth under its API host (docker.DefaultHost); Talos renders it so. */
@@ -35,12 +58,17 @@ function isEmpty(f: AuthFields): boolean {
 }
 
 /**
- * Parse the patch text. Talos semantics: a `RegistryAuthConfig` document overrides the legacy
+ * Parse the patch text, once: the desired credential and its secrets, and the patch's form. Talos
+ * semantics: a `RegistryAuthConfig` document overrides the legacy
  * `machine.registries.config.<host>.auth` for the same host, so the desired credential is the
  * document's when both are present.
  */
 export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch {
   const docs = parseAllDocuments(text);
+  return { ...desiredOf(docs, registry), form: formOf(text, docs) };
+}
+
+function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'form'> {
   const legacy = new Map<string, AuthFields>();
   const documents = new Map<string, AuthFields>();
   for (const [i, doc] of docs.entries()) {
@@ -99,4 +127,72 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
   const fields = merged.get(host)!;
   const secrets = secretForms(merged.values());
   return { desired: { host, tomlHost: tomlHostFor(host), fields }, secrets };
+}
+
+// --- the patch's form: one of the two credential forms, or anything else --------------------------
+// Anything else in a patch is not ours to interpret: the Talos adapter then leaves the patch to
+// talosctl (Talos's own merge); the two forms it applies itself (src/adapters/talos/machineConfig/patch.ts).
+
+const AUTH_KEYS = new Set(['username', 'password', 'auth', 'identityToken']);
+const DOCUMENT_KEYS = new Set(['apiVersion', 'kind', 'name', ...AUTH_KEYS]);
+
+/** Whether the patch is one of the two credential forms, and what it changes. */
+export function classifyCredentialPatch(text: string): PatchClass {
+  return formOf(text, parseAllDocuments(text));
+}
+
+function formOf(text: string, docs: Document[]): PatchClass {
+  const changes: CredentialChange[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) return { ours: false, why: `patch document ${i + 1} is not valid YAML` };
+    const v = doc.toJS() as unknown;
+    if (v === null || v === undefined) continue;
+    if (!isObj(v)) return { ours: false, why: `patch document ${i + 1} is not a mapping (a JSON 6902 patch?)` };
+    if (v.kind === 'RegistryAuthConfig') {
+      const extra = Object.keys(v).filter((k) => !DOCUMENT_KEYS.has(k));
+      if (extra.length > 0) return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) also sets ${extra.join(', ')}` };
+      if (typeof v.name !== 'string' || !v.name.trim())
+        return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) has no name` };
+      changes.push({ form: 'document', name: v.name, text: sliceOf(text, docs, i), value: v });
+      continue;
+    }
+    const legacy = legacyAuths(v);
+    if (typeof legacy === 'string') return { ours: false, why: `patch document ${i + 1} ${legacy}` };
+    changes.push(...legacy);
+  }
+  if (changes.length === 0) return { ours: false, why: 'the patch changes no registry credential' };
+  return { ours: true, changes };
+}
+
+/** The hosts' auth maps of a v1alpha1 patch document carrying only them; a reason when it carries more. */
+function legacyAuths(v: Tree): CredentialChange[] | string {
+  if (v.kind !== undefined) return `is a ${typeof v.kind === 'string' ? v.kind : 'kind-tagged'} document`;
+  const { version, machine, ...rest } = v;
+  if (Object.keys(rest).length > 0 || (version !== undefined && version !== 'v1alpha1'))
+    return `sets more than machine.registries.config.<host>.auth (${Object.keys(v).join(', ')})`;
+  const only = (o: unknown, key: string) => isObj(o) && Object.keys(o).length === 1 && isObj(o[key]);
+  if (!only(machine, 'registries') || !only((machine as Tree).registries, 'config'))
+    return 'sets more than machine.registries.config.<host>.auth';
+  const out: CredentialChange[] = [];
+  for (const [host, entry] of Object.entries(((machine as Tree).registries as Tree).config as Tree)) {
+    if (!isObj(entry) || Object.keys(entry).length !== 1 || !isObj(entry.auth)) return `sets more than the auth of ${host}`;
+    if (entry.auth.$patch !== undefined || Object.keys(entry.auth).some((k) => !AUTH_KEYS.has(k)))
+      return `sets fields of ${host}'s auth other than ${[...AUTH_KEYS].join(', ')}`;
+    out.push({ form: 'legacy', host, auth: entry.auth });
+  }
+  return out;
+}
+
+/** Where a parsed document starts in the text (its `---` included); the parser always records it. */
+export function documentStart(doc: Document): number {
+  if (!doc.range) throw new Error('yaml: a parsed document has no range');
+  return doc.range[0];
+}
+
+/** The patch's document i alone (no comment before it, no `---`, no `...`): what is written for it. */
+function sliceOf(text: string, docs: Document[], i: number): string {
+  return text
+    .slice(documentStart(docs[i]), i + 1 < docs.length ? documentStart(docs[i + 1]) : text.length)
+    .replace(/^---[^\n]*\n/, '')
+    .replace(/\n\.\.\.\s*$/, '\n');
 }

@@ -138,7 +138,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
     await run.step('apply the credential patch', async () => {
       await beforeMutation(ctx, { fresh: true, read: fence });
       run.talosTouched = true;
-      return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
+      return ctx.talos.patchMachineConfig(run.address);
     });
   } catch (e) {
     if (!run.talosTouched) throw e;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../../../src/adapters/exec.js';
+import { classifyCredentialPatch } from '../../../../src/core/authPatch.js';
 import { TalosApi } from '../../../../src/adapters/talos/api/apiClient.js';
 import { machineConfigBody } from '../../../../src/adapters/talos/api/applyConfig.js';
 import { openTalosClient, type OpenedTalos } from '../../../../src/adapters/talos/open.js';
@@ -43,7 +44,7 @@ async function open(patch: string, runner = new Runner()): Promise<{ o: OpenedTa
   const o = await openTalosClient({
     runner,
     path: sim.talosconfigPath,
-    authPatch: file,
+    authPatch: { path: file, form: classifyCredentialPatch(patch) },
     log: (l) => lines.push(l),
     secret: (s) => secrets.push(s),
   });
@@ -71,7 +72,7 @@ describe('ApplyConfiguration', () => {
   it('a RegistryAuthConfig document is applied over the API in NO_REBOOT; then the same patch sends nothing', async () => {
     const { o, lines } = await open(rac('username: ci-bot\npassword: new-token-2\n'));
     expect(o.describe).toContain('the credential patch through ApplyConfiguration (NO_REBOOT)');
-    await o.client.patchMachineConfig(W13, 'unused');
+    await o.client.patchMachineConfig(W13);
     expect(sim.node('w-13').machineConfig.registryAuth['ghcr.io']).toEqual({ username: 'ci-bot', password: 'new-token-2' });
     expect(calls(W13)).toHaveLength(1);
     // the node carries the legacy map for ghcr.io too: it gets the new credential as well, so no old one stays behind
@@ -86,14 +87,14 @@ describe('ApplyConfiguration', () => {
     // the other documents of the node's config are still there (v1alpha1 with its token)
     expect((sim.node('w-13').machineConfig.v1alpha1.machine as Record<string, unknown>).token).toBe(SIM_MACHINE_TOKEN);
 
-    await o.client.patchMachineConfig(W13, 'unused');
+    await o.client.patchMachineConfig(W13);
     expect(calls(W13)).toHaveLength(1);
     expect(lines.at(-1)).toBe(`${W13}: the machine config already carries the credential: ApplyConfiguration not sent`);
   });
 
   it('replaces the document whole: auth after username/password leaves no password (a merge would keep it)', async () => {
     const { o } = await open(rac('auth: Y2ktYm90OnRoaXJkLTM=\n'));
-    await o.client.patchMachineConfig(W13, 'unused');
+    await o.client.patchMachineConfig(W13);
     expect(sim.node('w-13').machineConfig.registryAuth['ghcr.io']).toEqual({ auth: 'Y2ktYm90OnRoaXJkLTM=' });
   });
 
@@ -103,7 +104,7 @@ describe('ApplyConfiguration', () => {
     const { o } = await open('machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          identityToken: idt-4\n');
     // a re-rendered v1alpha1 document would write the file's `permissions: 0644` as 644, another mode
     // to Talos, which refuses it in NO_REBOOT (CanApplyImmediate): only the auth lines may change
-    await o.client.patchMachineConfig(W14, 'unused');
+    await o.client.patchMachineConfig(W14);
     const mc = sim.node('w-14').machineConfig;
     const authLines = /^ {8}auth:\n(?: {10}.*\n)+/m;
     expect(mc.text.replace(authLines, '')).toBe(before.replace(authLines, ''));
@@ -117,7 +118,7 @@ describe('ApplyConfiguration', () => {
   it('surfaces the warnings the node returns', async () => {
     sim.warnOnApply(W14, ['.machine.registries.config: this field is deprecated, use RegistryAuthConfig']);
     const { o, lines } = await open(rac('username: u5\npassword: p5-secret\n'));
-    await o.client.patchMachineConfig(W14, 'unused');
+    await o.client.patchMachineConfig(W14);
     expect(lines).toContainEqual(
       `${W14}: ApplyConfiguration warning: .machine.registries.config: this field is deprecated, use RegistryAuthConfig`,
     );
@@ -128,14 +129,14 @@ describe('ApplyConfiguration', () => {
     const { o, lines } = await open(rac('username: u6\npassword: p6-secret\n'));
     const before = calls(W14).length;
     sim.failNext({ command: 'patch', node: W14, count: 2 }, { stderr: IN_PROGRESS, exitCode: 1 });
-    await o.client.patchMachineConfig(W14, 'unused');
+    await o.client.patchMachineConfig(W14);
     expect(calls(W14).length - before).toBe(3);
     expect(lines.filter((l) => l.includes('retrying'))).toHaveLength(2);
     expect(sim.node('w-14').machineConfig.registryAuth['ghcr.io']).toEqual({ username: 'u6', password: 'p6-secret' });
 
     const { o: o2 } = await open(rac('username: u7\npassword: p7-secret\n'));
     sim.failNext({ command: 'patch', node: W14, count: 10 }, { stderr: IN_PROGRESS, exitCode: 1 });
-    const err = await o2.client.patchMachineConfig(W14, 'unused').catch((e: unknown) => e);
+    const err = await o2.client.patchMachineConfig(W14).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).kind).toBe('conflict');
     expect((err as Error).message).toContain('another apply configuration is already in progress');
@@ -146,7 +147,7 @@ describe('ApplyConfiguration', () => {
     const { o } = await open(rac('username: u9\npassword: p9-overwritten\n'));
     const before = sim.node('w-13').machineConfig.registryAuth['ghcr.io'];
     sim.overwriteNextApply(W13);
-    const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    const err = await o.client.patchMachineConfig(W13).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).kind).toBe('conflict');
     expect((err as Error).message).toContain('ApplyConfiguration answered OK but the machine config read back does not carry');
@@ -158,7 +159,7 @@ describe('ApplyConfiguration', () => {
     const { o } = await open(rac('username: u10\npassword: p10-secret\n'));
     // another writer edits the extension's environment right after the apply answered
     sim.overwriteNextApply(W13, (text) => text.replace('TS_ROUTES=10.5.0.0/24', 'TS_ROUTES=10.6.0.0/24'));
-    const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    const err = await o.client.patchMachineConfig(W13).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).kind).toBe('conflict');
     expect((err as ToolError).node).toBe(W13);
@@ -169,7 +170,7 @@ describe('ApplyConfiguration', () => {
 
   it("InvalidArgument is a config error naming the document; a node's echo of the config keeps its words, and every secret of it is registered", async () => {
     const { o, runner } = await open(rac('username: u8\nauth: dTg6cDgtc2VjcmV0\n'));
-    const err = await o.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    const err = await o.client.patchMachineConfig(W13).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect((err as ToolError).kind).toBe('invalid');
     expect((err as Error).message).toMatch(
@@ -181,7 +182,7 @@ describe('ApplyConfiguration', () => {
       { stderrFrom: ({ patches }) => `rpc error: code = InvalidArgument desc = failed to decode: ${patches.join('')}`, exitCode: 1 },
     );
     const { o: o2, secrets } = await open(rac('username: u9\npassword: p9-secret\n'), runner);
-    const echoed = await o2.client.patchMachineConfig(W13, 'unused').catch((e: unknown) => e);
+    const echoed = await o2.client.patchMachineConfig(W13).catch((e: unknown) => e);
     const text = `${(echoed as Error).message}\n${(echoed as ToolError).stderr}`;
     expect(text).toContain('failed to decode');
     const cluster = [SIM_MACHINE_TOKEN, SIM_CLUSTER_SECRET, SIM_BOOTSTRAP_TOKEN, SIM_MACHINE_CA_KEY, SIM_CLUSTER_CA_KEY];

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Runner } from '../../../../src/adapters/exec.js';
+import { classifyCredentialPatch } from '../../../../src/core/authPatch.js';
 import { openTalosClient, type OpenedTalos } from '../../../../src/adapters/talos/open.js';
 import { TalosSim } from '../../../../sim/talos/index.js';
 import { SIM_TS_AUTHKEY } from '../../../../sim/talos/machineconfig.js';
@@ -24,7 +25,11 @@ const opened: OpenedTalos[] = [];
 async function open(patch: string): Promise<OpenedTalos> {
   const file = join(work, `patch-${opened.length}.yaml`);
   writeFileSync(file, patch);
-  const o = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath, authPatch: file });
+  const o = await openTalosClient({
+    runner: new Runner(),
+    path: sim.talosconfigPath,
+    authPatch: { path: file, form: classifyCredentialPatch(patch) },
+  });
   opened.push(o);
   return o;
 }
@@ -89,7 +94,7 @@ describe('previewCredentialPatch (the change list, nothing sent)', () => {
 
   it('a config already carrying the credential in every form it has: no edits', async () => {
     const o = await open(rac('new-token-3'));
-    await o.client.patchMachineConfig(W2, 'unused');
+    await o.client.patchMachineConfig(W2);
     const sent = sim.applyCalls().length;
     expect(await o.client.previewCredentialPatch!(W2)).toEqual({ shown: true, edits: [], checks: [] });
     expect(sim.applyCalls()).toHaveLength(sent);

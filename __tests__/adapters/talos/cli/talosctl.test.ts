@@ -45,6 +45,7 @@ function setup(rules: Rule[], opts: { talosconfig?: string | null; callTimeoutMs
     talosconfig: opts.talosconfig === null ? undefined : (opts.talosconfig ?? TALOSCONFIG),
     callTimeoutMs: opts.callTimeoutMs ?? 20_000,
     listDirectories: opts.listDirectories,
+    patchFile: '/tmp/auth.yaml',
   });
   const calls = (): Logged[] =>
     readFileSync(join(dir, 'calls.jsonl'), 'utf8')
@@ -675,7 +676,7 @@ describe('Talosctl: single-node calls', () => {
         exit: 1,
       },
     ]);
-    const err = await talos.patchMachineConfig('10.0.0.12', '/tmp/auth.yaml').catch((e: unknown) => e);
+    const err = await talos.patchMachineConfig('10.0.0.12').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     const e = err as ToolError;
     expect(e.kind).toBe('invalid');
@@ -724,9 +725,9 @@ describe('Talosctl: single-node calls', () => {
         exit: 1,
       },
     ]);
-    await expect(talos.patchMachineConfig('10.0.0.11', '/tmp/auth.yaml')).resolves.toBeUndefined();
+    await expect(talos.patchMachineConfig('10.0.0.11')).resolves.toBeUndefined();
     expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['patch', 'machineconfig', '--mode=no-reboot', '--patch-file', '/tmp/auth.yaml']);
-    const err = await talos.patchMachineConfig('10.0.0.12', '/tmp/auth.yaml').catch((e: unknown) => e);
+    const err = await talos.patchMachineConfig('10.0.0.12').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ tool: 'talosctl', kind: 'conflict', node: '10.0.0.12', exitCode: 1 });
     expect((err as ToolError).command).toBe(

@@ -5,17 +5,11 @@
 // text in any error.
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { parseAuthPatch } from '../../../../src/core/authPatch.js';
-import {
-  MachineConfigError,
-  applyCredentialChanges,
-  classifyCredentialPatch,
-  effectiveCredentials,
-  pendingChanges,
-  readBackDrift,
-  verifyPatched,
-  type CredentialChange,
-} from '../../../../src/adapters/talos/machineConfig/patch.js';
+import { classifyCredentialPatch, parseAuthPatch, type CredentialChange } from '../../../../src/core/authPatch.js';
+import { MachineConfigError, effectiveCredentials } from '../../../../src/adapters/talos/machineConfig/documents.js';
+import { pendingChanges } from '../../../../src/adapters/talos/machineConfig/plan.js';
+import { readBackDrift, verifyPatched } from '../../../../src/adapters/talos/machineConfig/verify.js';
+import { applyCredentialChanges } from '../../../../src/adapters/talos/machineConfig/patch.js';
 
 const V1 = `version: v1alpha1 # the main document
 debug: false

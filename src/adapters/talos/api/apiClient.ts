@@ -24,7 +24,7 @@ import type {
 import { parseCriRegistryAuth } from '../criToml.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
-import type { CredentialChange } from '../machineConfig/patch.js';
+import type { CredentialChange } from '../../../core/authPatch.js';
 import { type ApplyOptions, applyCredential, previewCredential } from './applyConfig.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC, messageType, toPlain } from './proto.js';
@@ -235,9 +235,9 @@ export class TalosApi implements TalosClient {
     return previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
   }
 
-  patchMachineConfig(address: string, patchFile: string): Promise<void> {
+  patchMachineConfig(address: string): Promise<void> {
     if (this.opts.apply) return applyCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
-    return this.mutations.patchMachineConfig(address, patchFile);
+    return this.mutations.patchMachineConfig(address);
   }
 
   /** MachineService.Reboot, resolved when the node answers with a new boot id (reboot.ts); `timeoutMs` bounds it. */

@@ -34,6 +34,8 @@ import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../..
 export interface TalosctlOptions {
   runner: Runner;
   talosconfig?: string;
+  /** the auth patch file `patch machineconfig --patch-file` applies (the run's one patch); without it patchMachineConfig refuses */
+  patchFile?: string;
   /** default `talosctl` (looked up on PATH) */
   binary?: string;
   /** our deadline for every call except reboot; default 60 s */
@@ -71,6 +73,7 @@ export class Talosctl implements TalosClient {
   private readonly runner: Runner;
   private readonly binary: string;
   private readonly globals: string[];
+  private readonly patchFile?: string;
   private readonly callTimeoutMs: number;
   private readonly rebootTimeoutMs: number;
   private readonly listDirectories: boolean;
@@ -80,6 +83,7 @@ export class Talosctl implements TalosClient {
     this.runner = opts.runner;
     this.binary = opts.binary ?? 'talosctl';
     this.globals = opts.talosconfig ? ['--talosconfig', opts.talosconfig] : [];
+    this.patchFile = opts.patchFile;
     this.callTimeoutMs = opts.callTimeoutMs ?? 60_000;
     this.rebootTimeoutMs = opts.rebootTimeoutMs ?? 30 * 60_000;
     this.listDirectories = opts.listDirectories ?? true;
@@ -303,7 +307,9 @@ export class Talosctl implements TalosClient {
     return this.failed(call, address, this.causeOf(call), first?.message ?? '');
   }
 
-  async patchMachineConfig(address: string, patchFile: string): Promise<void> {
+  async patchMachineConfig(address: string): Promise<void> {
+    if (this.patchFile === undefined) throw new Error('talosctl: opened without an auth patch file, so there is no patch to apply');
+    const patchFile = this.patchFile;
     // Success is printed on stderr (`patched … at the node …` / `Applied configuration without a reboot`);
     // only the exit code says whether it worked.
     const call = await this.call([address], ['patch', 'machineconfig', '--mode=no-reboot', '--patch-file', patchFile]);

@@ -8,7 +8,7 @@
 // an error never quotes the config's text.
 import { parseAllDocuments } from 'yaml';
 import { secretForms } from '../../../core/redact.js';
-import { MachineConfigError } from './patch.js';
+import { MachineConfigError } from './documents.js';
 
 type Tree = Record<string, unknown>;
 const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
