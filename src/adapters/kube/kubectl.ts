@@ -1,4 +1,4 @@
-// KubeClient over the kubectl binary: runs commands, parses their JSON, classifies failures.
+// KubeClient over the kubectl binary: runs commands, hands their JSON to the parsers of parse/, classifies failures.
 // It never decides anything; the rollout reads what it returns.
 import { DrainTimeoutError, ToolError } from '../../core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
@@ -10,8 +10,11 @@ import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutpu
 import { ParseError } from '../parseError.js';
 import { podOwnersFromList, workloadsFromList } from './parse/workloadJson.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
-import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
-import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
+import { watchNode, type WatchPort } from './watchNode.js';
+import { jsonString as str, type Json } from './parse/json.js';
+import { leaseFromJson } from './parse/leaseJson.js';
+import { podFromJson } from './parse/podJson.js';
+import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -24,21 +27,11 @@ export interface KubectlOptions {
   watchSeconds?: number;
 }
 
-/** Watch requests that fail in a row before the watch is given up (each a second apart). */
-const WATCH_ATTEMPTS = 3;
-
-type Json = Record<string, unknown>;
-
 /**
  * How long past its own `--timeout` a `kubectl drain` may run before we kill it: kubectl checks the
  * timeout only between its retries (5 s apart). Part of what one node may take (src/rules/budget.ts).
  */
 export const DRAIN_KILL_GRACE_MS = 60_000;
-
-/** A JSON value as a string: strings as they are, anything else (absent, object) as ''. */
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
-}
 
 export class Kubectl implements KubeClient {
   private readonly runner: Runner;
@@ -226,68 +219,20 @@ export class Kubectl implements KubeClient {
     return parsePdbsAndPods(this.parseJson(await this.run(args), `kubectl get poddisruptionbudgets,pods -n ${namespace}`));
   }
 
-  // One `kubectl get --raw` process per watch request: kubectl copies the apiserver's stream to stdout
-  // as it arrives, and the query is ours, so the resourceVersion to resume from is too
-  // (docs/kubernetes-facts.md#k12-watch).
-  async watchNode(
+  // One `kubectl get --raw` process per watch request (watchNode.ts).
+  watchNode(
     name: string,
     sinceResourceVersion: string,
     onChange: (node: NodeState | undefined) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    let rv = sinceResourceVersion;
-    let failures = 0;
-    while (!signal.aborted) {
-      let expired = false;
-      let broken = '';
-      const feed = lineSplitter((line) => {
-        if (signal.aborted || expired || broken) return;
-        const e = parseNodeWatchEvent(line);
-        if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-          rv = e.node.resourceVersion || rv;
-          failures = 0;
-          onChange(e.node);
-        } else if (e.type === 'DELETED') {
-          rv = e.resourceVersion || rv;
-          onChange(undefined);
-        } else if (e.type === 'BOOKMARK') {
-          rv = e.resourceVersion || rv;
-        } else if (e.type === 'ERROR') {
-          if (e.code === 410) expired = true;
-          else broken = `watch ERROR ${e.code}: ${e.message}`;
-        } else if (e.type === 'unparseable') {
-          broken = `not a watch event: ${e.line}`;
-        }
-      });
-      const query = new URLSearchParams({
-        fieldSelector: `metadata.name=${name}`,
-        watch: 'true',
-        timeoutSeconds: String(this.watchSeconds),
-      });
-      if (rv) query.set('resourceVersion', rv);
-      const args = ['get', '--raw', `/api/v1/nodes?${query.toString()}`];
-      // A watch that hangs without the server ending it would leave us blind: our deadline ends it.
-      const res = await this.exec(args, { timeoutMs: (this.watchSeconds + 30) * 1000, signal, onStdout: feed });
-      if (signal.aborted) return;
-      if (!expired && res.exitCode !== 0 && /\(Expired\)|\(Gone\)|too old resource version/.test(res.stderr)) expired = true;
-      if (expired) {
-        // The history we asked for is gone: what changed in it is unknown, so read the node now.
-        let node: NodeState | undefined;
-        try {
-          node = await this.getNode(name);
-        } catch (e) {
-          if (!(e instanceof ToolError && e.kind === 'not-found')) throw e;
-        }
-        if (signal.aborted) return;
-        onChange(node);
-        if (!node) return;
-        rv = node.resourceVersion;
-        continue;
-      }
-      if (res.exitCode === 0 && !broken) continue; // the server ended the request at timeoutSeconds
-      if (++failures >= WATCH_ATTEMPTS) throw this.failure(args, res, broken || res.stderr, name);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    const port: WatchPort = {
+      watchSeconds: this.watchSeconds,
+      exec: (args, opts) => this.exec(args, opts),
+      getNode: (n) => this.getNode(n),
+      failure: (args, res, stderr, node) => this.failure(args, res, stderr, node),
+    };
+    return watchNode(port, name, sinceResourceVersion, onChange, signal);
   }
 
   async readyz(): Promise<void> {
@@ -350,51 +295,4 @@ export class Kubectl implements KubeClient {
     ]);
     return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
   }
-}
-
-function leaseFromJson(o: Json): LeaseState {
-  const metadata = (o.metadata ?? {}) as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const lease: LeaseState = {
-    namespace: str(metadata.namespace),
-    name: str(metadata.name),
-    uid: str(metadata.uid),
-    resourceVersion: str(metadata.resourceVersion),
-    holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
-  };
-  if (typeof spec.leaseDurationSeconds === 'number') lease.leaseDurationSeconds = spec.leaseDurationSeconds;
-  if (typeof spec.acquireTime === 'string') lease.acquireTime = spec.acquireTime;
-  if (typeof spec.renewTime === 'string') lease.renewTime = spec.renewTime;
-  if (typeof spec.leaseTransitions === 'number') lease.leaseTransitions = spec.leaseTransitions;
-  return lease;
-}
-
-function podFromJson(o: Json): PodState {
-  const metadata = (o.metadata ?? {}) as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
-  const statuses = Array.isArray(status.containerStatuses) ? (status.containerStatuses as Json[]) : [];
-  return {
-    namespace: str(metadata.namespace),
-    name: str(metadata.name),
-    uid: str(metadata.uid),
-    nodeName: str(spec.nodeName),
-    phase: str(status.phase),
-    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => str(s.name)) : [],
-    containerStatuses: statuses.map((c): PodContainerStatus => {
-      const state = (c.state ?? {}) as Json;
-      const waiting = state.waiting as Json | undefined;
-      const terminated = state.terminated as Json | undefined;
-      return {
-        name: str(c.name),
-        imageID: str(c.imageID),
-        waitingReason: waiting ? str(waiting.reason) : undefined,
-        waitingMessage: waiting && waiting.message ? str(waiting.message) : undefined,
-        terminated: terminated
-          ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? str(terminated.reason) : undefined }
-          : undefined,
-        running: state.running !== undefined,
-      };
-    }),
-  };
 }
