@@ -1,7 +1,7 @@
 // Pure conversions of the API path: Timestamp → Instant (exact, 9 fractional digits), the twin's
 // ms → Timestamp, and endpoint parsing with Talos's default port.
 import { describe, expect, it } from 'vitest';
-import { decodeSpec, timestamp } from '../../../../src/adapters/talos/api/apiClient.js';
+import { decodeSpec, timestamp } from '../../../../src/adapters/talos/api/answers.js';
 import { relabelKey, splitEndpoint } from '../../../../src/adapters/talos/api/talosconfig.js';
 import { toTimestamp } from '../../../../sim/talos/api/server.js';
 
