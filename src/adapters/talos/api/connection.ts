@@ -208,7 +208,7 @@ export class TalosConnection {
    * One call, and when its connection's certificate was refused on a reconnection, the same call once
    * more, waiting for the next dial (waitForReady) until its deadline. Sending it again is safe, even
    * for a Reboot: grpc failed it with "No connection established", before any request left. The
-   * second try is cancelled when the refusal becomes the run's (checkCertificate).
+   * second try is cancelled when the refusal becomes the run's (ServerRefusals.check, refusals.ts).
    */
   private async dialing<T>(
     path: string,
