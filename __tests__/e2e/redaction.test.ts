@@ -89,7 +89,7 @@ describe('e2e: tool error text never carries the credential', () => {
 // key|token|secret|password|auth|crt|cert|identity and to rewrite kubectl's output with them before
 // parsing it: a GHCR username that is also the repository's owner, a certSAN naming the node, a quoted
 // "true" under rotate-server-certificates. Now only Talos's own secret fields are registered
-// (src/rules/configSecrets.ts), and masking happens where text leaves the action, never in what it
+// (src/adapters/talos/machineConfig/secrets.ts), and masking happens where text leaves the action, never in what it
 // parses. Each run below has a second node whose ApplyConfiguration fails with an error echoing the
 // whole config it was sent (every credential of the cluster), so the check that no secret reaches a
 // sink is not vacuous.

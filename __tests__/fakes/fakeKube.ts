@@ -2,7 +2,7 @@
 // applier (jsonPatch.ts), which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
-import { nodeFromJson } from '../../src/adapters/parse/nodeJson.js';
+import { nodeFromJson } from '../../src/adapters/kube/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels, Taint } from '../../src/core/model.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';

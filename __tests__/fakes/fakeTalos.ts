@@ -207,7 +207,7 @@ export class FakeTalos implements TalosClient {
     return { ok: true, value: f ? { path, exists: true, auth: structuredClone(f.auth) } : { path, exists: false, auth: {} } };
   }
 
-  async patchMachineConfig(address: string, _file: string): Promise<void> {
+  async patchMachineConfig(address: string): Promise<void> {
     this.calls.push({ method: 'patchMachineConfig', addresses: [address] });
     if (this.patchFails) {
       throw new ToolError({

@@ -96,8 +96,8 @@ describe('defect 5: a fresh Lease check immediately before each mutation', () =>
   it('the Lease taken before the drain: no drain, no reboot', async () => {
     const c = makeCluster([{ name: 'w1' }]);
     const origPatch = c.talos.patchMachineConfig.bind(c.talos);
-    c.talos.patchMachineConfig = async (address, file) => {
-      await origPatch(address, file);
+    c.talos.patchMachineConfig = async (address) => {
+      await origPatch(address);
       await steal(c);
     };
     const res = await roll(c);

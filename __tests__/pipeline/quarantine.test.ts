@@ -2,7 +2,7 @@
 // quarantines its node (cordoned, not rebooted, claim given up, annotation written) and the roll goes
 // on; other drain failures keep their handling; a rerun rolls the node and lifts the quarantine.
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../../src/core/errors.js';
+import { DrainTimeoutError, ToolError } from '../../src/core/errors.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
 import { CapacityStopError, QuarantinedNodesError } from '../../src/pipeline/errors.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
@@ -11,8 +11,17 @@ import { drainTimeoutStderr } from '../fakes/drainText.js';
 // kubectl drain's own words when its --timeout ran out against a PDB (docs/kubernetes-facts.md#k14-drain-timeout-output)
 const STDERR = drainTimeoutStderr({ node: 'w2', pending: 'shop/web-1', timeout: '1m0s' });
 
+// as the kube adapter classifies it (src/adapters/kube/kubectl.ts): the pods its output names, carried by the error
 const timeout = (node: string) =>
-  new ToolError({ tool: 'kubectl', command: `kubectl drain ${node}`, kind: 'timeout', exitCode: 1, stderr: STDERR, node });
+  new DrainTimeoutError({
+    tool: 'kubectl',
+    command: `kubectl drain ${node}`,
+    kind: 'timeout',
+    exitCode: 1,
+    stderr: STDERR,
+    node,
+    blockedPods: ['shop/web-1'],
+  });
 
 function blockedCluster(opts: { w2Cordoned?: boolean } = {}) {
   const c = makeCluster([{ name: 'w1' }, { name: 'w2', unschedulable: opts.w2Cordoned }, { name: 'w3' }]);

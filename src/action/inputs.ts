@@ -1,11 +1,11 @@
 // Everything the action reads from its runner, in one place: the inputs (→ a validated Config), the
-// auth-patch file, the run's identity and web root, and the test knobs. Nothing below the shell
-// reads `process.env` or @actions/core: it is handed what is read here.
+// auth-patch file (read and parsed once, into the one AuthPatch value the run is handed: its file for
+// talosctl, the desired credential, its secrets, its form), the run's identity and web root, and the
+// test knobs. Nothing below the shell reads `process.env` or @actions/core: it is handed what is read here.
 import { readFileSync } from 'node:fs';
 import { readConfig, type Config } from '../core/config.js';
-import { parseAuthPatch, type ParsedAuthPatch } from '../core/credential.js';
+import { parseAuthPatch, type AuthPatch } from '../core/authPatch.js';
 import { InputError } from '../core/errors.js';
-import type { DesiredCredential } from '../core/model.js';
 import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
@@ -20,7 +20,8 @@ export interface TestKnobs {
 
 export interface ActionInputs {
   config: Config;
-  desired: DesiredCredential;
+  /** the auth patch, read and parsed once: the file, the desired credential, its secrets (registered already), its form */
+  authPatch: AuthPatch;
   /** this run's claim token (repository, run id, attempt, nonce) */
   owner: string;
   /** GITHUB_SERVER_URL (else github.com) and GITHUB_API_URL (undefined: api.github.com): the web root of run links and the API the fences modes ask */
@@ -35,10 +36,10 @@ export interface ActionInputs {
 export function readInputs(getInput: (name: string) => string, env: NodeJS.ProcessEnv, secret: (s: string) => void): ActionInputs {
   const config = readConfig(getInput);
   if (config.githubToken) secret(config.githubToken);
-  const { desired } = readAuthPatch(config.authPatch, config.registry, secret);
+  const authPatch = readAuthPatch(config.authPatch, config.registry, secret);
   return {
     config,
-    desired,
+    authPatch,
     owner: formatOwnerToken(newOwnerToken(env)),
     github: { serverUrl: githubServerUrl(env), apiUrl: env.GITHUB_API_URL || undefined },
     knobs: readKnobs(env),
@@ -73,8 +74,8 @@ export function readInputSecrets(getInput: (name: string) => string, secret: (s:
   }
 }
 
-/** Read and parse the file named by the `auth-patch` input (the file is read here, in the shell; parsing is core/credential.ts's). */
-export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): ParsedAuthPatch {
+/** Read and parse the file named by the `auth-patch` input (the file is read here, in the shell; parsing is core/authPatch.ts's). */
+export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): AuthPatch {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -85,5 +86,5 @@ export function readAuthPatch(path: string, registry: string, mask: (secret: str
   // Parse errors never quote the source (see parseAuthPatch), so masking right after parsing leaks nothing.
   const parsed = parseAuthPatch(text, registry);
   for (const s of parsed.secrets) mask(s);
-  return parsed;
+  return { path, ...parsed };
 }

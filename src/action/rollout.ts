@@ -56,9 +56,9 @@ export async function composeRollout(inputs: ActionInputs, shell: RolloutShell):
     runner,
     path: config.talosconfig,
     serverName: config.talosServerName,
-    authPatch: config.authPatch,
+    authPatch: inputs.authPatch,
     log: (l) => logs.line(l),
-    // the secrets of each machine config read back (src/rules/configSecrets.ts)
+    // the secrets of each machine config read back (src/adapters/talos/machineConfig/secrets.ts)
     secret: (s) => core.addSecret(s),
   });
   const kube = openKube(runner, config);
@@ -87,7 +87,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
     kube,
     talos: ports.talos,
     config,
-    desired: inputs.desired,
+    desired: inputs.authPatch.desired,
     owner,
     keys: annotationKeys(config.annotationPrefix),
     pollIntervalMs: knobs.pollIntervalMs,

@@ -53,7 +53,7 @@ export interface KubeClient {
    * `kubectl drain --ignore-daemonsets --delete-emptydir-data --timeout`. Aborting `signal` ends the
    * drain at once (the process is killed: no eviction is sent after that) and the call rejects.
    * `evicted` is called once the process ended, success or not, with `namespace/name` of each pod it
-   * evicted (src/adapters/parse/drainOutput.ts): a failed drain may have evicted some.
+   * evicted (src/adapters/kube/parse/drainOutput.ts): a failed drain may have evicted some.
    */
   drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void>;
   /**
@@ -120,8 +120,12 @@ export interface TalosClient {
   timeStatus(addresses: string[]): Promise<Map<string, Reading<TimeStatusReading>>>;
   /** `talosctl read PATH` parsed as CRI TOML; one address (talosctl refuses several) */
   readAuth(address: string, path: string): Promise<Reading<FileAuthReading>>;
-  /** `patch machineconfig --mode=no-reboot --patch-file F`; throws ToolError */
-  patchMachineConfig(address: string, patchFile: string): Promise<void>;
+  /**
+   * Applies the run's auth patch (the one the client was opened with): `patch machineconfig
+   * --mode=no-reboot --patch-file F`, or over the API ApplyConfiguration (talos/api/applyConfig.ts);
+   * throws ToolError
+   */
+  patchMachineConfig(address: string): Promise<void>;
   /**
    * Reboots and resolves when the node answers with a new boot id, within `timeoutMs`: `talosctl reboot
    * --wait --timeout`, or over the API MachineService.Reboot and the boot id (talos/api/reboot.ts)

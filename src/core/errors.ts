@@ -50,6 +50,22 @@ export class ToolError extends Error {
 }
 
 /**
+ * A `kubectl drain` that timed out: kubectl's own `--timeout` ("global timeout reached", "context
+ * deadline exceeded" while waiting for a pod to terminate) or our deadline past it. Classified once,
+ * by the kube adapter that ran the drain (src/adapters/kube/kubectl.ts), which also names from the
+ * drain's own output the pods that kept it from finishing, so nothing above it parses kubectl's text.
+ */
+export class DrainTimeoutError extends ToolError {
+  /** `namespace/name` of the pods still pending when the drain gave up, else those a PDB refused (sorted) */
+  readonly blockedPods: string[];
+  constructor(args: ConstructorParameters<typeof ToolError>[0] & { kind: 'timeout'; blockedPods: string[] }) {
+    super(args);
+    this.name = 'DrainTimeoutError';
+    this.blockedPods = args.blockedPods;
+  }
+}
+
+/**
  * The Talos API endpoint presented a certificate that is not apid's for it (wrong names, not a
  * server certificate, also a client certificate, or a chain the talosconfig's CA does not sign).
  * Not a ToolError on purpose: it is no failed reading of one node and no transport failure to retry

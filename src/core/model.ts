@@ -385,7 +385,7 @@ export interface DecisionRecord {
 
 /**
  * plan mode: what the credential patch would change in a node's machine config, from the action's own
- * change list (src/rules/machineConfig.ts) and the checks it made on the patched text without the
+ * change list (src/adapters/talos/machineConfig/plan.ts) and the checks it made on the patched text without the
  * node (docs/plan.md): never a value, never another program's text. No edits: the config already
  * carries the credential. Or why none is shown.
  */

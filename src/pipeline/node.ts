@@ -135,7 +135,7 @@ async function applyCredential(ctx: RunContext, run: NodeRun): Promise<void> {
     await run.step(STEP.applyPatch, async () => {
       await beforeMutation(ctx, { fresh: true, read: fence });
       run.touchTalos();
-      return ctx.talos.patchMachineConfig(run.address, ctx.config.authPatch);
+      return ctx.talos.patchMachineConfig(run.address);
     });
   } catch (e) {
     if (!run.talosTouched) throw e;

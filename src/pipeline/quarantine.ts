@@ -2,11 +2,10 @@
 // blocked the drain, and the quarantine patch that stopNode (src/pipeline/stop.ts, the one place a
 // stop decides what the node is left as) sends for it. Its rules are src/rules/quarantine.ts.
 import { unique } from '../core/async.js';
-import { errorMessage, ToolError } from '../core/errors.js';
+import { DrainTimeoutError, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { DrainBlocker } from '../core/model.js';
 import { STEP } from '../core/steps.js';
-import { blockedPods, parseDrainFailure } from '../adapters/parse/drainOutput.js';
 import {
   buildQuarantinePatch,
   describeBlockers,
@@ -36,17 +35,18 @@ export interface QuarantineCause {
  * without a controller, local storage), a transport failure, a cancellation are released as before,
  * since none of them says the node cannot be drained.
  */
-export function isDrainTimeout(e: unknown): e is ToolError {
-  return e instanceof ToolError && e.tool === 'kubectl' && e.kind === 'timeout';
+export function isDrainTimeout(e: unknown): e is DrainTimeoutError {
+  return e instanceof DrainTimeoutError;
 }
 
 /**
- * The PDBs that blocked the drain and their pods: the pods from kubectl's stderr, their PDBs by one
+ * The PDBs that blocked the drain and their pods: the pods the kube adapter read from the drain's
+ * output (DrainTimeoutError.blockedPods), their PDBs by one
  * list of PodDisruptionBudgets and pods per namespace involved (src/rules/quarantine.ts matches the
  * selectors). When that read fails, the pods are still named, without their PDB.
  */
-async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<DrainBlocker[]> {
-  const pods = blockedPods(parseDrainFailure(e.stderr));
+async function blockersOf(ctx: RunContext, run: NodeRun, e: DrainTimeoutError): Promise<DrainBlocker[]> {
+  const pods = e.blockedPods;
   const namespaces = unique(pods.map((p) => p.slice(0, p.indexOf('/'))));
   if (namespaces.length === 0) return [];
   try {
@@ -77,7 +77,11 @@ async function blockersOf(ctx: RunContext, run: NodeRun, e: ToolError): Promise<
  * What the stop that asks stopNode to quarantine the node carries (the drain, src/pipeline/drain.ts,
  * throws it): its message, and why (the timeout and what blocked it), for its record.
  */
-export async function quarantineCause(ctx: RunContext, run: NodeRun, e: ToolError): Promise<{ message: string; cause: QuarantineCause }> {
+export async function quarantineCause(
+  ctx: RunContext,
+  run: NodeRun,
+  e: DrainTimeoutError,
+): Promise<{ message: string; cause: QuarantineCause }> {
   const blockers = await blockersOf(ctx, run, e);
   const timeout = formatDuration(ctx.config.drainTimeoutMs);
   const why = `drain timed out after ${timeout}, blocked by ${describeBlockers(blockers)}`;

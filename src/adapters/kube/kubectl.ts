@@ -1,17 +1,20 @@
-// KubeClient over the kubectl binary: runs commands, parses their JSON, classifies failures.
+// KubeClient over the kubectl binary: runs commands, hands their JSON to the parsers of parse/, classifies failures.
 // It never decides anything; the rollout reads what it returns.
-import { ToolError } from '../../core/errors.js';
+import { DrainTimeoutError, ToolError } from '../../core/errors.js';
 import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
 import type { Runner, RunResult } from '../exec.js';
-import { classifyKubectlFailure } from '../parse/kubectlErrors.js';
-import { nodeFromJson } from '../parse/nodeJson.js';
-import { parsePdbsAndPods } from '../parse/pdbJson.js';
-import { drainEvicted } from '../parse/drainOutput.js';
-import { ParseError } from '../parse/parseError.js';
-import { podOwnersFromList, workloadsFromList } from '../parse/workloadJson.js';
+import { classifyKubectlFailure } from './parse/kubectlErrors.js';
+import { nodeFromJson } from './parse/nodeJson.js';
+import { parsePdbsAndPods } from './parse/pdbJson.js';
+import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutput.js';
+import { ParseError } from '../parseError.js';
+import { podOwnersFromList, workloadsFromList } from './parse/workloadJson.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
-import { lineSplitter, parseNodeWatchEvent } from '../parse/watchEvent.js';
-import type { KubeClient, LeaseReading, LeaseState, PodContainerStatus, PodState } from '../types.js';
+import { watchNode, type WatchPort } from './watchNode.js';
+import { jsonString, type Json } from './parse/json.js';
+import { leaseFromJson } from './parse/leaseJson.js';
+import { podFromJson } from './parse/podJson.js';
+import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -23,11 +26,6 @@ export interface KubectlOptions {
   /** how long one watch request lasts before it is re-opened (`timeoutSeconds`); 300 by default */
   watchSeconds?: number;
 }
-
-/** Watch requests that fail in a row before the watch is given up (each a second apart). */
-const WATCH_ATTEMPTS = 3;
-
-type Json = Record<string, unknown>;
 
 /**
  * How long past its own `--timeout` a `kubectl drain` may run before we kill it: kubectl checks the
@@ -42,11 +40,6 @@ const REQUEST_TIMEOUT = '--request-timeout=30s';
 const LIST_REQUEST_TIMEOUT = '--request-timeout=60s';
 /** the `/readyz` probe: a short answer, asked again by its wait */
 const READYZ_REQUEST_TIMEOUT = '--request-timeout=10s';
-
-/** A JSON value as text: a string as it is, a number through String, anything else (absent, object, boolean) as ''. */
-function stringOrNumberText(v: unknown): string {
-  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '';
-}
 
 export class Kubectl implements KubeClient {
   private readonly runner: Runner;
@@ -144,7 +137,7 @@ export class Kubectl implements KubeClient {
       items = Array.isArray(list.items) ? (list.items as Json[]) : [];
     }
     const named = (kind: string, n: string) =>
-      items.find((i) => i.kind === kind && stringOrNumberText((i.metadata as Json | undefined)?.name) === n);
+      items.find((i) => i.kind === kind && jsonString((i.metadata as Json | undefined)?.name) === n);
     const nodeJson = named('Node', name);
     const leaseJson = named('Lease', leaseName);
     // Lines about the Lease name the resource `leases.coordination.k8s.io`; every other line is about
@@ -188,7 +181,20 @@ export class Kubectl implements KubeClient {
     const res = await this.exec(args, { timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS, signal });
     // what it evicted is known from its output whatever its end: a failed or killed drain may have evicted some
     evicted?.(drainEvicted(res.stdout, res.stderr));
-    if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, name);
+    if (res.exitCode === 0) return;
+    const failure = this.failure(args, res, res.stderr, name);
+    // a timeout (kubectl's own or ours) carries the pods its output says kept it from finishing
+    if (failure.kind !== 'timeout') throw failure;
+    throw new DrainTimeoutError({
+      tool: 'kubectl',
+      command: failure.command,
+      kind: 'timeout',
+      exitCode: failure.exitCode,
+      stderr: failure.stderr,
+      node: name,
+      message: failure.message,
+      blockedPods: blockedPods(parseDrainFailure(res.stderr)),
+    });
   }
 
   async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {
@@ -222,68 +228,20 @@ export class Kubectl implements KubeClient {
     return parsePdbsAndPods(this.parseJson(await this.run(args), `kubectl get poddisruptionbudgets,pods -n ${namespace}`));
   }
 
-  // One `kubectl get --raw` process per watch request: kubectl copies the apiserver's stream to stdout
-  // as it arrives, and the query is ours, so the resourceVersion to resume from is too
-  // (docs/kubernetes-facts.md#k12-watch).
-  async watchNode(
+  // One `kubectl get --raw` process per watch request (watchNode.ts).
+  watchNode(
     name: string,
     sinceResourceVersion: string,
     onChange: (node: NodeState | undefined) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    let rv = sinceResourceVersion;
-    let failures = 0;
-    while (!signal.aborted) {
-      let expired = false;
-      let broken = '';
-      const feed = lineSplitter((line) => {
-        if (signal.aborted || expired || broken) return;
-        const e = parseNodeWatchEvent(line);
-        if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-          rv = e.node.resourceVersion || rv;
-          failures = 0;
-          onChange(e.node);
-        } else if (e.type === 'DELETED') {
-          rv = e.resourceVersion || rv;
-          onChange(undefined);
-        } else if (e.type === 'BOOKMARK') {
-          rv = e.resourceVersion || rv;
-        } else if (e.type === 'ERROR') {
-          if (e.code === 410) expired = true;
-          else broken = `watch ERROR ${e.code}: ${e.message}`;
-        } else if (e.type === 'unparseable') {
-          broken = `not a watch event: ${e.line}`;
-        }
-      });
-      const query = new URLSearchParams({
-        fieldSelector: `metadata.name=${name}`,
-        watch: 'true',
-        timeoutSeconds: String(this.watchSeconds),
-      });
-      if (rv) query.set('resourceVersion', rv);
-      const args = ['get', '--raw', `/api/v1/nodes?${query.toString()}`];
-      // A watch that hangs without the server ending it would leave us blind: our deadline ends it.
-      const res = await this.exec(args, { timeoutMs: (this.watchSeconds + 30) * 1000, signal, onStdout: feed });
-      if (signal.aborted) return;
-      if (!expired && res.exitCode !== 0 && /\(Expired\)|\(Gone\)|too old resource version/.test(res.stderr)) expired = true;
-      if (expired) {
-        // The history we asked for is gone: what changed in it is unknown, so read the node now.
-        let node: NodeState | undefined;
-        try {
-          node = await this.getNode(name);
-        } catch (e) {
-          if (!(e instanceof ToolError && e.kind === 'not-found')) throw e;
-        }
-        if (signal.aborted) return;
-        onChange(node);
-        if (!node) return;
-        rv = node.resourceVersion;
-        continue;
-      }
-      if (res.exitCode === 0 && !broken) continue; // the server ended the request at timeoutSeconds
-      if (++failures >= WATCH_ATTEMPTS) throw this.failure(args, res, broken || res.stderr, name);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    const port: WatchPort = {
+      watchSeconds: this.watchSeconds,
+      exec: (args, opts) => this.exec(args, opts),
+      getNode: (n) => this.getNode(n),
+      failure: (args, res, stderr, node) => this.failure(args, res, stderr, node),
+    };
+    return watchNode(port, name, sinceResourceVersion, onChange, signal);
   }
 
   async readyz(): Promise<void> {
@@ -346,51 +304,4 @@ export class Kubectl implements KubeClient {
     ]);
     return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
   }
-}
-
-function leaseFromJson(o: Json): LeaseState {
-  const metadata = (o.metadata ?? {}) as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const lease: LeaseState = {
-    namespace: stringOrNumberText(metadata.namespace),
-    name: stringOrNumberText(metadata.name),
-    uid: stringOrNumberText(metadata.uid),
-    resourceVersion: stringOrNumberText(metadata.resourceVersion),
-    holderIdentity: typeof spec.holderIdentity === 'string' ? spec.holderIdentity : '',
-  };
-  if (typeof spec.leaseDurationSeconds === 'number') lease.leaseDurationSeconds = spec.leaseDurationSeconds;
-  if (typeof spec.acquireTime === 'string') lease.acquireTime = spec.acquireTime;
-  if (typeof spec.renewTime === 'string') lease.renewTime = spec.renewTime;
-  if (typeof spec.leaseTransitions === 'number') lease.leaseTransitions = spec.leaseTransitions;
-  return lease;
-}
-
-function podFromJson(o: Json): PodState {
-  const metadata = (o.metadata ?? {}) as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
-  const statuses = Array.isArray(status.containerStatuses) ? (status.containerStatuses as Json[]) : [];
-  return {
-    namespace: stringOrNumberText(metadata.namespace),
-    name: stringOrNumberText(metadata.name),
-    uid: stringOrNumberText(metadata.uid),
-    nodeName: stringOrNumberText(spec.nodeName),
-    phase: stringOrNumberText(status.phase),
-    imagePullSecrets: Array.isArray(spec.imagePullSecrets) ? (spec.imagePullSecrets as Json[]).map((s) => stringOrNumberText(s.name)) : [],
-    containerStatuses: statuses.map((c): PodContainerStatus => {
-      const state = (c.state ?? {}) as Json;
-      const waiting = state.waiting as Json | undefined;
-      const terminated = state.terminated as Json | undefined;
-      return {
-        name: stringOrNumberText(c.name),
-        imageID: stringOrNumberText(c.imageID),
-        waitingReason: waiting ? stringOrNumberText(waiting.reason) : undefined,
-        waitingMessage: waiting && waiting.message ? stringOrNumberText(waiting.message) : undefined,
-        terminated: terminated
-          ? { exitCode: Number(terminated.exitCode ?? 0), reason: terminated.reason ? stringOrNumberText(terminated.reason) : undefined }
-          : undefined,
-        running: state.running !== undefined,
-      };
-    }),
-  };
 }

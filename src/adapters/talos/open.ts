@@ -1,10 +1,11 @@
 // Chooses how the run reads Talos: over the API when the talosconfig context has a client
 // certificate, else through talosctl (the CLI path, e.g. Omni's signed-request auth). On the API
 // path the credential patch goes through ApplyConfiguration when it is one of the two credential
-// forms (src/rules/machineConfig.ts), else through talosctl; the reboot goes over the API too. The
+// forms (its form was read with the patch: src/core/authPatch.ts; applied by machineConfig/patch.ts), else
+// through talosctl; the reboot goes over the API too. The
 // choices and their reasons are returned for the log and the report.
-import { existsSync, readFileSync } from 'node:fs';
-import { classifyCredentialPatch } from '../../rules/machineConfig.js';
+import { existsSync } from 'node:fs';
+import type { AuthPatch } from '../../core/authPatch.js';
 import type { Runner } from '../exec.js';
 import { Talosctl } from './cli/talosctl.js';
 import type { TalosClient } from '../types.js';
@@ -36,8 +37,8 @@ export interface OpenTalosOptions extends TalosconfigSource {
   callTimeoutMs?: number;
   /** the `talos-server-name` input; see TalosConnectionOptions.serverName */
   serverName?: string;
-  /** the auth patch file: applied over the API when it is one of the credential forms */
-  authPatch?: string;
+  /** the auth patch, read and parsed once by the shell: its file for talosctl, its changes applied over the API when it is one of the credential forms */
+  authPatch?: Pick<AuthPatch, 'path' | 'form'>;
   /** a line for the run's log (ApplyConfiguration's warnings, retries, no-ops) */
   log?: (line: string) => void;
   /** registers a secret of a machine config read back, for masking wherever text leaves the action */
@@ -57,7 +58,7 @@ const CLI_PRECISION =
  * every input error pays (bench/startup.ts).
  */
 export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTalos> {
-  const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path });
+  const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path, patchFile: opts.authPatch?.path });
   const path = talosconfigPath(opts);
   if (!opts.path && !existsSync(path)) {
     // talosctl has further defaults (e.g. the in-cluster /var/run/secrets/talos.dev/config): let it decide
@@ -90,8 +91,8 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     conn.close();
     throw e;
   }
-  // the patch was checked by the inputs (src/core/credential.ts); this only asks whether it is ours to apply
-  const patch = opts.authPatch ? classifyCredentialPatch(readFileSync(opts.authPatch, 'utf8')) : undefined;
+  // the patch was read and checked by the inputs (src/core/authPatch.ts): its form says whether it is ours to apply
+  const patch = opts.authPatch?.form;
   const apply = patch?.ours
     ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: opts.secret ?? (() => undefined) }
     : undefined;

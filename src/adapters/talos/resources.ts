@@ -1,5 +1,5 @@
 // What both Talos read paths agree on, whether the answer comes printed by talosctl
-// (src/adapters/talos/cli/talosctl.ts, src/adapters/parse/cosiYaml.ts) or over the API
+// (src/adapters/talos/cli/talosctl.ts, src/adapters/talos/cli/parse/cosiYaml.ts) or over the API
 // (src/adapters/talos/api/apiClient.ts): the COSI resources the evidence reads, the EtcFileStatus id of a
 // file under /etc, which of a status's two stamps is its last write, and the server's words for a
 // missing file and for a resource type the node does not know. Facts only: no transport, no format.

@@ -1,28 +1,25 @@
 // The credential patch through MachineService.ApplyConfiguration, as `talosctl patch machineconfig
 // --mode=no-reboot` does it, and no more: read the active MachineConfig, take its multi-document
 // body the way talosctl does (two forms, docs/talos-api.md "Applying the credential"), change
-// only the credential documents (src/rules/machineConfig.ts), send nothing when nothing changes,
+// only the credential documents (src/adapters/talos/machineConfig/patch.ts), send nothing when nothing changes,
 // send NO_REBOOT (never AUTO: a ≤ 1.13 node may reboot; never REBOOT: 1.14 refuses it), retry the
 // node's "another apply configuration is already in progress", then re-read and check the change
 // landed, byte for byte (Talos keeps the bytes an apply sent; there is no compare-and-swap on a
 // machine config, so any other difference is another writer's). Plan mode never calls
 // ApplyConfiguration, not even as a dry run (docs/plan.md): its preview is the action's own change
-// list, checked locally (src/rules/machineConfig.ts).
+// list, checked locally (src/adapters/talos/machineConfig/verify.ts).
 // The config read back carries every credential of the cluster: its secrets, as Talos defines them
-// (src/rules/configSecrets.ts), are registered for masking before anything could quote them, and no
+// (src/adapters/talos/machineConfig/secrets.ts), are registered for masking before anything could quote them, and no
 // message here carries its text.
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../../../core/errors.js';
 import type { ConfigPreview } from '../../../core/model.js';
-import { configSecrets } from '../../../rules/configSecrets.js';
-import {
-  MachineConfigError,
-  applyCredentialChanges,
-  pendingChanges,
-  readBackDrift,
-  type CredentialChange,
-  type PatchedConfig,
-} from '../../../rules/machineConfig.js';
+import { configSecrets } from '../machineConfig/secrets.js';
+import type { CredentialChange } from '../../../core/authPatch.js';
+import { MachineConfigError } from '../machineConfig/documents.js';
+import { pendingChanges } from '../machineConfig/plan.js';
+import { readBackDrift } from '../machineConfig/verify.js';
+import { applyCredentialChanges, type PatchedConfig } from '../machineConfig/patch.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC } from './proto.js';
 

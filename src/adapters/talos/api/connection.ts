@@ -11,12 +11,14 @@
 // re-issued when the machine's addresses change (a VIP moving to another control plane while the one
 // holding it reboots, a node back from its reboot before its certificate names the dialed address;
 // docs/talos-api.md, "Server identity"), so a call that met it waits for the next dial within its own
-// deadline, and only MAX_REFUSALS refusals in a row make it the run's ServerIdentityError.
+// deadline, and only MAX_REFUSALS refusals in a row make it the run's ServerIdentityError (the
+// verdicts are kept by refusals.ts).
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { ServerIdentityError, ToolError } from '../../../core/errors.js';
-import { classifyTalosError } from '../../parse/talosErrors.js';
+import { type ServerIdentityError, ToolError } from '../../../core/errors.js';
+import { classifyTalosError } from '../talosErrors.js';
 import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
+import { ServerRefusals } from './refusals.js';
 import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';
 
@@ -40,14 +42,6 @@ type Plain = Record<string, unknown>;
 
 /** the channel's reconnect interval while the endpoint is unreachable */
 const RECONNECT_MS = 1000;
-
-/**
- * Refused certificates in a row, on reconnections, that make the refusal the run's: about this many
- * seconds of dials (one per RECONNECT_MS) with no certificate naming the endpoint, well past the
- * moment apid's certificate is re-issued for an address that moved (its controllers act within a
- * second of the address change).
- */
-export const MAX_REFUSALS = 10;
 
 /** One call's own deadline and cancellation (the reboot's short polls); the connection's defaults otherwise. */
 export interface CallOptions {
@@ -86,15 +80,8 @@ export class TalosConnection {
   private readonly port: number;
   private readonly credentials: TalosCredentials;
   private readonly client: grpc.Client;
-  /** the refusal that is the run's (on the first connection, or MAX_REFUSALS in a row); every later call fails with it */
-  private identityFailure?: ServerIdentityError;
-  /** a certificate was accepted once: from then on a refused one is a reconnection's */
-  private accepted = false;
-  /** refused certificates since the last accepted one, and the latest */
-  private refusals = 0;
-  private lastRefusal?: ServerIdentityError;
-  /** calls waiting for the next dial after a refused reconnection; cancelled when the refusal becomes the run's */
-  private readonly redialing = new Set<{ cancel(): void }>();
+  /** the server certificate's verdicts: the refusal that is the run's, the reconnections refused */
+  private readonly refusals: ServerRefusals;
   private readonly callTimeoutMs: number;
   private readonly maxInFlight: number;
   private inFlight = 0;
@@ -108,11 +95,12 @@ export class TalosConnection {
     this.host = host;
     this.port = port;
     this.serverName = expectedServerName(host, opts.serverName);
+    this.refusals = new ServerRefusals(this.endpoint, this.serverName);
     const c = (this.credentials = opts.credentials);
     const creds = grpc.credentials.createSsl(Buffer.from(c.ca), Buffer.from(c.key), Buffer.from(c.crt), {
       // The chain is verified against the talosconfig CA by TLS itself; this is the identity check,
       // made on every (re)connection: the endpoint may be another machine after a reboot.
-      checkServerIdentity: (_host: string, cert: PeerCertificate) => this.checkCertificate(cert),
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => this.refusals.check(cert),
     });
     // SNI and :authority carry the name checked, except that an IP address is no TLS server name
     // (serverIdentity.ts sniFor): the identity check above reads the IP itself, not the SNI.
@@ -220,50 +208,33 @@ export class TalosConnection {
    * One call, and when its connection's certificate was refused on a reconnection, the same call once
    * more, waiting for the next dial (waitForReady) until its deadline. Sending it again is safe, even
    * for a Reboot: grpc failed it with "No connection established", before any request left. The
-   * second try is cancelled when the refusal becomes the run's (checkCertificate).
+   * second try is cancelled when the refusal becomes the run's (ServerRefusals.check, refusals.ts).
    */
   private async dialing<T>(
     path: string,
     node: string,
     attempt: (waitForReady: boolean, track: (call: { cancel(): void }) => () => void) => Promise<T>,
   ): Promise<T> {
-    if (this.identityFailure) throw this.identityFailure;
+    const before = this.refusals.runRefusal();
+    if (before) throw before;
     const untracked = () => () => undefined;
     try {
       return await attempt(false, untracked);
     } catch (e) {
       const err = e as grpc.ServiceError;
-      if (!this.refusedReconnection(err)) throw this.failure(path, node, err);
+      if (!this.refusals.refusedReconnection(err)) throw this.failure(path, node, err);
     }
     try {
-      return await attempt(true, (call) => {
-        this.redialing.add(call);
-        return () => this.redialing.delete(call);
-      });
+      return await attempt(true, (call) => this.refusals.waitingForDial(call));
     } catch (e) {
       const err = e as grpc.ServiceError;
-      // read again: a refusal that became the run's while this call waited ended it (checkCertificate)
-      const refused = this.runRefusal();
+      // read again: a refusal that became the run's while this call waited ended it (ServerRefusals.check)
+      const refused = this.refusals.runRefusal();
       if (refused) throw refused;
-      if (err.code === grpc.status.DEADLINE_EXCEEDED && this.lastRefusal) throw this.refusedUntilDeadline(path, node, this.lastRefusal);
+      const last = this.refusals.last;
+      if (err.code === grpc.status.DEADLINE_EXCEEDED && last) throw this.refusedUntilDeadline(path, node, last);
       throw this.failure(path, node, err);
     }
-  }
-
-  /** The refusal that is the run's, as it stands now. */
-  private runRefusal(): ServerIdentityError | undefined {
-    return this.identityFailure;
-  }
-
-  /** grpc failed the call before any connection was made, the last dial's certificate refused (and not yet the run's refusal). */
-  private refusedReconnection(err: grpc.ServiceError): boolean {
-    return (
-      !this.identityFailure &&
-      this.lastRefusal !== undefined &&
-      err.code === grpc.status.UNAVAILABLE &&
-      /^No connection established\b/.test(String(err.details ?? '')) &&
-      String(err.details ?? '').includes(this.lastRefusal.name)
-    );
   }
 
   /** `node` names the target; `waitForReady` makes the call wait for a connection instead of failing at once without one. */
@@ -321,42 +292,12 @@ export class TalosConnection {
     if (!seen) return;
     const chain = seen.chainError ? [`it does not verify against the talosconfig's CA (${seen.chainError})`] : [];
     const problems = [...chain, ...serverCertificateProblems(seen.cert, this.serverName)];
-    if (problems.length > 0) throw (this.identityFailure ??= new ServerIdentityError(this.endpoint, this.serverName, problems));
-    this.accepted = true;
-  }
-
-  /**
-   * checkServerIdentity: an Error refuses the connection. A refusal before any certificate was
-   * accepted, or the MAX_REFUSALS-th in a row, is the run's, kept for every later call (and the calls
-   * waiting for the next dial are ended with it); any other refuses this connection only.
-   */
-  private checkCertificate(cert: PeerCertificate): Error | undefined {
-    const problems = serverCertificateProblems(cert, this.serverName);
-    if (problems.length === 0) {
-      this.accepted = true;
-      this.refusals = 0;
-      this.lastRefusal = undefined;
-      return undefined;
-    }
-    if (this.identityFailure) return this.identityFailure;
-    this.refusals++;
-    const refusal = new ServerIdentityError(
-      this.endpoint,
-      this.serverName,
-      this.accepted ? [...problems, `refused on ${this.refusals} reconnection${this.refusals === 1 ? '' : 's'} in a row`] : problems,
-    );
-    this.lastRefusal = refusal;
-    if (!this.accepted || this.refusals >= MAX_REFUSALS) {
-      this.identityFailure = refusal;
-      for (const call of this.redialing) call.cancel();
-      this.redialing.clear();
-    }
-    return refusal;
+    this.refusals.firstVerdict(problems);
   }
 
   /** A failed call: the refused certificate when it is the run's (the call saw only Unavailable), else a ToolError. */
   private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
-    return this.identityFailure ?? this.toolError(path, node, err);
+    return this.refusals.runRefusal() ?? this.toolError(path, node, err);
   }
 
   /** A call whose deadline came while every dial met a refused certificate (not yet the run's refusal). */

@@ -1,0 +1,255 @@
+// The reboot over the Talos API against the twin's gRPC server: boot id → Reboot → boot id until it
+// changes, with no talosctl started; each error class (Reboot refused, a node that never goes down,
+// one that never comes back, cancellation) and the talosctl fallback when the role cannot Read.
+import { type Server, type Socket, connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Runner } from '../../../../src/adapters/exec.js';
+import { TalosApi } from '../../../../src/adapters/talos/api/apiClient.js';
+import { TalosConnection } from '../../../../src/adapters/talos/api/connection.js';
+import { loadTalosContext } from '../../../../src/adapters/talos/api/talosconfig.js';
+import { Talosctl } from '../../../../src/adapters/talos/cli/talosctl.js';
+import { openTalosClient, type OpenedTalos } from '../../../../src/adapters/talos/open.js';
+import { RebootNotSentError, ToolError } from '../../../../src/core/errors.js';
+import { TalosSim } from '../../../../sim/talos/index.js';
+import { recordingHooks } from '../../../sim-talos/helpers.js';
+
+const CRED = { username: 'ci-bot', password: 'token-1' };
+const W1 = '10.0.2.1';
+const W2 = '10.0.2.2';
+const W3 = '10.0.2.3';
+const W4 = '10.0.2.4';
+const W5 = '10.0.2.5';
+const W6 = '10.0.2.6';
+const W7 = '10.0.2.7';
+const W8 = '10.0.2.8';
+const W9 = '10.0.2.9';
+const REBOOT_MS = 600;
+
+let sim: TalosSim;
+let opened: OpenedTalos;
+let api: TalosApi;
+
+beforeAll(async () => {
+  sim = await TalosSim.start({ kube: recordingHooks(), rebootMs: REBOOT_MS });
+  for (const [i, ip] of [W1, W2, W3, W4, W5, W6, W7, W8, W9].entries()) {
+    sim.addNode({ name: `w-${i + 1}`, ip, role: 'worker', credential: { 'ghcr.io': CRED } });
+  }
+  opened = await openTalosClient({ runner: new Runner(), path: sim.talosconfigPath });
+  expect(opened.client).toBeInstanceOf(TalosApi);
+  api = opened.client as TalosApi;
+});
+
+afterAll(async () => {
+  opened?.close();
+  await sim?.stop();
+});
+
+const talosctlReboots = () => sim.commands.filter((c) => c.command === 'reboot');
+const callsTo = (node: string, since: number) => sim.apiCalls.slice(since).filter((c) => c.node === node);
+
+async function rejection(p: Promise<unknown>): Promise<ToolError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ToolError);
+  return e as ToolError;
+}
+
+describe('reboot over the API', () => {
+  it('says so in the describe line', () => {
+    expect(opened.describe).toMatch(/reboots through the API \(MachineService\.Reboot/);
+    expect(opened.describe).toMatch(/the credential patch through talosctl \(no auth patch given\)/);
+  });
+
+  it('reads the boot id, sends Reboot, and resolves once the node answers with a new boot id; no talosctl', async () => {
+    const before = sim.node(W1).bootID;
+    const since = sim.apiCalls.length;
+    const t0 = Date.now();
+    await api.reboot(W1, 20_000);
+    // the node was down for REBOOT_MS: resolving earlier would mean the old boot id was accepted
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(REBOOT_MS);
+    expect(sim.node(W1).bootID).not.toBe(before);
+    expect(sim.node(W1).up).toBe(true);
+    const calls = callsTo(W1, since);
+    expect(calls[0].method).toBe('/machine.MachineService/Read');
+    expect(sim.apiCalls.length).toBeGreaterThan(since);
+    expect(calls[1]).toMatchObject({ method: '/machine.MachineService/Reboot', code: 0 });
+    // the last read answered (with the new boot id); the outage's Unavailable reads are no error
+    expect(calls.at(-1)).toMatchObject({ method: '/machine.MachineService/Read', code: 0 });
+    expect(calls.filter((c) => c.method === '/machine.MachineService/Reboot')).toHaveLength(1);
+    expect(talosctlReboots()).toEqual([]);
+  });
+
+  it('a refused Reboot (PermissionDenied) fails as forbidden at once; the node is not rebooted', async () => {
+    const before = sim.node(W2).bootID;
+    sim.failNext({ command: 'reboot', node: W2 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
+    const e = await rejection(api.reboot(W2, 20_000));
+    expect(e.kind).toBe('forbidden');
+    expect(e.tool).toBe('talos-api');
+    expect(e.message).toContain('/machine.MachineService/Reboot');
+    expect(e.message).toContain('not authorized');
+    expect(sim.node(W2).bootID).toBe(before);
+    expect(talosctlReboots()).toEqual([]);
+  });
+
+  it('a node that never comes back fails as timeout at the deadline, the outage itself being no error', async () => {
+    sim.failNextReboot(W3, 'stays-down');
+    const t0 = Date.now();
+    const e = await rejection(api.reboot(W3, 2500));
+    const took = Date.now() - t0;
+    expect(e.kind).toBe('timeout');
+    expect(e.message).toMatch(/did not answer with a new boot id within 2\.5 ?s/);
+    expect(e.message).toContain('Unavailable');
+    expect(took).toBeGreaterThanOrEqual(2500);
+    expect(took).toBeLessThan(2500 + 6000);
+    expect(sim.node(W3).up).toBe(false);
+  });
+
+  it('a Reboot answered but never carried out fails as timeout, the boot id unchanged', async () => {
+    const before = sim.node(W4).bootID;
+    sim.failNextReboot(W4, 'ignored');
+    const e = await rejection(api.reboot(W4, 2000));
+    expect(e.kind).toBe('timeout');
+    expect(e.message).toContain('last: the boot id was unchanged');
+    expect(sim.node(W4).bootID).toBe(before);
+  });
+
+  it('cancellation ends the wait at once as cancelled', async () => {
+    const ctx = loadTalosContext({ path: sim.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials! });
+    const abort = new AbortController();
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }), { reboot: { signal: abort.signal } });
+    try {
+      sim.failNextReboot(W5, 'stays-down');
+      const p = client.reboot(W5, 60_000);
+      setTimeout(() => abort.abort(), 1500);
+      const t0 = Date.now();
+      const e = await rejection(p);
+      expect(e.kind).toBe('cancelled');
+      expect(Date.now() - t0).toBeLessThan(3000);
+    } finally {
+      conn.close();
+    }
+  });
+
+  // The boot id read before the reboot comes before anything is sent. A failure
+  // there is read again within the deadline; when it still fails, the reboot was never requested
+  // (RebootNotSentError), so the caller may give the node back as it is.
+  it('the boot id read before the reboot failing once (Unavailable) is read again, then the reboot goes on', async () => {
+    const before = sim.node(W7).bootID;
+    const since = sim.apiCalls.length;
+    sim.failNext({ command: 'read', node: W7 }, { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 });
+    await api.reboot(W7, 20_000);
+    expect(sim.node(W7).bootID).not.toBe(before);
+    expect(
+      callsTo(W7, since)
+        .slice(0, 3)
+        .map((c) => [c.method, c.code]),
+    ).toEqual([
+      ['/machine.MachineService/Read', 14],
+      ['/machine.MachineService/Read', 0],
+      ['/machine.MachineService/Reboot', 0],
+    ]);
+  });
+
+  it('the boot id read before the reboot failing until the deadline: not sent (RebootNotSentError), the node untouched', async () => {
+    const before = sim.node(W8).bootID;
+    const since = sim.apiCalls.length;
+    sim.failNext(
+      { command: 'read', node: W8, count: 1000 },
+      { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 },
+    );
+    const t0 = Date.now();
+    const e = await api.reboot(W8, 3000).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(RebootNotSentError);
+    expect((e as Error).message).toMatch(/not sent: the boot id to compare with after the reboot could not be read \(read \d+ times\)/);
+    expect((e as Error).message).toContain('Unavailable');
+    expect(((e as Error).cause as ToolError).kind).toBe('transport');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
+    expect(Date.now() - t0).toBeLessThan(3000 + 1500);
+    const calls = callsTo(W8, since);
+    expect(calls.length).toBeGreaterThan(1);
+    expect(calls.every((c) => c.method === '/machine.MachineService/Read')).toBe(true);
+    expect(sim.node(W8).bootID).toBe(before);
+  });
+
+  it('a boot id read failing otherwise than an outage is not read again: not sent, at once', async () => {
+    const since = sim.apiCalls.length;
+    sim.failNext({ command: 'read', node: W9 }, { stderr: 'rpc error: code = Internal desc = read failed\n', exitCode: 1 });
+    const e = await api.reboot(W9, 20_000).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(RebootNotSentError);
+    expect((e as Error).message).toMatch(/\(read once\): .*read failed/);
+    expect(callsTo(W9, since).map((c) => c.method)).toEqual(['/machine.MachineService/Read']);
+  });
+
+  it('a role that may not Read the boot id (os:operator) leaves the reboot to talosctl, which follows its events', async () => {
+    const ctx = loadTalosContext({ path: sim.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials! });
+    const cli = new Talosctl({ runner: new Runner(), talosconfig: sim.talosconfigPath, binary: join(sim.binDir, 'talosctl') });
+    const client = new TalosApi(conn, cli);
+    try {
+      const before = sim.node(W6).bootID;
+      const since = sim.apiCalls.length;
+      sim.failNext({ command: 'read', node: W6 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
+      await client.reboot(W6, 20_000);
+      expect(sim.node(W6).bootID).not.toBe(before);
+      // nothing was sent over the API: the only call was the refused boot id read
+      expect(callsTo(W6, since).map((c) => [c.method, c.code])).toEqual([['/machine.MachineService/Read', 7]]);
+      expect(talosctlReboots().map((c) => c.nodes)).toEqual([[W6]]);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('an endpoint that is itself away (a rebooting control plane) is dialled again within about a second of its return', async () => {
+    // a TCP relay in front of the twin's endpoint, closed and reopened on the same port
+    const [host, port] = sim.endpoint.split(':');
+    const sockets = new Set<Socket>();
+    const relay = (): Server =>
+      createServer((down) => {
+        const up = connect(Number(port), host);
+        for (const s of [down, up]) {
+          sockets.add(s);
+          s.on('error', () => undefined);
+          s.on('close', () => sockets.delete(s));
+        }
+        down.pipe(up).pipe(down);
+      });
+    let front = relay();
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const relayPort = (front.address() as { port: number }).port;
+    const ctx = loadTalosContext({ path: sim.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: `127.0.0.1:${relayPort}`, credentials: ctx.credentials!, callTimeoutMs: 1000 });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    try {
+      expect((await client.version([W1])).get(W1)?.ok).toBe(true);
+      await new Promise<void>((r) => {
+        front.close(() => r());
+        for (const s of sockets) s.destroy();
+      });
+      // away long enough for grpc's default backoff (1 s × 1.6 per attempt) to wait several seconds
+      const awayUntil = Date.now() + 12_000;
+      while (Date.now() < awayUntil) {
+        expect((await client.version([W1])).get(W1)?.ok).toBe(false);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      front = relay();
+      await new Promise<void>((r) => front.listen(relayPort, '127.0.0.1', r));
+      const back = Date.now();
+      while (!(await client.version([W1])).get(W1)?.ok) await new Promise((r) => setTimeout(r, 100));
+      expect(Date.now() - back).toBeLessThan(2000);
+    } finally {
+      conn.close();
+      for (const s of sockets) s.destroy();
+      front.close();
+    }
+  }, 30_000);
+});

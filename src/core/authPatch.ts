@@ -1,0 +1,194 @@
+// The auth patch, read once: the file the `auth-patch` input names is read by the shell
+// (src/action/inputs.ts) and parsed here, once, into one value every user is handed: which registry
+// host it configures and the credential it asks for (the evidence and the proof compare with it), the
+// secrets to mask, and its form, whether it is one of the two credential forms the Talos API path
+// applies itself (the changes it makes) or anything else, left to talosctl and Talos's own merge.
+// The values are secrets: they are returned for masking at once and never put into an error.
+import { type Document, parseAllDocuments } from 'yaml';
+import { InputError } from './errors.js';
+import type { AuthFields, DesiredCredential } from './model.js';
+import { secretForms } from './redact.js';
+import { scalarText } from './text.js';
+
+type Tree = Record<string, unknown>;
+const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One change the credential patch makes. */
+export type CredentialChange =
+  | { form: 'document'; name: string; /** the patch document's own text */ text: string; value: Tree }
+  | { form: 'legacy'; host: string; auth: Tree };
+
+/** The patch's form: one of the two credential forms and what it changes, or why it is not. */
+export type PatchClass = { ours: true; changes: CredentialChange[] } | { ours: false; why: string };
+
+export interface ParsedAuthPatch {
+  desired: DesiredCredential;
+  /** values to mask: every secret of every host and its derived forms (see secretForms) */
+  secrets: string[];
+  /** whether the patch is one of the two credential forms (applied over the Talos API), and what it changes */
+  form: PatchClass;
+}
+
+/** The auth patch as the run uses it: the parsed patch and the file it was read from. */
+export interface AuthPatch extends ParsedAuthPatch {
+  /** the file the `auth-patch` input names: what `talosctl patch machineconfig --patch-file` is given */
+  path: string;
+}
+
+/** containerd keys Docker Hub's auth under its API host (docker.DefaultHost); Talos renders it so. */
+export function tomlHostFor(host: string): string {
+  return host === 'docker.io' ? 'registry-1.docker.io' : host;
+}
+
+function fieldsOf(o: Record<string, unknown>): AuthFields {
+  return {
+    username: scalarText(o.username),
+    password: scalarText(o.password),
+    auth: scalarText(o.auth),
+    identitytoken: scalarText(o.identityToken ?? o.identitytoken),
+  };
+}
+
+function isEmpty(f: AuthFields): boolean {
+  return !f.username && !f.password && !f.auth && !f.identitytoken;
+}
+
+/**
+ * Parse the patch text, once: the desired credential and its secrets, and the patch's form. Talos
+ * semantics: a `RegistryAuthConfig` document overrides the legacy
+ * `machine.registries.config.<host>.auth` for the same host, so the desired credential is the
+ * document's when both are present.
+ */
+export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch {
+  const docs = parseAllDocuments(text);
+  return { ...desiredOf(docs, registry), form: formOf(text, docs) };
+}
+
+function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'form'> {
+  const legacy = new Map<string, AuthFields>();
+  const documents = new Map<string, AuthFields>();
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) {
+      // The parser's message quotes the offending source line, which may hold the secret: report the position only.
+      const pos = doc.errors[0].linePos?.[0];
+      throw new InputError('auth-patch', `document ${i + 1} is not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`);
+    }
+    const value = doc.toJS() as unknown;
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      throw new InputError(
+        'auth-patch',
+        `document ${i + 1} is not a mapping (a JSON6902 patch list cannot carry a registry credential this action can read)`,
+      );
+    }
+    const o = value as Record<string, unknown>;
+    if (o.kind === 'RegistryAuthConfig') {
+      const name = scalarText(o.name).trim();
+      if (!name) throw new InputError('auth-patch', `document ${i + 1} (RegistryAuthConfig) has no name`);
+      if (o.$patch === 'delete') continue;
+      documents.set(name, fieldsOf(o));
+      continue;
+    }
+    const config = (o.machine as Record<string, unknown> | undefined)?.registries as Record<string, unknown> | undefined;
+    const byHost = config?.config as Record<string, unknown> | undefined;
+    if (byHost && typeof byHost === 'object') {
+      for (const [host, entry] of Object.entries(byHost)) {
+        const auth = (entry as Record<string, unknown> | null)?.auth;
+        if (auth && typeof auth === 'object') legacy.set(host, fieldsOf(auth as Record<string, unknown>));
+      }
+    }
+  }
+  const merged = new Map<string, AuthFields>(legacy);
+  for (const [host, f] of documents) merged.set(host, f);
+  for (const [host, f] of [...merged]) if (isEmpty(f)) merged.delete(host);
+  const hosts = [...merged.keys()].sort();
+  if (hosts.length === 0) {
+    throw new InputError(
+      'auth-patch',
+      'carries no registry credential: expected a RegistryAuthConfig document (username/password, auth or identityToken) or machine.registries.config.<host>.auth',
+    );
+  }
+  let host = registry.trim();
+  if (!host) {
+    if (hosts.length > 1) {
+      throw new InputError(
+        'registry',
+        `is empty but the auth patch carries credentials for several hosts (${hosts.join(', ')}): name the one to roll`,
+      );
+    }
+    host = hosts[0];
+  } else if (!merged.has(host)) {
+    throw new InputError('registry', `"${host}" is not a host the auth patch carries a credential for (it has: ${hosts.join(', ')})`);
+  }
+  const fields = merged.get(host)!;
+  const secrets = secretForms(merged.values());
+  return { desired: { host, tomlHost: tomlHostFor(host), fields }, secrets };
+}
+
+// --- the patch's form: one of the two credential forms, or anything else --------------------------
+// Anything else in a patch is not ours to interpret: the Talos adapter then leaves the patch to
+// talosctl (Talos's own merge); the two forms it applies itself (src/adapters/talos/machineConfig/patch.ts).
+
+const AUTH_KEYS = new Set(['username', 'password', 'auth', 'identityToken']);
+const DOCUMENT_KEYS = new Set(['apiVersion', 'kind', 'name', ...AUTH_KEYS]);
+
+/** Whether the patch is one of the two credential forms, and what it changes. */
+export function classifyCredentialPatch(text: string): PatchClass {
+  return formOf(text, parseAllDocuments(text));
+}
+
+function formOf(text: string, docs: Document[]): PatchClass {
+  const changes: CredentialChange[] = [];
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) return { ours: false, why: `patch document ${i + 1} is not valid YAML` };
+    const v = doc.toJS() as unknown;
+    if (v === null || v === undefined) continue;
+    if (!isObj(v)) return { ours: false, why: `patch document ${i + 1} is not a mapping (a JSON 6902 patch?)` };
+    if (v.kind === 'RegistryAuthConfig') {
+      const extra = Object.keys(v).filter((k) => !DOCUMENT_KEYS.has(k));
+      if (extra.length > 0) return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) also sets ${extra.join(', ')}` };
+      if (typeof v.name !== 'string' || !v.name.trim())
+        return { ours: false, why: `patch document ${i + 1} (RegistryAuthConfig) has no name` };
+      changes.push({ form: 'document', name: v.name, text: sliceOf(text, docs, i), value: v });
+      continue;
+    }
+    const legacy = legacyAuths(v);
+    if (typeof legacy === 'string') return { ours: false, why: `patch document ${i + 1} ${legacy}` };
+    changes.push(...legacy);
+  }
+  if (changes.length === 0) return { ours: false, why: 'the patch changes no registry credential' };
+  return { ours: true, changes };
+}
+
+/** The hosts' auth maps of a v1alpha1 patch document carrying only them; a reason when it carries more. */
+function legacyAuths(v: Tree): CredentialChange[] | string {
+  if (v.kind !== undefined) return `is a ${typeof v.kind === 'string' ? v.kind : 'kind-tagged'} document`;
+  const { version, machine, ...rest } = v;
+  if (Object.keys(rest).length > 0 || (version !== undefined && version !== 'v1alpha1'))
+    return `sets more than machine.registries.config.<host>.auth (${Object.keys(v).join(', ')})`;
+  const only = (o: unknown, key: string) => isObj(o) && Object.keys(o).length === 1 && isObj(o[key]);
+  if (!only(machine, 'registries') || !only((machine as Tree).registries, 'config'))
+    return 'sets more than machine.registries.config.<host>.auth';
+  const out: CredentialChange[] = [];
+  for (const [host, entry] of Object.entries(((machine as Tree).registries as Tree).config as Tree)) {
+    if (!isObj(entry) || Object.keys(entry).length !== 1 || !isObj(entry.auth)) return `sets more than the auth of ${host}`;
+    if (entry.auth.$patch !== undefined || Object.keys(entry.auth).some((k) => !AUTH_KEYS.has(k)))
+      return `sets fields of ${host}'s auth other than ${[...AUTH_KEYS].join(', ')}`;
+    out.push({ form: 'legacy', host, auth: entry.auth });
+  }
+  return out;
+}
+
+/** Where a parsed document starts in the text (its `---` included); the parser always records it. */
+export function documentStart(doc: Document): number {
+  if (!doc.range) throw new Error('yaml: a parsed document has no range');
+  return doc.range[0];
+}
+
+/** The patch's document i alone (no comment before it, no `---`, no `...`): what is written for it. */
+function sliceOf(text: string, docs: Document[], i: number): string {
+  return text
+    .slice(documentStart(docs[i]), i + 1 < docs.length ? documentStart(docs[i + 1]) : text.length)
+    .replace(/^---[^\n]*\n/, '')
+    .replace(/\n\.\.\.\s*$/, '\n');
+}
