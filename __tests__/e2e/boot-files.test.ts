@@ -31,6 +31,9 @@ function expectRolled(c: SimCluster, run: Awaited<ReturnType<typeof act>>, name:
   expect(node(c, name).spec.unschedulable ?? false).toBe(false);
 }
 
+// Through talosctl `reboot --wait` returns once the machine is ready, so the files are there by the
+// first proof reading; what bit there was an absence seen BEFORE the reboot.
+
 describe('e2e: the proof after a boot that answers before the CRI files are written (the Talos API)', () => {
   it('1.13, a boot seen in acceptance testing: cri.toml and the registry part written 0.9 s after Talos answers, cri 0.3 s later', async () => {
     c = await startCluster({ defaultNodes: false, configAfterAnswerMs: 900, bootGapMs: 300 });
@@ -66,50 +69,5 @@ describe('e2e: the proof after a boot that answers before the CRI files are writ
       await c.stop();
       c = undefined;
     }
-  });
-});
-
-// Through talosctl `reboot --wait` returns once the machine is ready, so the files are there by the
-// first proof reading; what bit there was an absence seen BEFORE the reboot.
-describe('e2e: the proof through talosctl after an absence seen before the reboot', () => {
-  it('the registry config files missing before the reboot: rebooted, the files the boot rendered read and proven', async () => {
-    c = await startCluster({ defaultNodes: false, cliPath: true });
-    c.addNode({ name: 'worker-1', role: 'worker', version: '1.13' });
-    const n = c.talos.node('worker-1');
-    n.files.delete(PART);
-    n.etcFileStatus.delete('cri/conf.d/01-registries.part');
-    const run = await act(c);
-    const d = byName(run)['worker-1'] as any;
-    expect(d.evidence.values.files.find((f: any) => f.path === PART).exists).toBe(false);
-    expectRolled(c, run, 'worker-1');
-    expect(d.proof.verdict).toBe('skip');
-  });
-
-  it('the listing of the config directory found nothing before the reboot: rebooted, then proven', async () => {
-    c = await startCluster({ defaultNodes: false, cliPath: true });
-    c.addNode({ name: 'worker-1', role: 'worker', version: '1.13' });
-    // the reading before the patch: `talosctl ls -l /etc/cri/conf.d` answers as for a missing directory
-    c.talos.failNext(
-      { command: 'ls', node: 'worker-1' },
-      { stderr: 'error listing: rpc error: code = Unknown desc = lstat /etc/cri/conf.d: no such file or directory\n', exitCode: 1 },
-    );
-    const run = await act(c);
-    const d = byName(run)['worker-1'] as any;
-    expect(d.evidence.reason).toMatch(/none of the CRI config files exists/);
-    expectRolled(c, run, 'worker-1');
-    expect(d.proof.verdict).toBe('skip');
-  });
-
-  it('the listing failed before the reboot (Unavailable): rebooted, then proven', async () => {
-    c = await startCluster({ defaultNodes: false, cliPath: true });
-    c.addNode({ name: 'worker-1', role: 'worker', version: '1.13' });
-    c.talos.failNext(
-      { command: 'ls', node: 'worker-1' },
-      { stderr: 'error listing: rpc error: code = Unavailable desc = connection error\n', exitCode: 1 },
-    );
-    const run = await act(c);
-    const d = byName(run)['worker-1'] as any;
-    expect(d.evidence.reason).toMatch(/^listing .* failed/);
-    expectRolled(c, run, 'worker-1');
   });
 });
