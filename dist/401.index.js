@@ -68,7 +68,7 @@ class GitHubRuns {
             // Octokit reports a failed fetch (here: our abort) as a RequestError with status 500.
             const cause = e.cause?.name;
             if (cause === 'TimeoutError' || cause === 'AbortError')
-                return unknown(`GitHub API did not answer within ${(0,_core_format_js__WEBPACK_IMPORTED_MODULE_3__/* .formatDuration */ .a)(this.timeoutMs)}`);
+                return unknown(`GitHub API did not answer within ${(0,_core_format_js__WEBPACK_IMPORTED_MODULE_3__/* .formatDuration */ .a3)(this.timeoutMs)}`);
             if (status === 404) {
                 return unknown(`GitHub API: run attempt not found (404; a deleted run, or a github-token without actions:read on ${owner.repository})`);
             }
