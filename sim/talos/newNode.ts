@@ -16,6 +16,7 @@ export function newTalosNode(spec: AddNodeSpec): SimTalosNode {
     bootID: randomUUID(),
     bootedAtMs: 0,
     up: true,
+    answeredAtMs: 0,
     clock: { offsetMs: spec.clock?.offsetMs ?? 0, synced: spec.clock?.synced ?? true, epoch: spec.clock?.epoch ?? 0 },
     machineConfig: initialMachineConfig(spec.role, spec.credential, {
       form: spec.credentialForm,

@@ -273,6 +273,7 @@ export class NodeRuntime {
     const bootAt = Math.min(up, writeAt) - 8000;
     this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
     n.up = true;
+    n.answeredAtMs = up;
     this.timers.atTime(startAt, () => {
       try {
         this.opts.kube.nodeUp(n.name, n.bootID);

@@ -118,6 +118,8 @@ export interface SimTalosNode {
   bootedAtMs: number;
   /** false while the machine is rebooting (unreachable) */
   up: boolean;
+  /** node clock instant the current boot began to answer (apid up); 0 for the boot the node was created in */
+  answeredAtMs: number;
   clock: ClockState;
   machineConfig: MachineConfigState;
   /** the effective machine-config registry auth per host (what the CRI files render); read-only view */
