@@ -7,7 +7,8 @@
 // give up on the first 422.
 import type { KubeClient } from '../src/adapters/types.js';
 import { ToolError } from '../src/core/errors.js';
-import type { AnnotationKeys, JsonPatchOp, NodeState } from '../src/core/model.js';
+import type { AnnotationKeys, NodeState } from '../src/core/model/node.js';
+import type { JsonPatchOp } from '../src/core/model/patch.js';
 import type { Clock } from '../src/core/clock.js';
 import { claimNode, type ClaimResult } from '../src/pipeline/claim.js';
 import { NodeStop } from '../src/pipeline/stop.js';

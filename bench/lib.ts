@@ -8,7 +8,7 @@ import { MaskedCore, type CorePort } from '../src/action/masked.js';
 import { composeRollout } from '../src/action/rollout.js';
 import { errorMessage } from '../src/core/errors.js';
 import { STEP } from '../src/core/steps.js';
-import type { DecisionRecord } from '../src/core/model.js';
+import type { DecisionRecord } from '../src/core/model/record.js';
 import type { RolloutDeps } from '../src/pipeline/context.js';
 import type { SimCluster } from '../sim/cluster.js';
 

@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AuthFields } from '../src/core/model.js';
+import type { AuthFields } from '../src/core/model/credential.js';
 import { KubeSim } from './kube/index.js';
 import { TalosSim } from './talos/index.js';
 import type { ApiCertificate } from './talos/api/certs.js';

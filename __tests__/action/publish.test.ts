@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MaskedCore, type CorePort } from '../../src/action/masked.js';
 import { publish, type ActionReport } from '../../src/action/publish.js';
 import { InputError, RolloutError } from '../../src/core/errors.js';
-import { annotationKeys } from '../../src/core/model.js';
+import { annotationKeys } from '../../src/core/model/node.js';
 import type { FencesReport } from '../../src/fences/run.js';
 import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
 import { Redactor } from '../../src/core/redact.js';
@@ -278,7 +278,7 @@ describe('the result union', () => {
   it('action.yml documents every value of the one list the run and the outputs share', async () => {
     const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
-    const { ACTION_RESULTS } = await import('../../src/core/model.js');
+    const { ACTION_RESULTS } = await import('../../src/core/model/record.js');
     const action = parse(readFileSync(new URL('../../action.yml', import.meta.url), 'utf8')) as {
       outputs: Record<string, { description: string }>;
     };

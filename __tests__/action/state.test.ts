@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HeldNode } from '../../src/core/model.js';
+import type { HeldNode } from '../../src/core/model/phase.js';
 import { loadAccess, loadHeld, loadLease, saveAccess, saveHeld, saveLease, StateError, type StateStore } from '../../src/action/state.js';
 
 function store(): StateStore & { map: Map<string, string> } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthFields } from '../../src/core/model.js';
+import type { AuthFields } from '../../src/core/model/credential.js';
 import { REDACTED, Redactor, secretForms } from '../../src/core/redact.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');

@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthFields } from '../../src/core/model.js';
+import type { AuthFields } from '../../src/core/model/credential.js';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import type { ActionRun } from '../../runner/runAction.js';
 import {

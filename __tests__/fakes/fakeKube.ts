@@ -4,7 +4,9 @@
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/kube/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
-import type { JsonPatchOp, NodeState, PdbState, PodLabels, Taint } from '../../src/core/model.js';
+import type { PdbState, PodLabels } from '../../src/core/model/cluster.js';
+import type { NodeState, Taint } from '../../src/core/model/node.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../fakes/jsonPatch.js';
 

@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
 import { RebootNotSentError, ToolError } from '../../src/core/errors.js';
+import type { AuthFields } from '../../src/core/model/credential.js';
 import type {
-  AuthFields,
   CriServiceReading,
   EtcFileStatusReading,
   FileAuthReading,
@@ -13,7 +13,7 @@ import type {
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../../src/core/model.js';
+} from '../../src/core/model/readings.js';
 import type { TestClock } from './clock.js';
 
 /** An event's instant as the talosctl adapter places a "(D ago)" age read at `now` (call taking no time). */

@@ -1,7 +1,7 @@
 // The fakes' applier must itself follow docs/kubernetes-facts.md#k5-json-patch-semantics, or the rule and pipeline tests that
 // run patches through it (__tests__/rules/claimApply.test.ts, FakeKube) prove nothing.
 import { describe, expect, it } from 'vitest';
-import type { JsonPatchOp } from '../../src/core/model.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { applyJsonPatch, normalize, PatchRejected } from './jsonPatch.js';
 
 const doc = {

@@ -5,7 +5,8 @@
 // (docs/kubernetes-facts.md#k6-omitempty: no false, "", [], {} or null in object fields, before and
 // after) and the 422 as PatchRejected: a failure aborts the whole patch (docs/kubernetes-facts.md#k4-json-patch-atomic).
 // It also converts between NodeState and the Node JSON the server stores, so tests can round-trip.
-import type { JsonPatchOp, NodeState, Taint } from '../../src/core/model.js';
+import type { NodeState, Taint } from '../../src/core/model/node.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { applyJsonPatch as applyOps, JsonPatchApplyError } from '../../sim/kube/jsonpatch.js';
 
 export class PatchRejected extends Error {

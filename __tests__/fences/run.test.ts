@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { RunAttemptInfo, RunLookup } from '../../src/adapters/github.js';
-import type { JsonPatchOp, NodeState } from '../../src/core/model.js';
+import type { NodeState } from '../../src/core/model/node.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { ToolError } from '../../src/core/errors.js';
 import { runFences } from '../../src/fences/run.js';
 import { renderFencesSummary } from '../../src/report/fences.js';
-import { annotationKeys } from '../../src/core/model.js';
+import { annotationKeys } from '../../src/core/model/node.js';
 import type { OwnerToken } from '../../src/core/owner.js';
 import { acquireSpec } from '../../src/rules/lease.js';
 import { TestClock } from '../fakes/clock.js';

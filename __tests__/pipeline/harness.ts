@@ -1,7 +1,8 @@
 // Builds a small cluster of in-memory fakes and runs the rollout against it.
 import type { Config } from '../../src/core/config.js';
 import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/core/config.js';
-import { annotationKeys, type AuthFields, type DesiredCredential } from '../../src/core/model.js';
+import type { AuthFields, DesiredCredential } from '../../src/core/model/credential.js';
+import { annotationKeys } from '../../src/core/model/node.js';
 import { RunLock } from '../../src/pipeline/lease.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { runRollout } from '../../src/pipeline/run.js';

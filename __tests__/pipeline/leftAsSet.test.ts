@@ -3,7 +3,7 @@
 // (no release command testing our token, which cannot apply), and keeps the run Lease only when this
 // run may have changed the node's Talos config.
 import { describe, expect, it } from 'vitest';
-import type { JsonPatchOp } from '../../src/core/model.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;

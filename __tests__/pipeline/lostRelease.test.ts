@@ -5,7 +5,7 @@
 // when the node shows it; a 422 on a node that does not show it stays a failure.
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
-import type { JsonPatchOp } from '../../src/core/model.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { STEP } from '../../src/core/steps.js';
 import { patchNodeSurvivingTransport } from '../../src/pipeline/transport.js';
 import { TestClock } from '../fakes/clock.js';

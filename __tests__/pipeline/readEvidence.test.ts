@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthFields, DesiredCredential, FileAuthReading, Reading } from '../../src/core/model.js';
+import type { AuthFields, DesiredCredential } from '../../src/core/model/credential.js';
+import type { FileAuthReading, Reading } from '../../src/core/model/readings.js';
 import { absentPaths, READ_CALLS_IN_FLIGHT, readEvidence } from '../../src/pipeline/readEvidence.js';
 import { rebootEvidence } from '../../src/rules/evidence.js';
 import { TestClock } from '../fakes/clock.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { JsonPatchOp } from '../../src/core/model.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import type { KubeClient, LeaseState } from '../../src/adapters/types.js';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import { LeaseContendedError, LeaseHeldError, LeaseLostError } from '../../src/pipeline/errors.js';

@@ -4,7 +4,8 @@
 // when it cannot, the node is published as `claiming` (the post step resolves it) and the Lease kept.
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
-import type { HeldNode, JsonPatchOp } from '../../src/core/model.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
+import type { HeldNode } from '../../src/core/model/phase.js';
 import { FakeKube } from '../fakes/fakeKube.js';
 import { keys, makeCluster, OWNER, roll } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Outcome } from '../../src/core/model.js';
+import type { Outcome } from '../../src/core/model/record.js';
 import { buildAnnotations, MAX_ANNOTATIONS_PER_KIND } from '../../src/report/annotations.js';
 import { record, verdict } from './fixtures.js';
 

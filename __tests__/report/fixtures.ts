@@ -1,5 +1,6 @@
 // Hand-built decision records shaped like the rollout's, so the report tests need no pipeline.
-import type { DecisionRecord, EvidenceVerdict, Outcome, StepRecord } from '../../src/core/model.js';
+import type { DecisionRecord, Outcome, StepRecord } from '../../src/core/model/record.js';
+import type { EvidenceVerdict } from '../../src/core/model/verdict.js';
 
 export function verdict(kind: 'skip' | 'reboot', reason: string, overrides: Partial<EvidenceVerdict['values']> = {}): EvidenceVerdict {
   return {

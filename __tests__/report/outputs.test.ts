@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecisionRecord, Outcome } from '../../src/core/model.js';
+import type { DecisionRecord, Outcome } from '../../src/core/model/record.js';
 import { buildOutputs, type DecisionOutput } from '../../src/report/outputs.js';
 import { record } from './fixtures.js';
 

@@ -1,7 +1,7 @@
 // A quarantined node in every report: the summary row (old credential, how to lift it) and its details,
 // the counts, an error annotation, the `decisions` output and the log group title.
 import { describe, expect, it } from 'vitest';
-import type { DecisionRecord } from '../../src/core/model.js';
+import type { DecisionRecord } from '../../src/core/model/record.js';
 import { buildAnnotations } from '../../src/report/annotations.js';
 import { formatGroupTitle } from '../../src/report/log.js';
 import { buildOutputs } from '../../src/report/outputs.js';

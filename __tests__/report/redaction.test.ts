@@ -2,7 +2,8 @@
 // that reaches a record without passing a child's output (an error of our own, a message built from
 // a parsed file) must not reach the summary, the outputs, the annotations or the log either.
 import { describe, expect, it } from 'vitest';
-import type { AuthFields, DecisionRecord } from '../../src/core/model.js';
+import type { AuthFields } from '../../src/core/model/credential.js';
+import type { DecisionRecord } from '../../src/core/model/record.js';
 import { REDACTED, Redactor, secretForms } from '../../src/core/redact.js';
 import { buildAnnotations } from '../../src/report/annotations.js';
 import { formatCommandLine } from '../../src/report/log.js';

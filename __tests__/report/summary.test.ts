@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecisionRecord, Outcome } from '../../src/core/model.js';
+import type { DecisionRecord, Outcome } from '../../src/core/model/record.js';
 import { GITHUB_SUMMARY_LIMIT_BYTES, renderSummary, SUMMARY_BUDGET_BYTES, type SummaryInput } from '../../src/report/summary.js';
 import { record, verdict } from './fixtures.js';
 import { HOLDS, RECORDS, W1 } from './timelineFixture.js';

@@ -4,7 +4,7 @@
 // config already carrying the credential, and why no list is shown otherwise.
 import { describe, expect, it } from 'vitest';
 import { renderSummary, type SummaryInput } from '../../src/report/summary.js';
-import type { CredentialEdit, DecisionRecord } from '../../src/core/model.js';
+import type { CredentialEdit, DecisionRecord } from '../../src/core/model/record.js';
 import { record } from './fixtures.js';
 
 const TITLE = "<b>Machine config change (the action's own change list, every value masked):</b>";

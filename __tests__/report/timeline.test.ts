@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecisionRecord } from '../../src/core/model.js';
+import type { DecisionRecord } from '../../src/core/model/record.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, stepPhase } from '../../src/core/steps.js';
 import { barsInFlightMax, buildTimeline, chartName, renderTimeline, sharedDomain, TIMELINE_WIDTH } from '../../src/report/timeline.js';
 import { HOLDS, RECORDS, T0, W1, W2 } from './timelineFixture.js';

@@ -1,6 +1,6 @@
 // A fixed parallel roll for the timeline tests: three workers with max-unavailable 2, the settle
 // gate holding w3's start after w2, and the time budget refusing w4 when w1 ended.
-import type { DecisionRecord, RollHold, StepRecord } from '../../src/core/model.js';
+import type { DecisionRecord, RollHold, StepRecord } from '../../src/core/model/record.js';
 import { criRestartStep, STEP } from '../../src/core/steps.js';
 
 export const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);

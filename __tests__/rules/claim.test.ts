@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeState, Taint } from '../../src/core/model.js';
+import type { NodeState, Taint } from '../../src/core/model/node.js';
 import {
   CONDITION_TAINT_KEYS,
   ADVISORY_TAINT,

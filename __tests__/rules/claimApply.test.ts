@@ -2,7 +2,7 @@
 // from one read, the node is then written by someone else, and the claim is applied to the LATEST
 // object. Unrelated writes must not break it; writes that matter to drain safety must.
 import { describe, expect, it } from 'vitest';
-import type { NodeState, Taint } from '../../src/core/model.js';
+import type { NodeState, Taint } from '../../src/core/model/node.js';
 import { oneShotClaimPatch } from '../../bench/claimLoop.js';
 import { buildClaimPatch, buildPhasePatch, captureClaim, judgeClaimRejection } from '../../src/rules/claim.js';
 import { buildReleasePatch } from '../../src/rules/release.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { RunAttemptInfo } from '../../src/adapters/github.js';
 import type { LeaseState } from '../../src/adapters/types.js';
-import type { NodeState } from '../../src/core/model.js';
+import type { NodeState } from '../../src/core/model/node.js';
 import { fenceCapture, judgeFences, leaseReleaseCommand, ownersToLookUp, type FenceInput } from '../../src/rules/fences.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../fakes/jsonPatch.js';
 import { keys, node } from './fixtures.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
-import type { ClaimCapture } from '../../src/core/model.js';
+import type { ClaimCapture } from '../../src/core/model/node.js';
 
 const releaseOps = (capture: ClaimCapture) => buildReleasePatch(capture, keys, {});
 

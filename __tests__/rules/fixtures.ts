@@ -1,5 +1,5 @@
 // Plain-object builders shared by the rule tests.
-import { annotationKeys, type NodeState } from '../../src/core/model.js';
+import { annotationKeys, type NodeState } from '../../src/core/model/node.js';
 
 export const keys = annotationKeys('registry-auth-rollout');
 export const OWNER = 'acme/infra run 4242 attempt 1 nonce 7f3a';

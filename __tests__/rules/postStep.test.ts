@@ -1,7 +1,7 @@
 // The post step's choice per saved phase, with plain objects: what it does with a node the main step
 // still held, given the node as read now (src/rules/postStep.ts).
 import { describe, expect, it } from 'vitest';
-import type { HeldNode, NodePhase } from '../../src/core/model.js';
+import type { HeldNode, NodePhase } from '../../src/core/model/phase.js';
 import { captureClaim } from '../../src/rules/claim.js';
 import { fencedNextStep, releaseCommand } from '../../src/rules/commands.js';
 import { choosePostAction, leftAfter, type PostChoice } from '../../src/rules/postStep.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EvidenceVerdict } from '../../src/core/model.js';
+import type { EvidenceVerdict } from '../../src/core/model/verdict.js';
 import { judgeProof, readAgainBecause } from '../../src/rules/proof.js';
 
 const undecidable = (): EvidenceVerdict => ({

@@ -2,7 +2,8 @@
 // apiserver's JSON Patch semantics), what a rerun's claim and release make of a quarantined node, the
 // PDB selector matching that names what blocked a drain, and how a person lifts a quarantine.
 import { describe, expect, it } from 'vitest';
-import type { ClaimCapture, NodeState, PdbState } from '../../src/core/model.js';
+import type { PdbState } from '../../src/core/model/cluster.js';
+import type { ClaimCapture, NodeState } from '../../src/core/model/node.js';
 import { buildClaimPatch, captureClaim, judgeClaimRejection } from '../../src/rules/claim.js';
 import { selectNodes, validateInventory } from '../../src/rules/inventory.js';
 import {

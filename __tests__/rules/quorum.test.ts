@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EtcdMember } from '../../src/adapters/types.js';
-import type { NodeState } from '../../src/core/model.js';
+import type { NodeState } from '../../src/core/model/node.js';
 import { quorumGate, type EtcdReadings } from '../../src/rules/quorum.js';
 import { node } from './fixtures.js';
 

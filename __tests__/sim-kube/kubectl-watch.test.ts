@@ -5,7 +5,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Kubectl } from '../../src/adapters/kube/kubectl.js';
 import { Runner } from '../../src/adapters/exec.js';
-import type { NodeState } from '../../src/core/model.js';
+import type { NodeState } from '../../src/core/model/node.js';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl } from './helpers.js';
 

@@ -11,7 +11,8 @@
 import { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
 import { casLost, errorMessage, ToolError } from '../core/errors.js';
-import { annotationKeys, type AnnotationKeys, type HeldNode } from '../core/model.js';
+import { annotationKeys, type AnnotationKeys } from '../core/model/node.js';
+import type { HeldNode } from '../core/model/phase.js';
 import { formatCommandLine } from '../report/log.js';
 import type { PostNodeResult, PostReport } from '../report/postStep.js';
 import { releaseLeasePatch } from '../rules/lease.js';

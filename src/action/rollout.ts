@@ -8,7 +8,7 @@ import { openTalosClient, type TalosctlNeed } from '../adapters/talos/open.js';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import { annotationKeys } from '../core/model.js';
+import { annotationKeys } from '../core/model/node.js';
 import type { RolloutDeps } from '../pipeline/context.js';
 import { formatCommandLine } from '../report/log.js';
 import { NodeLogs } from '../report/nodeLog.js';

@@ -1,7 +1,7 @@
 // Everything the main step hands to the post step (`post-if: always()`, a fresh process), in one
 // place: each saved key, its type, and its save/load. The post step reads only this, so it never
 // re-derives an input or its default: the main step saves what it resolved.
-import { NODE_PHASES, type HeldNode, type NodePhase } from '../core/model.js';
+import { NODE_PHASES, type HeldNode, type NodePhase } from '../core/model/phase.js';
 
 /** The step-state port: `core.saveState` / `core.getState`, or a map in tests. */
 export interface StateStore {

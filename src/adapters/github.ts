@@ -4,11 +4,11 @@
 import { getOctokit } from '@actions/github';
 import { errorMessage } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
-import type { RunAttemptInfo, RunState } from '../core/model.js';
+import type { RunAttemptInfo, RunState } from '../core/model/workflowRun.js';
 import { GITHUB_SERVER_URL, runUrl, type OwnerToken } from '../core/owner.js';
 
-// The run data the fences rule judges lives in core/model.ts; re-exported for this adapter's callers.
-export type { RunAttemptInfo, RunState } from '../core/model.js';
+// The run data the fences rule judges lives in core/model/workflowRun.ts; re-exported for this adapter's callers.
+export type { RunAttemptInfo, RunState } from '../core/model/workflowRun.js';
 
 export interface RunLookup {
   runAttempt(owner: OwnerToken): Promise<RunAttemptInfo>;

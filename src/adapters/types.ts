@@ -1,27 +1,22 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
 // (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
 import type { PodOwnerReading, WorkloadStatus } from '../core/workloads.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState, PdbState, PodLabels } from '../core/model/cluster.js';
+import type { NodeState } from '../core/model/node.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
 import type {
-  ConfigPreview,
   CriServiceReading,
-  EtcdAlarm,
-  EtcdMember,
-  EtcdMemberStatus,
-  LeaseState,
-  PdbState,
-  PodLabels,
   EtcFileStatusReading,
   FileAuthReading,
   FileListing,
-  JsonPatchOp,
-  NodeState,
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../core/model.js';
+} from '../core/model/readings.js';
+import type { ConfigPreview } from '../core/model/record.js';
 
-// The data the rules judge lives in core/model.ts; re-exported for the adapters' callers.
-export type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState } from '../core/model.js';
+// The data the rules judge lives in core/model/cluster.ts; re-exported for the adapters' callers.
+export type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState } from '../core/model/cluster.js';
 
 export interface PodContainerStatus {
   name: string;

@@ -6,7 +6,7 @@
 // The values are secrets: they are returned for masking at once and never put into an error.
 import { type Document, parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
-import type { AuthFields, DesiredCredential } from './model.js';
+import type { AuthFields, DesiredCredential } from './model/credential.js';
 import { secretForms } from './redact.js';
 import { scalarText } from './text.js';
 

@@ -1,7 +1,7 @@
 // Instants known within bounds: checks and compact rendering, shared by the evidence rule (its
 // reasons) and the report (its columns). Pure.
 import { formatMagnitude } from './format.js';
-import type { Instant } from './model.js';
+import type { Instant } from './model/readings.js';
 
 /** The bounds of an instant or of a span of instants, in epoch ms (fractional on the API path). */
 export interface Bounds {

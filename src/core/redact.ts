@@ -8,7 +8,7 @@
 // log: the job summary, the step outputs and the saved state are written as they are. So every form
 // is registered, and every text that leaves the action passes through a Redactor at its sink
 // (src/action/masked.ts). Nothing the action parses ever does: a masked byte would be a wrong reading.
-import type { AuthFields } from './model.js';
+import type { AuthFields } from './model/credential.js';
 
 export const REDACTED = '***';
 

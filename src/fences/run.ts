@@ -5,7 +5,7 @@
 import type { RunAttemptInfo, RunLookup } from '../adapters/github.js';
 import type { KubeClient } from '../adapters/types.js';
 import { casLost as lostCas, errorMessage } from '../core/errors.js';
-import { annotationKeys } from '../core/model.js';
+import { annotationKeys } from '../core/model/node.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
 import { judgeFences, ownersToLookUp, type FenceDecision } from '../rules/fences.js';

@@ -3,7 +3,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import { errorMessage, outcomeUnknown, ToolError } from '../core/errors.js';
-import type { ClaimCapture, NodeState } from '../core/model.js';
+import type { ClaimCapture, NodeState } from '../core/model/node.js';
 import { buildClaimPatch, captureClaim, checkGuard, claimBackoffMs, judgeClaimRejection } from '../rules/claim.js';
 import type { RolloutDeps } from './context.js';
 import { beforeMutation } from './fence.js';

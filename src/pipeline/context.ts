@@ -7,7 +7,10 @@ import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
 import { HoldRecorder } from './holds.js';
 import { SettleGate } from './settle.js';
-import type { AnnotationKeys, DesiredCredential, HeldNode, Reading } from '../core/model.js';
+import type { DesiredCredential } from '../core/model/credential.js';
+import type { AnnotationKeys } from '../core/model/node.js';
+import type { HeldNode } from '../core/model/phase.js';
+import type { Reading } from '../core/model/readings.js';
 
 export interface RolloutLog {
   info(message: string): void;

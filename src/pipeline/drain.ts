@@ -5,7 +5,7 @@
 // connection, and a failure turned into the node's stop: released, or quarantined under
 // `undrainable: quarantine` (src/pipeline/quarantine.ts); then the guard and the quorum gate again.
 import { ToolError, errorMessage } from '../core/errors.js';
-import type { NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
 import { CHECKPOINT, STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 import { CancelledError, DrainUnwatched, LeaseLostError, SettleTimeoutError } from './errors.js';

@@ -1,7 +1,9 @@
 // Evidence reads inside a run: one batched `talosctl version` per pass, single-node readings that
 // reuse it, and the wait for Talos >= 1.14 to restart cri by itself after the patch.
 import { ServerIdentityError } from '../core/errors.js';
-import type { CriLaunch, EvidenceVerdict, NodeState, Reading } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
+import type { Reading } from '../core/model/readings.js';
+import type { CriLaunch, EvidenceVerdict } from '../core/model/verdict.js';
 import { absentPaths, readEvidence } from './readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';

@@ -4,7 +4,7 @@
 // docs/architecture.md#lease-proof says why a read beside the node proves the Lease.
 import type { LeaseReading } from '../adapters/types.js';
 import { unique } from '../core/async.js';
-import type { NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
 import { guardStep } from '../core/steps.js';
 import { checkGuard } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';

@@ -1,6 +1,6 @@
 // The run's holds (the summary's timeline): each moment the settle gate or the time budget held
 // starts back, recorded here and nowhere else, in the order they began.
-import type { RollHold } from '../core/model.js';
+import type { RollHold } from '../core/model/record.js';
 
 /** One hold as it goes on: what it waits for (logged by its owner when it changes), and its end. */
 export interface OpenHold {

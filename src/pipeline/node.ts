@@ -2,7 +2,8 @@
 // stops the node throws, and src/pipeline/stop.ts's stopNode decides what the node is left as.
 import { formatDuration } from '../core/format.js';
 import { errorMessage } from '../core/errors.js';
-import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js';
+import type { ClaimCapture, NodeState } from '../core/model/node.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast, placedLaunch } from '../rules/evidence.js';
 import { identityChanges } from '../rules/inventory.js';

@@ -5,17 +5,10 @@
 // outcome); others read it through read-only views (__tests__/repo/recordOwner.test.ts checks the
 // record). What a stop does with a node is src/pipeline/stop.ts.
 import { errorMessage } from '../core/errors.js';
-import type {
-  ClaimCapture,
-  DecisionRecord,
-  EvidenceVerdict,
-  HeldNode,
-  NodePhase,
-  NodeState,
-  ProofUndecided,
-  QuarantineNote,
-  StepRecord,
-} from '../core/model.js';
+import type { ClaimCapture, NodeState } from '../core/model/node.js';
+import type { HeldNode, NodePhase } from '../core/model/phase.js';
+import type { DecisionRecord, ProofUndecided, QuarantineNote, StepRecord } from '../core/model/record.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { releaseCommand } from '../rules/commands.js';
 import { leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';

@@ -4,7 +4,10 @@
 // (docs/plan.md says what a plan can and cannot prove).
 import { pool } from '../core/async.js';
 import { ToolError, errorMessage } from '../core/errors.js';
-import type { ConfigPreview, DecisionRecord, EvidenceReadings, EvidenceVerdict, NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
+import type { EvidenceReadings } from '../core/model/readings.js';
+import type { ConfigPreview, DecisionRecord } from '../core/model/record.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { READ_CALLS_IN_FLIGHT, readEvidence } from './readEvidence.js';
 import { isTalosAtLeast, rebootEvidence } from '../rules/evidence.js';
 import type { RunContext } from './context.js';

@@ -4,7 +4,7 @@
 import { unique } from '../core/async.js';
 import { DrainTimeoutError, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
-import type { DrainBlocker } from '../core/model.js';
+import type { DrainBlocker } from '../core/model/record.js';
 import { STEP } from '../core/steps.js';
 import {
   buildQuarantinePatch,

@@ -2,7 +2,7 @@
 // reboot: every peer's etcd read at once, judged by src/rules/quorum.ts; a refusal gives the node back.
 import type { TalosClient } from '../adapters/types.js';
 import { ServerIdentityError, errorMessage } from '../core/errors.js';
-import type { Reading } from '../core/model.js';
+import type { Reading } from '../core/model/readings.js';
 import { quorumGateStep } from '../core/steps.js';
 import { quorumGate, type EtcdReadings } from '../rules/quorum.js';
 import type { RunContext } from './context.js';

@@ -35,7 +35,7 @@
 import type { TalosClient } from '../adapters/types.js';
 import { pool } from '../core/async.js';
 import { ServerIdentityError, errorMessage } from '../core/errors.js';
-import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from '../core/model.js';
+import type { ConfigFileReadings, EvidenceReadings, FileListing, Reading } from '../core/model/readings.js';
 
 export interface EvidenceTarget {
   name: string;

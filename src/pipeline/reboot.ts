@@ -3,7 +3,7 @@
 // read the release may take as its fence read.
 import { formatDuration } from '../core/format.js';
 import { RebootNotSentError } from '../core/errors.js';
-import type { EvidenceVerdict } from '../core/model.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { checkGuard, lifecycleTaints } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';

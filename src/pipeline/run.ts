@@ -2,7 +2,8 @@
 // cancellation; the scheduler of each pass is src/pipeline/scheduler.ts. However the run ends, its
 // result lists every node it touched with what became of it.
 import { errorMessage, InputError } from '../core/errors.js';
-import type { ActionResult, DecisionRecord, NodeState, RollHold } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
+import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
 import { fenceCapture } from '../rules/fences.js';
 import { selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../rules/commands.js';

@@ -1,7 +1,8 @@
 // The scheduler of one pass: which node starts when (up to max-unavailable at once, within the
 // time budget, after the settle gate), each node's run to its own end through stopNode, and how
 // the pass ended. The decisions are src/rules/schedule.ts's and src/rules/budget.ts's (docs/parallel.md).
-import type { DecisionRecord, NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
+import type { DecisionRecord } from '../core/model/record.js';
 import { budgetAllows, type Deadline, type FinishedNode } from '../rules/budget.js';
 import { capacityStopMessage, quarantinedAfter, type QuarantinedOut } from '../rules/quarantine.js';
 import { schedule, type Waiting } from '../rules/schedule.js';

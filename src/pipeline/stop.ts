@@ -3,7 +3,8 @@
 // release, leave or quarantine, and say what a person does next. The post-reboot proof's verdict is
 // judged here too (settleProof), so release vs leave has one home.
 import { errorMessage } from '../core/errors.js';
-import type { ClaimCapture, EvidenceVerdict, NodeState } from '../core/model.js';
+import type { ClaimCapture, NodeState } from '../core/model/node.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { STEP } from '../core/steps.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';

@@ -3,7 +3,8 @@
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 import { outcomeUnknown, ToolError } from '../core/errors.js';
-import type { JsonPatchOp, NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
 import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';

@@ -2,7 +2,8 @@
 // They are plain text: @actions/core escapes the workflow-command syntax itself, and GitHub
 // renders annotation messages as text, so no HTML escaping here.
 import { formatGap } from '../core/instants.js';
-import type { DecisionRecord, EvidenceValues, Outcome } from '../core/model.js';
+import type { DecisionRecord, Outcome } from '../core/model/record.js';
+import type { EvidenceValues } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
 import { oneLine, truncateText } from './escape.js';
 import { outcomeLabel } from './log.js';

@@ -3,7 +3,9 @@
 // here, as the renderer's input), and decides nothing.
 // Every string taken from the cluster or the GitHub API goes through escapeCell.
 import type { Config } from '../core/config.js';
-import type { ActionResult, LeaseState, RunAttemptInfo } from '../core/model.js';
+import type { LeaseState } from '../core/model/cluster.js';
+import type { ActionResult } from '../core/model/record.js';
+import type { RunAttemptInfo } from '../core/model/workflowRun.js';
 import { leaseReleaseCommand, type FenceDecision, type FenceRow, type LeaseDecision, type QuarantineRow } from '../rules/fences.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 import { plural } from '../core/format.js';

@@ -1,6 +1,6 @@
 // Plain-text formatting shared by the per-node log group, the annotations and the summary, so the
 // three say "reboot skipped" the same way (durations: src/core/format.ts).
-import type { DecisionRecord, Outcome } from '../core/model.js';
+import type { DecisionRecord, Outcome } from '../core/model/record.js';
 import { formatDuration } from '../core/format.js';
 import type { Redactor } from '../core/redact.js';
 import { oneLine } from './escape.js';

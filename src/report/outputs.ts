@@ -1,6 +1,8 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
-import type { ActionResult, DecisionRecord, EvidenceVerdict, Outcome, ProofUndecided, QuarantineNote, Role } from '../core/model.js';
+import type { Role } from '../core/model/node.js';
+import type { ActionResult, DecisionRecord, Outcome, ProofUndecided, QuarantineNote } from '../core/model/record.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
 import type { FenceRow } from '../rules/fences.js';
 

@@ -2,7 +2,8 @@
 // an annotation or a failure per node and for the run Lease. Pure: the texts a person reads, built
 // from what the post step chose (src/rules/postStep.ts) and what came of it.
 import type { Config } from '../core/config.js';
-import type { AnnotationKeys, HeldNode, NodeState } from '../core/model.js';
+import type { AnnotationKeys, NodeState } from '../core/model/node.js';
+import type { HeldNode } from '../core/model/phase.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import type { PostChoice, ReleasedFrom } from '../rules/postStep.js';
 import type { Annotation } from './annotations.js';

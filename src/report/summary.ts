@@ -12,13 +12,12 @@ import type {
   ConfigPreview,
   CredentialEdit,
   DecisionRecord,
-  EvidenceValues,
-  EvidenceVerdict,
   Outcome,
   QuarantineNote,
   RollHold,
   StepRecord,
-} from '../core/model.js';
+} from '../core/model/record.js';
+import type { EvidenceValues, EvidenceVerdict } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
 import { escapeCell, escapeHtml, truncateText } from './escape.js';
 import { formatDuration } from '../core/format.js';

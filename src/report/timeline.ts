@@ -6,7 +6,7 @@
 // Only single-width ASCII is drawn in the chart (node names included: anything else becomes `?`),
 // so the columns line up in any monospace font; free text (a hold's detail) only ever ends a line.
 import { formatDuration } from '../core/format.js';
-import type { DecisionRecord, RollHold } from '../core/model.js';
+import type { DecisionRecord, RollHold } from '../core/model/record.js';
 import { stepPhase, type StepPhase } from '../core/steps.js';
 import { escapeHtml, oneLine, truncateText } from './escape.js';
 import { outcomeLabel } from './log.js';

@@ -17,7 +17,7 @@
 // start is ever weighed against them.
 // A denied start ends the roll cleanly (result `partial`): nodes in flight finish by their own rules,
 // and a rerun skips every node that carries the verified revision. See docs/parallel.md.
-import type { Role } from '../core/model.js';
+import type { Role } from '../core/model/node.js';
 import { formatDuration, plural } from '../core/format.js';
 
 export interface FinishedNode {

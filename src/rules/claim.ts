@@ -8,7 +8,9 @@
 // cannot break it, while a concurrent cordon, a new taint, another owner, a replaced node or a started
 // deletion still do. (docs/kubernetes-facts.md#k4-json-patch-atomic: the apiserver applies a JSON Patch atomically to the
 // latest object and fails it as a whole with 422 when a `test` fails.)
-import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, JsonPatchOp, NodeState, Taint } from '../core/model.js';
+import type { AnnotationKeys, ClaimCapture, NodeState, Taint } from '../core/model/node.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
+import type { AnnotatedPhase } from '../core/model/phase.js';
 import { quarantineOf } from './quarantineRecord.js';
 
 /** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */

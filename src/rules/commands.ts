@@ -1,7 +1,8 @@
 // The exact, CAS-guarded command a person runs to release a node this run left claimed.
 import type { Config } from '../core/config.js';
 import { shellQuote } from '../core/shell.js';
-import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
+import type { AnnotatedPhase } from '../core/model/phase.js';
 import { cordonedAtClaim } from './claim.js';
 import { buildReleasePatch, guardedReleasePatch } from './release.js';
 

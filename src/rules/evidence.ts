@@ -20,19 +20,9 @@
 // Pure: all instants arrive as arguments; nothing here reads a clock.
 import { formatDuration } from '../core/format.js';
 import { formatGap, isValidInstant } from '../core/instants.js';
-import type {
-  AuthFields,
-  ConfigFileReadings,
-  CriLaunch,
-  DesiredCredential,
-  EvidenceOrdering,
-  EvidenceReadings,
-  EvidenceValues,
-  EvidenceVerdict,
-  Instant,
-  ReadPath,
-  ServiceEvent,
-} from '../core/model.js';
+import type { AuthFields, DesiredCredential } from '../core/model/credential.js';
+import type { ConfigFileReadings, EvidenceReadings, Instant, ReadPath, ServiceEvent } from '../core/model/readings.js';
+import type { CriLaunch, EvidenceOrdering, EvidenceValues, EvidenceVerdict } from '../core/model/verdict.js';
 
 /** The cri service event logged right AFTER the containerd process was launched (process runner). */
 const START_EVENT = /started with PID (\d+)/;

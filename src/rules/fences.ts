@@ -3,9 +3,10 @@
 //
 // A fence is a node carrying our `owner` or `phase` annotation: a run claimed it and never released it
 // (killed runner, a failure after the drain began). The inventory refuses to roll while any exists.
-import type { LeaseState, RunAttemptInfo } from '../core/model.js';
+import type { LeaseState } from '../core/model/cluster.js';
+import type { RunAttemptInfo } from '../core/model/workflowRun.js';
 import type { Config } from '../core/config.js';
-import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
 import { parseOwnerToken, type OwnerToken } from '../core/owner.js';
 import { shellQuote } from '../core/shell.js';
 import { kubectlCommand, releaseCommand } from './commands.js';

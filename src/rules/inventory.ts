@@ -1,7 +1,7 @@
 // Inventory rules: which nodes may be touched at all, which ones need the new credential, in
 // which order, and whether a node is still the machine the inventory saw.
 // Pure: plain NodeState values in, problems or selections out.
-import type { AnnotationKeys, NodeState } from '../core/model.js';
+import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */

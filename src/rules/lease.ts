@@ -10,9 +10,9 @@
 //   parent present, passes only a `null` test);
 // - `remove` of a missing key fails the whole patch;
 // - Lease times are MicroTime: RFC 3339 with exactly 6 fractional digits.
-import type { LeaseState } from '../core/model.js';
+import type { LeaseState } from '../core/model/cluster.js';
 import { rfc3339Ms } from '../core/instants.js';
-import type { JsonPatchOp } from '../core/model.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
 import { GITHUB_SERVER_URL, parseOwnerToken, runUrl } from '../core/owner.js';
 
 export const LEASE_DURATION_SECONDS = 120;

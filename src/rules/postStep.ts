@@ -1,5 +1,5 @@
 // What the post step does with a node the main step still held, by its saved phase
-// (src/core/model.ts NodePhase), so it leaves exactly what the main step left. Pure: the saved
+// (src/core/model/phase.ts NodePhase), so it leaves exactly what the main step left. Pure: the saved
 // node and the node as read now in, a choice out; src/action/post.ts does the I/O.
 // - `left-as-set` (another actor changed it while the run held it): write nothing; read it to say who
 //   holds it now (src/rules/commands.ts leftAsSetReport); the Lease stays only when the run had
@@ -15,7 +15,8 @@
 // - any other phase (`mutating`, `rebooting`, `proving`, `left-fenced`): leave it cordoned and
 //   claimed, and say what to check and how to release it.
 // A node the main step quarantined is not handed over at all: the quarantine gave up the claim.
-import type { AnnotatedPhase, AnnotationKeys, HeldNode, NodePhase, NodeState } from '../core/model.js';
+import type { AnnotationKeys, NodeState } from '../core/model/node.js';
+import type { AnnotatedPhase, HeldNode, NodePhase } from '../core/model/phase.js';
 import { leftAsSetKeepsLease } from './release.js';
 
 /** The phases the post step gives back: nothing had been rebooted. */

@@ -1,7 +1,7 @@
 // What a post-reboot proof means for the roll. Pure: it takes the evidence verdict read after the
 // reboot and says whether the node is proven, undecided, or failed. The pipeline acts on it
 // (src/pipeline/stop.ts, settleProof).
-import type { EvidenceVerdict } from '../core/model.js';
+import type { EvidenceVerdict } from '../core/model/verdict.js';
 
 export type ProofJudgement =
   | { kind: 'proven' }

@@ -4,17 +4,10 @@
 // which run, and whether the node was cordoned before the run, so a later run restores it right.
 // Pure: the pipeline reads the PDBs and sends the patch (src/pipeline/quarantine.ts).
 import type { Config } from '../core/config.js';
-import type {
-  AnnotationKeys,
-  ClaimCapture,
-  DrainBlocker,
-  JsonPatchOp,
-  LabelSelector,
-  NodeState,
-  Outcome,
-  PdbState,
-  PodLabels,
-} from '../core/model.js';
+import type { LabelSelector, PdbState, PodLabels } from '../core/model/cluster.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
+import type { DrainBlocker, Outcome } from '../core/model/record.js';
 import { shellQuote } from '../core/shell.js';
 import { annotationPath, holdTests } from './claim.js';
 import { kubectlCommand } from './commands.js';

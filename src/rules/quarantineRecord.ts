@@ -1,7 +1,8 @@
 // The `<prefix>/quarantined` annotation's value: a JSON object (QuarantineRecord) that a quarantine
 // writes and a later run, `mode: fences` and a person read. Its own file so the claim rule can read
 // it without importing the quarantine's patch builders (which import the claim rule). Pure.
-import type { AnnotationKeys, DrainBlocker, NodeState } from '../core/model.js';
+import type { AnnotationKeys, NodeState } from '../core/model/node.js';
+import type { DrainBlocker } from '../core/model/record.js';
 
 /** The value of the `quarantined` annotation, parsed. `v` is the format's version (today 1). */
 export interface QuarantineRecord {

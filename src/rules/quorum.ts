@@ -28,8 +28,9 @@
 // be distinct and still reach one machine (a proxy, a stale address): the etcd member id each answer
 // carries is the machine's own identity, so two peers answering as the same member, or as the
 // target's member, refuse too. A peer listed twice is counted once (the count is of distinct names).
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus } from '../core/model.js';
-import type { NodeState, Reading } from '../core/model.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus } from '../core/model/cluster.js';
+import type { NodeState } from '../core/model/node.js';
+import type { Reading } from '../core/model/readings.js';
 import { plural } from '../core/format.js';
 import { compareNames } from '../core/order.js';
 

@@ -1,6 +1,8 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified revision so the next run skips the node.
-import type { AnnotatedPhase, AnnotationKeys, ClaimCapture, JsonPatchOp, NodePhase, NodeState } from '../core/model.js';
+import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
+import type { JsonPatchOp } from '../core/model/patch.js';
+import type { AnnotatedPhase, NodePhase } from '../core/model/phase.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
 
 /**

@@ -28,7 +28,7 @@
 // order can always start, unless quarantined nodes hold the capacity (rules 1 and 3): then nothing
 // ever will, and the decision says so (`capped`), so the loop stops and fails naming them instead of
 // waiting on itself.
-import type { NodeState } from '../core/model.js';
+import type { NodeState } from '../core/model/node.js';
 import { plural } from '../core/format.js';
 
 export type SchedulableNode = Pick<NodeState, 'name' | 'role' | 'labels'>;

@@ -1,7 +1,7 @@
 // The Talos facts both read paths share (src/adapters/talos/resources.ts).
 import { describe, expect, it } from 'vitest';
 import { etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../../../src/adapters/talos/resources.js';
-import type { Instant } from '../../../src/core/model.js';
+import type { Instant } from '../../../src/core/model/readings.js';
 
 describe('etcFileId', () => {
   it('maps a file under /etc to its EtcFileStatus id', () => {

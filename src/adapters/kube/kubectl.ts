@@ -1,7 +1,9 @@
 // KubeClient over the kubectl binary: runs commands, hands their JSON to the parsers of parse/, classifies failures.
 // It never decides anything; the rollout reads what it returns.
 import { DrainTimeoutError, ToolError } from '../../core/errors.js';
-import type { JsonPatchOp, NodeState, PdbState, PodLabels } from '../../core/model.js';
+import type { PdbState, PodLabels } from '../../core/model/cluster.js';
+import type { NodeState } from '../../core/model/node.js';
+import type { JsonPatchOp } from '../../core/model/patch.js';
 import type { Runner, RunResult } from '../exec.js';
 import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';

@@ -3,7 +3,7 @@
 // has expired. kubectl copies the apiserver's stream to stdout as it arrives, and the query is ours,
 // so the resourceVersion to resume from is too (docs/kubernetes-facts.md#k12-watch).
 import { ToolError } from '../../core/errors.js';
-import type { NodeState } from '../../core/model.js';
+import type { NodeState } from '../../core/model/node.js';
 import type { RunResult } from '../exec.js';
 import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
 

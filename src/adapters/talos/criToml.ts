@@ -3,7 +3,7 @@
 // not even the TOML library's own error message, which quotes the offending line — may leave this
 // module except the parsed fields, which the caller compares in memory and never logs.
 import { TomlError, parse } from 'smol-toml';
-import type { AuthFields } from '../../core/model.js';
+import type { AuthFields } from '../../core/model/credential.js';
 import { ParseError } from '../parseError.js';
 
 const FORMAT = 'CRI TOML';

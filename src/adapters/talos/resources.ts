@@ -4,7 +4,7 @@
 // file under /etc, which of a status's two stamps is its last write, and the server's words for a
 // missing file and for a resource type the node does not know. Facts only: no transport, no format.
 import { posix } from 'node:path';
-import type { Instant } from '../../core/model.js';
+import type { Instant } from '../../core/model/readings.js';
 
 /**
  * The COSI resources read (docs/talos-api.md, "Resources read over COSI State"): the full type, its

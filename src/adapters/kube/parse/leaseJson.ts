@@ -1,6 +1,6 @@
 // A Lease from `kubectl get/create/patch lease -o json` (coordination.k8s.io/v1) → the fields the
 // run Lease's rules read (src/rules/lease.ts). Text already parsed as JSON in, a LeaseState out; no I/O.
-import type { LeaseState } from '../../../core/model.js';
+import type { LeaseState } from '../../../core/model/cluster.js';
 import { jsonString, type Json } from './json.js';
 
 export function leaseFromJson(o: Json): LeaseState {

@@ -1,5 +1,5 @@
 // Turn a Node object from `kubectl get node -o json` into the fields the rules read.
-import type { NodeState, Taint } from '../../../core/model.js';
+import type { NodeState, Taint } from '../../../core/model/node.js';
 
 export class NodeParseError extends Error {
   constructor(message: string) {

@@ -1,6 +1,6 @@
 // `kubectl get poddisruptionbudgets,pods -n NS -o json` (one `List` of both kinds) → the PDBs with
 // their selector and status, and each pod's labels. Text in, model values out; no I/O.
-import type { LabelSelector, PdbState, PodLabels } from '../../../core/model.js';
+import type { LabelSelector, PdbState, PodLabels } from '../../../core/model/cluster.js';
 import { stringOrEmpty } from '../../../core/text.js';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 // The events of a streaming watch as `kubectl get --raw '…?watch=true'` prints them: the apiserver's
 // body copied unchanged, one `{"type":…,"object":…}` JSON document per line (docs/kubernetes-facts.md#k12-watch).
-import type { NodeState } from '../../../core/model.js';
+import type { NodeState } from '../../../core/model/node.js';
 import { nodeFromJson } from './nodeJson.js';
 
 export type NodeWatchEvent =

@@ -4,7 +4,7 @@
 import { parse as parseYaml } from 'yaml';
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError, errorMessage, type FailureCause } from '../../../core/errors.js';
-import type { Instant, Reading } from '../../../core/model.js';
+import type { Instant, Reading } from '../../../core/model/readings.js';
 import { messageType, toPlain } from './proto.js';
 import { scalarText } from '../../../core/text.js';
 

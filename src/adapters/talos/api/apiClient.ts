@@ -9,7 +9,6 @@
 import { reorder, unique } from '../../../core/async.js';
 import { ToolError } from '../../../core/errors.js';
 import type {
-  ConfigPreview,
   CriServiceReading,
   EtcFileStatusReading,
   FileAuthReading,
@@ -19,7 +18,8 @@ import type {
   ServiceEvent,
   ServicePidReading,
   TimeStatusReading,
-} from '../../../core/model.js';
+} from '../../../core/model/readings.js';
+import type { ConfigPreview } from '../../../core/model/record.js';
 import { parseCriRegistryAuth } from '../criToml.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';

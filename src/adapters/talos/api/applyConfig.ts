@@ -13,7 +13,7 @@
 // message here carries its text.
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../../../core/errors.js';
-import type { ConfigPreview } from '../../../core/model.js';
+import type { ConfigPreview } from '../../../core/model/record.js';
 import { configSecrets } from '../machineConfig/secrets.js';
 import type { CredentialChange } from '../../../core/authPatch.js';
 import { MachineConfigError } from '../machineConfig/documents.js';

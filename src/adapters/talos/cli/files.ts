@@ -3,7 +3,7 @@
 // LASTMOD turned into an instant within its printed precision (parse/ls.ts).
 import { posix } from 'node:path';
 import { unique } from '../../../core/async.js';
-import type { FileListing, Reading } from '../../../core/model.js';
+import type { FileListing, Reading } from '../../../core/model/readings.js';
 import { ParseError } from '../../parseError.js';
 import { isMissingFile } from '../resources.js';
 import type { TalosctlCalls } from './calls.js';

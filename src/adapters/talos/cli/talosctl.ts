@@ -11,7 +11,7 @@ import type {
   Reading,
   ServicePidReading,
   TimeStatusReading,
-} from '../../../core/model.js';
+} from '../../../core/model/readings.js';
 import type { Runner } from '../../exec.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';

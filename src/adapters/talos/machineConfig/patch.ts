@@ -12,7 +12,7 @@
 // Pure (no I/O). The config holds every credential of the cluster: no error here quotes its text,
 // only document numbers, kinds, names and line/column positions.
 import type { CredentialChange } from '../../../core/authPatch.js';
-import type { CredentialEdit } from '../../../core/model.js';
+import type { CredentialEdit } from '../../../core/model/record.js';
 import { setMapAt, YamlEditError } from './yamlEdit.js';
 import {
   AUTH_FIELDS,

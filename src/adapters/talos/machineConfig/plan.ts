@@ -7,7 +7,7 @@
 // old credential is never left behind in the other one. What is pending, and what a plan shows of it
 // (field by field, never a value). Pure (no I/O).
 import type { CredentialChange } from '../../../core/authPatch.js';
-import type { CredentialEdit } from '../../../core/model.js';
+import type { CredentialEdit } from '../../../core/model/record.js';
 import {
   AUTH_FIELDS,
   documentIndex,

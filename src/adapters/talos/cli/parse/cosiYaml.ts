@@ -4,7 +4,7 @@
 // our back; the conversions below are explicit and checked.
 import { parseAllDocuments } from 'yaml';
 import { parseRfc3339, rfc3339Ms } from '../../../../core/instants.js';
-import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../../../core/model.js';
+import type { EtcFileStatusReading, Instant, ServicePidReading, TimeStatusReading } from '../../../../core/model/readings.js';
 import { COSI, recordedAt } from '../../resources.js';
 import { ParseError, excerpt } from '../../../parseError.js';
 

@@ -1,0 +1,79 @@
+// A node as the action reads it and as its claim captures it: the fields of a Kubernetes Node the rules
+// judge, the annotation keys under the user's prefix, and what the claim's fresh read recorded for the
+// guard and the release. Plain data, no I/O; every value one a test can write by hand.
+
+/** One taint exactly as the apiserver stores it (`timeAdded` kept, so a JSON Patch `test` can match it byte for byte). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+export type Role = 'worker' | 'control-plane';
+
+/** The fields of a Node that the action reads; built by the kubectl adapter from `kubectl get node -o json`. */
+export interface NodeState {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  /** set when the node is being deleted */
+  deletionTimestamp?: string;
+  /** `spec.unschedulable` (absent on the server means false) */
+  unschedulable: boolean;
+  /** `spec.taints` as stored, in server order; empty when the key is absent */
+  taints: Taint[];
+  labels: Record<string, string>;
+  /** `metadata.annotations`; empty when absent */
+  annotations: Record<string, string>;
+  /** whether `metadata.annotations` exists as a key at all: a JSON Patch `add` below a missing map fails */
+  hasAnnotationsMap: boolean;
+  /** every `status.addresses[type=InternalIP]` address, in order */
+  internalIPs: string[];
+  role: Role;
+  /** status of the Ready condition; 'Unknown' when missing */
+  ready: 'True' | 'False' | 'Unknown';
+  /** `status.nodeInfo.bootID`; empty when missing */
+  bootID: string;
+}
+
+/** Annotation keys under the user's prefix. */
+export interface AnnotationKeys {
+  owner: string;
+  phase: string;
+  wasCordoned: string;
+  verifiedRevision: string;
+  /** a node left cordoned because its drain timed out (`undrainable: quarantine`; src/rules/quarantine.ts) */
+  quarantined: string;
+}
+
+export function annotationKeys(prefix: string): AnnotationKeys {
+  return {
+    owner: `${prefix}/owner`,
+    phase: `${prefix}/phase`,
+    wasCordoned: `${prefix}/was-cordoned`,
+    verifiedRevision: `${prefix}/verified-revision`,
+    quarantined: `${prefix}/quarantined`,
+  };
+}
+
+/** What the claim captured from its fresh read; the guard and the release compare against it. */
+export interface ClaimCapture {
+  node: string;
+  uid: string;
+  internalIP: string;
+  role: Role;
+  wasCordoned: boolean;
+  /** `spec.taints` exactly as read (the claim's `test` op compares it in order) */
+  taints: Taint[];
+  /** scheduling taints: all but the cordon mirror and the autoscaler's advisory taint, as sorted `key=value:effect` strings (`taintId`) */
+  schedulingTaints: string[];
+  owner: string;
+  /** whether `metadata.annotations` existed at the read (optional; lets a retry say "annotations map appeared") */
+  hadAnnotationsMap?: boolean;
+  /**
+   * optional: the `quarantined` annotation exactly as the claim read it. Set, the node was cordoned at
+   * the claim BECAUSE of a quarantine, and `wasCordoned` is the quarantine's record of the time before.
+   */
+  quarantined?: string;
+}

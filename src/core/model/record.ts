@@ -1,0 +1,126 @@
+// Decision records: built as a node goes through its steps; the only input of the report. Here too
+// what a record holds besides the evidence verdict (its steps, the drain's blockers and the quarantine,
+// the plan's config preview, an undecided proof), the run's holds and how a whole run ended.
+// Plain data, no I/O.
+
+import type { Role } from './node.js';
+import type { EvidenceVerdict } from './verdict.js';
+
+/**
+ * How a whole run ended: the action's `result` output, for every mode. `clean` nothing to do,
+ * `processed` something done, `planned` (plan), `partial` (the time budget stopped the roll with
+ * nodes left; every node started ended cleanly), `failed`.
+ */
+export const ACTION_RESULTS = ['clean', 'processed', 'planned', 'partial', 'failed'] as const;
+export type ActionResult = (typeof ACTION_RESULTS)[number];
+
+export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed' | 'quarantined';
+
+/** One thing that kept a drain from finishing: a PodDisruptionBudget and the pods it protected, or pods without one. */
+export interface DrainBlocker {
+  /** `namespace/name` of the PDB; absent: the pods were pending without a PDB refusing them (e.g. stuck terminating) */
+  pdb?: string;
+  /** the PDB's status as read: how many disruptions it allowed, healthy pods now and needed */
+  status?: { disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number };
+  /** `namespace/name` of each pod it held on the node */
+  pods: string[];
+}
+
+/** A node this run quarantined (`undrainable: quarantine`): what blocked its drain and how a person lifts it. */
+export interface QuarantineNote {
+  blockers: DrainBlocker[];
+  /** how to lift it the right way, one line: let the PDBs allow the eviction, then rerun */
+  lift: string;
+  /** the CAS-guarded `kubectl patch` that lifts it by hand (the node keeps the old credential until rebooted) */
+  byHand: string;
+}
+
+export interface StepRecord {
+  name: string;
+  startedAt: string;
+  durationMs: number;
+  ok: boolean;
+  detail?: string;
+}
+
+/**
+ * A moment the roll held new starts back (the run's timeline shows it): the settle gate waiting for
+ * evicted workloads to be available again (`startedAt`..`endedAt`), or the time budget refusing a
+ * start (`startedAt` only: from then on nothing new starts). ISO instants of the runner's clock.
+ */
+export interface RollHold {
+  kind: 'settle' | 'budget';
+  startedAt: string;
+  /** absent while it holds, and for a budget stop */
+  endedAt?: string;
+  /** one line: what it waited for, or the budget's message */
+  detail: string;
+  /** the node whose start or drain it held, when one */
+  node?: string;
+}
+
+export interface DecisionRecord {
+  node: string;
+  uid: string;
+  role: Role;
+  internalIP: string;
+  outcome: Outcome;
+  /** one line */
+  reason: string;
+  evidence?: EvidenceVerdict;
+  /** evidence read after the patch (Talos >= 1.14) or after the reboot */
+  proof?: EvidenceVerdict;
+  claim?: { attempts: number; conflicts: string[] };
+  steps: StepRecord[];
+  durationMs: number;
+  /** when the run started and ended this node (ISO, the runner's clock); absent in plan mode */
+  startedAt?: string;
+  endedAt?: string;
+  /** for refused/failed: what to check and how to recover */
+  nextStep?: string;
+  /**
+   * optional, only on a `rebooted` node: the node came back (new boot id, Ready, the config carrying the
+   * desired credential) but the proof could not order containerd's start after the config write.
+   * Set means the roll did not fail on it; see ProofUndecided.
+   */
+  proofUndecided?: ProofUndecided;
+  /** plan mode only: what the credential patch would change in the node's machine config */
+  configPreview?: ConfigPreview;
+  /** only on a `quarantined` node: what blocked the drain and how to lift the quarantine */
+  quarantine?: QuarantineNote;
+}
+
+/**
+ * plan mode: what the credential patch would change in a node's machine config, from the action's own
+ * change list (src/adapters/talos/machineConfig/plan.ts) and the checks it made on the patched text without the
+ * node (docs/plan.md): never a value, never another program's text. No edits: the config already
+ * carries the credential. Or why none is shown.
+ */
+export type ConfigPreview = { shown: true; edits: CredentialEdit[]; checks: string[] } | { shown: false; why: string };
+
+/** One place of a machine config the credential patch writes, and what happens to each field there. */
+export interface CredentialEdit {
+  /** `RegistryAuthConfig/ghcr.io` or `v1alpha1 machine.registries.config.ghcr.io.auth` */
+  target: string;
+  action: 'added' | 'replaced';
+  /** the credential fields before or after, by name (username, password, auth, identityToken); no value */
+  fields: Array<{ name: string; change: 'added' | 'removed' | 'changed' | 'unchanged' }>;
+  /** why this place is written: the patch gives it, or the node carries this form for the host too */
+  because: string;
+}
+
+/**
+ * A post-reboot proof that neither proved nor contradicted the credential being loaded (rules in
+ * src/rules/proof.ts): what could not be proven, and how the run settled it.
+ * - `verify-image`: containerd itself pulled `verify-image` with the node's credential: proven another way;
+ * - `warning`: no `verify-image`; released (verified-revision written) with a warning naming the residual risk.
+ */
+export interface ProofUndecided {
+  /** the evidence rule's reason, one line: which ordering could not be proven, with the gap and the read path */
+  unproven: string;
+  settledBy: 'verify-image' | 'warning';
+  /** what may still be wrong, for a person (one line) */
+  residualRisk: string;
+  /** for `warning`: how a person settles it */
+  nextStep?: string;
+}
