@@ -1,7 +1,7 @@
 // The verdict of src/rules/evidence.ts: what every condition's rows share (the margin, the Talos version),
 // a reading that lacks something, and the values it carries. Each condition's rows are in evidence/.
 import { describe, expect, it } from 'vitest';
-import type { EvidenceReadings } from '../../src/core/model.js';
+import type { EvidenceReadings } from '../../src/core/model/readings.js';
 import { rebootEvidence } from '../../src/rules/evidence.js';
 import { apiNode, base, cliNode, CRI, expectRows, ghcr, OLD, PART, type Row, second, T0, W } from './evidence/fixtures.js';
 

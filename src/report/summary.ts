@@ -9,7 +9,7 @@
 // This file assembles the sections (src/report/summary/) within the byte budget: the head and totals
 // (head.ts), the node table (table.ts), the timeline (../timeline.ts), the per-node details (details.ts:
 // the quarantine, the config preview, the evidence); what is kept when the budget is short, budget.ts.
-import type { ActionResult, DecisionRecord, RollHold } from '../core/model.js';
+import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
 import type { Redactor } from '../core/redact.js';
 import { renderTimeline } from './timeline.js';
 import { MIN_DETAILS_BYTES, pick } from './summary/budget.js';

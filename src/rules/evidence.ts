@@ -29,7 +29,9 @@
 //   rule 5  the node clock gives no reason for doubt       evidence/clock.ts
 //   rule 6  the launch provably after the write            evidence/ordering.ts
 import { formatGap } from '../core/instants.js';
-import type { ConfigFileReadings, CriLaunch, DesiredCredential, EvidenceReadings, EvidenceValues, EvidenceVerdict } from '../core/model.js';
+import type { DesiredCredential } from '../core/model/credential.js';
+import type { ConfigFileReadings, EvidenceReadings } from '../core/model/readings.js';
+import type { CriLaunch, EvidenceValues, EvidenceVerdict } from '../core/model/verdict.js';
 import { iso } from './evidence/bounds.js';
 import { checkClock } from './evidence/clock.js';
 import { newCollector } from './evidence/collector.js';

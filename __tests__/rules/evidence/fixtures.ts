@@ -3,7 +3,8 @@
 // condition's test file lists (src/rules/evidence.ts and src/rules/evidence/).
 import { expect, it } from 'vitest';
 import { DEFAULT_EVIDENCE_MARGIN_MS } from '../../../src/core/config.js';
-import type { AuthFields, DesiredCredential, EvidenceReadings, Instant, ServiceEvent } from '../../../src/core/model.js';
+import type { AuthFields, DesiredCredential } from '../../../src/core/model/credential.js';
+import type { EvidenceReadings, Instant, ServiceEvent } from '../../../src/core/model/readings.js';
 import { rebootEvidence } from '../../../src/rules/evidence.js';
 
 // Instants as each read path delivers them (docs/talos-evidence-timing.md):

@@ -1,5 +1,5 @@
 // The summary's budget: rows and details are kept by interest, then shown in processing order.
-import type { DecisionRecord, Outcome } from '../../core/model.js';
+import type { DecisionRecord, Outcome } from '../../core/model/record.js';
 import { escapeCell } from '../escape.js';
 import { bytes } from './cells.js';
 

@@ -2,7 +2,8 @@
 // and the instants and gaps of the evidence as the table and the evidence details both show them.
 import { formatMagnitude } from '../../core/format.js';
 import { formatGap, formatInstant } from '../../core/instants.js';
-import type { DecisionRecord, EvidenceValues } from '../../core/model.js';
+import type { DecisionRecord } from '../../core/model/record.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import { escapeCell, truncateText } from '../escape.js';
 
 // Caps on single strings, so one runaway stderr cannot eat the budget of every other node.

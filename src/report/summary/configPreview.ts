@@ -1,5 +1,5 @@
 // The config preview of a node's details (mode: plan): the action's own change list, every value masked.
-import type { ConfigPreview, CredentialEdit } from '../../core/model.js';
+import type { ConfigPreview, CredentialEdit } from '../../core/model/record.js';
 import { escapeHtml, truncateText } from '../escape.js';
 import { e, MAX_TEXT } from './cells.js';
 

@@ -1,7 +1,7 @@
 // The per-node details of the job summary: one <details> block per node the run reached, with its
 // quarantine, its config preview, its claim, its evidence and its steps.
 import { formatDuration, plural } from '../../core/format.js';
-import type { DecisionRecord, StepRecord } from '../../core/model.js';
+import type { DecisionRecord, StepRecord } from '../../core/model/record.js';
 import { outcomeLabel } from '../log.js';
 import { describeDropped, type Item, type Kept, rank } from './budget.js';
 import { bytes, e, MAX_NAME, MAX_TEXT, MAX_VALUE, referenceDay } from './cells.js';

@@ -1,7 +1,7 @@
 // The evidence section of a node's details: the verdicts before the patch and after it, their values
 // side by side, and the CRI config files each reading saw.
 import { formatMagnitude } from '../../core/format.js';
-import type { EvidenceValues, EvidenceVerdict } from '../../core/model.js';
+import type { EvidenceValues, EvidenceVerdict } from '../../core/model/verdict.js';
 import { e, gapCell, instantCell, MAX_TEXT } from './cells.js';
 
 const MAX_FILES = 20;

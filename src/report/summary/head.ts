@@ -1,6 +1,6 @@
 // The head of the job summary: what ran, the totals per outcome, and the lines about the whole run
 // (how Talos was read, how many nodes were in flight, why it stopped early, the settle gate, the error).
-import type { Outcome } from '../../core/model.js';
+import type { Outcome } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 import type { SummaryInput } from '../summary.js';
 

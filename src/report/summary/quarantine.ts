@@ -1,5 +1,5 @@
 // The quarantine section of a node's details: what blocked its drain and how to lift the quarantine.
-import type { QuarantineNote } from '../../core/model.js';
+import type { QuarantineNote } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 
 // What blocked the drain of a quarantined node, one item per PDB, and how to lift it.

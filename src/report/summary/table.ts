@@ -1,6 +1,7 @@
 // The node table of the job summary: one row per node the run reached, one per node it stopped before.
 import { formatDuration, plural } from '../../core/format.js';
-import type { DecisionRecord, EvidenceValues, Outcome } from '../../core/model.js';
+import type { DecisionRecord, Outcome } from '../../core/model/record.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import { outcomeLabel } from '../log.js';
 import { describeDropped, type Item, type Kept, NOT_REACHED_RANK, rank } from './budget.js';
 import { e, gapCell, instantCell, MAX_NAME, referenceDay } from './cells.js';

@@ -1,6 +1,6 @@
 // The bounds the evidence conditions hand each other (the launch of the running containerd, the last
 // write of its config), and how an instant prints in the verdict's values and reasons.
-import type { ReadPath } from '../../core/model.js';
+import type { ReadPath } from '../../core/model/readings.js';
 
 export function iso(ms: number | undefined): string | undefined {
   if (ms === undefined || !Number.isFinite(ms)) return undefined;

@@ -1,5 +1,6 @@
 // Evidence rule 5: the node clock, whose instants every other rule compares, gives no reason for doubt.
-import type { EvidenceReadings, EvidenceValues } from '../../core/model.js';
+import type { EvidenceReadings } from '../../core/model/readings.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import { iso, type StartInstant, type WriteInstant } from './bounds.js';
 import type { Collector } from './collector.js';
 

@@ -1,7 +1,8 @@
 // Evidence rule 3: when the CRI config containerd reads was last written, as bounds, from each file's
 // listing (mtime) and its EtcFileStatus.
 import { isValidInstant } from '../../core/instants.js';
-import type { ConfigFileReadings, EvidenceReadings, EvidenceValues, Instant, ReadPath } from '../../core/model.js';
+import type { ConfigFileReadings, EvidenceReadings, Instant, ReadPath } from '../../core/model/readings.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import { iso, type WriteInstant } from './bounds.js';
 import type { Collector } from './collector.js';
 

@@ -1,6 +1,8 @@
 // Evidence rule 4: the config content match, every existing CRI config file carrying exactly the
 // desired credential. The values are compared in memory and never leave this file.
-import type { AuthFields, ConfigFileReadings, DesiredCredential, EvidenceReadings, EvidenceValues } from '../../core/model.js';
+import type { AuthFields, DesiredCredential } from '../../core/model/credential.js';
+import type { ConfigFileReadings, EvidenceReadings } from '../../core/model/readings.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import type { Collector } from './collector.js';
 
 function sameAuth(a: AuthFields, b: AuthFields): boolean {

@@ -1,6 +1,6 @@
 // Evidence rule 2b: on a reading after the credential patch, the containerd judged is another, later
 // launch than the one the reading before the patch placed.
-import type { CriLaunch, EvidenceValues, EvidenceVerdict } from '../../core/model.js';
+import type { CriLaunch, EvidenceValues, EvidenceVerdict } from '../../core/model/verdict.js';
 import { iso, type StartInstant } from './bounds.js';
 import type { Collector } from './collector.js';
 

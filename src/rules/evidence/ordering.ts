@@ -2,7 +2,8 @@
 // config, judged on the bounds rules 2 and 3 placed and only when rule 5 trusts the node clock.
 import { formatDuration } from '../../core/format.js';
 import { formatGap } from '../../core/instants.js';
-import type { EvidenceOrdering, EvidenceValues, ReadPath } from '../../core/model.js';
+import type { ReadPath } from '../../core/model/readings.js';
+import type { EvidenceOrdering, EvidenceValues } from '../../core/model/verdict.js';
 import type { StartInstant, WriteInstant } from './bounds.js';
 import type { Collector } from './collector.js';
 

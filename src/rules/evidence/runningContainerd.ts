@@ -1,7 +1,8 @@
 // Evidence rules 1 and 2: the running containerd, its cri service state and when it was launched, as
 // bounds placed from the cri service's event history (and ServicePID where the node offers it).
 import { isValidInstant } from '../../core/instants.js';
-import type { EvidenceReadings, EvidenceValues, Instant, ReadPath, ServiceEvent } from '../../core/model.js';
+import type { EvidenceReadings, Instant, ReadPath, ServiceEvent } from '../../core/model/readings.js';
+import type { EvidenceValues } from '../../core/model/verdict.js';
 import { iso, type StartInstant } from './bounds.js';
 import type { Collector } from './collector.js';
 
