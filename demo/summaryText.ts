@@ -1,8 +1,8 @@
 // The job summary's timeline and plan mode's machine config changes as the text a reader sees: the
 // <pre> block after its heading, with the HTML entities the summary escaped turned back into
 // characters (the demo prints them, the e2e tests read them). Dev tooling: the summary itself is built
-// by src/report/timeline.ts and src/report/summary.ts.
-import { CONFIG_CHANGE_TITLE } from '../src/report/summary.js';
+// by src/report/timeline.ts and src/report/summary.ts (its config preview src/report/summary/configPreview.ts).
+import { CONFIG_CHANGE_TITLE } from '../src/report/summary/configPreview.js';
 import { TIMELINE_HEADING } from '../src/report/timeline.js';
 
 const NAMED: Record<string, string> = { lt: '<', gt: '>', quot: '"', amp: '&' };

@@ -9,7 +9,8 @@ import type { EvidenceReadings } from '../core/model/readings.js';
 import type { ConfigPreview, DecisionRecord } from '../core/model/record.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { READ_CALLS_IN_FLIGHT, readEvidence } from './readEvidence.js';
-import { isTalosAtLeast, rebootEvidence } from '../rules/evidence.js';
+import { rebootEvidence } from '../rules/evidence.js';
+import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import type { RunContext } from './context.js';
 
 export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise<DecisionRecord[]> {

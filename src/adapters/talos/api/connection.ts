@@ -40,6 +40,16 @@ export interface TalosConnectionOptions {
 
 type Plain = Record<string, unknown>;
 
+/** What every grpc-js request of one call is started with: its method, codec, message, metadata and deadline. */
+interface RequestArgs {
+  path: string;
+  serialize: (value: Plain) => Buffer;
+  deserialize: (bytes: Buffer) => Plain;
+  request: Plain;
+  metadata: grpc.Metadata;
+  options: grpc.CallOptions;
+}
+
 /** the channel's reconnect interval while the endpoint is unreachable */
 const RECONNECT_MS = 1000;
 
@@ -133,39 +143,41 @@ export class TalosConnection {
 
   /** One unary call to one node. */
   async unary(rpc: RpcName, node: string, request: Plain = {}, opts: CallOptions = {}): Promise<Plain> {
-    const m = RPC[rpc];
-    const reqType = messageType(m.req);
-    const resType = messageType(m.res);
-    const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
-    return this.limited(() =>
-      this.dialing(
-        m.path,
-        node,
-        (waitForReady, track) =>
-          new Promise<Plain>((resolve, reject) => {
-            const call = this.client.makeUnaryRequest<Plain, Plain>(
-              m.path,
-              (v) => encodePlain(reqType, v),
-              (b) => toPlain(resType, b),
-              request,
-              this.metadata(node, waitForReady),
-              { deadline },
-              (err, value) => {
-                unbind();
-                untrack();
-                if (err) reject(err);
-                else resolve(value ?? {});
-              },
-            );
-            const unbind = cancelOn(opts.signal, call);
-            const untrack = track(call);
-          }),
-      ),
+    return this.call<Plain>(rpc, node, request, opts, (a, done) =>
+      this.client.makeUnaryRequest<Plain, Plain>(a.path, a.serialize, a.deserialize, a.request, a.metadata, a.options, (err, value) => {
+        if (err) done.reject(err);
+        else done.resolve(value ?? {});
+      }),
     );
   }
 
   /** A server-streaming call to one node, collected whole (List of one path, Read of one file). */
   async stream(rpc: RpcName, node: string, request: Plain, opts: CallOptions = {}): Promise<Plain[]> {
+    return this.call<Plain[]>(rpc, node, request, opts, (a, done) => {
+      const out: Plain[] = [];
+      const call = this.client.makeServerStreamRequest<Plain, Plain>(a.path, a.serialize, a.deserialize, a.request, a.metadata, a.options);
+      call.on('data', (d: Plain) => out.push(d));
+      call.on('error', (err: grpc.ServiceError) => done.reject(err));
+      call.on('status', (s: grpc.StatusObject) => {
+        if (s.code !== grpc.status.OK) return;
+        done.resolve(out);
+      });
+      return call;
+    });
+  }
+
+  /**
+   * One call of `rpc` to `node` (unary or streaming), within the in-flight limit and through `dialing`:
+   * `issue` starts it with the arguments every grpc-js request takes and settles it through `done`,
+   * which first detaches the call from the caller's signal and from the wait for the next dial.
+   */
+  private call<T>(
+    rpc: RpcName,
+    node: string,
+    request: Plain,
+    opts: CallOptions,
+    issue: (args: RequestArgs, done: { resolve: (value: T) => void; reject: (err: grpc.ServiceError) => void }) => { cancel(): void },
+  ): Promise<T> {
     const m = RPC[rpc];
     const reqType = messageType(m.req);
     const resType = messageType(m.res);
@@ -175,30 +187,31 @@ export class TalosConnection {
         m.path,
         node,
         (waitForReady, track) =>
-          new Promise<Plain[]>((resolve, reject) => {
-            const out: Plain[] = [];
-            const call = this.client.makeServerStreamRequest<Plain, Plain>(
-              m.path,
-              (v) => encodePlain(reqType, v),
-              (b) => toPlain(resType, b),
+          new Promise<T>((resolve, reject) => {
+            const args: RequestArgs = {
+              path: m.path,
+              serialize: (v) => encodePlain(reqType, v),
+              deserialize: (b) => toPlain(resType, b),
               request,
-              this.metadata(node, waitForReady),
-              { deadline },
-            );
+              metadata: this.metadata(node, waitForReady),
+              options: { deadline },
+            };
+            const release = () => {
+              unbind();
+              untrack();
+            };
+            const call = issue(args, {
+              resolve: (value) => {
+                release();
+                resolve(value);
+              },
+              reject: (err) => {
+                release();
+                reject(err);
+              },
+            });
             const unbind = cancelOn(opts.signal, call);
             const untrack = track(call);
-            call.on('data', (d: Plain) => out.push(d));
-            call.on('error', (err: grpc.ServiceError) => {
-              unbind();
-              untrack();
-              reject(err);
-            });
-            call.on('status', (s: grpc.StatusObject) => {
-              if (s.code !== grpc.status.OK) return;
-              unbind();
-              untrack();
-              resolve(out);
-            });
           }),
       ),
     );

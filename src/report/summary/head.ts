@@ -1,0 +1,57 @@
+// The head of the job summary: what ran, the totals per outcome, and the lines about the whole run
+// (how Talos was read, how many nodes were in flight, why it stopped early, the settle gate, the error).
+import type { Outcome } from '../../core/model/record.js';
+import { e, MAX_NAME, MAX_TEXT } from './cells.js';
+import type { SummaryInput } from '../summary.js';
+
+const MAX_ERROR = 8000;
+
+/** The head sections, in order; with no node reached they are the whole summary. */
+export function renderHead(input: SummaryInput): string[] {
+  const records = input.records;
+  const notReached = input.notReached ?? [];
+  const head = [renderHeading(input), renderCounts(input)];
+  if (input.talosReads) head.push(`<p><b>Talos readings:</b> ${e(input.talosReads, MAX_TEXT)}</p>`);
+  if (input.inFlightMax !== undefined && input.maxUnavailable !== undefined) {
+    const key = input.topologyKey ? ` · topology-key <code>${e(input.topologyKey, MAX_NAME)}</code>` : '';
+    head.push(
+      `<p>At most ${e(input.inFlightMax)} in flight at once (max-unavailable ${e(input.maxUnavailable)} workers; control planes one at a time)${key}</p>`,
+    );
+  }
+  if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
+  if (input.settleWaits) {
+    const list = input.settleWaits.length ? input.settleWaits.map((w) => `<code>${e(w, MAX_NAME)}</code>`).join(', ') : 'none';
+    head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
+  }
+  if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
+  if (records.length === 0 && notReached.length === 0) {
+    head.push(
+      input.result === 'clean'
+        ? `<p>Nothing to do: every selected node already verified revision <code>${e(input.revision)}</code>.</p>`
+        : '<p>No node was processed.</p>',
+    );
+  }
+  return head;
+}
+
+function renderHeading(input: SummaryInput): string {
+  const what = input.mode === 'plan' ? 'Registry auth rollout plan (read-only)' : 'Registry auth rollout';
+  return `<h2>${what}: <code>${e(input.registry, MAX_NAME)}</code> revision <code>${e(input.revision, MAX_NAME)}</code></h2>`;
+}
+
+function renderCounts(input: SummaryInput): string {
+  const n = (o: Outcome): number => input.records.filter((r) => r.outcome === o).length;
+  const parts = [
+    `${n('rebooted')} rebooted`,
+    `${n('reboot-skipped')} ${n('reboot-skipped') === 1 ? 'reboot' : 'reboots'} skipped`,
+    `${n('planned-reboot') + n('planned-skip')} planned (${n('planned-reboot')} reboot, ${n('planned-skip')} skip)`,
+    `${n('refused')} refused`,
+    ...(n('quarantined') > 0 ? [`${n('quarantined')} quarantined`] : []),
+    `${n('failed')} failed`,
+    `${(input.notReached ?? []).length} not reached`,
+  ];
+  if (input.upToDate !== undefined) {
+    parts.push(`${typeof input.upToDate === 'number' ? input.upToDate : input.upToDate.length} already up to date`);
+  }
+  return `<p>Result: <b>${e(input.result)}</b> · ${parts.join(' · ')}</p>`;
+}
