@@ -24,6 +24,8 @@ import { escapeCell, escapeHtml, truncateText } from './escape.js';
 import { formatDuration } from '../core/format.js';
 import { outcomeLabel } from './log.js';
 import { renderTimeline } from './timeline.js';
+import { renderRevocation } from './revocation.js';
+import type { RevocationVerdict } from '../rules/revocation.js';
 
 export interface SummaryInput {
   mode: 'apply' | 'plan';
@@ -49,6 +51,8 @@ export interface SummaryInput {
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: the gate is off) */
   settleWaits?: readonly string[];
+  /** may the old credential be revoked now (src/rules/revocation.ts); one line, and the nodes that may still hold it */
+  revocation?: RevocationVerdict;
 }
 
 /** GitHub rejects a step summary above 1 MiB. */
@@ -125,6 +129,7 @@ export function renderSummary(input: SummaryInput, options: { budgetBytes?: numb
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
   }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
+  if (input.revocation) head.push(renderRevocation(input.revocation));
   if (records.length === 0 && notReached.length === 0) {
     head.push(
       input.result === 'clean'
