@@ -1,7 +1,7 @@
 // The one publisher, through a recording core-like port: a plain report of any mode in, the exact
 // outputs, log lines, annotations, summary and failure calls out.
 import { describe, expect, it } from 'vitest';
-import { MaskedCore, type CorePort } from '../../src/action/masked.js';
+import { MaskedCore } from '../../src/action/masked.js';
 import { publish, type ActionReport } from '../../src/action/publish.js';
 import { InputError, RolloutError } from '../../src/core/errors.js';
 import { annotationKeys } from '../../src/core/model/node.js';
@@ -11,37 +11,7 @@ import { Redactor } from '../../src/core/redact.js';
 import type { FenceRow } from '../../src/rules/fences.js';
 import { record } from '../report/fixtures.js';
 import { HOLDS, W1 } from '../report/timelineFixture.js';
-
-type Call = [string, ...unknown[]];
-
-function recorder(opts: { summaryThrows?: boolean } = {}) {
-  const calls: Call[] = [];
-  const port: CorePort = {
-    getInput: () => '',
-    getState: () => '',
-    setSecret: (s) => calls.push(['setSecret', s]),
-    startGroup: (t) => calls.push(['startGroup', t]),
-    endGroup: () => calls.push(['endGroup']),
-    saveState: (name, value) => calls.push(['saveState', name, value]),
-    setOutput: (name, value) => calls.push(['setOutput', name, value]),
-    info: (m) => calls.push(['info', m]),
-    notice: (m, p) => calls.push(['notice', p?.title, m]),
-    warning: (m, p) => calls.push(['warning', p?.title, m]),
-    error: (m, p) => calls.push(['error', p?.title, m]),
-    setFailed: (m) => calls.push(['setFailed', m]),
-    summary: {
-      addRaw: (html) => ({
-        write: async () => {
-          if (opts.summaryThrows) throw new Error('EACCES: step summary file');
-          calls.push(['summary', html]);
-        },
-      }),
-    },
-  };
-  const of = (kind: string) => calls.filter((c) => c[0] === kind).map((c) => c.slice(1));
-  const outputs = () => Object.fromEntries(of('setOutput') as Array<[string, string]>);
-  return { port, calls, of, outputs };
-}
+import { recorder } from './recorder.js';
 
 const OUTPUT_KEYS = ['result', 'decisions', 'rebooted', 'reboots-skipped', 'refused', 'left', 'in-flight-max'];
 

@@ -81,7 +81,12 @@ export function config(over: Partial<Config> = {}): Config {
 }
 
 export function roll(c: ReturnType<typeof makeCluster>, over: Partial<Config> = {}, extra: Partial<RolloutDeps> = {}) {
-  return runRollout({
+  return runRollout(rolloutDeps(c, over, extra));
+}
+
+/** The run's ports on the fakes, as `roll` hands them to the run. */
+export function rolloutDeps(c: ReturnType<typeof makeCluster>, over: Partial<Config> = {}, extra: Partial<RolloutDeps> = {}): RolloutDeps {
+  return {
     kube: c.kube,
     talos: c.talos,
     config: config(over),
@@ -92,5 +97,5 @@ export function roll(c: ReturnType<typeof makeCluster>, over: Partial<Config> = 
     pollIntervalMs: 1000,
     lock: new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock }),
     ...extra,
-  });
+  };
 }

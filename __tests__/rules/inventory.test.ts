@@ -118,3 +118,16 @@ describe('identityChanges', () => {
     expect(identityChanges(w1, fresh)).toEqual(want);
   });
 });
+
+describe('selectNodes: inScope', () => {
+  it('lists every node the names and the selector select, verified ones included (the old-credential verdict judges them)', () => {
+    const nodes = [
+      node({ name: 'w1', annotations: { [keys.verifiedRevision]: 'r2' }, hasAnnotationsMap: true }),
+      node({ name: 'w2' }),
+      node({ name: 'w3' }),
+    ];
+    const got = selectNodes(nodes, { names: ['w1', 'w2'], selectorMatches: new Set(['w1', 'w2', 'w3']), revision: 'r2', keys });
+    expect(got.inScope.map((n) => n.name)).toEqual(['w1', 'w2']);
+    expect(got.selected.map((n) => n.name)).toEqual(['w2']);
+  });
+});

@@ -11,6 +11,7 @@ import { Runner } from '../adapters/exec.js';
 import { realClock } from '../core/clock.js';
 import { runFences } from '../fences/run.js';
 import { runRolloutMode } from '../pipeline/rolloutMode.js';
+import { githubServerUrl } from '../core/owner.js';
 import { formatCommandLine } from '../report/log.js';
 import { saveAccess } from './state.js';
 import { requireTalosctl } from './talosctlOnPath.js';
@@ -28,7 +29,9 @@ export async function run(): Promise<void> {
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
   const report = await runMode(core, runner, () => cancelled).catch((error: unknown): ActionReport => ({ kind: 'error', error }));
-  await publish(report, core, { redactor: core.redactor });
+  // apply and plan also write the report file into RUNNER_TEMP (src/action/publish.ts says what happens when it cannot)
+  const reportFile = { runnerTemp: process.env.RUNNER_TEMP, serverUrl: githubServerUrl(process.env) };
+  await publish(report, core, { redactor: core.redactor, reportFile });
 }
 
 async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolean): Promise<ActionReport> {

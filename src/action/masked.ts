@@ -1,5 +1,5 @@
 // The one way text leaves the action: every log line and log group, annotation, step output, job
-// summary, failure message and saved state of the main step and of the post step is written through
+// summary, report file, failure message and saved state of the main step and of the post step is written through
 // a MaskedCore, which replaces every registered secret (in each of its forms, src/core/redact.ts)
 // before the runner sees it. This is the only file that imports @actions/core
 // (__tests__/repo/consistency.test.ts checks), so nothing can be written unmasked, whoever writes it.
@@ -11,6 +11,10 @@
 // written past this port (a crash's stack trace on stderr).
 import * as core from '@actions/core';
 import { Redactor } from '../core/redact.js';
+import { writePrivateFile } from './reportFile.js';
+
+/** Writes a file's text (masked already): the report file's writer (src/action/reportFile.ts), or a recorder in tests. */
+export type FileSink = (path: string, text: string) => void;
 
 /** An annotation's properties as the action sets them. */
 export interface AnnotationProps {
@@ -41,6 +45,7 @@ export class MaskedCore implements CorePort {
   constructor(
     private readonly raw: CorePort,
     readonly redactor: Redactor = new Redactor(),
+    private readonly files: FileSink = writePrivateFile,
   ) {
     this.summary = { addRaw: (text) => raw.summary.addRaw(this.mask(text)) };
   }
@@ -100,6 +105,11 @@ export class MaskedCore implements CorePort {
 
   saveState(name: string, value: string): void {
     this.raw.saveState(name, this.mask(value));
+  }
+
+  /** A file of the run (the report file), its text masked like every other sink's. */
+  writeFile(path: string, text: string): void {
+    this.files(path, this.mask(text));
   }
 
   private props(p: AnnotationProps | undefined): AnnotationProps | undefined {

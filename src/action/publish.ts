@@ -2,7 +2,15 @@
 // annotations, job summary and exit status here, in that order, through one core-like port. The
 // modes render nothing, and every mode of the main step sets every output (a later step reads them
 // whatever ran); the post step sets none (no step runs after it) and writes no summary.
+//
+// The report file (`reportFile` below, as the main step publishes): apply and plan write the whole
+// run as one JSON document (src/report/runReport.ts) into RUNNER_TEMP, its path the `report-file`
+// output. The fences modes write none (their fence rows are small and whole in `decisions`), nor does
+// a mode that could not run; there `report-file` is empty. A report file that cannot be written is an
+// error annotation, never the step's failure: the run's own result, outputs, summary and exit status
+// stand as they are, and `report-file` is empty.
 import { errorMessage, RolloutError } from '../core/errors.js';
+import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
 import type { Redactor } from '../core/redact.js';
@@ -11,6 +19,9 @@ import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
 import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
 import { presentPostReport, type PostReport } from '../report/postStep.js';
 import { renderSummary } from '../report/summary.js';
+import { revocableOutput } from '../report/revocation.js';
+import { buildRunReport, type RunIdentity } from '../report/runReport.js';
+import { reportFilePath } from './reportFile.js';
 
 /** A mode that ended before it had anything to report: a bad input, an unusable talosconfig, a fences read that failed. */
 export interface ErrorReport {
@@ -43,6 +54,17 @@ export interface PublishPort {
   error(message: string, properties: { title: string }): void;
   setFailed(message: string): void;
   summary: { addRaw(html: string): { write(): Promise<unknown> } };
+  /** writes a file's text, masked (MaskedCore.writeFile); needed for `reportFile` */
+  writeFile?(path: string, text: string): void;
+}
+
+/** The main step's report file and the outputs that come with it (`report-file`, `old-credential-revocable`). */
+export interface ReportFileOptions {
+  /** RUNNER_TEMP as the runner set it */
+  runnerTemp: string | undefined;
+  /** the web root of the run's page (GITHUB_SERVER_URL) */
+  serverUrl?: string;
+  now?: () => Date;
 }
 
 export interface PublishOptions {
@@ -51,11 +73,16 @@ export interface PublishOptions {
    * the text: the summary escapes and truncates values, which could respell or split a secret.
    */
   redactor?: Redactor;
+  /** set by the main step: write the report file and set its outputs (see the top of this file) */
+  reportFile?: ReportFileOptions;
 }
 
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);
-  for (const [k, v] of Object.entries(p.outputs ?? {}) as Array<[string, string]>) port.setOutput(k, v);
+  const file = p.outputs && options.reportFile ? writeReportFile(report, port, options.reportFile, options) : undefined;
+  const outputs = p.outputs && file ? { ...p.outputs, ...file.outputs } : p.outputs;
+  for (const [k, v] of Object.entries(outputs ?? {}) as Array<[string, string]>) port.setOutput(k, v);
+  if (file?.error) port.error(file.error, { title: 'report file not written' });
   for (const line of p.log) port.info(line);
   for (const a of p.annotations) port[a.kind](a.message, { title: a.title });
   if (p.summary) {
@@ -66,6 +93,65 @@ export async function publish(report: ActionReport, port: PublishPort, options: 
     }
   }
   for (const f of p.failures) port.setFailed(f);
+}
+
+/** The two outputs of the report file, and what went wrong writing it (the run's result stands). */
+interface ReportFileOutcome {
+  outputs: { 'report-file': string; 'old-credential-revocable': 'true' | 'false' };
+  error?: string;
+}
+
+function writeReportFile(
+  report: ActionReport,
+  port: PublishPort,
+  file: ReportFileOptions,
+  { redactor }: PublishOptions,
+): ReportFileOutcome {
+  // the fences modes and a mode that could not run judge no node and write no file
+  if (report.kind !== 'rollout') return { outputs: { 'report-file': '', 'old-credential-revocable': 'false' } };
+  const revocable = revocableOutput(report.revocation);
+  const now = (file.now ?? (() => new Date()))();
+  const identity = identityOf(report.owner, file.serverUrl);
+  try {
+    if (!port.writeFile) throw new Error('the publishing port writes no file');
+    const path = reportFilePath(file.runnerTemp, identity, now);
+    const doc = buildRunReport(
+      {
+        identity,
+        generatedAt: now.toISOString(),
+        mode: report.mode,
+        registry: report.registry,
+        revision: report.revision,
+        result: report.result,
+        records: report.records,
+        notReached: report.notReached,
+        upToDate: report.upToDate,
+        error: report.error ? errorMessage(report.error) : undefined,
+        notice: report.notice,
+        talosReads: report.talosReads,
+        inFlightMax: report.inFlightMax,
+        maxUnavailable: report.maxUnavailable,
+        topologyKey: report.topologyKey,
+        holds: report.holds,
+        settleWaits: report.settleWaits,
+        revocation: report.revocation,
+      },
+      { redactor },
+    );
+    port.writeFile(path, `${JSON.stringify(doc, null, 2)}\n`);
+    return { outputs: { 'report-file': path, 'old-credential-revocable': revocable } };
+  } catch (e) {
+    return {
+      outputs: { 'report-file': '', 'old-credential-revocable': revocable },
+      error: `could not write the report file: ${errorMessage(e)}; the run's result, outputs and summary are unaffected, and the report-file output is empty`,
+    };
+  }
+}
+
+function identityOf(owner: string | undefined, serverUrl: string | undefined): RunIdentity | undefined {
+  const t = owner ? parseOwnerToken(owner) : undefined;
+  if (!owner || !t) return undefined;
+  return { repository: t.repository, runId: t.runId, runAttempt: t.runAttempt, owner, url: runUrl(t, serverUrl) };
 }
 
 export function present(report: ActionReport, options: PublishOptions = {}): Publication {
@@ -109,6 +195,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
           topologyKey: r.topologyKey,
           holds: r.holds,
           settleWaits: r.settleWaits,
+          revocation: r.revocation,
         },
         { redactor },
       ),

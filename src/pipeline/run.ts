@@ -46,6 +46,14 @@ export interface RolloutResult {
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
   settleWaits?: string[];
+  /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
+  scope?: Scope;
+}
+
+/** Every node the `nodes` / `node-selector` inputs select, as one listing saw it, and how many of the cluster's nodes they leave out. */
+export interface Scope {
+  nodes: NodeState[];
+  outside: number;
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -56,6 +64,7 @@ interface Listing {
   selected: NodeState[];
   upToDate: string[];
   quarantined: QuarantinedOut[];
+  scope: Scope;
 }
 
 /** List, validate the inventory and select the nodes a pass rolls, in roll order. */
@@ -81,7 +90,12 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
   }
-  return { selected: selection.selected, upToDate: selection.upToDate, quarantined: quarantinedNodes(inventory, keys) };
+  return {
+    selected: selection.selected,
+    upToDate: selection.upToDate,
+    quarantined: quarantinedNodes(inventory, keys),
+    scope: { nodes: selection.inScope, outside: inventory.length - selection.inScope.length },
+  };
 }
 
 /**
@@ -103,13 +117,20 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
 
   // 1–2. Inventory and selection.
   const first = await listAndSelect(ctx, 0);
-  if (first.selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate };
+  if (first.selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope };
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
 
   if (config.mode === 'plan') {
     const records = await planNodes(ctx, first.selected);
     const settleWaits = await predictSettle(ctx, records);
-    return { result: 'planned', records, notReached: [], upToDate: first.upToDate, ...(settleWaits ? { settleWaits } : {}) };
+    return {
+      result: 'planned',
+      records,
+      notReached: [],
+      upToDate: first.upToDate,
+      scope: first.scope,
+      ...(settleWaits ? { settleWaits } : {}),
+    };
   }
 
   // One run at a time: the Lease is taken before the first mutation and refused when held by
@@ -132,8 +153,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
       ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
   };
   let end: RollEnd;
+  const last = { listing: first };
   try {
-    end = await rollPasses(ctx, nodeRuns, first, roll);
+    end = await rollPasses(ctx, nodeRuns, first, roll, last);
   } finally {
     ctx.lock?.stop();
     roll.logs.flushAll();
@@ -153,6 +175,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
+    scope: last.listing.scope,
   };
 }
 
@@ -251,7 +274,13 @@ async function withFencesOfHolder(ctx: RunContext, fn: () => Promise<void>): Pro
  * never rolled twice, whatever its annotations say. Any failure or cancellation in any pass ends
  * the run with the nodes processed so far in the result.
  */
-async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: Listing, roll: RollState): Promise<RollEnd> {
+async function rollPasses(
+  ctx: RunContext,
+  nodeRuns: NodeRuns,
+  first: Listing,
+  roll: RollState,
+  last: { listing: Listing },
+): Promise<RollEnd> {
   const done = new Set<string>();
   let pass = first;
   let emptyListings = 0;
@@ -276,6 +305,8 @@ async function rollPasses(ctx: RunContext, nodeRuns: NodeRuns, first: Listing, r
       if (emptyListings === 1 && ctx.relistPauseMs) await ctx.clock.sleep(ctx.relistPauseMs);
       extra++;
       pass = await listAndSelect(ctx, done.size);
+      // the latest listing is what the old-credential verdict judges
+      last.listing = pass;
     }
   } catch (e) {
     const error =

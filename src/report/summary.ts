@@ -17,6 +17,7 @@ import { bytes } from './summary/cells.js';
 import { detailItems, droppedDetailsNote } from './summary/details.js';
 import { renderHead } from './summary/head.js';
 import { renderTable, rowItems, TABLE_CLOSE, TABLE_OPEN } from './summary/table.js';
+import type { RevocationVerdict } from '../rules/revocation.js';
 
 export interface SummaryInput {
   mode: 'apply' | 'plan';
@@ -42,6 +43,8 @@ export interface SummaryInput {
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: the gate is off) */
   settleWaits?: readonly string[];
+  /** may the old credential be revoked now (src/rules/revocation.ts); one line, and the nodes that may still hold it */
+  revocation?: RevocationVerdict;
 }
 
 /** GitHub rejects a step summary above 1 MiB. */

@@ -69,6 +69,8 @@ export interface Selection {
   upToDate: string[];
   /** requested names that are not nodes of the cluster (sorted); the caller errors on them */
   unknownNames: string[];
+  /** every node the names and the selector select, verified or not, in listing order (src/rules/revocation.ts judges them) */
+  inScope: NodeState[];
 }
 
 /**
@@ -103,7 +105,7 @@ export function selectNodes(
 
   const rank = (n: NodeState): number => (n.role === 'worker' ? 0 : 1);
   const selected = [...stale].sort((a, b) => rank(a) - rank(b) || compareNames(a.name, b.name));
-  return { selected, upToDate, unknownNames };
+  return { selected, upToDate, unknownNames, inScope };
 }
 
 /**

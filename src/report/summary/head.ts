@@ -3,6 +3,7 @@
 import type { Outcome } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 import type { SummaryInput } from '../summary.js';
+import { renderRevocation } from '../revocation.js';
 
 const MAX_ERROR = 8000;
 
@@ -24,6 +25,7 @@ export function renderHead(input: SummaryInput): string[] {
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
   }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
+  if (input.revocation) head.push(renderRevocation(input.revocation));
   if (records.length === 0 && notReached.length === 0) {
     head.push(
       input.result === 'clean'

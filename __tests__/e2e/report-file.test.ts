@@ -1,0 +1,76 @@
+// End to end: the report file and the old-credential verdict, from the bundle run as a runner would
+// against the twin: the file parsed (its version, every node with its evidence, mode 0600, its path an
+// output), and `old-credential-revocable` for a roll, a rerun with nothing left, and a plan.
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { act, REVISION, requireKubectl, startCluster } from './helpers.js';
+
+const NODES = ['worker-1', 'worker-2', 'worker-3', 'cp-1', 'cp-2', 'cp-3'];
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+function reportOf(path: string | undefined): any {
+  expect(path, 'the report-file output').toBeTruthy();
+  const text = readFileSync(path!, 'utf8');
+  expect(text).not.toContain(NEW_CREDENTIAL.password);
+  return JSON.parse(text);
+}
+
+describe('e2e: the report file and the old-credential verdict', () => {
+  it(
+    'a roll writes every node with its evidence into RUNNER_TEMP (0600); revocable once every node is verified, also on a rerun',
+    { timeout: 150_000 },
+    async () => {
+      c = await startCluster();
+      const run = await act(c);
+      expect(run.exitCode, run.stdout).toBe(0);
+      const path = run.outputs['report-file'];
+      const doc = reportOf(path);
+      expect(statSync(path!).mode & 0o777).toBe(0o600);
+      expect(basename(path!)).toMatch(/^talos-registry-auth-rollout-\d+-1-[0-9a-f]+\.json$/);
+      expect(doc).toMatchObject({ schema: 'talos-registry-auth-rollout/run-report', version: 1, mode: 'apply', revision: REVISION });
+      expect(doc.result).toBe(run.outputs.result);
+      expect(doc.run).toMatchObject({ repository: 'acme/platform', runAttempt: '1' });
+      expect(doc.nodes.map((n: any) => n.name)).toEqual(NODES);
+      for (const n of doc.nodes) {
+        expect(n.evidence?.values?.files?.length, n.name).toBeGreaterThan(0);
+        expect(n.steps.length, n.name).toBeGreaterThan(0);
+      }
+      expect(doc.nodes.find((n: any) => n.name === 'worker-2').proof.verdict).toBe('skip');
+      expect(doc.timeline.nodes.map((n: any) => n.node)).toEqual(NODES);
+      expect(doc.oldCredential).toMatchObject({ revocable: true, judged: 6, holders: [] });
+      expect(run.outputs['old-credential-revocable']).toBe('true');
+      expect(run.summary).toContain('<b>Old credential:</b> ✅ safe to revoke');
+
+      // a rerun with nothing left: every node counts by its marker, though none is rolled
+      const again = await act(c);
+      expect(again.outputs.result).toBe('clean');
+      expect(again.outputs['old-credential-revocable']).toBe('true');
+      const clean = reportOf(again.outputs['report-file']);
+      expect(clean.nodes).toEqual([]);
+      expect(clean.upToDate).toHaveLength(6);
+      expect(again.outputs['report-file']).not.toBe(path);
+    },
+  );
+
+  it('a plan writes its report too, and says the old credential is still held, node by node', { timeout: 90_000 }, async () => {
+    c = await startCluster();
+    const run = await act(c, { mode: 'plan' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const doc = reportOf(run.outputs['report-file']);
+    expect(doc.mode).toBe('plan');
+    expect(doc.nodes.map((n: any) => n.name)).toEqual(NODES);
+    expect(run.outputs['old-credential-revocable']).toBe('false');
+    expect(doc.oldCredential.holders.map((h: any) => [h.node, h.kind])).toEqual(
+      ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3'].map((n) => [n, 'planned']),
+    );
+    expect(run.summary).toContain('not safe to revoke yet');
+    expect(run.summary).toContain('<li><code>worker-1</code>');
+  });
+});

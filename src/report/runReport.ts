@@ -1,0 +1,151 @@
+// The report file: the whole run of `apply` or `plan` as one versioned JSON document, for a later
+// step or an archive. Job outputs are capped at 1 MB (the `decisions` output drops detail beyond its
+// budget, src/report/outputs.ts) and the summary at 1 MiB (it leaves out rows and details), so a
+// 500-node roll keeps its details here only: this document is never truncated or compacted. Pure:
+// plain data in, a plain object out; src/action/publish.ts serialises it and writes it through the
+// masking port.
+//
+// Versioning: `schema` names the document, `version` its shape. A change that only adds keys keeps
+// the version; one that removes, renames or retypes a key bumps it, so a consumer can refuse a shape
+// it does not know instead of misreading it.
+import type { ActionResult, ConfigPreview, DecisionRecord, Outcome, RollHold } from '../core/model/record.js';
+import type { Redactor } from '../core/redact.js';
+import { stepPhase, type StepPhase } from '../core/steps.js';
+import type { RevocationVerdict } from '../rules/revocation.js';
+import { toDecisionOutput, type DecisionOutput } from './outputs.js';
+
+export const RUN_REPORT_SCHEMA = 'talos-registry-auth-rollout/run-report';
+export const RUN_REPORT_VERSION = 1;
+
+/** Who ran: the claim token's parts (repository, run id, attempt, nonce) and the run's page. */
+export interface RunIdentity {
+  repository: string;
+  runId: string;
+  runAttempt: string;
+  /** the claim token written into the owner annotation of the nodes this run claimed */
+  owner: string;
+  url?: string;
+}
+
+/** What the document is built from: the rollout report's facts (the publisher maps them). */
+export interface RunReportInput {
+  identity?: RunIdentity;
+  /** ISO instant the document was built (the runner's clock) */
+  generatedAt: string;
+  mode: 'apply' | 'plan';
+  registry: string;
+  revision: string;
+  result: ActionResult;
+  records: readonly DecisionRecord[];
+  notReached?: readonly string[];
+  upToDate?: readonly string[];
+  error?: string;
+  notice?: string;
+  talosReads?: string;
+  inFlightMax?: number;
+  maxUnavailable?: number;
+  topologyKey?: string;
+  holds?: readonly RollHold[];
+  settleWaits?: readonly string[];
+  revocation?: RevocationVerdict;
+}
+
+/** One node's bar on the timeline, as data: its span and each step's phase (src/core/steps.ts). */
+export interface TimelineNode {
+  node: string;
+  outcome: Outcome;
+  startedAt: string | null;
+  endedAt: string | null;
+  steps: Array<{ name: string; phase: StepPhase; startedAt: string; durationMs: number; ok: boolean }>;
+}
+
+/** A node's decision as the `decisions` output has it, whole, plus the plan's machine-config change list. */
+export type ReportNode = DecisionOutput & { configPreview?: ConfigPreview };
+
+export interface RunReportDocument {
+  schema: typeof RUN_REPORT_SCHEMA;
+  version: typeof RUN_REPORT_VERSION;
+  generatedAt: string;
+  /** null: the run's identity was not known */
+  run: RunIdentity | null;
+  mode: 'apply' | 'plan';
+  registry: string;
+  revision: string;
+  result: ActionResult;
+  error: string | null;
+  notice: string | null;
+  talosReads: string | null;
+  counts: Record<Outcome | 'notReached' | 'upToDate', number>;
+  /** every node the run reached, in processing order, never compacted */
+  nodes: ReportNode[];
+  /** selected nodes the roll stopped before */
+  notReached: string[];
+  /** nodes left out because they already verified this revision */
+  upToDate: string[];
+  timeline: {
+    inFlightMax: number | null;
+    maxUnavailable: number | null;
+    topologyKey: string | null;
+    /** the settle gate's waits and the time budget's stop */
+    holds: RollHold[];
+    /** apply: one entry per node started, in processing order; plan: empty */
+    nodes: TimelineNode[];
+  };
+  /** plan: the workloads the settle gate would wait for; null: the gate is off or nothing was predicted */
+  settleWaits: string[] | null;
+  /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
+  oldCredential: RevocationVerdict | null;
+}
+
+const OUTCOMES: readonly Outcome[] = ['rebooted', 'reboot-skipped', 'planned-reboot', 'planned-skip', 'refused', 'failed', 'quarantined'];
+
+function timelineNode(r: DecisionRecord): TimelineNode {
+  return {
+    node: r.node,
+    outcome: r.outcome,
+    startedAt: r.startedAt ?? null,
+    endedAt: r.endedAt ?? null,
+    steps: r.steps.map((s) => ({ name: s.name, phase: stepPhase(s.name), startedAt: s.startedAt, durationMs: s.durationMs, ok: s.ok })),
+  };
+}
+
+/**
+ * The document, every string of it redacted with `redactor` when given (the port masks the text again:
+ * a secret found only in the serialised JSON, across a key and its value, is still caught there).
+ */
+export function buildRunReport(input: RunReportInput, options: { redactor?: Redactor } = {}): RunReportDocument {
+  const records = input.records;
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, records.filter((r) => r.outcome === o).length])) as RunReportDocument['counts'];
+  counts.notReached = input.notReached?.length ?? 0;
+  counts.upToDate = input.upToDate?.length ?? 0;
+  const doc: RunReportDocument = {
+    schema: RUN_REPORT_SCHEMA,
+    version: RUN_REPORT_VERSION,
+    generatedAt: input.generatedAt,
+    run: input.identity ? { ...input.identity } : null,
+    mode: input.mode,
+    registry: input.registry,
+    revision: input.revision,
+    result: input.result,
+    error: input.error ?? null,
+    notice: input.notice ?? null,
+    talosReads: input.talosReads ?? null,
+    counts,
+    nodes: records.map((r) => ({
+      ...toDecisionOutput(r),
+      ...(r.configPreview ? { configPreview: structuredClone(r.configPreview) } : {}),
+    })),
+    notReached: [...(input.notReached ?? [])],
+    upToDate: [...(input.upToDate ?? [])],
+    timeline: {
+      inFlightMax: input.inFlightMax ?? null,
+      maxUnavailable: input.maxUnavailable ?? null,
+      topologyKey: input.topologyKey ?? null,
+      holds: (input.holds ?? []).map((h) => ({ ...h })),
+      nodes: records.filter((r) => r.startedAt !== undefined).map(timelineNode),
+    },
+    settleWaits: input.settleWaits ? [...input.settleWaits] : null,
+    oldCredential: input.revocation ? structuredClone(input.revocation) : null,
+  };
+  return options.redactor ? options.redactor.redactData(doc) : doc;
+}
