@@ -10,6 +10,7 @@ import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } fro
 import { prefetchVersions } from './evidence.js';
 import { resolveMaxUnavailable } from '../core/config.js';
 import { NodeLogs } from '../report/nodeLog.js';
+import { runEvent } from '../report/events.js';
 import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetTooShort, nodeDeadlines } from '../rules/budget.js';
@@ -45,6 +46,8 @@ export interface RolloutResult {
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
   settleWaits?: string[];
+  /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
+  eventsWarning?: string;
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -142,16 +145,25 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
   const ended = end.result === 'failed' ? end.error : leaseError;
   const error = roll.quarantined.length > 0 ? new QuarantinedNodesError(roll.quarantined, ended) : ended;
+  const result = leaseError || roll.quarantined.length > 0 ? 'failed' : end.result;
+  const records = nodeRuns.records();
+  const notReached = end.result === 'processed' ? [] : end.notReached;
+  if (ctx.lock) {
+    const at = new Date(ctx.clock.now()).toISOString();
+    const ended = { result, records, notReached: notReached.length, at, ...(error ? { error: error.message } : {}) };
+    await ctx.events.write([runEvent(ctx.lock.ref, ended)], (m) => ctx.log.info(m));
+  }
   return {
-    result: leaseError || roll.quarantined.length > 0 ? 'failed' : end.result,
-    records: nodeRuns.records(),
-    notReached: end.result === 'processed' ? [] : end.notReached,
+    result,
+    records,
+    notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
     ...(end.result === 'partial' ? { notice: end.notice } : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
+    ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
   };
 }
 
