@@ -1,6 +1,7 @@
 // An in-memory KubeClient for pipeline tests. Node and Lease patches go through the fakes' JSON Patch
 // applier (jsonPatch.ts), which follows the apiserver's semantics (docs/kubernetes-facts.md#k5-json-patch-semantics), and
 // node reads go through the real parser, so the pipeline sees what kubectl would give it.
+import type { RolloutEvent } from '../../src/core/events.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../src/adapters/types.js';
 import { nodeFromJson } from '../../src/adapters/kube/parse/nodeJson.js';
 import { ToolError } from '../../src/core/errors.js';
@@ -338,6 +339,16 @@ export class FakeKube implements KubeClient {
 
   podCount(): number {
     return this.pods.size;
+  }
+
+  /** every Event written, in order (kept out of `calls`: the pipeline tests count the roll's own calls) */
+  readonly events: RolloutEvent[] = [];
+  /** when set, every createEvents fails with it (RBAC without `create` on events) */
+  eventsError?: ToolError;
+
+  async createEvents(events: readonly RolloutEvent[]): Promise<void> {
+    if (this.eventsError) throw this.eventsError;
+    this.events.push(...events);
   }
 }
 

@@ -4,6 +4,7 @@ import type { SmpMeta } from './mergepatch.js';
 import type { FieldGetter } from './selectors.js';
 import { any, bool, f, int, list, map, mtime, o, p, qty, str, struct, time, type Schema } from './schema.js';
 import { goValue, type FieldError } from './status.js';
+import { eventFields, eventSchema, validateEvent } from './events.js';
 
 export interface ResourceDef {
   group: string;
@@ -474,6 +475,18 @@ export const resources: ResourceDef[] = [
     validate: validateLease,
   }),
   def({
+    group: '',
+    plural: 'events',
+    singular: 'event',
+    kind: 'Event',
+    namespaced: true,
+    shortNames: ['ev'],
+    schema: eventSchema(head),
+    allowCreateOnUpdate: true,
+    fields: eventFields,
+    validate: (x) => [...metaErrors(x), ...validateEvent(x)],
+  }),
+  def({
     group: 'policy',
     plural: 'poddisruptionbudgets',
     singular: 'poddisruptionbudget',
@@ -498,6 +511,7 @@ export const R = Object.fromEntries(resources.map((r) => [r.plural, r])) as Reco
   | 'replicasets'
   | 'statefulsets'
   | 'leases'
+  | 'events'
   | 'poddisruptionbudgets',
   ResourceDef
 >;

@@ -76,6 +76,10 @@ function podStatus(p: any): string {
   return p.status?.reason ?? p.status?.phase ?? 'Unknown';
 }
 
+const since = (t: string | null | undefined) => (t ? humanDuration(Date.now() - Date.parse(t)) : '<unknown>');
+/** the printer's Last Seen: the series' last observation, else lastTimestamp, else eventTime */
+const eventLastSeen = (e: any) => since(e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime);
+
 const columns: Record<string, Column[]> = {
   nodes: [
     nameCol,
@@ -189,6 +193,73 @@ const columns: Record<string, Column[]> = {
     },
     { name: 'Nominated Node', type: 'string', description: 'Name of the nominated node.', priority: 1, cell: () => '<none>' },
     { name: 'Readiness Gates', type: 'string', description: 'Pod readiness gates.', priority: 1, cell: () => '<none>' },
+  ],
+  events: [
+    {
+      name: 'Last Seen',
+      type: 'string',
+      description: 'The time at which the most recent occurrence of this event was recorded.',
+      priority: 0,
+      cell: eventLastSeen,
+    },
+    {
+      name: 'Type',
+      type: 'string',
+      description: 'Type of this event (Normal, Warning), new types could be added in the future',
+      priority: 0,
+      cell: (e) => e.type ?? '',
+    },
+    {
+      name: 'Reason',
+      type: 'string',
+      description:
+        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+      priority: 0,
+      cell: (e) => e.reason ?? '',
+    },
+    {
+      name: 'Object',
+      type: 'string',
+      description: 'The object that this event is about.',
+      priority: 0,
+      cell: (e) => `${String(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}`,
+    },
+    {
+      name: 'Subobject',
+      type: 'string',
+      description: 'The field of the object this event is about.',
+      priority: 1,
+      cell: (e) => e.involvedObject?.fieldPath ?? '',
+    },
+    {
+      name: 'Source',
+      type: 'string',
+      description: 'The component reporting this event.',
+      priority: 1,
+      cell: (e) => e.source?.component || e.reportingComponent || '',
+    },
+    {
+      name: 'Message',
+      type: 'string',
+      description: 'A human-readable description of the status of this operation.',
+      priority: 0,
+      cell: (e) => e.message ?? '',
+    },
+    {
+      name: 'First Seen',
+      type: 'string',
+      description: 'The time at which the event was first recorded.',
+      priority: 1,
+      cell: (e) => since(e.firstTimestamp ?? e.eventTime),
+    },
+    {
+      name: 'Count',
+      type: 'string',
+      description: 'The number of times this event has occurred.',
+      priority: 1,
+      cell: (e) => String(e.count ?? 1),
+    },
+    { ...nameCol, priority: 1 },
   ],
   leases: [
     nameCol,

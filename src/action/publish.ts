@@ -172,6 +172,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
     if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
     else annotations.push({ kind: 'notice', title: 'time-budget reached', message });
   }
+  if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);
   return {
     outputs: buildOutputs(r.result, r.records, { redactor, left: r.notReached.length, inFlightMax: r.inFlightMax ?? 0 }),

@@ -100,6 +100,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
       },
     },
     nodeLogs: logs,
+    redact: (text) => core.redactor.redact(text),
     publishHeld: (held) => saveHeld(core, held),
     cancelled: ports.cancelled,
     lock:

@@ -1,6 +1,7 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
 // (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
 import type { PodOwnerReading, WorkloadStatus } from '../core/workloads.js';
+import type { RolloutEvent } from '../core/events.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState, PdbState, PodLabels } from '../core/model/cluster.js';
 import type { NodeState } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
@@ -94,6 +95,12 @@ export interface KubeClient {
    * node cannot be read; a Lease that cannot be read is reported in `lease`, never thrown.
    */
   getNodeAndLease(name: string, leaseNamespace: string, leaseName: string): Promise<{ node: NodeState; lease: LeaseReading }>;
+  /**
+   * Writes `events` as core/v1 Events in one command (`kubectl create -f -` of a v1 List on stdin,
+   * src/adapters/kube/eventList.ts). Throws a ToolError when any of them was not written (kubectl
+   * creates the others).
+   */
+  createEvents(events: readonly RolloutEvent[]): Promise<void>;
 }
 
 /** The Lease as read beside a node: undefined when it does not exist; `error` when it could not be read. */

@@ -11,6 +11,7 @@ import type { DesiredCredential } from '../core/model/credential.js';
 import type { AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import type { Reading } from '../core/model/readings.js';
+import { EventWriter } from './events.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -31,8 +32,8 @@ export interface RunLockLike {
   startRenewing(): void;
   /** throws when the lock is known lost (another holder seen by a renewal, or renewals failing past its duration) */
   assertHeld(): void;
-  /** where the Lease is: the fence read before a mutation reads it beside the node */
-  readonly ref: { namespace: string; name: string };
+  /** where the Lease is: the fence read before a mutation reads it beside the node; its uid once held (the run's Event names it) */
+  readonly ref: { namespace: string; name: string; uid?: string };
   /** proves the Lease is still ours (by `read`, the Lease read with the node just before, or by a renewal now); throws when it is not */
   confirm(read?: LeaseReading): Promise<void>;
   release(): Promise<{ released: boolean; message: string }>;
@@ -61,6 +62,8 @@ export interface RolloutDeps {
   nodeLogs?: NodeLogsLike;
   /** pause between the two empty listings that end a run (an autoscaler node may still register) */
   relistPauseMs?: number;
+  /** the run's masking of its secrets, for the text of the Kubernetes Events it writes */
+  redact?: (text: string) => string;
 }
 
 /** The deps with every default resolved, plus what the run accumulates. */
@@ -77,6 +80,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   holds: HoldRecorder;
   /** the settle gate: what this run's drains evicted, and the wait for it (src/pipeline/settle.ts); shared by every node's view */
   settle: SettleGate;
+  /** the run's Kubernetes Events (src/pipeline/events.ts); shared by every node's view */
+  events: EventWriter;
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
@@ -95,6 +100,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds,
+    events: new EventWriter(deps.kube, deps.redact),
     settle: new SettleGate({
       kube: deps.kube,
       clock,

@@ -63,6 +63,8 @@ export class RunLock {
   private lastError?: string;
   private renewing = false;
   private timer?: ReturnType<typeof setInterval>;
+  /** the uid of the Lease this run took (the run's Event is about it) */
+  private heldUid?: string;
 
   constructor(opts: RunLockOptions) {
     this.kube = opts.kube;
@@ -80,8 +82,8 @@ export class RunLock {
   }
 
   /** where the Lease is, for a read of it beside a node (KubeClient.getNodeAndLease) */
-  get ref(): { namespace: string; name: string } {
-    return { namespace: this.namespace, name: this.name };
+  get ref(): { namespace: string; name: string; uid?: string } {
+    return { namespace: this.namespace, name: this.name, ...(this.heldUid ? { uid: this.heldUid } : {}) };
   }
 
   get held(): boolean {
@@ -171,6 +173,7 @@ export class RunLock {
 
   private hold(lease: LeaseState, now: number, how: string): void {
     this.state = 'held';
+    this.heldUid = lease.uid;
     this.lostReason = undefined;
     this.lastRenewOkMs = now;
     this.durationMs = (lease.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000;

@@ -11,6 +11,7 @@ import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } fro
 import { prefetchVersions } from './evidence.js';
 import { resolveMaxUnavailable } from '../core/config.js';
 import { NodeLogs } from '../report/nodeLog.js';
+import { runEvent } from '../report/events.js';
 import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
 import { budgetTooShort, nodeDeadlines } from '../rules/budget.js';
@@ -46,6 +47,8 @@ export interface RolloutResult {
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
   settleWaits?: string[];
+  /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
+  eventsWarning?: string;
   /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
   scope?: Scope;
 }
@@ -165,10 +168,18 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
   const ended = end.result === 'failed' ? end.error : leaseError;
   const error = roll.quarantined.length > 0 ? new QuarantinedNodesError(roll.quarantined, ended) : ended;
+  const result = leaseError || roll.quarantined.length > 0 ? 'failed' : end.result;
+  const records = nodeRuns.records();
+  const notReached = end.result === 'processed' ? [] : end.notReached;
+  if (ctx.lock) {
+    const at = new Date(ctx.clock.now()).toISOString();
+    const ended = { result, records, notReached: notReached.length, at, ...(error ? { error: error.message } : {}) };
+    await ctx.events.write([runEvent(ctx.lock.ref, ended)], (m) => ctx.log.info(m));
+  }
   return {
-    result: leaseError || roll.quarantined.length > 0 ? 'failed' : end.result,
-    records: nodeRuns.records(),
-    notReached: end.result === 'processed' ? [] : end.notReached,
+    result,
+    records,
+    notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
     ...(end.result === 'partial' ? { notice: end.notice } : {}),
@@ -176,6 +187,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
     scope: last.listing.scope,
+    ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
   };
 }
 

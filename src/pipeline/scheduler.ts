@@ -94,6 +94,8 @@ export async function rollNodes(
       failures.push({ node: node.name, message: nodeRun.record.reason, nextStep: nodeRun.record.nextStep ?? '', cause: e });
     } finally {
       const record = nodeRun.finish();
+      // the node's Events, in one command at its end (logged in its group); never a failure of the roll
+      await roll.logs.within(log, () => ctx.events.node(record, (m) => log.info(m)));
       roll.times.push({ role: node.role, tookMs: record.durationMs });
       noteQuarantine(roll, node, record.outcome);
       ctx.settle.finished(node.name);

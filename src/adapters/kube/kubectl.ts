@@ -17,6 +17,8 @@ import { jsonString, type Json } from './parse/json.js';
 import { leaseFromJson } from './parse/leaseJson.js';
 import { podFromJson } from './parse/podJson.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
+import type { RolloutEvent } from '../../core/events.js';
+import { eventList } from './eventList.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -305,5 +307,11 @@ export class Kubectl implements KubeClient {
       REQUEST_TIMEOUT,
     ]);
     return leaseFromJson(this.parseJson(res, `kubectl patch lease ${name}`));
+  }
+
+  async createEvents(events: readonly RolloutEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    // one process for the batch: kubectl posts each item of the List; the text goes on stdin, never argv
+    await this.run(['create', '--validate=false', '-f', '-', '-o', 'name', REQUEST_TIMEOUT], { input: JSON.stringify(eventList(events)) });
   }
 }
