@@ -1209,47 +1209,63 @@ class TalosConnection {
     }
     /** One unary call to one node. */
     async unary(rpc, node, request = {}, opts = {}) {
-        const m = RPC[rpc];
-        const reqType = messageType(m.req);
-        const resType = messageType(m.res);
-        const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
-        return this.limited(() => this.dialing(m.path, node, (waitForReady, track) => new Promise((resolve, reject) => {
-            const call = this.client.makeUnaryRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node, waitForReady), { deadline }, (err, value) => {
-                unbind();
-                untrack();
-                if (err)
-                    reject(err);
-                else
-                    resolve(value ?? {});
-            });
-            const unbind = cancelOn(opts.signal, call);
-            const untrack = track(call);
-        })));
+        return this.call(rpc, node, request, opts, (a, done) => this.client.makeUnaryRequest(a.path, a.serialize, a.deserialize, a.request, a.metadata, a.options, (err, value) => {
+            if (err)
+                done.reject(err);
+            else
+                done.resolve(value ?? {});
+        }));
     }
     /** A server-streaming call to one node, collected whole (List of one path, Read of one file). */
     async stream(rpc, node, request, opts = {}) {
+        return this.call(rpc, node, request, opts, (a, done) => {
+            const out = [];
+            const call = this.client.makeServerStreamRequest(a.path, a.serialize, a.deserialize, a.request, a.metadata, a.options);
+            call.on('data', (d) => out.push(d));
+            call.on('error', (err) => done.reject(err));
+            call.on('status', (s) => {
+                if (s.code !== src/* status */.h5.OK)
+                    return;
+                done.resolve(out);
+            });
+            return call;
+        });
+    }
+    /**
+     * One call of `rpc` to `node` (unary or streaming), within the in-flight limit and through `dialing`:
+     * `issue` starts it with the arguments every grpc-js request takes and settles it through `done`,
+     * which first detaches the call from the caller's signal and from the wait for the next dial.
+     */
+    call(rpc, node, request, opts, issue) {
         const m = RPC[rpc];
         const reqType = messageType(m.req);
         const resType = messageType(m.res);
         const deadline = Date.now() + (opts.timeoutMs ?? this.callTimeoutMs);
         return this.limited(() => this.dialing(m.path, node, (waitForReady, track) => new Promise((resolve, reject) => {
-            const out = [];
-            const call = this.client.makeServerStreamRequest(m.path, (v) => encodePlain(reqType, v), (b) => toPlain(resType, b), request, this.metadata(node, waitForReady), { deadline });
+            const args = {
+                path: m.path,
+                serialize: (v) => encodePlain(reqType, v),
+                deserialize: (b) => toPlain(resType, b),
+                request,
+                metadata: this.metadata(node, waitForReady),
+                options: { deadline },
+            };
+            const release = () => {
+                unbind();
+                untrack();
+            };
+            const call = issue(args, {
+                resolve: (value) => {
+                    release();
+                    resolve(value);
+                },
+                reject: (err) => {
+                    release();
+                    reject(err);
+                },
+            });
             const unbind = cancelOn(opts.signal, call);
             const untrack = track(call);
-            call.on('data', (d) => out.push(d));
-            call.on('error', (err) => {
-                unbind();
-                untrack();
-                reject(err);
-            });
-            call.on('status', (s) => {
-                if (s.code !== src/* status */.h5.OK)
-                    return;
-                unbind();
-                untrack();
-                resolve(out);
-            });
         })));
     }
     /**
