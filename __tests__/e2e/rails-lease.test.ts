@@ -48,6 +48,11 @@ async function api(
   return { status: res.status, body: await res.json() };
 }
 
+/** A Kubernetes Event the action wrote (a create in any namespace's events). */
+function isEventWrite(r: { method: string; path: string }): boolean {
+  return r.method === 'POST' && /\/api\/v1\/namespaces\/[^/]+\/events$/.test(r.path);
+}
+
 function microTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 23)}000Z`;
 }
@@ -140,8 +145,10 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     const error = second.annotations.find((x) => x.kind === 'error');
     expect(error?.message).toContain(`is held by ${holderNow}`);
     expect(error?.message).toContain('https://github.com/acme/platform/actions/runs/4242/attempts/1');
-    // B wrote nothing (the only writes while it ran are A's own Lease release, if A ended first).
-    expect(secondWrites.filter((r) => !(r.method === 'PATCH' && r.path === `${LEASE_PATH}/${LEASE_NAME}`))).toEqual([]);
+    // B wrote nothing (the only writes while it ran are A's own Lease release, if A ended first, and
+    // A's Kubernetes Events, which name A's run: B's would name run 5151).
+    expect(secondWrites.filter((r) => !(r.method === 'PATCH' && r.path === `${LEASE_PATH}/${LEASE_NAME}`) && !isEventWrite(r))).toEqual([]);
+    expect(cluster.kube.events().filter((e) => String(e.reportingInstance).includes('/runs/5151/'))).toEqual([]);
     expect(secondTalos).toEqual([]);
     expect(ann(cluster, 'cp-1')[A.owner]).toBeUndefined();
     expect(ann(cluster, 'cp-1')[A.verified]).toBeUndefined();
@@ -244,9 +251,14 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     expect(rebootStep?.ok).toBe(false);
     expect(c.talos.mutatingCommands().slice(talosAtSteal)).toEqual([]);
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
-    // No write of ours after the drain: no release of the Lease (not ours), no node patch.
+    // No write of ours after the drain: no release of the Lease (not ours), no node patch. Only the
+    // run's Kubernetes Events, which change nothing and say what happened (the node's failure with its
+    // next step, the run's end), each naming this run.
     const drainEnded = Math.max(...c.kube.requests.filter((r) => r.command === 'kubectl drain').map((r) => r.at));
-    expect(c.kube.requests.filter((r) => r.at > drainEnded && r.method !== 'GET' && r.command !== undefined)).toEqual([]);
+    expect(c.kube.requests.filter((r) => r.at > drainEnded && r.method !== 'GET' && r.command !== undefined && !isEventWrite(r))).toEqual(
+      [],
+    );
+    expect(c.kube.events().map((e) => e.reportingInstance)).toEqual(c.kube.events().map(() => ownerOf(run)));
     // The Talos config was patched before the steal, so the node stays fenced for a person; the Lease stays the thief's.
     const a = ann(c, 'worker-1');
     expect(a[A.owner]).toBe(ownerOf(run));

@@ -363,6 +363,11 @@ export class KubeSim implements KubeNodeHooks {
     return this.ctx.store.list(R.pods).map(clone);
   }
 
+  /** Every stored core/v1 Event, in every namespace. */
+  events(): any[] {
+    return this.ctx.store.list(R.events).map(clone);
+  }
+
   /** A PDB whose budget the test sets: `disruptionsAllowed` while its pods are healthy, minus evictions in flight. */
   addPdb(spec: PdbSpecInput): void {
     const ns = spec.namespace ?? 'default';

@@ -35,4 +35,6 @@ export interface RolloutEvent {
   message: string;
   /** when it happened (ISO, the runner's clock) */
   at: string;
+  /** the run that wrote it (its owner token, as on the nodes it claims): `reportingInstance`, so a reader tells two runs apart */
+  run?: string;
 }

@@ -100,7 +100,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds,
-    events: new EventWriter(deps.kube, deps.redact),
+    events: new EventWriter(deps.kube, deps.redact, deps.owner),
     settle: new SettleGate({
       kube: deps.kube,
       clock,

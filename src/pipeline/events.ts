@@ -15,6 +15,8 @@ export class EventWriter {
     private readonly kube: KubeClient,
     /** the run's masking of its secrets, applied to every message (messages never carry one, but any reader of Events sees them) */
     private readonly redact: (text: string) => string = (t) => t,
+    /** the run's owner token, written as each Event's reportingInstance */
+    private readonly run?: string,
   ) {}
 
   /** the one warning of the run, once a write failed */
@@ -31,7 +33,7 @@ export class EventWriter {
   async write(events: RolloutEvent[], log: (message: string) => void): Promise<void> {
     if (events.length === 0) return;
     try {
-      await this.kube.createEvents(events.map((e) => ({ ...e, message: this.redact(e.message) })));
+      await this.kube.createEvents(events.map((e) => ({ ...e, message: this.redact(e.message), ...(this.run ? { run: this.run } : {}) })));
     } catch (e) {
       if (this.#warning) return;
       this.#warning =

@@ -41,6 +41,8 @@ export function eventList(events: readonly RolloutEvent[]): Record<string, unkno
         type: e.type,
         source: { component: EVENT_COMPONENT },
         reportingComponent: EVENT_COMPONENT,
+        // the run's owner token, within the 128 characters the API server allows a reportingInstance
+        ...(e.run && e.run.length <= 128 ? { reportingInstance: e.run } : {}),
         firstTimestamp: seconds(e.at),
         lastTimestamp: seconds(e.at),
         count: 1,
