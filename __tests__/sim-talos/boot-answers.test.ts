@@ -100,7 +100,8 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
     expect(Date.now() - t0).toBeLessThan(WINDOW_MS);
 
     await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(WINDOW_MS - 200);
+    // the window on the twin's own instants (when this client first saw the answer depends on the machine's load)
+    expect(n.containerd.startedAtMs - n.answeredAtMs).toBeGreaterThanOrEqual(WINDOW_MS);
     expect(await services('10.0.2.1')).toEqual(expect.arrayContaining(['cri', 'etcd', 'kubelet', 'trustd']));
     expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13', `up v13 ${n.bootID}`]);
     // the conditions held by then: the run from Starting to the launch took a few ms; cri.toml the

@@ -15,7 +15,7 @@ import type { TalosConnection } from './connection.js';
 import { RPC } from './proto.js';
 
 /** a boot id read given less time than this is not worth sending: the deadline has come */
-const MIN_POLL_CALL_MS = 100;
+export const MIN_POLL_CALL_MS = 100;
 
 /** the kernel's boot id, as talosctl's action tracker reads it */
 export const BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id';
