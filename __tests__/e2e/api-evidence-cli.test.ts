@@ -2,7 +2,8 @@
 // second-rounded readings cannot order the sub-second gaps the Talos API orders (api-evidence.test.ts).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { expectReleasedVerified, values } from './apiEvidence.js';
+import { act, byName, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -10,20 +11,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const values = (v: unknown) => (v as { values: { readPath?: string; gap?: { lowMs: number; highMs: number } } }).values;
-
-function expectReleasedVerified(c: SimCluster, name: string): void {
-  const a = ann(c, name);
-  expect(a[A.verified]).toBe(REVISION);
-  expect(a[A.owner]).toBeUndefined();
-  expect(a[A.phase]).toBeUndefined();
-  expect(node(c, name).spec.unschedulable).toBeFalsy();
-}
-
-// Ready does not mean cri is done: Talos 1.14 may restart cri just after the boot (a file re-rendered),
-// and the new containerd has no health for a second, then may fail a check. The proof reads it again
-// until it is healthy instead of fencing a node that is fine.
 
 describe('e2e: a talosconfig without a client certificate falls back to talosctl', () => {
   it('says so in the log and the summary, and the evidence names the CLI path', async () => {

@@ -2,7 +2,8 @@
 // nodes are skipped, 1.14 restarts skipped, stale 1.13 nodes rebooted and proven.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { expectApiGap, expectReleasedVerified, trueGap } from './apiEvidence.js';
+import { act, byName, drainRequests, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -10,41 +11,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const CRI_TOML = '/etc/cri/conf.d/cri.toml';
-/** launch − write of the running containerd, on the node's clock, as the twin laid it out */
-const trueGap = (c: SimCluster, name: string) => {
-  const n = c.talos.node(name);
-  return n.containerd.startedAtMs - n.files.get(CRI_TOML)!.mtimeMs;
-};
-const values = (v: unknown) => (v as { values: { readPath?: string; gap?: { lowMs: number; highMs: number } } }).values;
-
-/**
- * The gap the action reported holds the true one, read via the API. Its lower end — the one compared
- * with the margin — is within a few ms of the truth (a pre-launch event against the EtcFileStatus
- * update, both nanosecond); its upper end may be up to a second wider (the write's earliest is the
- * whole-second mtime).
- */
-function expectApiGap(v: unknown, gap: number): void {
-  const { readPath, gap: range } = values(v);
-  expect(readPath).toBe('api');
-  expect(range!.lowMs).toBeLessThanOrEqual(gap);
-  expect(gap - range!.lowMs).toBeLessThan(20);
-  expect(range!.highMs).toBeGreaterThanOrEqual(gap);
-  expect(range!.highMs - range!.lowMs).toBeLessThan(1020);
-}
-
-function expectReleasedVerified(c: SimCluster, name: string): void {
-  const a = ann(c, name);
-  expect(a[A.verified]).toBe(REVISION);
-  expect(a[A.owner]).toBeUndefined();
-  expect(a[A.phase]).toBeUndefined();
-  expect(node(c, name).spec.unschedulable).toBeFalsy();
-}
-
-// Ready does not mean cri is done: Talos 1.14 may restart cri just after the boot (a file re-rendered),
-// and the new containerd has no health for a second, then may fail a check. The proof reads it again
-// until it is healthy instead of fencing a node that is fine.
 
 describe('e2e over the Talos API on realistic timings', () => {
   // The twin's drawn timings (1.13 boot gaps 0.3–3 s, 1.14 restarts 50–800 ms, 1.14 boots ms after

@@ -2,7 +2,8 @@
 // read again after it; the boot's own rendering is what the proof judges (the API side: boot-files.test.ts).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { act, byName, requireKubectl, startCluster } from './helpers.js';
+import { expectRolled, PART } from './bootFiles.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -10,19 +11,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const PART = '/etc/cri/conf.d/01-registries.part';
-
-/** Rebooted once, proven, released verified and schedulable, nothing of the claim left. */
-function expectRolled(c: SimCluster, run: Awaited<ReturnType<typeof act>>, name: string): void {
-  expect(run.exitCode, run.stdout).toBe(0);
-  const d = byName(run)[name] as any;
-  expect(d.outcome, d.reason).toBe('rebooted');
-  expect(d.proof.incomplete, JSON.stringify(d.proof)).toBeUndefined();
-  expect(ann(c, name)[A.verified]).toBe(REVISION);
-  expect(ann(c, name)[A.owner]).toBeUndefined();
-  expect(node(c, name).spec.unschedulable ?? false).toBe(false);
-}
 
 // Through talosctl `reboot --wait` returns once the machine is ready, so the files are there by the
 // first proof reading; what bit there was an absence seen BEFORE the reboot.

@@ -1,7 +1,7 @@
 // End to end: realistic timings read through talosctl, whose readings are rounded to the second.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { act, byName, containerdAtNodeWrites, requireKubectl, startCluster } from './helpers.js';
+import { act, byName, containerdAtNodeWrites, reboots, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -9,9 +9,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const reboots = (c: SimCluster, name: string) =>
-  c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
 
 describe('e2e: realistic timings read through talosctl', () => {
   // Through talosctl an instant is known only to about a second, so whether a sub-2 s gap can be

@@ -1,7 +1,7 @@
 // End to end: the reboot decision (the second bug) and the proof through containerd.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, drainRequests, node, REVISION, reboots, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -9,9 +9,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const reboots = (c: SimCluster, name: string) =>
-  c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
 
 describe('e2e: evidence decides the reboot', () => {
   it('a desired-revision marker stamped by `ksail cluster update` is not evidence: the node is rebooted', async () => {

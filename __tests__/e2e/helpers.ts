@@ -123,6 +123,11 @@ export function assertNoSecret(run: ActionRun, secret: string): void {
   }
 }
 
+/** the reboots talosctl ran on the node (the twin's record of mutating commands) */
+export function reboots(c: SimCluster, name: string) {
+  return c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
+}
+
 export function drainRequests(c: SimCluster, nodeName: string) {
   return c.kube.requests.filter((r) => r.command === 'kubectl drain' && `${r.path}?${r.query}`.includes(nodeName));
 }

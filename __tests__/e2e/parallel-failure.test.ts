@@ -3,6 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { addWorkers } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -10,12 +11,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const ZONE = 'topology.kubernetes.io/zone';
-
-function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => string): void {
-  names.forEach((name, i) => cluster.addNode({ name, role: 'worker', labels: zone ? { [ZONE]: zone(i) } : undefined }));
-}
 
 describe('e2e: several workers at once', () => {
   it(

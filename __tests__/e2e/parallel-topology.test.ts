@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
 import { A, act, requireKubectl, startCluster } from './helpers.js';
+import { addWorkers, isCp, ZONE } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -11,13 +12,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const ZONE = 'topology.kubernetes.io/zone';
-const isCp = (n: string) => n.startsWith('cp-');
-
-function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => string): void {
-  names.forEach((name, i) => cluster.addNode({ name, role: 'worker', labels: zone ? { [ZONE]: zone(i) } : undefined }));
-}
 
 describe('e2e: several workers at once', () => {
   it('topology-key: never two zones out at once, yet a zone fills up to max-unavailable', { timeout: 60_000 }, async () => {

@@ -5,6 +5,7 @@ import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
 import { timelineOf } from '../../demo/summaryText.js';
 import { A, act, byName, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { addWorkers, isCp } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -12,9 +13,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const ZONE = 'topology.kubernetes.io/zone';
-const isCp = (n: string) => n.startsWith('cp-');
 
 /** Every moment of the roll as the twin saw it: no control plane with anything else, and the workers out. */
 function checkMoments(cluster: SimCluster, maxWorkers: number): number {
@@ -29,10 +27,6 @@ function checkMoments(cluster: SimCluster, maxWorkers: number): number {
     peakWorkers = Math.max(peakWorkers, workers.length);
   }
   return peakWorkers;
-}
-
-function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => string): void {
-  names.forEach((name, i) => cluster.addNode({ name, role: 'worker', labels: zone ? { [ZONE]: zone(i) } : undefined }));
 }
 
 describe('e2e: several workers at once', () => {

@@ -5,10 +5,8 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
-import { A, act, ann, byName, node, postStep, PREFIX, REVISION, requireKubectl, startCluster } from './helpers.js';
-
-const QUARANTINED = `${PREFIX}/quarantined`;
-const WORKERS = ['worker-1', 'worker-2', 'worker-3'];
+import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { blockedCluster, QUARANTINE_INPUTS, QUARANTINED, WORKERS } from './quarantineCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -19,24 +17,6 @@ afterEach(async () => {
 
 const rebooted = (cluster: SimCluster): string[] =>
   WORKERS.filter((w) => cluster.talos.mutatingCommands().some((x) => x.command === 'reboot' && x.nodes.includes(cluster.talos.node(w).ip)));
-
-/** Three workers; worker-2 runs a database pod whose PDB never allows an eviction. */
-async function blockedCluster(opts: { worker2Cordoned?: boolean } = {}): Promise<SimCluster> {
-  const cluster = await startCluster({ defaultNodes: false });
-  for (const w of WORKERS) cluster.addNode({ name: w, role: 'worker', cordoned: w === 'worker-2' && opts.worker2Cordoned });
-  cluster.kube.addPod({
-    namespace: 'shop',
-    name: 'db-0',
-    nodeName: 'worker-2',
-    owner: { kind: 'StatefulSet', name: 'db' },
-    labels: { app: 'db' },
-  });
-  cluster.kube.addPdb({ namespace: 'shop', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
-  return cluster;
-}
-
-// max-unavailable 2: the quarantined worker holds one of the two, so the roll goes on with the other
-const QUARANTINE_INPUTS = { 'max-unavailable': '2', undrainable: 'quarantine', 'drain-timeout': '4s' };
 
 describe('e2e: undrainable: quarantine', () => {
   it(

@@ -3,6 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { A, act, ann, byName, node, postStep, requireKubectl, startCluster } from './helpers.js';
+import { evictions, settleCluster } from './settleCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -10,22 +11,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-/**
- * One control plane and three workers; a Deployment shop/web with a pod on worker-1 and one on
- * worker-2. Pods of it started from now on become Ready only `delay` after they started.
- */
-async function cluster(delay: number | 'never'): Promise<SimCluster> {
-  const cl = await startCluster({ defaultNodes: false });
-  cl.addNode({ name: 'cp-1', role: 'control-plane' });
-  for (const n of ['worker-1', 'worker-2', 'worker-3']) cl.addNode({ name: n, role: 'worker' });
-  cl.kube.addPod({ namespace: 'shop', name: 'web-a', nodeName: 'worker-1', owner: { kind: 'Deployment', name: 'web' } });
-  cl.kube.addPod({ namespace: 'shop', name: 'web-b', nodeName: 'worker-2', owner: { kind: 'Deployment', name: 'web' } });
-  cl.kube.setReadiness('shop', 'web', delay);
-  return cl;
-}
-
-const evictions = (cl: SimCluster, nodeName: string) => cl.kube.podEvents.filter((e) => e.type === 'evicted' && e.node === nodeName);
 
 describe('e2e: the settle gate waits for how a workload was before the drain, not for its spec', () => {
   /**
@@ -83,7 +68,7 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
     'the job is cancelled while a drain waits for the gate: the node is handed over as settling and the post step gives it back',
     { timeout: 120_000 },
     async () => {
-      c = await cluster('never');
+      c = await settleCluster('never');
       const main = await act(
         c,
         { nodes: 'worker-1,worker-2', 'settle-timeout': '60s' },

@@ -2,7 +2,8 @@
 // What the next drain waited for is checked from the twin's own pod event log, not from the action's word.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, node, requireKubectl } from './helpers.js';
+import { evictions, settleCluster } from './settleCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -11,25 +12,9 @@ afterEach(async () => {
   c = undefined;
 });
 
-/**
- * One control plane and three workers; a Deployment shop/web with a pod on worker-1 and one on
- * worker-2. Pods of it started from now on become Ready only `delay` after they started.
- */
-async function cluster(delay: number | 'never'): Promise<SimCluster> {
-  const cl = await startCluster({ defaultNodes: false });
-  cl.addNode({ name: 'cp-1', role: 'control-plane' });
-  for (const n of ['worker-1', 'worker-2', 'worker-3']) cl.addNode({ name: n, role: 'worker' });
-  cl.kube.addPod({ namespace: 'shop', name: 'web-a', nodeName: 'worker-1', owner: { kind: 'Deployment', name: 'web' } });
-  cl.kube.addPod({ namespace: 'shop', name: 'web-b', nodeName: 'worker-2', owner: { kind: 'Deployment', name: 'web' } });
-  cl.kube.setReadiness('shop', 'web', delay);
-  return cl;
-}
-
-const evictions = (cl: SimCluster, nodeName: string) => cl.kube.podEvents.filter((e) => e.type === 'evicted' && e.node === nodeName);
-
 describe('e2e: the settle gate', () => {
   it("worker-2's first eviction waits until the pod evicted from worker-1 is Ready again elsewhere", { timeout: 90_000 }, async () => {
-    c = await cluster(10_000);
+    c = await settleCluster(10_000);
     const run = await act(c, { nodes: 'worker-1,worker-2' });
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run);
@@ -52,7 +37,7 @@ describe('e2e: the settle gate', () => {
     'a workload that never becomes available: the roll stops after settle-timeout naming it; the held node is released undrained',
     { timeout: 90_000 },
     async () => {
-      c = await cluster('never');
+      c = await settleCluster('never');
       const bootBefore = c.talos.node('worker-2').bootID;
       const run = await act(c, { nodes: 'worker-1,worker-2,worker-3', 'settle-timeout': '6s' });
       expect(run.exitCode, run.stdout).toBe(1);
@@ -75,7 +60,7 @@ describe('e2e: the settle gate', () => {
   );
 
   it('settle-timeout 0: no wait, no pod or workload list', { timeout: 90_000 }, async () => {
-    c = await cluster(15_000);
+    c = await settleCluster(15_000);
     const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '0' });
     expect(run.exitCode, run.stdout).toBe(0);
     const [first] = evictions(c, 'worker-1');

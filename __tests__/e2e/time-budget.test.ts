@@ -8,6 +8,7 @@ import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
 import { A, act, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { addWorkers } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -15,12 +16,6 @@ afterEach(async () => {
   await c?.stop();
   c = undefined;
 });
-
-const ZONE = 'topology.kubernetes.io/zone';
-
-function addWorkers(cluster: SimCluster, names: string[], zone?: (i: number) => string): void {
-  names.forEach((name, i) => cluster.addNode({ name, role: 'worker', labels: zone ? { [ZONE]: zone(i) } : undefined }));
-}
 
 /**
  * A budget 6 s above what one node may take at worst with drain-timeout and ready-timeout 4 s (7m36s,

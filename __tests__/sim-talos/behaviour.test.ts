@@ -5,48 +5,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TalosSim } from '../../sim/talos/index.js';
+import { criUp, OLD, startFleet, type Fleet } from './fleet.js';
 import { goSeconds, recordingHooks, roundSec, sleep, talosctl, until } from './helpers.js';
 
-const OLD = { username: 'ci-bot', password: 'token-1' };
 const NEW = { username: 'ci-bot', password: 'token-2' };
 const IMAGE = 'ghcr.io/acme/app:1.0';
 
+let fleet: Fleet;
 let sim: TalosSim;
-let hooks: ReturnType<typeof recordingHooks>;
 let newPatch: string;
 let legacyPatch: string;
 let work: string;
 
 beforeAll(async () => {
-  hooks = recordingHooks();
-  sim = await TalosSim.start({ kube: hooks, rebootMs: 1200, criRestartMs: 400 });
-  for (const [name, ip, version] of [
-    ['w-1', '10.0.1.1', '1.13'],
-    ['w-2', '10.0.1.2', '1.13'],
-    ['w-3', '10.0.1.3', '1.14'],
-    ['w-4', '10.0.1.4', '1.13'],
-  ] as const) {
-    sim.addNode({ name, ip, role: 'worker', version, credential: { 'ghcr.io': OLD } });
-  }
-  sim.addNode({ name: 'cp-1', ip: '10.0.1.10', role: 'control-plane', credential: { 'ghcr.io': OLD } });
-  sim.setRegistryCredential('ghcr.io', OLD);
-  work = mkdtempSync(join(tmpdir(), 'sim-talos-test-'));
-  newPatch = join(work, 'registry-auth.yaml');
-  writeFileSync(newPatch, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: ci-bot\npassword: token-2\n');
-  legacyPatch = join(work, 'legacy.yaml');
-  writeFileSync(
-    legacyPatch,
-    'machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: ci-bot\n          password: token-2\n',
-  );
+  fleet = await startFleet();
+  ({ sim, newPatch, legacyPatch, work } = fleet);
 });
 
-afterAll(async () => {
-  await sim.stop();
-  rmSync(work, { recursive: true, force: true });
-});
-
-/** A rebooted node answers before it loads cri: wait until cri is launched and its first check passed. */
-const criUp = (name: string) => until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 10_000, 20);
+afterAll(() => fleet.stop());
 
 const startedAgo = (stdout: string) => goSeconds(/started with PID \d+ \((-?[0-9hms]+) ago\)/.exec(stdout)?.[1] ?? 'x');
 
@@ -278,7 +254,7 @@ describe('image pulls after a credential rotation', () => {
     // after a reboot containerd loads the rendered credential
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'reboot']);
     expect(r.code).toBe(0);
-    await criUp('w-1');
+    await criUp(sim, 'w-1');
     expect(sim.imagePull.pull('w-1', IMAGE).ok).toBe(true);
   });
 

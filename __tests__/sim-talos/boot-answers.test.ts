@@ -1,47 +1,9 @@
 // The twin's boot: the node answers before it loads cri and before machined writes the CRI files of the
 // rebuilt /etc, as a real Talos boot does.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TalosSim } from '../../sim/talos/index.js';
+import { OLD } from './fleet.js';
 import { recordingHooks, talosctl, until } from './helpers.js';
-
-const OLD = { username: 'ci-bot', password: 'token-1' };
-
-let sim: TalosSim;
-let hooks: ReturnType<typeof recordingHooks>;
-let newPatch: string;
-let legacyPatch: string;
-let work: string;
-
-beforeAll(async () => {
-  hooks = recordingHooks();
-  sim = await TalosSim.start({ kube: hooks, rebootMs: 1200, criRestartMs: 400 });
-  for (const [name, ip, version] of [
-    ['w-1', '10.0.1.1', '1.13'],
-    ['w-2', '10.0.1.2', '1.13'],
-    ['w-3', '10.0.1.3', '1.14'],
-    ['w-4', '10.0.1.4', '1.13'],
-  ] as const) {
-    sim.addNode({ name, ip, role: 'worker', version, credential: { 'ghcr.io': OLD } });
-  }
-  sim.addNode({ name: 'cp-1', ip: '10.0.1.10', role: 'control-plane', credential: { 'ghcr.io': OLD } });
-  sim.setRegistryCredential('ghcr.io', OLD);
-  work = mkdtempSync(join(tmpdir(), 'sim-talos-test-'));
-  newPatch = join(work, 'registry-auth.yaml');
-  writeFileSync(newPatch, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: ci-bot\npassword: token-2\n');
-  legacyPatch = join(work, 'legacy.yaml');
-  writeFileSync(
-    legacyPatch,
-    'machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: ci-bot\n          password: token-2\n',
-  );
-});
-
-afterAll(async () => {
-  await sim.stop();
-  rmSync(work, { recursive: true, force: true });
-});
 
 // /etc is rebuilt at every boot and machined's controllers write the CRI files
 // from the machine config on their own schedule, so the node answers with its new boot id before

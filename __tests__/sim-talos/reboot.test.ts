@@ -1,49 +1,19 @@
 // The twin's reboot behind the fake talosctl: the tracker lines, the boot id, the 1.14 cri start order, faults.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TalosSim } from '../../sim/talos/index.js';
-import { recordingHooks, talosctl, until } from './helpers.js';
+import { criUp, OLD, startFleet, type Fleet } from './fleet.js';
+import { talosctl, until } from './helpers.js';
 
-const OLD = { username: 'ci-bot', password: 'token-1' };
-
+let fleet: Fleet;
 let sim: TalosSim;
-let hooks: ReturnType<typeof recordingHooks>;
-let newPatch: string;
-let legacyPatch: string;
-let work: string;
+let hooks: Fleet['hooks'];
 
 beforeAll(async () => {
-  hooks = recordingHooks();
-  sim = await TalosSim.start({ kube: hooks, rebootMs: 1200, criRestartMs: 400 });
-  for (const [name, ip, version] of [
-    ['w-1', '10.0.1.1', '1.13'],
-    ['w-2', '10.0.1.2', '1.13'],
-    ['w-3', '10.0.1.3', '1.14'],
-    ['w-4', '10.0.1.4', '1.13'],
-  ] as const) {
-    sim.addNode({ name, ip, role: 'worker', version, credential: { 'ghcr.io': OLD } });
-  }
-  sim.addNode({ name: 'cp-1', ip: '10.0.1.10', role: 'control-plane', credential: { 'ghcr.io': OLD } });
-  sim.setRegistryCredential('ghcr.io', OLD);
-  work = mkdtempSync(join(tmpdir(), 'sim-talos-test-'));
-  newPatch = join(work, 'registry-auth.yaml');
-  writeFileSync(newPatch, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: ci-bot\npassword: token-2\n');
-  legacyPatch = join(work, 'legacy.yaml');
-  writeFileSync(
-    legacyPatch,
-    'machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: ci-bot\n          password: token-2\n',
-  );
+  fleet = await startFleet();
+  ({ sim, hooks } = fleet);
 });
 
-afterAll(async () => {
-  await sim.stop();
-  rmSync(work, { recursive: true, force: true });
-});
-
-/** A rebooted node answers before it loads cri: wait until cri is launched and its first check passed. */
-const criUp = (name: string) => until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 10_000, 20);
+afterAll(() => fleet.stop());
 
 // /etc is rebuilt at every boot and machined's controllers write the CRI files
 // from the machine config on their own schedule, so the node answers with its new boot id before
@@ -72,7 +42,7 @@ describe('reboot', () => {
     const after = (await talosctl(sim, ['-n', '10.0.1.2', 'read', '/proc/sys/kernel/random/boot_id'])).stdout.trim();
     expect(after).not.toBe(before);
     // the kubelet starts only once cri is up, so the Kubernetes side sees the new boot id after that
-    await criUp('w-2');
+    await criUp(sim, 'w-2');
     expect(hooks.calls).toEqual(['down w-2', `up w-2 ${after}`]);
 
     // fresh ≤1.13 boot: cri.toml written and containerd launched on independent schedules, 0.3–3 s
@@ -100,7 +70,7 @@ describe('reboot', () => {
     const n = sim.node('w-3');
     const r = await talosctl(sim, ['-n', '10.0.1.3', 'reboot']);
     expect(r.code).toBe(0);
-    await criUp('w-3');
+    await criUp(sim, 'w-3');
     const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
     const status = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
     // written once at this boot: the controller only starts cri once the status exists
