@@ -61,7 +61,17 @@ export function quorumGateStep(at: string): string {
 
 /** The pull probe of `verify-image`. */
 export function verifyImageStep(image: string): string {
-  return `verify ${image} through containerd`;
+  return `${VERIFY_PREFIX}${image}${VERIFY_SUFFIX}`;
+}
+
+const VERIFY_PREFIX = 'verify ';
+const VERIFY_SUFFIX = ' through containerd';
+
+/** The image a `verify-image` step pulled, read back from its name; undefined for any other step. */
+export function verifiedImageOf(name: string): string | undefined {
+  return name.startsWith(VERIFY_PREFIX) && name.endsWith(VERIFY_SUFFIX)
+    ? name.slice(VERIFY_PREFIX.length, -VERIFY_SUFFIX.length)
+    : undefined;
 }
 
 const CRI_RESTART = 'wait for Talos to restart cri';

@@ -4,13 +4,18 @@
 // (src/adapters/kube/eventList.ts). Messages are one line, cut to the Event API's note limit.
 import type { EventReason, RolloutEvent } from '../core/events.js';
 import type { ActionResult, DecisionRecord, StepRecord } from '../core/model/record.js';
-import { STEP, stepPhase } from '../core/steps.js';
+import { plural } from '../core/format.js';
+import { STEP, stepPhase, verifiedImageOf } from '../core/steps.js';
 import { oneLine, truncateText } from './escape.js';
 
 /** events.k8s.io's limit on a note (NoteLengthLimit); core/v1 does not check it, readers still expect it. */
 export const EVENT_MESSAGE_MAX = 1024;
 
+const CLAIM_STEPS: ReadonlySet<string> = new Set([STEP.claim]);
 const DRAIN_STEPS: ReadonlySet<string> = new Set([STEP.drain, STEP.drainRetry]);
+const REBOOT_STEPS: ReadonlySet<string> = new Set([STEP.reboot]);
+const RELEASE_STEPS: ReadonlySet<string> = new Set([STEP.release]);
+const RESTORE_STEPS: ReadonlySet<string> = new Set([STEP.releaseRestore]);
 const PROOF_STEPS: ReadonlySet<string> = new Set([STEP.prove, STEP.waitProofFinal]);
 
 /** Where a step ended, ISO (the runner's clock). */
@@ -31,35 +36,24 @@ function lastOk(r: DecisionRecord, names: ReadonlySet<string>): StepRecord | und
 export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
   const about = { kind: 'Node' as const, name: r.node, uid: r.uid };
   const out: Array<{ reason: EventReason; type: 'Normal' | 'Warning'; message: string; at: string }> = [];
+  /** a Normal Event at the end of the last step of `names` that succeeded, if any */
+  const afterStep = (names: ReadonlySet<string>, reason: EventReason, message: string) => {
+    const s = lastOk(r, names);
+    if (s) out.push({ reason, type: 'Normal', message, at: endOf(s) });
+  };
   const endedAt = r.endedAt ?? r.steps.map(endOf).sort().at(-1) ?? r.startedAt ?? new Date(0).toISOString();
-  const claim = lastOk(r, new Set([STEP.claim]));
-  if (claim) {
-    const attempts = r.claim?.attempts ?? 1;
-    out.push({
-      reason: 'Claimed',
-      type: 'Normal',
-      message: `cordoned and claimed for the registry credential rollout (${attempts} attempt${attempts === 1 ? '' : 's'})`,
-      at: endOf(claim),
-    });
-  }
+  afterStep(
+    CLAIM_STEPS,
+    'Claimed',
+    `cordoned and claimed for the registry credential rollout (${plural(r.claim?.attempts ?? 1, 'attempt')})`,
+  );
   if (r.outcome === 'reboot-skipped') {
     // decided after the patch: by the reading before it, or by the wait for Talos to restart cri
     const decided = [...r.steps].reverse().find((s) => s.ok && (s.name === STEP.applyPatch || stepPhase(s.name) === 'cri-restart'));
     out.push({ reason: 'RebootSkipped', type: 'Normal', message: `reboot skipped: ${r.reason}`, at: decided ? endOf(decided) : endedAt });
   }
-  const drain = lastOk(r, DRAIN_STEPS);
-  if (drain)
-    out.push({
-      reason: 'Drained',
-      type: 'Normal',
-      message: 'drained (kubectl drain --ignore-daemonsets --delete-emptydir-data)',
-      at: endOf(drain),
-    });
-  const reboot = lastOk(r, new Set([STEP.reboot]));
-  if (reboot) {
-    const why = r.evidence ? r.evidence.reason : 'reboot: always was requested';
-    out.push({ reason: 'Rebooted', type: 'Normal', message: `rebooted (a new boot id): ${why}`, at: endOf(reboot) });
-  }
+  afterStep(DRAIN_STEPS, 'Drained', 'drained (kubectl drain --ignore-daemonsets --delete-emptydir-data)');
+  afterStep(REBOOT_STEPS, 'Rebooted', `rebooted (a new boot id): ${r.evidence ? r.evidence.reason : 'reboot: always was requested'}`);
   const proof = lastOk(r, PROOF_STEPS);
   if (proof && r.proof) {
     const u = r.proofUndecided;
@@ -74,30 +68,16 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
         : { reason: 'Verified', type: 'Normal', message: `containerd loaded the new credential: ${r.proof.reason}`, at: endOf(proof) },
     );
   }
-  const pulled = [...r.steps].reverse().find((s) => s.ok && s.name.startsWith('verify ') && s.name.endsWith(' through containerd'));
+  const pulled = [...r.steps].reverse().find((s) => s.ok && verifiedImageOf(s.name) !== undefined);
   if (pulled)
     out.push({
       reason: 'Verified',
       type: 'Normal',
-      message: `${pulled.name.replace(/^verify /, 'pulled ')}: the credential works`,
+      message: `pulled ${verifiedImageOf(pulled.name)} through containerd: the credential works`,
       at: endOf(pulled),
     });
-  const release = lastOk(r, new Set([STEP.release]));
-  if (release)
-    out.push({
-      reason: 'Released',
-      type: 'Normal',
-      message: 'released: the claim removed, the cordon state restored, verified-revision written',
-      at: endOf(release),
-    });
-  const restore = lastOk(r, new Set([STEP.releaseRestore]));
-  if (restore)
-    out.push({
-      reason: 'Released',
-      type: 'Normal',
-      message: 'released after the stop: the claim removed, the cordon state restored, no verified-revision',
-      at: endOf(restore),
-    });
+  afterStep(RELEASE_STEPS, 'Released', 'released: the claim removed, the cordon state restored, verified-revision written');
+  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified-revision');
   const stopped = STOPPED[r.outcome];
   if (stopped)
     out.push({ reason: stopped, type: 'Warning', message: `${r.reason}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`, at: endedAt });
