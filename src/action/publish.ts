@@ -95,6 +95,28 @@ export async function publish(report: ActionReport, port: PublishPort, options: 
   for (const f of p.failures) port.setFailed(f);
 }
 
+/** What the job summary and the report file both tell of a rollout: one mapping, so the two cannot drift. */
+function rolloutFacts(r: RolloutReport) {
+  return {
+    mode: r.mode,
+    registry: r.registry,
+    revision: r.revision,
+    result: r.result,
+    records: r.records,
+    notReached: r.notReached,
+    upToDate: r.upToDate,
+    error: r.error ? errorMessage(r.error) : undefined,
+    notice: r.notice,
+    talosReads: r.talosReads,
+    inFlightMax: r.inFlightMax,
+    maxUnavailable: r.maxUnavailable,
+    topologyKey: r.topologyKey,
+    holds: r.holds,
+    settleWaits: r.settleWaits,
+    revocation: r.revocation,
+  };
+}
+
 /** The two outputs of the report file, and what went wrong writing it (the run's result stands). */
 interface ReportFileOutcome {
   outputs: { 'report-file': string; 'old-credential-revocable': 'true' | 'false' };
@@ -119,22 +141,7 @@ function writeReportFile(
       {
         identity,
         generatedAt: now.toISOString(),
-        mode: report.mode,
-        registry: report.registry,
-        revision: report.revision,
-        result: report.result,
-        records: report.records,
-        notReached: report.notReached,
-        upToDate: report.upToDate,
-        error: report.error ? errorMessage(report.error) : undefined,
-        notice: report.notice,
-        talosReads: report.talosReads,
-        inFlightMax: report.inFlightMax,
-        maxUnavailable: report.maxUnavailable,
-        topologyKey: report.topologyKey,
-        holds: report.holds,
-        settleWaits: report.settleWaits,
-        revocation: report.revocation,
+        ...rolloutFacts(report),
       },
       { redactor },
     );
@@ -178,28 +185,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
     outputs: buildOutputs(r.result, r.records, { redactor, left: r.notReached.length, inFlightMax: r.inFlightMax ?? 0 }),
     log,
     annotations,
-    summary: () =>
-      renderSummary(
-        {
-          mode: r.mode,
-          registry: r.registry,
-          revision: r.revision,
-          result: r.result,
-          records: r.records,
-          notReached: r.notReached,
-          upToDate: r.upToDate,
-          error: r.error?.message,
-          talosReads: r.talosReads,
-          notice: r.notice,
-          inFlightMax: r.inFlightMax,
-          maxUnavailable: r.maxUnavailable,
-          topologyKey: r.topologyKey,
-          holds: r.holds,
-          settleWaits: r.settleWaits,
-          revocation: r.revocation,
-        },
-        { redactor },
-      ),
+    summary: () => renderSummary(rolloutFacts(r), { redactor }),
     failures,
   };
 }
