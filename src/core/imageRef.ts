@@ -25,7 +25,8 @@ export interface ImageRef {
 const COMPONENT = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$/;
 const TAG = /^\w[\w.-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
-const DOMAIN = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?::\d{1,5})?$/;
+const DOMAIN =
+  /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?::\d{1,5})?$/;
 
 /** The API host of a registry host: Docker Hub's names are served at registry-1.docker.io. */
 export function registryApiHost(host: string): string {

@@ -15,7 +15,11 @@ export interface PreflightPorts {
 }
 
 /** The check is over before this returns: `lines` for the report; a PreflightError (carrying its lines) when a host is not ok. */
-export async function runPreflight(enabled: boolean, targets: readonly PreflightTarget[], ports: PreflightPorts): Promise<PreflightSummary> {
+export async function runPreflight(
+  enabled: boolean,
+  targets: readonly PreflightTarget[],
+  ports: PreflightPorts,
+): Promise<PreflightSummary> {
   if (!enabled) {
     ports.log(PREFLIGHT_OFF);
     return { ran: false, lines: [PREFLIGHT_OFF] };

@@ -68,16 +68,22 @@ export async function checkRegistry(target: CheckTarget, http: HttpOptions): Pro
   if (ping.status !== 401) return done('unknown');
   const challenge = usableChallenge(header(ping, 'www-authenticate'));
   if (!challenge) {
-    exchanges[exchanges.length - 1].registryError = `a challenge this check cannot answer: ${header(ping, 'www-authenticate') ?? 'no WWW-Authenticate'}`;
+    exchanges[exchanges.length - 1].registryError =
+      `a challenge this check cannot answer: ${header(ping, 'www-authenticate') ?? 'no WWW-Authenticate'}`;
     return done('unknown');
   }
   if (challenge.scheme === 'basic') {
     if (!basic) {
-      exchanges.push({ step: 'login', asked: `basic auth at ${base}/v2/`, failure: 'the credential has no username/password or auth for basic auth' });
+      exchanges.push({
+        step: 'login',
+        asked: `basic auth at ${base}/v2/`,
+        failure: 'the credential has no username/password or auth for basic auth',
+      });
       return done('basic');
     }
     if (target.image) await head(target, `Basic ${basic}`, 'with basic auth', ask, http);
-    else await ask('login', `GET ${base}/v2/ with basic auth`, () => request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }, http));
+    else
+      await ask('login', `GET ${base}/v2/ with basic auth`, () => request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }, http));
     return done('basic');
   }
   const token = await bearerToken(target, challenge.params, ask, http);

@@ -31,7 +31,13 @@ export interface RegistryCheck {
 
 /** The rule's verdict on one host (src/rules/preflight.ts). */
 export type PreflightVerdict =
-  | { verdict: 'ok'; host: string; /** `pull`: a manifest HEAD went through; `login`: the credential was accepted, no pull asked; `none`: the registry asked for no credential */ proves: 'pull' | 'login' | 'none'; what: string }
+  | {
+      verdict: 'ok';
+      host: string;
+      /** `pull`: a manifest HEAD went through; `login`: the credential was accepted, no pull asked; `none`: the registry asked for no credential */ proves:
+        'pull' | 'login' | 'none';
+      what: string;
+    }
   | { verdict: 'refused' | 'unreachable'; host: string; asked: string; answered: string };
 
 /** What the run carries to its report: one line per host checked, or why the check did not run. */
