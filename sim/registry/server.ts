@@ -57,12 +57,12 @@ export class RegistrySim {
   static async start(opts: RegistrySimOptions): Promise<RegistrySim> {
     // the Talos twin's PKI maker: its server certificate names 127.0.0.1 (serverAuth), under a CA of its own
     const certs = clusterCerts('registry-sim');
-    let sim: RegistrySim | undefined;
-    const server = https.createServer({ cert: certs.server.crt, key: certs.server.key }, (req, res) => sim!.handle(req, res));
+    const started: { sim?: RegistrySim } = {};
+    const server = https.createServer({ cert: certs.server.crt, key: certs.server.key }, (req, res) => started.sim!.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    sim = new RegistrySim(server, `127.0.0.1:${port}`, certs.ca.crt, opts);
-    return sim;
+    started.sim = new RegistrySim(server, `127.0.0.1:${port}`, certs.ca.crt, opts);
+    return started.sim;
   }
 
   get realm(): string {

@@ -50,10 +50,7 @@ export async function request(
     if (hop >= (opts.maxRedirects ?? 5)) throw new TransportError(`more than ${opts.maxRedirects ?? 5} redirects (last to ${location})`);
     const next = new URL(location, current);
     // as Go's HTTP client does: the credential stays with the host it was meant for
-    if (next.host !== current.host) {
-      const { authorization: _dropped, ...rest } = Object.fromEntries(Object.entries(hdrs).map(([k, v]) => [k.toLowerCase(), v]));
-      hdrs = rest;
-    }
+    if (next.host !== current.host) hdrs = Object.fromEntries(Object.entries(hdrs).filter(([k]) => k.toLowerCase() !== 'authorization'));
     if (answer.status === 303) {
       method = method === 'HEAD' ? 'HEAD' : 'GET';
       body = undefined;
