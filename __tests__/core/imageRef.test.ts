@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.js';
 import { parseImageRef, refLabel } from '../../src/core/imageRef.js';
-import { preflightTargets } from '../../src/core/preflightInputs.js';
+import { preflightTargets } from '../../src/core/preflight.js';
 
 const cred = { username: 'u', password: 'p', auth: '', identitytoken: '' };
 

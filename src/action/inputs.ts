@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { readConfig, type Config } from '../core/config.js';
 import { parseAuthPatch, type AuthPatch } from '../core/authPatch.js';
 import { InputError } from '../core/errors.js';
-import { preflightTargets, type PreflightTarget } from '../core/preflightInputs.js';
+import { preflightTargets, type PreflightTarget } from '../core/preflight.js';
 import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */

@@ -2,7 +2,7 @@
 // Errors name the input, so a user knows which line of their workflow to fix.
 import { isIP } from 'node:net';
 import { InputError } from './errors.js';
-import { readPreflightInputs, type PreflightConfig } from './preflightInputs.js';
+import { readPreflightInputs, type PreflightConfig } from './preflight.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';

@@ -4,7 +4,7 @@
 // stops the run with a PreflightError naming the host, what was asked and what was answered.
 import { PreflightError } from '../core/errors.js';
 import type { PreflightSummary, RegistryCheck } from '../core/model/preflight.js';
-import type { PreflightTarget } from '../core/preflightInputs.js';
+import type { PreflightTarget } from '../core/preflight.js';
 import { judgePreflight } from '../rules/preflight.js';
 import { PREFLIGHT_OFF, preflightLine } from '../report/preflight.js';
 
