@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { A, act, ann, byName, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, assertNoSecret, byName, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 let reg: RegistrySim | undefined;
@@ -82,6 +82,7 @@ describe('e2e: pre-flight credential check', () => {
     expect(run.stdout).toContain(line);
     expect(run.summary).toContain(`${registry.host} token flow + manifest HEAD of acme/app:1.4.2: ok`);
     expect(byName(run)['worker-1'].outcome).toMatch(/rebooted|reboot-skipped/);
+    assertNoSecret(run, NEW_CREDENTIAL.password);
     // the token flow, in its order, once
     expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v2/', 'GET /token', 'HEAD /v2/acme/app/manifests/1.4.2']);
   });
