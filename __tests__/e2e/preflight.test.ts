@@ -65,10 +65,12 @@ function preflightRun(cluster: SimCluster, registry: RegistrySim, caFile: string
   });
 }
 
-/** Nothing was mutated: no Lease, no write to the apiserver, no Talos mutation, no claim on the node. */
+/** Nothing was mutated, nor read: no Lease, no request to the apiserver or the Talos API, no Talos mutation, no claim on the node. */
 function assertUntouched(cluster: SimCluster): void {
   expect(cluster.kube.lease('kube-system', 'registry-auth-rollout')).toBeUndefined();
-  expect(cluster.kube.mutatingRequests()).toEqual([]);
+  // not even read: the check runs before the run reads a node
+  expect(cluster.kube.requests).toEqual([]);
+  expect(cluster.talos.apiCalls).toEqual([]);
   expect(cluster.talos.mutatingCommands()).toEqual([]);
   expect(ann(cluster, 'worker-1')[A.owner]).toBeUndefined();
 }
