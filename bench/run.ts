@@ -283,7 +283,7 @@ function evaluate(r: {
         target: '≤ 1000 ms',
         pass: k.ownMs !== null && k.ownMs <= 1000,
       });
-      // 10 and 6 before the Events; issue 25 allows the Event batch one more process per node
+      // 10 and 6 before the Kubernetes Events, which may cost a node one more process (its one batch)
       const limit = (kind === 'reboot' ? 10 : 6) + 1;
       t.push({
         section: `per node (${kind})`,
