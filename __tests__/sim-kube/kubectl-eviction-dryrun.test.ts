@@ -4,7 +4,7 @@
 // before its UpdateStatus, the delete is a dry run). A real eviction afterwards still works.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KubeSim } from '../../sim/kube/index.js';
-import { findKubectl, kubectl } from './helpers.js';
+import { findKubectl } from './helpers.js';
 
 beforeAll(() => {
   findKubectl();
