@@ -32,7 +32,13 @@ export function forecastLines(f: DrainForecast): string[] {
     lines.push(`drain would be blocked now by ${by}: ${plural(g.pods.length, 'pod')} ${g.pods.join(', ')}`);
   }
   for (const x of f.errors) lines.push(`dry-run eviction of ${x.pod} got no answer of the PDB check: ${x.message}`);
-  if (lines.length === 0) lines.push(`drain would go through now: ${plural(f.evictions, 'pod')} to evict, every dry-run eviction allowed`);
+  if (lines.length === 0) {
+    lines.push(
+      f.evictions === 0
+        ? 'drain would go through now: no pod to evict'
+        : `drain would go through now: ${plural(f.evictions, 'pod')} to evict, every dry-run eviction allowed`,
+    );
+  }
   return lines;
 }
 
