@@ -45,6 +45,8 @@ export interface KindCost {
   steps: Array<{ step: string; ms: number | null; processes: number | null; commands: string }>;
   /** per command kind (outside the waits): median count and median summed ms per node, most expensive first */
   commands: Array<{ kind: string; count: number | null; ms: number | null }>;
+  /** the node's Kubernetes Event batches (`kubectl create … -o name`, src/adapters/kube/eventList.ts): median count and summed ms */
+  events: { processes: number | null; ms: number | null };
 }
 
 export interface PerNodeResult {
@@ -54,7 +56,11 @@ export interface PerNodeResult {
   wallMs: number;
   rebootMs: number;
   pollIntervalMs: number;
-  runLevel: { processes: number; commands: string[] };
+  runLevel: {
+    processes: number;
+    commands: string[];
+    /** the run-level Event batches (the Lease's run Event) and their summed ms */ events: { processes: number; ms: number };
+  };
   /** median wall time of a process that only starts and prints its client version (no network): the per-process floor */
   processFloorMs: { kubectl: number | null; talosctl: number | null };
   outcomes: Record<string, number>;
@@ -142,7 +148,14 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
       wallMs: Math.round(wallMs),
       rebootMs: REBOOT_MS,
       pollIntervalMs: POLL_MS,
-      runLevel: { processes: runLevel.length, commands: runLevel.map((c) => c.command.replace(/ -p '.*'/, " -p '…'").slice(0, 120)) },
+      runLevel: {
+        processes: runLevel.length,
+        commands: runLevel.map((c) => c.command.replace(/ -p '.*'/, " -p '…'").slice(0, 120)),
+        events: {
+          processes: runLevel.filter(isEventBatch).length,
+          ms: Math.round(runLevel.filter(isEventBatch).reduce((a, c) => a + c.durationMs, 0)),
+        },
+      },
       outcomes,
       processFloorMs,
       definitions: {
@@ -252,7 +265,16 @@ function summarize(nodes: NodeCost[]): KindCost {
     inProcessMs: med(nodes.map((n) => own(n) - unionMs(outsideWaits(n)))),
     steps,
     commands,
+    events: {
+      processes: med(nodes.map((n) => n.commands.filter(isEventBatch).length)),
+      ms: med(nodes.map((n) => n.commands.filter(isEventBatch).reduce((a, c) => a + c.durationMs, 0))),
+    },
   };
+}
+
+/** An Event batch: the one `kubectl create` whose output is `-o name` (a Pod or a Lease is created with `-o json`). */
+function isEventBatch(c: CommandRecord): boolean {
+  return /^\S*kubectl .*\bcreate\b.* -o name\b/.test(c.command);
 }
 
 /** Wall time covered by at least one of the commands. */

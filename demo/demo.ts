@@ -3,9 +3,9 @@
 // real kubectl; the fake talosctl first on PATH), and print what a user would see.
 //
 //   npm run demo                       the default 6-node cluster, mode apply
-//   npm run demo -- --mode plan        read-only
+//   npm run demo -- --mode plan        read-only (scenario plan: a drain forecast a PDB and a bare pod block)
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
-//   npm run demo -- --scenario NAME    one of: default, churn, pdb, quarantine, settle, etcd-alarm, etcd-orphan, talos-1.14, bad-credential
+//   npm run demo -- --scenario NAME    one of: default, plan, churn, pdb, quarantine, settle, etcd-alarm, etcd-orphan, talos-1.14, bad-credential
 //   npm run demo -- --verbose          every command the action runs, with its duration
 //   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
 //   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
@@ -17,6 +17,8 @@ import { parseArgs } from 'node:util';
 import { addDefaultNodes, describeNodes, SimCluster } from '../sim/cluster.js';
 import { repoRoot, runAction } from '../runner/runAction.js';
 import { SCENARIOS } from './scenarios.js';
+import type { DrainForecast } from '../src/core/model/record.js';
+import { forecastLines } from '../src/report/forecast.js';
 import { configChangesOf, timelineOf } from './summaryText.js';
 
 async function main(): Promise<number> {
@@ -24,13 +26,15 @@ async function main(): Promise<number> {
     options: {
       mode: { type: 'string', default: 'apply' },
       nodes: { type: 'string' },
-      scenario: { type: 'string', default: 'default' },
+      // plan runs the `plan` scenario (a PDB allowing nothing, a bare pod) unless told otherwise
+      scenario: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       'max-unavailable': { type: 'string', default: '1' },
       'topology-key': { type: 'string' },
     },
   });
-  const scenario = SCENARIOS[values.scenario!];
+  values.scenario ??= values.mode === 'plan' ? 'plan' : 'default';
+  const scenario = SCENARIOS[values.scenario];
   if (!scenario) {
     console.error(`unknown scenario "${values.scenario}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
     return 2;
@@ -136,6 +140,11 @@ async function main(): Promise<number> {
         if (c.lines.length === 1) console.log(`  ${c.node}: ${c.lines[0]}`);
         else for (const [i, l] of c.lines.entries()) console.log(i === 0 ? `  ${c.node}: ${l}` : `  ${' '.repeat(c.node.length)}  ${l}`);
       }
+    }
+    const forecasts = JSON.parse(run.outputs.decisions ?? '[]') as Array<{ name: string; drainForecast?: DrainForecast }>;
+    if (forecasts.some((d) => d.drainForecast)) {
+      console.log('\n── drain forecast (dry-run evictions: nothing was evicted), as the job summary shows it');
+      for (const d of forecasts) for (const l of d.drainForecast ? forecastLines(d.drainForecast) : []) console.log(`  ${d.name}: ${l}`);
     }
     const timeline = timelineOf(run.summary);
     if (timeline) {

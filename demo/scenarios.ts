@@ -22,6 +22,22 @@ export const SCENARIOS: Record<string, Scenario> = {
       '3 control planes, 3 workers, mixing Talos 1.13 and 1.14 (cp-3 and worker-1 restart cri by themselves after the patch): worker-2 carries an operator cordon, worker-3 was just created by the autoscaler with the new credential, the config of cp-2 carries both credential forms (a RegistryAuthConfig document over a stale legacy map); kubelets write heartbeats; boot and restart timings drawn from realistic ranges (seeded): a rebooted node answers before its CRI files are written and cri is up',
     setup: () => [],
   },
+  plan: {
+    description:
+      "the default cluster (what `--mode plan` runs unless --scenario says otherwise), plus shop/db-0 on worker-2, whose PodDisruptionBudget allows no eviction, and a bare pod default/debug-shell on worker-1: plan's drain forecast (dry-run evictions, nothing evicted) names the budget and the pod that would stop each drain now",
+    setup: (c) => {
+      c.kube.addPod({
+        namespace: 'shop',
+        name: 'db-0',
+        nodeName: 'worker-2',
+        owner: { kind: 'StatefulSet', name: 'db' },
+        labels: { app: 'db' },
+      });
+      c.kube.addPdb({ namespace: 'shop', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+      c.kube.addPod({ namespace: 'default', name: 'debug-shell', nodeName: 'worker-1' });
+      return [];
+    },
+  },
   churn: {
     description: 'the default cluster with 20 unrelated status writes per second on every node while it is claimed',
     setup: (c) => [c.kube.startChurn({ perSecond: 20, kind: 'status' })],

@@ -1105,8 +1105,8 @@ class ServerRefusals {
     }
 }
 
-// EXTERNAL MODULE: ./src/adapters/talos/api/talosconfig.ts + 1 modules
-var talosconfig = __webpack_require__(9022);
+// EXTERNAL MODULE: ./src/adapters/talos/api/talosconfig.ts
+var talosconfig = __webpack_require__(3334);
 ;// CONCATENATED MODULE: ./src/adapters/talos/api/connection.ts
 // One gRPC channel to the talosconfig context's endpoint (apid), over mutual TLS, shared by every
 // call of the run: grpc-js multiplexes the calls as streams of one HTTP/2 connection. Each call

@@ -102,6 +102,10 @@ describe('e2e rails: cancellation and the post step', () => {
     expect(post.exitCode, post.stdout).toBe(0);
     expect(post.annotations.some((a) => a.kind === 'notice' && a.title === 'worker-1: released by the post step')).toBe(true);
     expect(post.stdout).toMatch(/released the run Lease kube-system\/registry-auth-rollout/);
+    // The main step was stopped before it told the cluster; the post step's release is on the node.
+    const told = c.kube.events().filter((e: any) => e.involvedObject?.name === 'worker-1' && String(e.message).startsWith('post step:'));
+    expect(told.map((e: any) => [e.reason, e.type, e.reportingInstance])).toEqual([['Released', 'Normal', owner]]);
+    expect(told[0].involvedObject.uid).toBe(node(c, 'worker-1').metadata.uid);
     // Schedulable as before the run, no claim left, not marked verified (it was never rebooted).
     const n = node(c, 'worker-1');
     expect(n.spec.unschedulable).toBeFalsy();
@@ -135,6 +139,10 @@ describe('e2e rails: cancellation and the post step', () => {
     expect(err!.message).toContain(`\`talosctl -n ${ip} version\``);
     expect(err!.message).toMatch(/recover-fences/);
     expect(post.annotations.some((a) => a.kind === 'warning' && a.title === 'run Lease kept')).toBe(true);
+    // `kubectl describe node` shows the same: a Warning whose message is the annotation's next step.
+    const told = c.kube.events().filter((e: any) => e.involvedObject?.name === 'worker-1' && String(e.message).startsWith('post step:'));
+    expect(told.map((e: any) => [e.reason, e.type])).toEqual([['RolloutFailed', 'Warning']]);
+    expect(told[0].message).toContain(`\`talosctl -n ${ip} service cri\``);
     // Fenced: cordoned, still claimed by the cancelled run in phase mutating, not verified; the Lease still its.
     expect(node(c, 'worker-1').spec.unschedulable).toBe(true);
     expect(ann(c, 'worker-1')[A.owner]).toBe(owner);

@@ -72,7 +72,15 @@ describe('e2e: a roll of the default cluster', () => {
     const run = await act(c, { mode: 'plan' });
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result).toBe('planned');
-    expect(c.kube.mutatingRequests()).toEqual([]);
+    // the drain forecast's dry-run evictions (dryRun=All) are the only requests with a write verb, and change nothing
+    const writes = c.kube.mutatingRequests();
+    expect(writes.length).toBeGreaterThan(0);
+    for (const w of writes) {
+      expect(w.method).toBe('POST');
+      expect(w.path).toMatch(/\/pods\/[^/]+\/eviction$/);
+      expect(new URLSearchParams(w.query).getAll('dryRun')).toEqual(['All']);
+    }
+    expect(c.kube.podEvents.filter((e) => e.type === 'evicted')).toEqual([]);
     expect(c.talos.mutatingCommands()).toEqual([]);
     const d = byName(run);
     expect(d['worker-3'].outcome).toBe('planned-skip');

@@ -8,7 +8,7 @@ import { ToolError } from '../../src/core/errors.js';
 import type { PdbState, PodLabels } from '../../src/core/model/cluster.js';
 import type { NodeState, Taint } from '../../src/core/model/node.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
-import type { PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
+import type { DrainPodReading, EvictionAnswer, PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../fakes/jsonPatch.js';
 
 type Json = Record<string, any>;
@@ -162,6 +162,24 @@ export class FakeKube implements KubeClient {
       this.notify(name);
     }
     return nodeFromJson(structuredClone(this.nodes.get(name)));
+  }
+
+  /** the DaemonSets listDrainInputs says exist (`namespace/name`) */
+  daemonSets: string[] = [];
+  /** every PDB listDrainInputs answers (all namespaces) */
+  allPdbs: PdbState[] = [];
+  /** what a dry-run eviction answers, by `namespace/name` (allowed by default) */
+  evictionAnswer: (pod: string) => EvictionAnswer = () => ({ kind: 'allowed' });
+
+  async listDrainInputs(): Promise<{ pods: DrainPodReading[]; daemonSets: string[]; pdbs: PdbState[] }> {
+    this.calls.push({ method: 'listDrainInputs' });
+    const pods = this.podOwners.map((p) => ({ emptyDir: false, labels: {}, controllerApiVersion: 'apps/v1', ...p }) as DrainPodReading);
+    return structuredClone({ pods, daemonSets: this.daemonSets, pdbs: this.allPdbs });
+  }
+
+  async evictDryRun(namespace: string, name: string): Promise<EvictionAnswer> {
+    this.calls.push({ method: 'evictDryRun', name: `${namespace}/${name}` });
+    return this.evictionAnswer(`${namespace}/${name}`);
   }
 
   async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {

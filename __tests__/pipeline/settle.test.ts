@@ -143,7 +143,9 @@ describe('settle gate (fakes)', () => {
     const res = await roll(c, { mode: 'plan', settleTimeoutMs: 10 * MIN });
     expect(res.result).toBe('planned');
     expect(res.settleWaits).toEqual(['Deployment shop/web', 'StatefulSet shop/db']);
-    expect(c.kube.calls.filter((x) => x.method === 'listPodOwners')).toEqual([{ method: 'listPodOwners', name: undefined }]);
+    // the pod list is the drain forecast's (one cluster-wide list of pods, DaemonSets and PDBs), not read again
+    expect(c.kube.calls.filter((x) => x.method === 'listDrainInputs')).toEqual([{ method: 'listDrainInputs' }]);
+    expect(c.kube.calls.filter((x) => x.method === 'listPodOwners')).toEqual([]);
     expect(c.kube.calls.filter((x) => x.method === 'listWorkloads')).toHaveLength(1);
     const off = makeCluster(workers(1));
     expect((await roll(off, { mode: 'plan', settleTimeoutMs: 0 })).settleWaits).toBeUndefined();

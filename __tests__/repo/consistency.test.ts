@@ -526,6 +526,8 @@ describe('deploy/rbac.yaml', () => {
       problems.push('deploy/rbac.yaml: no ClusterRole grants list on poddisruptionbudgets (undrainable: quarantine names the PDB)');
     if (!grants(cluster, 'apps', 'daemonsets', 'get'))
       problems.push('deploy/rbac.yaml: no ClusterRole grants get on daemonsets (kubectl drain --ignore-daemonsets)');
+    if (!grants(cluster, 'apps', 'daemonsets', 'list'))
+      problems.push("deploy/rbac.yaml: no ClusterRole grants list on daemonsets (mode: plan's drain forecast)");
     if (rules.some(({ rule }) => rule.verbs.includes('*') || rule.resources.includes('*') || rule.apiGroups.includes('*'))) {
       problems.push('deploy/rbac.yaml: a rule uses a wildcard; least privilege names every verb and resource');
     }

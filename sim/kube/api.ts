@@ -344,17 +344,44 @@ export class Api {
     return stored;
   }
 
-  /** POST pods/P/eviction, per kubernetes pkg/registry/core/pod/storage/eviction.go. */
-  evict(ns: string, name: string, raw: unknown): { code: number; body: Status; headers?: Record<string, string> } {
+  /**
+   * POST pods/P/eviction, per kubernetes pkg/registry/core/pod/storage/eviction.go. A dry run (`dryRun=All`
+   * in the query or in the body's deleteOptions, merged as its propagateDryRun does) runs every check,
+   * the PDB's included, and answers as the real one would, but changes nothing: no pod deleted, no PDB
+   * status written (checkAndDecrement returns before its UpdateStatus), nothing in the twin's event log.
+   */
+  evict(
+    ns: string,
+    name: string,
+    raw: unknown,
+    queryDryRun: string[] = [],
+  ): { code: number; body: Status; headers?: Record<string, string> } {
     if (!isObject(raw) || (raw.kind !== undefined && raw.kind !== 'Eviction')) {
       throw badRequest(`Eviction in version "v1" cannot be handled as a Eviction: the object provided is unrecognized`);
     }
     const bodyName = (raw.metadata as any)?.name;
     if (bodyName !== undefined && bodyName !== name) throw badRequest('name in URL does not match name in Eviction object');
+    const bodyDryRun: string[] = Array.isArray((raw.deleteOptions as any)?.dryRun) ? (raw.deleteOptions as any).dryRun : [];
+    if (bodyDryRun.length > 0 && queryDryRun.length > 0 && JSON.stringify(bodyDryRun) !== JSON.stringify(queryDryRun)) {
+      // a plain fmt.Errorf in propagateDryRun: the apiserver answers it as a 500 with no reason
+      return {
+        code: 500,
+        body: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `Non-matching dry-run options in request and content: [${queryDryRun.join(' ')}] and [${bodyDryRun.join(' ')}]`,
+          code: 500,
+        } as Status,
+      };
+    }
+    const dryRun = (bodyDryRun.length > 0 ? bodyDryRun : queryDryRun).includes('All');
     const pod = this.mustGet(R.pods, ns, name);
     const grace = (raw.deleteOptions as any)?.gracePeriodSeconds as number | undefined;
     const phase = pod.status?.phase;
     if (pod.metadata.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending') {
+      if (dryRun) return { code: 201, body: success(201) };
       this.hooks.podEvicted?.(pod);
       this.deletePod(ns, name, grace);
       return { code: 201, body: success(201) };
@@ -402,11 +429,13 @@ export class Api {
           }),
         );
       }
+      if (dryRun) return { code: 201, body: success(201) };
       st.disruptionsAllowed -= 1;
       st.disruptedPods = { ...(st.disruptedPods ?? {}), [name]: nowTime() };
       pdb.status = st;
       this.store.update(R.poddisruptionbudgets, pdb);
     }
+    if (dryRun) return { code: 201, body: success(201) };
     this.hooks.podEvicted?.(pod);
     this.deletePod(ns, name, grace);
     return { code: 201, body: success(201) };

@@ -311,7 +311,7 @@ export class HttpFront {
       }
       case 'POST': {
         if (def === R.pods && sub === 'eviction') {
-          const out = api.evict(ns, name, parseJson(body));
+          const out = api.evict(ns, name, parseJson(body), q.getAll('dryRun'));
           return this.send(req, res, out.code, out.body, at, out.headers);
         }
         throw methodNotAllowed();

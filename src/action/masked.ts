@@ -1,17 +1,18 @@
 // The one way text leaves the action: every log line and log group, annotation, step output, job
 // summary, report file, failure message and saved state of the main step and of the post step is written through
 // a MaskedCore, which replaces every registered secret (in each of its forms, src/core/redact.ts)
-// before the runner sees it. This is the only file that imports @actions/core
-// (__tests__/repo/consistency.test.ts checks), so nothing can be written unmasked, whoever writes it.
+// before the runner sees it. This is the only file that imports the runner's protocol
+// (src/action/runnerCommands.ts; __tests__/repo/consistency.test.ts checks), so nothing can be written
+// unmasked, whoever writes it.
 //
 // Why at the sinks and not where a child's output is captured: the action parses what kubectl,
 // talosctl and the Talos API answer, and a masked byte there is a wrong reading (a node name, an owner
 // token, a `true`). So data is kept as it was printed, and text is masked on its way out.
 // core.setSecret is still called for every secret, so the runner's own log masking covers anything
 // written past this port (a crash's stack trace on stderr).
-import * as core from '@actions/core';
 import { Redactor } from '../core/redact.js';
 import { writePrivateFile } from './reportFile.js';
+import { runnerProtocol } from './runnerCommands.js';
 
 /** Writes a file's text (masked already): the report file's writer (src/action/reportFile.ts), or a recorder in tests. */
 export type FileSink = (path: string, text: string) => void;
@@ -21,7 +22,7 @@ export interface AnnotationProps {
   title?: string;
 }
 
-/** The part of @actions/core the action uses: `core` itself, or a recorder in tests. */
+/** The part of the runner's protocol the action uses (src/action/runnerCommands.ts), or a recorder in tests. */
 export interface CorePort {
   getInput(name: string): string;
   getState(name: string): string;
@@ -117,7 +118,7 @@ export class MaskedCore implements CorePort {
   }
 }
 
-/** The runner's @actions/core behind the masking: what the main step and the post step write through. */
+/** The runner's protocol behind the masking: what the main step and the post step write through. */
 export function runnerCore(redactor?: Redactor): MaskedCore {
-  return new MaskedCore(core, redactor);
+  return new MaskedCore(runnerProtocol, redactor);
 }

@@ -14,7 +14,8 @@ import { casLost, errorMessage, ToolError } from '../core/errors.js';
 import { annotationKeys, type AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import { formatCommandLine } from '../report/log.js';
-import type { PostNodeResult, PostReport } from '../report/postStep.js';
+import { postStepEvents, type PostNodeResult, type PostReport } from '../report/postStep.js';
+import { EventWriter } from '../pipeline/events.js';
 import { releaseLeasePatch } from '../rules/lease.js';
 import { choosePostAction, leftAfter } from '../rules/postStep.js';
 import { guardedReleasePatch } from '../rules/release.js';
@@ -27,6 +28,8 @@ import { loadAccess, loadHeld, loadLease, type SavedLease, type StateStore } fro
 export interface PostPorts {
   state: StateStore;
   log: (line: string) => void;
+  /** the step's masking, applied to every Event message */
+  redact?: (text: string) => string;
 }
 
 /** The post step as a mode: never throws; a failure ends the report with what was done before it. */
@@ -40,7 +43,7 @@ export async function postMode(ports: PostPorts): Promise<PostReport> {
   return report;
 }
 
-async function cleanup({ state, log }: PostPorts, report: PostReport): Promise<void> {
+async function cleanup({ state, log, redact }: PostPorts, report: PostReport): Promise<void> {
   const load = <T>(what: () => T, fallback: T): { value: T; broken: boolean } => {
     try {
       return { value: what(), broken: false };
@@ -79,6 +82,10 @@ async function cleanup({ state, log }: PostPorts, report: PostReport): Promise<v
     if (left.keepsLease) keepLease = true;
   }
 
+  // what the main step could not tell the cluster, told on each node (a failed write is only warned about)
+  const events = new EventWriter(kube, redact, lease.value?.owner ?? held.value[0]?.owner);
+  await events.write(postStepEvents(report, new Date().toISOString()), (m) => log(m));
+
   if (lease.value) {
     const { namespace, name, owner } = lease.value;
     if (keepLease) report.lease = { namespace, name, outcome: 'kept' };
@@ -115,6 +122,6 @@ export async function postStep(core: MaskedCore = runnerCore()): Promise<void> {
     (name) => core.getInput(name),
     (s) => core.addSecret(s),
   );
-  const report = await postMode({ state: core, log: (line) => core.info(line) });
+  const report = await postMode({ state: core, log: (line) => core.info(line), redact: (t) => core.redactor.redact(t) });
   await publish(report, core).catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
 }

@@ -1,6 +1,6 @@
 // The two ports the rollout talks through. Real implementations run kubectl/talosctl
 // (kube/kubectl.ts, talos/cli/talosctl.ts, talos/api/); pipeline tests use in-memory fakes of the same interfaces.
-import type { PodOwnerReading, WorkloadStatus } from '../core/workloads.js';
+import type { DrainPodReading, EvictionAnswer, PodOwnerReading, WorkloadStatus } from '../core/workloads.js';
 import type { RolloutEvent } from '../core/events.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState, PdbState, PodLabels } from '../core/model/cluster.js';
 import type { NodeState } from '../core/model/node.js';
@@ -57,6 +57,17 @@ export interface KubeClient {
    * or of the whole cluster. The settle gate's input (src/rules/settle.ts).
    */
   listPodOwners(nodeName?: string): Promise<PodOwnerReading[]>;
+  /**
+   * plan's drain forecast, in one command (`kubectl get pods,daemonsets.apps,poddisruptionbudgets.policy -A`):
+   * every pod as drain's filters read it, `namespace/name` of every DaemonSet, every PDB.
+   */
+  listDrainInputs(): Promise<{ pods: DrainPodReading[]; daemonSets: string[]; pdbs: PdbState[] }>;
+  /**
+   * One dry-run eviction (`dryRun=All`: the apiserver runs the PDB check and changes nothing), one
+   * kubectl process: `kubectl create --raw …/pods/P/eviction?dryRun=All -f -`. Never throws: a failure
+   * is an answer of kind 'error'.
+   */
+  evictDryRun(namespace: string, name: string): Promise<EvictionAnswer>;
   /** Every Deployment, ReplicaSet and StatefulSet with its status, in one command (all namespaces). */
   listWorkloads(): Promise<WorkloadStatus[]>;
   /**

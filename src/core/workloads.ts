@@ -31,6 +31,26 @@ export interface PodOwnerReading {
   mirror: boolean;
 }
 
+/** A pod as kubectl drain's filters judge it (src/rules/drainForecast.ts): the settle gate's reading and a little more. */
+export interface DrainPodReading extends PodOwnerReading {
+  /** the controller ownerReference's apiVersion (`apps/v1` for a DaemonSet drain recognises) */
+  controllerApiVersion?: string;
+  /** declares an emptyDir volume (local storage) */
+  emptyDir: boolean;
+  labels: Record<string, string>;
+}
+
+/** The flags the action drains with (src/adapters/kube/kubectl.ts): --ignore-daemonsets --delete-emptydir-data, never --force. */
+export const ACTION_DRAIN_FLAGS = { ignoreDaemonSets: true, deleteEmptyDirData: true, force: false } as const;
+export type DrainFlags = { ignoreDaemonSets: boolean; deleteEmptyDirData: boolean; force: boolean };
+
+/**
+ * The apiserver's answer to one dry-run eviction: allowed (201; or the pod is gone, which drain counts as
+ * evicted), blocked by a PodDisruptionBudget (429, its message), or anything else (an error, its message).
+ */
+export type EvictionAnswer =
+  { kind: 'allowed' } | { kind: 'gone' } | { kind: 'blocked'; message: string } | { kind: 'error'; message: string };
+
 /**
  * A controller's spec and status as the apiserver returns them. The status fields are `omitempty`
  * int32s in apps/v1 (a zero is absent from the JSON): the parser reads an absent one as 0.

@@ -26,6 +26,8 @@ import {
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
 import { planNodes } from './plan.js';
+import { forecastDrains } from './forecast.js';
+import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
@@ -124,8 +126,8 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
 
   if (config.mode === 'plan') {
-    const records = await planNodes(ctx, first.selected);
-    const settleWaits = await predictSettle(ctx, records);
+    const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
+    const settleWaits = await predictSettle(ctx, records, pods);
     return {
       result: 'planned',
       records,
@@ -192,10 +194,13 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
 }
 
 /** Plan: which workloads the settle gate would wait for, after the drains of the nodes planned to reboot; logged. */
-async function predictSettle(ctx: RunContext, records: DecisionRecord[]): Promise<string[] | undefined> {
+async function predictSettle(ctx: RunContext, records: DecisionRecord[], pods?: PodOwnerReading[]): Promise<string[] | undefined> {
   if (!ctx.settle.enabled) return undefined;
   try {
-    const waits = await ctx.settle.predictWaits(records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node));
+    const waits = await ctx.settle.predictWaits(
+      records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node),
+      pods,
+    );
     ctx.log.info(`settle gate: the drains would wait for ${waits.length ? waits.join(', ') : 'no workload'} to be available again`);
     return waits;
   } catch (e) {

@@ -214,10 +214,11 @@ export class SettleGate {
   /**
    * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
    * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
+   * `listed`: the pods already listed (the drain forecast's list), so they are not listed again.
    */
-  async predictWaits(nodes: readonly string[]): Promise<string[]> {
+  async predictWaits(nodes: readonly string[], listed?: readonly PodOwnerReading[]): Promise<string[]> {
     if (!this.enabled || nodes.length === 0) return [];
-    const [pods, statuses] = await Promise.all([this.kube.listPodOwners(), this.kube.listWorkloads()]);
+    const [pods, statuses] = await Promise.all([listed ?? this.kube.listPodOwners(), this.kube.listWorkloads()]);
     const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
     return resolveOwners(refs, statuses).map(workloadName);
   }

@@ -1,5 +1,5 @@
 // Annotations are what a user sees first on the run page, so each node gets one line there.
-// They are plain text: @actions/core escapes the workflow-command syntax itself, and GitHub
+// They are plain text: the runner protocol (src/action/runnerCommands.ts) escapes the workflow-command syntax itself, and GitHub
 // renders annotation messages as text, so no HTML escaping here.
 import { formatGap } from '../core/instants.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';

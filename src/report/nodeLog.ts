@@ -13,7 +13,7 @@
 // the node's name, and `flushAll` writes the groups still open when the run ends early.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/** What the log is written to: @actions/core's info, startGroup and endGroup. */
+/** What the log is written to: the runner's info, startGroup and endGroup (src/action/runnerCommands.ts). */
 export interface LogSink {
   info(line: string): void;
   startGroup(title: string): void;

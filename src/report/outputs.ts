@@ -1,7 +1,7 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
 import type { Role } from '../core/model/node.js';
-import type { ActionResult, DecisionRecord, Outcome, ProofUndecided, QuarantineNote } from '../core/model/record.js';
+import type { ActionResult, DecisionRecord, DrainForecast, Outcome, ProofUndecided, QuarantineNote } from '../core/model/record.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
 import type { FenceRow } from '../rules/fences.js';
@@ -34,6 +34,8 @@ export interface DecisionOutput {
   endedAt?: string;
   /** only on a `quarantined` node: what blocked its drain (PDBs and pods) and how to lift it */
   quarantine?: QuarantineNote;
+  /** plan mode, only on a `planned-reboot` node: what its drain would meet now (dry-run evictions) */
+  drainForecast?: DrainForecast;
   steps: DecisionStepOutput[];
 }
 
@@ -74,6 +76,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     ...(r.startedAt ? { startedAt: r.startedAt } : {}),
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r.quarantine ? { quarantine: structuredClone(r.quarantine) } : {}),
+    ...(r.drainForecast ? { drainForecast: structuredClone(r.drainForecast) } : {}),
     steps: r.steps.map((s) => ({
       name: s.name,
       startedAt: s.startedAt,

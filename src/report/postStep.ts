@@ -2,11 +2,13 @@
 // an annotation or a failure per node and for the run Lease. Pure: the texts a person reads, built
 // from what the post step chose (src/rules/postStep.ts) and what came of it.
 import type { Config } from '../core/config.js';
+import type { RolloutEvent } from '../core/events.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import type { PostChoice, ReleasedFrom } from '../rules/postStep.js';
 import type { Annotation } from './annotations.js';
+import { eventMessage } from './events.js';
 
 /** One held node: what the post step chose and what came of it. */
 export interface PostNodeResult {
@@ -72,6 +74,32 @@ export function presentPostReport(r: PostReport): PostPublication {
     out.failures.push('the post step left a node of this run claimed or cordoned; see the error annotation for what to check');
   if (r.error) out.failures.push(`post step failed: ${r.error}`);
   return out;
+}
+
+/**
+ * The Events of what the post step did with the nodes it was handed, for `kubectl describe node`: the
+ * main step was stopped before it could write them. A release is `Released`; a node left claimed,
+ * fenced or as another actor set it is a Warning `RolloutFailed` whose message is the annotation's
+ * (what to check, the release command). Only nodes read now have an Event: it names the node's uid.
+ */
+export function postStepEvents(r: PostReport, at: string): RolloutEvent[] {
+  if (!r.keys) return [];
+  const events: RolloutEvent[] = [];
+  for (const n of r.nodes) {
+    if (!n.now) continue;
+    const one: PostPublication = { log: [], annotations: [], failures: [] };
+    presentNode(n, r.keys, r.kubectl ?? {}, one);
+    const a = one.annotations[0];
+    if (!a) continue;
+    const about = { kind: 'Node' as const, name: n.held.node, uid: n.now.uid };
+    const message = eventMessage(`post step: ${a.message}`);
+    events.push(
+      a.kind === 'notice'
+        ? { about, reason: 'Released', type: 'Normal', message, at }
+        : { about, reason: 'RolloutFailed', type: 'Warning', message, at },
+    );
+  }
+  return events;
 }
 
 const RELEASED_WHILE: Record<ReleasedFrom, string> = {

@@ -63,13 +63,24 @@ describe('workloadsFromList', () => {
 });
 
 describe('podOwnersFromList', () => {
-  it('each pod with its node, phase, controller and whether it is a mirror pod', () => {
+  it('each pod with its node, phase, controller and whether it is a mirror pod, its labels and emptyDir volumes', () => {
     const pods = podOwnersFromList({
       kind: 'PodList',
       items: [
         {
-          metadata: { name: 'web-5f6-a', namespace: 'shop', ownerReferences: [{ kind: 'ReplicaSet', name: 'web-5f6', controller: true }] },
-          spec: { nodeName: 'w1' },
+          metadata: {
+            name: 'web-5f6-a',
+            namespace: 'shop',
+            labels: { app: 'web' },
+            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5f6', controller: true }],
+          },
+          spec: {
+            nodeName: 'w1',
+            volumes: [
+              { name: 'cfg', configMap: { name: 'x' } },
+              { name: 'tmp', emptyDir: {} },
+            ],
+          },
           status: { phase: 'Running' },
         },
         {
@@ -86,9 +97,21 @@ describe('podOwnersFromList', () => {
         nodeName: 'w1',
         phase: 'Running',
         controller: { kind: 'ReplicaSet', name: 'web-5f6' },
+        controllerApiVersion: 'apps/v1',
         mirror: false,
+        emptyDir: true,
+        labels: { app: 'web' },
       },
-      { namespace: 'kube-system', name: 'kube-apiserver-cp1', nodeName: 'cp1', phase: 'Running', controller: undefined, mirror: true },
+      {
+        namespace: 'kube-system',
+        name: 'kube-apiserver-cp1',
+        nodeName: 'cp1',
+        phase: 'Running',
+        controller: undefined,
+        mirror: true,
+        emptyDir: false,
+        labels: {},
+      },
     ]);
   });
 });

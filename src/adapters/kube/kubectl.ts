@@ -11,7 +11,9 @@ import { parsePdbsAndPods } from './parse/pdbJson.js';
 import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutput.js';
 import { ParseError } from '../parseError.js';
 import { podOwnersFromList, workloadsFromList } from './parse/workloadJson.js';
-import type { PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
+import type { DrainPodReading, EvictionAnswer, PodOwnerReading, WorkloadStatus } from '../../core/workloads.js';
+import { DRAIN_INPUT_KINDS, drainInputsFromList } from './parse/drainInputs.js';
+import { evictionAnswer } from './parse/evictionAnswer.js';
 import { watchNode, type WatchPort } from './watchNode.js';
 import { jsonString, type Json } from './parse/json.js';
 import { leaseFromJson } from './parse/leaseJson.js';
@@ -180,6 +182,7 @@ export class Kubectl implements KubeClient {
 
   async drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void> {
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    // the flags src/rules/drainForecast.ts mirrors kubectl's filters for (ACTION_DRAIN_FLAGS)
     const args = ['drain', name, '--ignore-daemonsets', '--delete-emptydir-data', `--timeout=${seconds}s`];
     // kubectl checks its --timeout only between retries (5 s apart); our own deadline leaves room for that.
     const res = await this.exec(args, { timeoutMs: timeoutMs + DRAIN_KILL_GRACE_MS, signal });
@@ -207,6 +210,23 @@ export class Kubectl implements KubeClient {
     const res = await this.run(args, { node: nodeName });
     const what = `kubectl get pods -A${nodeName ? ` --field-selector spec.nodeName=${nodeName}` : ''}`;
     return this.parseWith(res, what, podOwnersFromList, nodeName);
+  }
+
+  async listDrainInputs(): Promise<{ pods: DrainPodReading[]; daemonSets: string[]; pdbs: PdbState[] }> {
+    const res = await this.run(['get', DRAIN_INPUT_KINDS, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
+    return this.parseWith(res, `kubectl get ${DRAIN_INPUT_KINDS} -A`, drainInputsFromList);
+  }
+
+  async evictDryRun(namespace: string, name: string): Promise<EvictionAnswer> {
+    // dryRun in the query and in the body's deleteOptions (eviction.go propagateDryRun wants them equal):
+    // a server that ignored one still sees the other. The body goes on stdin.
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/eviction?dryRun=All`;
+    const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions: { dryRun: ['All'] } };
+    try {
+      return evictionAnswer(await this.exec(['create', '--raw', path, '-f', '-', REQUEST_TIMEOUT], { input: JSON.stringify(body) }));
+    } catch (e) {
+      return { kind: 'error', message: e instanceof Error ? e.message : String(e) };
+    }
   }
 
   async listWorkloads(): Promise<WorkloadStatus[]> {

@@ -88,6 +88,31 @@ export interface DecisionRecord {
   configPreview?: ConfigPreview;
   /** only on a `quarantined` node: what blocked the drain and how to lift the quarantine */
   quarantine?: QuarantineNote;
+  /** plan mode, only on a `planned-reboot` node: whether its drain would go through now (dry-run evictions) */
+  drainForecast?: DrainForecast;
+}
+
+/**
+ * plan mode: what `kubectl drain` of the node would meet now. The pods it would evict, each asked to
+ * the apiserver as a dry-run eviction (`dryRun=All`: the PDB check runs, nothing changes), and the
+ * pods its own filters refuse before any eviction (src/rules/drainForecast.ts). A moment's answer,
+ * not a promise: budgets change as pods come and go (docs/plan.md).
+ */
+export interface DrainForecast {
+  /** the drain would go through now: nothing refused, nothing blocked, every dry run answered */
+  ok: boolean;
+  /** how many pods the drain would evict */
+  evictions: number;
+  /** pods whose dry-run eviction a PodDisruptionBudget refused (429), with the PDBs covering them (`namespace/name`) */
+  blocked: Array<{ pod: string; budgets: string[]; message: string }>;
+  /** the PDBs named in `blocked`, with their status as read */
+  budgets: Array<{ pdb: string; disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number }>;
+  /** pods kubectl drain refuses with the action's flags, before evicting anything: the drain would fail at once */
+  refusals: Array<{ pod: string; reason: string }>;
+  /** dry runs that got no answer of the PDB check (transport, more than one PDB, …), and why */
+  errors: Array<{ pod: string; message: string }>;
+  /** set when the forecast could not be made at all (the pod list failed): why; the lists are then empty */
+  unknown?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { describeDropped, type Item, type Kept, rank } from './budget.js';
 import { bytes, e, MAX_NAME, MAX_TEXT, MAX_VALUE, referenceDay } from './cells.js';
 import { renderConfigPreview } from './configPreview.js';
 import { renderEvidence } from './evidence.js';
+import { renderForecast } from './forecast.js';
 import { renderQuarantine } from './quarantine.js';
 
 const MAX_STEP_DETAIL = 1000;
@@ -38,6 +39,7 @@ function renderDetails(r: DecisionRecord): string {
   if (r.nextStep) out.push(`<p><b>Next step:</b> ${e(r.nextStep, MAX_TEXT)}</p>`);
   if (r.quarantine) out.push(renderQuarantine(r.quarantine));
   if (r.configPreview) out.push(renderConfigPreview(r.configPreview));
+  if (r.drainForecast) out.push(renderForecast(r.drainForecast));
   out.push(
     `<p>role ${e(r.role)} · uid <code>${e(r.uid)}</code> · InternalIP <code>${e(r.internalIP)}</code> · took ${e(formatDuration(r.durationMs))}</p>`,
   );

@@ -1,7 +1,7 @@
 // Pods and controllers from `kubectl get … -o json` lists, reduced to what the settle gate reads.
 // apps/v1 status counts are omitempty int32s: an absent one is a zero, never "unknown" (k8s.io/api
 // apps/v1 types.go). Anything else malformed is a ParseError: a drifted format is never guessed around.
-import type { PodOwnerReading, WorkloadKind, WorkloadStatus } from '../../../core/workloads.js';
+import type { DrainPodReading, WorkloadKind, WorkloadStatus } from '../../../core/workloads.js';
 import { ParseError } from '../../parseError.js';
 
 type Json = Record<string, unknown>;
@@ -41,21 +41,32 @@ function count(format: string, v: unknown, field: string): number {
   return v;
 }
 
-export function podOwnersFromList(raw: unknown): PodOwnerReading[] {
+export function podOwnersFromList(raw: unknown): DrainPodReading[] {
   const format = 'kubectl get pods -o json';
-  return listItems(format, raw).map((item) => {
-    const metadata = obj(item.metadata);
-    const annotations = obj(metadata.annotations);
-    const spec = obj(item.spec);
-    const status = obj(item.status);
-    return {
-      ...name(format, item),
-      nodeName: typeof spec.nodeName === 'string' ? spec.nodeName : '',
-      phase: typeof status.phase === 'string' ? status.phase : '',
-      controller: controllerRef(item),
-      mirror: 'kubernetes.io/config.mirror' in annotations,
-    };
-  });
+  return listItems(format, raw).map((item) => drainPodFromItem(format, item));
+}
+
+/** One Pod item as the settle gate and drain's filters read it (src/rules/drainForecast.ts). */
+export function drainPodFromItem(format: string, item: Json): DrainPodReading {
+  const metadata = obj(item.metadata);
+  const annotations = obj(metadata.annotations);
+  const spec = obj(item.spec);
+  const status = obj(item.status);
+  const refs = Array.isArray(metadata.ownerReferences) ? metadata.ownerReferences.map(obj) : [];
+  const apiVersion = refs.find((r) => r.controller === true)?.apiVersion;
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries(obj(metadata.labels))) if (typeof v === 'string') labels[k] = v;
+  return {
+    ...name(format, item),
+    nodeName: typeof spec.nodeName === 'string' ? spec.nodeName : '',
+    phase: typeof status.phase === 'string' ? status.phase : '',
+    controller: controllerRef(item),
+    mirror: 'kubernetes.io/config.mirror' in annotations,
+    ...(typeof apiVersion === 'string' ? { controllerApiVersion: apiVersion } : {}),
+    // hasLocalStorage (filters.go): any volume with an emptyDir source
+    emptyDir: Array.isArray(spec.volumes) && spec.volumes.some((v) => obj(v).emptyDir !== undefined && obj(v).emptyDir !== null),
+    labels,
+  };
 }
 
 const KINDS: readonly string[] = ['Deployment', 'ReplicaSet', 'StatefulSet'];

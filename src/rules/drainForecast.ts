@@ -1,0 +1,124 @@
+// plan mode's drain forecast: which pods `kubectl drain` of a node would evict, which it would refuse
+// before evicting anything, and, from the apiserver's answers to dry-run evictions of the former, what
+// would block it now. Pure: pods, DaemonSets, PDBs and answers in, the forecast out.
+//
+// The filters are kubectl's own, in its order, each short-circuiting as filterPods does
+// (kubernetes/kubectl pkg/drain/filters.go makeFilters, pkg/drain/drain.go filterPods):
+// - skipDeletedFilter: only with --skip-wait-for-delete-timeout, which the action never passes;
+// - daemonSetFilter: a pod whose controller is an apps/v1 DaemonSet is left alone with
+//   --ignore-daemonsets, unless it finished (then deleted); when its DaemonSet is missing the GET's
+//   error refuses the drain (`daemonsets.apps "x" not found`), or the pod is deleted under --force;
+// - mirrorPodFilter: a mirror pod (`kubernetes.io/config.mirror`) is skipped;
+// - localStorageFilter: an emptyDir pod not finished is refused without --delete-emptydir-data;
+// - unreplicatedFilter: a pod not finished without a controller is refused without --force.
+// A refusal is printed as `cannot delete <message>: ns/pod, …` and fails the drain before any
+// eviction. Which PDBs cover a pod follows the eviction subresource (kubernetes pkg/registry/core/pod/
+// storage/eviction.go getPodDisruptionBudgets): same namespace, a selector that is neither absent nor
+// empty and matches the pod's labels.
+import type { PdbState } from '../core/model/cluster.js';
+import type { DrainForecast } from '../core/model/record.js';
+import { compareNames } from '../core/order.js';
+import type { DrainFlags, DrainPodReading, EvictionAnswer } from '../core/workloads.js';
+import { selectorMatches } from './quarantine.js';
+
+// kubectl's own texts (filters.go)
+export const DAEMONSET_FATAL = 'DaemonSet-managed Pods (use --ignore-daemonsets to ignore)';
+export const LOCAL_STORAGE_FATAL = 'Pods with local storage (use --delete-emptydir-data to override)';
+export const UNMANAGED_FATAL = 'Pods that declare no controller (use --force to override)';
+
+export interface DrainFilter {
+  /** the pods the drain would evict */
+  evict: DrainPodReading[];
+  /** the pods it would refuse, each with kubectl's reason (`cannot delete …`) */
+  refusals: Array<{ pod: string; reason: string }>;
+}
+
+type Status = { delete: true } | { delete: false; error?: string };
+const OK: Status = { delete: true };
+const SKIP: Status = { delete: false };
+
+const podName = (p: { namespace: string; name: string }) => `${p.namespace}/${p.name}`;
+const finished = (p: DrainPodReading) => p.phase === 'Succeeded' || p.phase === 'Failed';
+
+/**
+ * kubectl drain's pod filters for the pods of `node` (`spec.nodeName`), with `flags`. `daemonSets`:
+ * `namespace/name` of every DaemonSet that exists (daemonSetFilter GETs the pod's one).
+ */
+export function filterDrainPods(
+  pods: readonly DrainPodReading[],
+  node: string,
+  daemonSets: ReadonlySet<string>,
+  flags: DrainFlags,
+): DrainFilter {
+  const filters: Array<(p: DrainPodReading) => Status> = [
+    (p) => daemonSetFilter(p, daemonSets, flags),
+    (p) => (p.mirror ? SKIP : OK),
+    (p) => (!p.emptyDir || finished(p) || flags.deleteEmptyDirData ? OK : { delete: false, error: LOCAL_STORAGE_FATAL }),
+    (p) => (finished(p) || p.controller || flags.force ? OK : { delete: false, error: UNMANAGED_FATAL }),
+  ];
+  const out: DrainFilter = { evict: [], refusals: [] };
+  for (const p of pods.filter((x) => x.nodeName === node)) {
+    let status: Status = OK;
+    for (const f of filters) {
+      status = f(p);
+      if (!status.delete) break;
+    }
+    if (status.delete) out.evict.push(p);
+    else if (status.error) out.refusals.push({ pod: podName(p), reason: `cannot delete ${status.error}` });
+  }
+  return out;
+}
+
+function daemonSetFilter(p: DrainPodReading, daemonSets: ReadonlySet<string>, flags: DrainFlags): Status {
+  const c = p.controller;
+  if (!c || c.kind !== 'DaemonSet' || p.controllerApiVersion !== 'apps/v1') return OK;
+  if (finished(p)) return OK;
+  if (!daemonSets.has(`${p.namespace}/${c.name}`)) {
+    // the GET's NotFound error text, as client-go prints it
+    return flags.force ? OK : { delete: false, error: `daemonsets.apps "${c.name}" not found` };
+  }
+  return flags.ignoreDaemonSets ? SKIP : { delete: false, error: DAEMONSET_FATAL };
+}
+
+/** The PDBs the eviction subresource checks for `pod`: its namespace's, with a non-empty selector matching its labels. */
+export function budgetsCovering(pod: DrainPodReading, pdbs: readonly PdbState[]): PdbState[] {
+  return pdbs.filter((b) => b.namespace === pod.namespace && !selectorIsEmpty(b.selector) && selectorMatches(b.selector, pod.labels));
+}
+
+function selectorIsEmpty(s: PdbState['selector']): boolean {
+  return !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);
+}
+
+/**
+ * The node's forecast: the filter's verdict, and the answer to each dry-run eviction (by `namespace/name`;
+ * a pod without one is an error: it was not asked). Blocked pods are named with the PDBs covering them.
+ */
+export function drainForecast(filter: DrainFilter, answers: ReadonlyMap<string, EvictionAnswer>, pdbs: readonly PdbState[]): DrainForecast {
+  const blocked: DrainForecast['blocked'] = [];
+  const errors: DrainForecast['errors'] = [];
+  const named = new Map<string, PdbState>();
+  for (const p of filter.evict) {
+    const a = answers.get(podName(p)) ?? { kind: 'error', message: 'no dry-run eviction was sent' };
+    if (a.kind === 'blocked') {
+      const covering = budgetsCovering(p, pdbs);
+      for (const b of covering) named.set(podName(b), b);
+      blocked.push({ pod: podName(p), budgets: covering.map(podName), message: a.message });
+    } else if (a.kind === 'error') {
+      errors.push({ pod: podName(p), message: a.message });
+    }
+  }
+  const budgets = [...named.values()].sort((a, b) => compareNames(podName(a), podName(b))).map((b) => ({ pdb: podName(b), ...b.status }));
+  return {
+    ok: filter.refusals.length === 0 && blocked.length === 0 && errors.length === 0,
+    evictions: filter.evict.length,
+    blocked,
+    budgets,
+    refusals: filter.refusals,
+    errors,
+  };
+}
+
+/** The forecast when it could not be made (the pod list failed). */
+export function unknownForecast(why: string): DrainForecast {
+  return { ok: false, evictions: 0, blocked: [], budgets: [], refusals: [], errors: [], unknown: why };
+}
