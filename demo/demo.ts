@@ -5,12 +5,13 @@
 //   npm run demo                       the default 6-node cluster, mode apply
 //   npm run demo -- --mode plan        read-only (scenario plan: a drain forecast a PDB and a bare pod block)
 //   npm run demo -- --nodes 12         a bigger cluster (3 control planes + N-3 workers)
-//   npm run demo -- --scenario NAME    one of: default, plan, churn, pdb, quarantine, settle, etcd-alarm, etcd-orphan, talos-1.14
+//   npm run demo -- --scenario NAME    one of: default, plan, churn, pdb, quarantine, settle, etcd-alarm, etcd-orphan, talos-1.14, bad-credential
 //   npm run demo -- --verbose          every command the action runs, with its duration
 //   npm run demo -- --nodes 60 --max-unavailable 25%   several workers at once (the input of the same name)
 //   npm run demo -- --topology-key topology.kubernetes.io/zone   workers spread over 3 zones, one zone out at a time
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { addDefaultNodes, describeNodes, SimCluster } from '../sim/cluster.js';
@@ -60,6 +61,7 @@ async function main(): Promise<number> {
   const cluster = await SimCluster.start({ timeScale: 1 / 60 });
   const zoneKey = values['topology-key'];
   const stopChurn: Array<() => void> = [];
+  const stopAsync: Array<() => Promise<void>> = [];
   try {
     addDefaultNodes(cluster, { mixedVersions: true });
     // extra workers alternate between Talos 1.13 and 1.14, like a cluster mid-upgrade
@@ -72,6 +74,8 @@ async function main(): Promise<number> {
       });
     }
     stopChurn.push(...scenario.setup(cluster));
+    const prepared = await scenario.prepare?.(cluster, mkdtempSync(join(tmpdir(), 'demo-')));
+    if (prepared) stopAsync.push(prepared.stop);
 
     console.log(
       `cluster twin: ${cluster.kube.url} (kubectl ${process.env.KUBECTL ?? 'on PATH'}), Talos API at ${cluster.talos.endpoint}; talosctl on PATH: ${talosctlOnPath(cluster.env().PATH)}`,
@@ -89,7 +93,11 @@ async function main(): Promise<number> {
         'cri-restart-wait': '20s',
         'max-unavailable': values['max-unavailable']!,
         ...(zoneKey ? { 'topology-key': zoneKey } : {}),
+        // the twin's auth patch names ghcr.io, which the demo cannot reach: the pre-flight check is
+        // shown by --scenario bad-credential, against the registry twin
+        preflight: 'false',
         ...scenario.inputs,
+        ...prepared?.inputs,
       },
       env: { ...cluster.env(), RAR_RELIST_PAUSE_MS: '1000' },
       onStdout: lineByLine((line) => {
@@ -111,6 +119,9 @@ async function main(): Promise<number> {
     );
     // With a client certificate in the talosconfig nothing needs talosctl: the twin's log proves none ran.
     console.log(`   talosctl processes in the twin's log: ${cluster.talos.commands.filter((x) => x.command !== '').length}`);
+    // what the twin saw written: a run stopped by the pre-flight check wrote nothing at all
+    const lease = cluster.kube.lease('kube-system', 'registry-auth-rollout') ? 'created' : 'never created';
+    console.log(`   run Lease: ${lease}; writes to the apiserver: ${cluster.kube.mutatingRequests().length}`);
     console.log('\n── annotations');
     for (const a of run.annotations) console.log(`  ${a.kind.padEnd(7)} ${a.title ? `${a.title}: ` : ''}${a.message.split('\n')[0]}`);
     console.log('\n── outputs');
@@ -154,6 +165,7 @@ async function main(): Promise<number> {
     return run.exitCode ?? 1;
   } finally {
     for (const s of stopChurn) s();
+    for (const s of stopAsync) await s();
     await cluster.stop();
   }
 }

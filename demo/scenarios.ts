@@ -1,5 +1,8 @@
 // Named situations for the demo (and the benchmarks): each adds something to the default cluster.
-import type { SimCluster } from '../sim/cluster.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../sim/cluster.js';
+import { RegistrySim } from '../sim/registry/server.js';
 
 export interface Scenario {
   description: string;
@@ -9,6 +12,8 @@ export interface Scenario {
   setup(c: SimCluster): Array<() => void>;
   /** optional: a second run of the same inputs after this change (e.g. the cause lifted) */
   rerun?: { description: string; setup(c: SimCluster): void };
+  /** optional: something to start first (the registry twin), its inputs and how to stop it */
+  prepare?(c: SimCluster, dir: string): Promise<{ inputs: Record<string, string>; stop(): Promise<void> }>;
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -104,6 +109,35 @@ export const SCENARIOS: Record<string, Scenario> = {
     setup: (c) => {
       c.addNode({ name: 'worker-114', role: 'worker', version: '1.14' });
       return [];
+    },
+  },
+  'bad-credential': {
+    description:
+      'the auth patch carries the OLD password for the registry twin (HTTPS on 127.0.0.1 with its own CA, the token flow): the pre-flight check asks the registry with it before anything is claimed, the token endpoint answers 401, and the run stops: no Lease, no node claimed, patched or rebooted',
+    setup: () => [],
+    prepare: async (_c, dir) => {
+      const reg = await RegistrySim.start({ ...NEW_CREDENTIAL, repositories: { 'acme/app': ['1.4.2'] } });
+      const caFile = join(dir, 'registry-ca.pem');
+      writeFileSync(caFile, reg.caPem);
+      const patch = join(dir, 'registry-auth-bad.yaml');
+      const { username, password } = OLD_CREDENTIAL;
+      writeFileSync(
+        patch,
+        `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: "${reg.host}"\nusername: ${username}\npassword: ${password}\n`,
+        {
+          mode: 0o600,
+        },
+      );
+      return {
+        inputs: {
+          'auth-patch': patch,
+          registry: reg.host,
+          preflight: 'true',
+          'preflight-image': `${reg.host}/acme/app:1.4.2`,
+          'registry-ca-file': caFile,
+        },
+        stop: () => reg.stop(),
+      };
     },
   },
 };

@@ -76,6 +76,7 @@ export function config(over: Partial<Config> = {}): Config {
     leaseName: 'registry-auth-rollout',
     maxUnavailable: { count: 1 },
     failOnPartial: false,
+    preflight: false,
     ...over,
   };
 }

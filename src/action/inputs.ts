@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { readConfig, type Config } from '../core/config.js';
 import { parseAuthPatch, type AuthPatch } from '../core/authPatch.js';
 import { InputError } from '../core/errors.js';
+import { preflightTargets, type PreflightTarget } from '../core/preflight.js';
 import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
@@ -27,6 +28,8 @@ export interface ActionInputs {
   /** GITHUB_SERVER_URL (else github.com) and GITHUB_API_URL (undefined: api.github.com): the web root of run links and the API the fences modes ask */
   github: { serverUrl?: string; apiUrl?: string };
   knobs: TestKnobs;
+  /** the pre-flight check: the hosts to ask (their credentials are secrets) and the CA bundle read from `registry-ca-file` */
+  preflight: { targets: PreflightTarget[]; ca?: string };
 }
 
 /**
@@ -43,7 +46,26 @@ export function readInputs(getInput: (name: string) => string, env: NodeJS.Proce
     owner: formatOwnerToken(newOwnerToken(env)),
     github: { serverUrl: githubServerUrl(env), apiUrl: env.GITHUB_API_URL || undefined },
     knobs: readKnobs(env),
+    preflight: {
+      targets: preflightTargets(config, authPatch.credentials),
+      ca: config.preflight && config.registryCaFile ? readCaFile(config.registryCaFile) : undefined,
+    },
   };
+}
+
+/** The `registry-ca-file` bundle: readable, and PEM certificates. */
+function readCaFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError('registry-ca-file', `cannot read "${path}"${code ? ` (${code})` : ''}`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new InputError('registry-ca-file', `"${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  return text;
 }
 
 function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {

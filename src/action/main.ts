@@ -15,6 +15,9 @@ import { githubServerUrl } from '../core/owner.js';
 import { formatCommandLine } from '../report/log.js';
 import { saveAccess } from './state.js';
 import { requireTalosctl } from './talosctlOnPath.js';
+import { checkRegistry } from '../adapters/registry/tokenFlow.js';
+import { REQUEST_TIMEOUT_MS } from '../adapters/registry/https.js';
+import { runPreflight } from '../pipeline/preflight.js';
 
 export async function run(): Promise<void> {
   const core = runnerCore();
@@ -55,6 +58,11 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
       serverUrl: inputs.github.serverUrl,
     });
   }
+  // Before the Lease and before any node is read or claimed: does the registry take the new credential?
+  const preflight = await runPreflight(config.preflight, inputs.preflight.targets, {
+    check: (target) => checkRegistry(target, { ca: inputs.preflight.ca, timeoutMs: REQUEST_TIMEOUT_MS }),
+    log: (line) => core.info(line),
+  });
   core.info(`claim token for this run: ${inputs.owner}`);
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
@@ -62,7 +70,7 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
   core.info(rollout.talosReads);
   try {
     requireTalosctl(rollout.talosctl, config.mode, process.env.PATH);
-    return await runRolloutMode(rollout.deps, rollout.talosReads);
+    return { ...(await runRolloutMode(rollout.deps, rollout.talosReads)), preflight };
   } finally {
     rollout.close();
   }

@@ -9,7 +9,7 @@
 // a mode that could not run; there `report-file` is empty. A report file that cannot be written is an
 // error annotation, never the step's failure: the run's own result, outputs, summary and exit status
 // stand as they are, and `report-file` is empty.
-import { errorMessage, RolloutError } from '../core/errors.js';
+import { errorMessage, PreflightError, RolloutError } from '../core/errors.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
@@ -19,6 +19,7 @@ import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
 import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
 import { presentPostReport, type PostReport } from '../report/postStep.js';
 import { renderSummary } from '../report/summary.js';
+import { renderPreflightStop } from '../report/preflight.js';
 import { revocableOutput } from '../report/revocation.js';
 import { buildRunReport, type RunIdentity } from '../report/runReport.js';
 import { reportFilePath } from './reportFile.js';
@@ -114,6 +115,7 @@ function rolloutFacts(r: RolloutReport) {
     holds: r.holds,
     settleWaits: r.settleWaits,
     revocation: r.revocation,
+    preflight: r.preflight?.lines,
   };
 }
 
@@ -166,7 +168,15 @@ export function present(report: ActionReport, options: PublishOptions = {}): Pub
   if (report.kind === 'fences') return presentFences(report, options);
   if (report.kind === 'post') return presentPostReport(report);
   // the outputs still say `failed`: a later step may read them
-  return { outputs: buildOutputs('failed', []), log: [], annotations: [], failures: [errorMessage(report.error)] };
+  const stop = report.error instanceof PreflightError ? report.error : undefined;
+  return {
+    outputs: buildOutputs('failed', []),
+    log: [],
+    annotations: [],
+    // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched
+    summary: stop && (() => renderPreflightStop(stop.lines, stop.message)),
+    failures: [errorMessage(report.error)],
+  };
 }
 
 function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publication {

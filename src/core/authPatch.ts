@@ -23,10 +23,18 @@ export type PatchClass = { ours: true; changes: CredentialChange[] } | { ours: f
 
 export interface ParsedAuthPatch {
   desired: DesiredCredential;
+  /** every host the patch carries a credential for, sorted by host (the pre-flight check asks each one); secrets */
+  credentials: HostCredential[];
   /** values to mask: every secret of every host and its derived forms (see secretForms) */
   secrets: string[];
   /** whether the patch is one of the two credential forms (applied over the Talos API), and what it changes */
   form: PatchClass;
+}
+
+/** One host's credential as the patch carries it (the RegistryAuthConfig document's over the legacy map's). */
+export interface HostCredential {
+  host: string;
+  fields: AuthFields;
 }
 
 /** The auth patch as the run uses it: the parsed patch and the file it was read from. */
@@ -122,7 +130,8 @@ function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'f
   }
   const fields = merged.get(host)!;
   const secrets = secretForms(merged.values());
-  return { desired: { host, tomlHost: tomlHostFor(host), fields }, secrets };
+  const credentials = hosts.map((h) => ({ host: h, fields: merged.get(h)! }));
+  return { desired: { host, tomlHost: tomlHostFor(host), fields }, credentials, secrets };
 }
 
 // --- the patch's form: one of the two credential forms, or anything else --------------------------

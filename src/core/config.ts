@@ -2,12 +2,13 @@
 // Errors name the input, so a user knows which line of their workflow to fix.
 import { isIP } from 'node:net';
 import { InputError } from './errors.js';
+import { readPreflightInputs, type PreflightConfig } from './preflight.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
 export type Undrainable = 'stop' | 'quarantine';
 
-export interface Config {
+export interface Config extends PreflightConfig {
   mode: Mode;
   authPatch: string;
   /** empty: the single host the patch names */
@@ -168,6 +169,7 @@ export function readConfig(get: InputReader): Config {
     leaseName: str('lease-name') || 'registry-auth-rollout',
     githubToken: str('github-token') || undefined,
     ...readParallelInputs(str),
+    ...readPreflightInputs(str, BOOLEANS),
   };
 }
 

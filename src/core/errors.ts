@@ -161,3 +161,35 @@ export class RolloutError extends Error {
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/**
+ * The pre-flight check (docs/preflight.md) could not confirm a registry accepts the new credential,
+ * before anything was claimed: `refused` (the registry or its token endpoint answered no), or
+ * `unreachable` (no answer: the network, TLS, a timeout, a 5xx). Names the host, what was asked and
+ * what came back, never the credential.
+ */
+export class PreflightError extends Error {
+  readonly host: string;
+  readonly verdict: 'refused' | 'unreachable';
+  /** e.g. `GET https://ghcr.io/token?service=ghcr.io&scope=repository:org/app:pull with the new credential` */
+  readonly asked: string;
+  /** e.g. `401 Unauthorized: UNAUTHORIZED authentication required`, or the transport failure */
+  readonly answered: string;
+  /** the pre-flight lines of the hosts checked, this one last (the summary shows them) */
+  readonly lines: string[];
+  constructor(args: { host: string; verdict: 'refused' | 'unreachable'; asked: string; answered: string; lines?: string[] }) {
+    const hint =
+      args.verdict === 'refused'
+        ? 'nothing was claimed or changed; fix the credential (or the preflight-image) and run again'
+        : 'nothing was claimed or changed; if the runner cannot reach this registry, set preflight: false to skip the check (a private CA: registry-ca-file)';
+    super(
+      `pre-flight: ${args.host} ${args.verdict === 'refused' ? 'refused the new credential' : 'could not be reached'}: asked ${args.asked}; ${args.verdict === 'refused' ? 'the registry answered' : 'got'} ${args.answered}. ${hint}`,
+    );
+    this.name = 'PreflightError';
+    this.host = args.host;
+    this.verdict = args.verdict;
+    this.asked = args.asked;
+    this.answered = args.answered;
+    this.lines = args.lines ?? [];
+  }
+}

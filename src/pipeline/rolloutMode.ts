@@ -2,6 +2,7 @@
 // report carries the run's result and the facts its summary names; it renders nothing (the
 // action's one publisher, src/action/publish.ts, turns it into outputs, annotations and summary).
 import { judgeRevocation, type RevocationVerdict } from '../rules/revocation.js';
+import type { PreflightSummary } from '../core/model/preflight.js';
 import type { RolloutDeps } from './context.js';
 import { runRollout, type RolloutResult } from './run.js';
 
@@ -20,6 +21,8 @@ export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
   owner?: string;
   /** may the old credential be revoked now (src/rules/revocation.ts), judged on the run's last listing */
   revocation?: RevocationVerdict;
+  /** the pre-flight check's lines, one per registry host (the shell runs it before the mode) */
+  preflight?: PreflightSummary;
 }
 
 /** Never throws: however the run ends, the report says so (`failed` with its error when it threw). */

@@ -45,6 +45,8 @@ export interface SummaryInput {
   settleWaits?: readonly string[];
   /** may the old credential be revoked now (src/rules/revocation.ts); one line, and the nodes that may still hold it */
   revocation?: RevocationVerdict;
+  /** the pre-flight check's lines (src/report/preflight.ts), one per registry host */
+  preflight?: readonly string[];
 }
 
 /** GitHub rejects a step summary above 1 MiB. */

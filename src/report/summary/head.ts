@@ -4,6 +4,7 @@ import type { Outcome } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 import type { SummaryInput } from '../summary.js';
 import { renderRevocation } from '../revocation.js';
+import { renderPreflight } from '../preflight.js';
 
 const MAX_ERROR = 8000;
 
@@ -12,6 +13,7 @@ export function renderHead(input: SummaryInput): string[] {
   const records = input.records;
   const notReached = input.notReached ?? [];
   const head = [renderHeading(input), renderCounts(input)];
+  if (input.preflight?.length) head.push(renderPreflight(input.preflight));
   if (input.talosReads) head.push(`<p><b>Talos readings:</b> ${e(input.talosReads, MAX_TEXT)}</p>`);
   if (input.inFlightMax !== undefined && input.maxUnavailable !== undefined) {
     const key = input.topologyKey ? ` · topology-key <code>${e(input.topologyKey, MAX_NAME)}</code>` : '';

@@ -1,0 +1,190 @@
+// End to end: the pre-flight check through the bundle, against the registry twin (sim/registry/):
+// HTTPS on a loopback address with its own CA, the token flow, one accepted credential. A refusal,
+// an unreachable registry and every bad input stop the run before anything is mutated, which the
+// twin's own state shows: no Lease, no request that writes to the apiserver, no Talos mutation.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { RegistrySim } from '../../sim/registry/server.js';
+import type { ActionRun } from '../../runner/runAction.js';
+import { A, act, ann, assertNoSecret, byName, requireKubectl, startCluster } from './helpers.js';
+
+let c: SimCluster | undefined;
+let reg: RegistrySim | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  await reg?.stop();
+  c = reg = undefined;
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'preflight-e2e-'));
+
+async function setup() {
+  const cluster = (c = await startCluster());
+  const registry = (reg = await RegistrySim.start({
+    username: NEW_CREDENTIAL.username,
+    password: NEW_CREDENTIAL.password,
+    repositories: { 'acme/app': ['1.4.2'] },
+  }));
+  const caFile = join(dir, `ca-${registry.host.replace(':', '-')}.pem`);
+  writeFileSync(caFile, registry.caPem);
+  return { cluster, registry, caFile };
+}
+
+/** The auth patch for the registry twin's host (`127.0.0.1:PORT`: containerd keys may carry a port). */
+function patchFor(host: string, password: string): string {
+  const path = join(dir, `auth-${host.replace(':', '-')}-${password}.yaml`);
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1alpha1',
+      'kind: RegistryAuthConfig',
+      `name: "${host}"`,
+      `username: ${NEW_CREDENTIAL.username}`,
+      `password: ${password}`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+function preflightRun(cluster: SimCluster, registry: RegistrySim, caFile: string, inputs: Record<string, string> = {}): Promise<ActionRun> {
+  return act(cluster, {
+    'auth-patch': patchFor(registry.host, NEW_CREDENTIAL.password),
+    registry: registry.host,
+    nodes: 'worker-1',
+    preflight: 'true',
+    'preflight-image': `${registry.host}/acme/app:1.4.2`,
+    'registry-ca-file': caFile,
+    ...inputs,
+  });
+}
+
+/** Nothing was mutated, nor read: no Lease, no request to the apiserver or the Talos API, no Talos mutation, no claim on the node. */
+function assertUntouched(cluster: SimCluster): void {
+  expect(cluster.kube.lease('kube-system', 'registry-auth-rollout')).toBeUndefined();
+  // not even read: the check runs before the run reads a node
+  expect(cluster.kube.requests).toEqual([]);
+  expect(cluster.talos.apiCalls).toEqual([]);
+  expect(cluster.talos.mutatingCommands()).toEqual([]);
+  expect(ann(cluster, 'worker-1')[A.owner]).toBeUndefined();
+}
+
+describe('e2e: pre-flight credential check', () => {
+  it('the registry takes the new credential: the roll proceeds, the summary shows the check', async () => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const line = `pre-flight: ${registry.host} token flow + manifest HEAD of acme/app:1.4.2: ok`;
+    expect(run.stdout).toContain(line);
+    expect(run.summary).toContain(`${registry.host} token flow + manifest HEAD of acme/app:1.4.2: ok`);
+    expect(byName(run)['worker-1'].outcome).toMatch(/rebooted|reboot-skipped/);
+    assertNoSecret(run, NEW_CREDENTIAL.password);
+    // the token flow, in its order, once
+    expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v2/', 'GET /token', 'HEAD /v2/acme/app/manifests/1.4.2']);
+  });
+
+  it('the old credential: the run stops before any Lease, claim or patch; the error names host and answer, never the secret', async () => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile, { 'auth-patch': patchFor(registry.host, OLD_CREDENTIAL.password) });
+    expect(run.exitCode).toBe(1);
+    assertUntouched(cluster);
+    const failure = run.annotations.find((a) => a.kind === 'error')?.message ?? '';
+    expect(failure).toContain(`pre-flight: ${registry.host} refused the new credential`);
+    expect(failure).toContain(
+      `asked GET https://${registry.host}/token?service=registry-sim&scope=repository%3Aacme%2Fapp%3Apull with the new credential`,
+    );
+    expect(failure).toContain('the registry answered 401 Unauthorized: UNAUTHORIZED authentication required');
+    expect(run.summary).toContain('stopped by the pre-flight check');
+    expect(run.summary).toContain('No node was claimed');
+    expect(run.outputs.result).toBe('failed');
+    const secret = OLD_CREDENTIAL.password;
+    const b64 = Buffer.from(`${NEW_CREDENTIAL.username}:${secret}`).toString('base64');
+    for (const text of [run.stdout.replace(/^::add-mask::.*$/gm, ''), run.stderr, run.summary, JSON.stringify(run.outputs)]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(b64);
+    }
+  });
+
+  it('an image the registry does not have: refused (404), nothing touched', async () => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile, { 'preflight-image': `${registry.host}/acme/app:9.9.9` });
+    expect(run.exitCode).toBe(1);
+    assertUntouched(cluster);
+    expect(run.stdout).toMatch(
+      /refused the new credential: asked HEAD https:\/\/127\.0\.0\.1:\d+\/v2\/acme\/app\/manifests\/9\.9\.9 .*answered 404 Not Found/,
+    );
+  });
+
+  it.each([
+    [
+      'an unknown reference format',
+      { 'preflight-image': 'https://ghcr.io/Acme/App' },
+      /input "preflight-image": "https:\/\/ghcr.io\/Acme\/App" is not an image reference/,
+    ],
+    [
+      'an unreadable CA file',
+      { 'registry-ca-file': '/nonexistent/ca.pem' },
+      /input "registry-ca-file": cannot read "\/nonexistent\/ca.pem" \(ENOENT\)/,
+    ],
+    [
+      'an image on a host without a credential',
+      { 'preflight-image': 'quay.io/acme/app:1' },
+      /input "preflight-image": "quay.io\/acme\/app:1" is on quay.io, a host the auth patch carries no credential for/,
+    ],
+  ])('%s: an input error, before any request', async (_what, inputs, message) => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile, inputs);
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toMatch(message);
+    assertUntouched(cluster);
+    expect(registry.requests).toEqual([]);
+  });
+
+  it('an unreachable registry (a closed port): a clear error naming the input that turns the check off', async () => {
+    const { cluster, caFile } = await setup();
+    const port = await closedPort();
+    const host = `127.0.0.1:${port}`;
+    const run = await act(cluster, {
+      'auth-patch': patchFor(host, NEW_CREDENTIAL.password),
+      registry: host,
+      nodes: 'worker-1',
+      preflight: 'true',
+      'registry-ca-file': caFile,
+    });
+    expect(run.exitCode).toBe(1);
+    assertUntouched(cluster);
+    expect(run.stdout).toContain(`pre-flight: ${host} could not be reached: asked GET https://${host}/v2/; got connect ECONNREFUSED`);
+    expect(run.stdout).toContain('set preflight: false to skip the check');
+  });
+
+  it('preflight: false asks the registry nothing', async () => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile, { preflight: 'false', mode: 'plan' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(registry.requests).toEqual([]);
+    expect(run.summary).toContain('off (preflight: false)');
+  });
+
+  it('without preflight-image or verify-image: the login alone, and the summary says it proves less than a pull', async () => {
+    const { cluster, registry, caFile } = await setup();
+    const run = await preflightRun(cluster, registry, caFile, { 'preflight-image': '', mode: 'plan' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.summary).toContain('a login proves less than a pull');
+    expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v2/', 'GET /token']);
+  });
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as { port: number };
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
