@@ -28,6 +28,7 @@ import { machineInfo } from './lib.js';
 import { benchPerNode, type PerNodeResult } from './perNode.js';
 import { benchParallel, parallelTargets, type ParallelResult } from './parallel.js';
 import { benchPlan, type PlanResult } from './plan.js';
+import { benchPreflight, type PreflightResult } from './preflight.js';
 import { planNotes, profileNotes, wastedNotes } from './notes.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { benchWasted, type WastedResult } from './wasted.js';
@@ -56,7 +57,7 @@ interface Target {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted'));
+  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted,preflight'));
   const fixedClaims = process.env.BENCH_CLAIMS ? Number(process.env.BENCH_CLAIMS) : undefined;
   const rates = envList('BENCH_RATES', '0,1,10,50').map(Number);
   const planSizes = envList('BENCH_PLAN', '50:1,200:1,500:1').map((s) => {
@@ -84,6 +85,7 @@ async function main(): Promise<number> {
 
   let claim: ClaimRow[] | undefined;
   let perNode: PerNodeResult | undefined;
+  let preflight: PreflightResult | undefined;
   let plan: PlanResult | undefined;
   let startup: StartupResult | undefined;
   let wasted: WastedResult | undefined;
@@ -94,6 +96,7 @@ async function main(): Promise<number> {
   // Start-up first (the most sensitive to a busy machine); the claims last, sized to the time left.
   if (only.has('startup')) startup = await timed('startup', () => benchStartup(startupRuns, progress));
   if (only.has('perNode')) perNode = await timed('perNode', () => benchPerNode(progress));
+  if (only.has('preflight')) preflight = await timed('preflight', () => benchPreflight(progress));
   if (only.has('parallel')) parallel = await timed('parallel', () => benchParallel(progress));
   if (only.has('plan')) plan = await timed('plan', () => benchPlan(planSizes, progress));
   if (only.has('wasted'))
@@ -130,7 +133,7 @@ async function main(): Promise<number> {
   const planFindings = plan ? planNotes(plan) : [];
 
   const wallMs = Math.round(performance.now() - started);
-  const targets = evaluate({ claim, perNode, plan, startup, wasted, wallMs, claimsPerRate, withParallel: !!parallel });
+  const targets = evaluate({ claim, perNode, preflight, plan, startup, wasted, wallMs, claimsPerRate, withParallel: !!parallel });
   if (parallel) targets.push(...parallelTargets(parallel));
 
   const results = {
@@ -154,6 +157,7 @@ async function main(): Promise<number> {
     },
     claim: claim ?? [],
     perNode: perNode ?? null,
+    preflight: preflight ?? null,
     plan: plan?.rows ?? [],
     planDetail: plan
       ? {
@@ -209,6 +213,7 @@ const ms = (v: number | null | undefined) => (v === null || v === undefined ? 'â
 function evaluate(r: {
   claim?: ClaimRow[];
   perNode?: PerNodeResult;
+  preflight?: PreflightResult;
   plan?: PlanResult;
   startup?: StartupResult;
   wasted?: WastedResult;
@@ -263,6 +268,23 @@ function evaluate(r: {
       measured: `${row.conflictsRefused}/${row.conflictsInjected}`,
       target: 'all',
       pass: row.conflictsInjected > 0 && row.conflictsRefused === row.conflictsInjected,
+    });
+  }
+  if (r.preflight) {
+    const p = r.preflight;
+    t.push({
+      section: 'per run',
+      metric: `pre-flight check of one registry host, token flow + manifest HEAD (${p.withImage.requests} requests on loopback, 0 processes; once per run, never per node)`,
+      measured: ms(p.withImage.ms),
+      target: '(shown)',
+      pass: null,
+    });
+    t.push({
+      section: 'per run',
+      metric: `pre-flight check, login only (${p.loginOnly.requests} requests; no preflight-image or verify-image)`,
+      measured: ms(p.loginOnly.ms),
+      target: '(shown)',
+      pass: null,
     });
   }
   if (r.perNode) {
