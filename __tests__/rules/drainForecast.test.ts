@@ -107,7 +107,9 @@ const pdb = (name: string, labels: Record<string, string> | undefined, allowed =
 });
 
 describe('budgetsCovering (eviction.go getPodDisruptionBudgets)', () => {
-  it('same namespace, matching selector; an absent or empty selector covers nothing', () => {
+  // policy/v1: `selector: {}` covers the whole namespace, an absent one covers nothing (the disruption
+  // controller since Kubernetes 1.21, kubernetes#99290; the eviction subresource since 1.29, #119732)
+  it('same namespace, matching selector; an empty selector covers every pod, an absent one none', () => {
     const p = pod('web', { labels: { app: 'web' } });
     const list = [
       pdb('web', { app: 'web' }),
@@ -116,7 +118,7 @@ describe('budgetsCovering (eviction.go getPodDisruptionBudgets)', () => {
       pdb('none', undefined),
       pdb('elsewhere', { app: 'web' }, 0, 'prod'),
     ];
-    expect(budgetsCovering(p, list).map((b) => b.name)).toEqual(['web']);
+    expect(budgetsCovering(p, list).map((b) => b.name)).toEqual(['web', 'all']);
   });
 });
 

@@ -42,6 +42,19 @@ async function cluster(): Promise<KubeSim> {
 }
 
 describe.concurrent('eviction with dryRun=All', () => {
+  it('a policy/v1 PDB with an empty selector covers every pod of its namespace (eviction.go since 1.29, kubernetes#119732)', async () => {
+    const sim = await cluster();
+    try {
+      sim.addPdb({ name: 'whole-namespace', selector: {}, disruptionsAllowed: 0 });
+      const r = await evict(sim, 'api-7c8-fghij', true);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/TooManyRequests/);
+      expect(sim.pods().map((p: any) => p.metadata.name)).toContain('api-7c8-fghij');
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('a PDB allowing nothing: the real 429 and its message, nothing changed; allowed later, still nothing changed', async () => {
     const sim = await cluster();
     try {
