@@ -6,7 +6,7 @@ import { applyJsonPatch, decodeJsonPatch, JsonPatchApplyError, JsonPatchDecodeEr
 import { applyMergePatch, applyStrategicMergePatch, MergePatchError } from './mergepatch.js';
 import { apiVersionOf, R, type ResourceDef } from './resources.js';
 import { DecodeError, normalize, nowTime } from './schema.js';
-import { labelSelectorIsEmpty, matchLabelSelector, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { matchLabelSelector, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,
   ApiError,
@@ -386,9 +386,9 @@ export class Api {
       this.deletePod(ns, name, grace);
       return { code: 201, body: success(201) };
     }
-    const pdbs = this.store
-      .list(R.poddisruptionbudgets, ns)
-      .filter((b) => !labelSelectorIsEmpty(b.spec?.selector) && matchLabelSelector(b.spec?.selector, pod.metadata.labels));
+    // policy/v1: an empty selector covers every pod of the namespace, an absent one none (eviction.go
+    // honours the empty one since Kubernetes 1.29, kubernetes#119732)
+    const pdbs = this.store.list(R.poddisruptionbudgets, ns).filter((b) => matchLabelSelector(b.spec?.selector, pod.metadata.labels));
     if (pdbs.length > 1) {
       return {
         code: 500,

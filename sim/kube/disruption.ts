@@ -6,7 +6,7 @@ import { clone } from './json.js';
 import { isTerminating } from './objectFacts.js';
 import { R } from './resources.js';
 import { nowTime } from './schema.js';
-import { labelSelectorIsEmpty, matchLabelSelector } from './selectors.js';
+import { matchLabelSelector } from './selectors.js';
 
 export class DisruptionController {
   /** PDBs whose budget a test sets directly (addPdb / setPdbAllowed): ns/name → allowed when healthy */
@@ -33,7 +33,8 @@ export class DisruptionController {
     const pods = store.list(R.pods, ns);
     for (const b of store.list(R.poddisruptionbudgets, ns)) {
       const sel = b.spec?.selector;
-      const matching = labelSelectorIsEmpty(sel) ? [] : pods.filter((p) => matchLabelSelector(sel, p.metadata.labels));
+      // an empty selector selects the whole namespace, an absent one nothing (policy/v1, disruption.go since 1.21)
+      const matching = pods.filter((p) => matchLabelSelector(sel, p.metadata.labels));
       const live = matching.filter((p) => !isTerminating(p));
       const healthy = live.filter((p) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')).length;
       const existing = new Set(pods.map((p) => p.metadata.name));

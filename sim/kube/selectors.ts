@@ -107,10 +107,6 @@ export interface LabelSelectorObject {
   matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
 }
 
-export function labelSelectorIsEmpty(sel: LabelSelectorObject | undefined): boolean {
-  return !sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0);
-}
-
 export function matchLabelSelector(sel: LabelSelectorObject | undefined, labels: Labels): boolean {
   if (!sel) return false;
   for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels?.[k] !== v) return false;

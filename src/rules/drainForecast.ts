@@ -13,8 +13,11 @@
 // - unreplicatedFilter: a pod not finished without a controller is refused without --force.
 // A refusal is printed as `cannot delete <message>: ns/pod, …` and fails the drain before any
 // eviction. Which PDBs cover a pod follows the eviction subresource (kubernetes pkg/registry/core/pod/
-// storage/eviction.go getPodDisruptionBudgets): same namespace, a selector that is neither absent nor
-// empty and matches the pod's labels.
+// storage/eviction.go getPodDisruptionBudgets): same namespace, a selector that is present and matches
+// the pod's labels. An empty selector (`selector: {}`) matches every pod of the namespace, as policy/v1
+// defines it: the disruption controller counts it so since Kubernetes 1.21 (kubernetes#99290) and the
+// eviction subresource honours it since 1.29 (kubernetes#119732; before, it skipped such a budget).
+// The forecast follows today's apiserver; on an older one it names a budget that would not block.
 import type { PdbState } from '../core/model/cluster.js';
 import type { DrainForecast } from '../core/model/record.js';
 import { compareNames } from '../core/order.js';
@@ -80,13 +83,9 @@ function daemonSetFilter(p: DrainPodReading, daemonSets: ReadonlySet<string>, fl
   return flags.ignoreDaemonSets ? SKIP : { delete: false, error: DAEMONSET_FATAL };
 }
 
-/** The PDBs the eviction subresource checks for `pod`: its namespace's, with a non-empty selector matching its labels. */
+/** The PDBs the eviction subresource checks for `pod`: its namespace's whose selector selects its labels (an empty one every pod, an absent one none). */
 export function budgetsCovering(pod: DrainPodReading, pdbs: readonly PdbState[]): PdbState[] {
-  return pdbs.filter((b) => b.namespace === pod.namespace && !selectorIsEmpty(b.selector) && selectorMatches(b.selector, pod.labels));
-}
-
-function selectorIsEmpty(s: PdbState['selector']): boolean {
-  return !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);
+  return pdbs.filter((b) => b.namespace === pod.namespace && selectorMatches(b.selector, pod.labels));
 }
 
 /**
