@@ -108,7 +108,7 @@ const pdb = (name: string, labels: Record<string, string> | undefined, allowed =
 
 describe('budgetsCovering (eviction.go getPodDisruptionBudgets)', () => {
   // policy/v1: `selector: {}` covers the whole namespace, an absent one covers nothing (the disruption
-  // controller since Kubernetes 1.21, kubernetes#99290; the eviction subresource since 1.29, #119732)
+  // controller since Kubernetes 1.21, kubernetes#99290; the eviction subresource since 1.29, kubernetes#119732)
   it('same namespace, matching selector; an empty selector covers every pod, an absent one none', () => {
     const p = pod('web', { labels: { app: 'web' } });
     const list = [
