@@ -349,6 +349,16 @@ export class KubeSim implements KubeNodeHooks {
     this.readiness.set(`${namespace}/${workload}`, delay === 'never' ? Infinity : delay);
   }
 
+  /**
+   * The workload's readiness probe passes from now on: its pods started and not yet Ready become Ready
+   * at once, and those that start later are Ready as they start. A test holds a replacement not Ready
+   * ('never') until the moment it is about, instead of racing a delay against the action's own pace.
+   */
+  readyNow(namespace: string, workload: string): void {
+    this.readiness.set(`${namespace}/${workload}`, 0);
+    this.workloads.probePassesNow((p) => p.metadata.namespace === namespace && this.seeder.workloadOf(p) === workload);
+  }
+
   /** spec.minReadySeconds of a workload (a spec change: observed at its controller's next sync). */
   setMinReadySeconds(namespace: string, kind: 'Deployment' | 'ReplicaSet' | 'StatefulSet', name: string, seconds: number): void {
     this.seeder.setMinReadySeconds(namespace, kind, name, seconds);

@@ -195,6 +195,16 @@ export class Kubelets {
     this.starting.set(ref.uid, cancel);
   }
 
+  /** The readiness probe of each started, not yet Ready pod that `which` selects passes now: it becomes Ready. */
+  probePassesNow(which: (pod: any) => boolean): void {
+    for (const p of this.ctx.store.list(R.pods)) {
+      const boot = this.startedUnder.get(p.metadata.uid);
+      if (boot === undefined || isTerminating(p) || !which(p)) continue;
+      if ((p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')) continue;
+      this.becomeReady({ ns: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid }, boot);
+    }
+  }
+
   /** The readiness probe passed: the containers and the pod become Ready (unless it was restarted or is going). */
   private becomeReady(ref: { ns: string; name: string; uid: string }, boot: number): void {
     const p = this.current(ref);

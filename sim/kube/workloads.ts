@@ -63,6 +63,11 @@ export class Workloads {
     this.kubelets.readinessDelay = delay;
   }
 
+  /** See Kubelets.probePassesNow. */
+  probePassesNow(which: (pod: any) => boolean): void {
+    this.kubelets.probePassesNow(which);
+  }
+
   /** PDBs whose budget a test sets directly (addPdb / setPdbAllowed): ns/name → allowed when healthy */
   get pdbBudget(): Map<string, number> {
     return this.disruption.pdbBudget;
