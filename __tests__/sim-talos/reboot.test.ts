@@ -131,11 +131,14 @@ describe('reboot', () => {
   });
 
   it('returns at once with --wait=false; the node is unreachable until it is back', async () => {
+    // held down until the test has looked: a loaded runner's next talosctl must not race the reboot's clock
+    sim.holdNextReboot('10.0.1.4');
     const r = await talosctl(sim, ['-n', '10.0.1.4', 'reboot', '--wait=false']);
     expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const down = await talosctl(sim, ['-n', '10.0.1.4', 'service', 'cri']);
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('code = Unavailable');
+    sim.releaseReboot('10.0.1.4');
     await until(async () => ((await talosctl(sim, ['-n', '10.0.1.4', 'service', 'cri'])).code === 0 ? true : undefined), 5000);
   });
 

@@ -343,6 +343,22 @@ export class TalosSim {
   }
 
   /**
+   * The node's next reboot goes down and stays down until `releaseReboot`, then comes back after
+   * rebootMs as usual: a test that looks at the node while it is down does not race the reboot's clock.
+   */
+  holdNextReboot(nameOrIp: string): void {
+    this.get(nameOrIp).nextRebootFault = 'held';
+  }
+
+  /** The held reboot (holdNextReboot) goes on: the node comes back rebootMs from now. */
+  releaseReboot(nameOrIp: string): void {
+    const n = this.get(nameOrIp);
+    if (!n.releaseHeld) throw new Error(`${nameOrIp}: no held reboot to release`);
+    n.releaseHeld();
+    n.releaseHeld = undefined;
+  }
+
+  /**
    * An operator's `talosctl patch machineconfig --mode=try` on the node (NO_REBOOT now, the previous
    * config back after `timeoutMs`), as its own ApplyConfiguration in TRY mode would do it: the patch
    * text through talosctl's merge, then RollbackToConfigAfter. Returns once applied.

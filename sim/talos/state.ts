@@ -52,8 +52,10 @@ export class NodeRuntime {
   stagedConfig?: MachineConfigState;
   /** resolves when the machine is up again */
   rebooting?: Promise<void>;
-  /** see TalosSim.failNextReboot */
-  nextRebootFault?: 'ignored' | 'stays-down';
+  /** see TalosSim.failNextReboot and TalosSim.holdNextReboot */
+  nextRebootFault?: 'ignored' | 'stays-down' | 'held';
+  /** a held reboot's way back (TalosSim.releaseReboot) */
+  releaseHeld?: () => void;
   /** resolves when the current boot is Running and ready (runningAndReady) */
   private ready: Promise<void> = Promise.resolve();
   private markReady: () => void = () => undefined;
@@ -213,11 +215,14 @@ export class NodeRuntime {
     });
     this.rebooting = new Promise((resolve) => {
       if (fault === 'stays-down') return;
-      this.timers.later(this.opts.rebootMs, () => {
-        this.comeBack();
-        this.rebooting = undefined;
-        resolve();
-      });
+      const back = () =>
+        this.timers.later(this.opts.rebootMs, () => {
+          this.comeBack();
+          this.rebooting = undefined;
+          resolve();
+        });
+      if (fault === 'held') this.releaseHeld = back;
+      else back();
     });
     return this.rebooting;
   }
