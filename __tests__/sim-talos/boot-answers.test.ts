@@ -14,7 +14,9 @@ import { recordingHooks, talosctl, until } from './helpers.js';
 describe('after a reboot the node answers before it loads cri (apid in Initialize, cri in StartAllServices / cri.ServiceController)', () => {
   let twin: TalosSim;
   let calls: ReturnType<typeof recordingHooks>;
-  const WINDOW_MS = 4000;
+  // long enough that the reads below, each a talosctl process, land inside it on a loaded runner (at
+  // 4 s, five of them on two cores shared with the suite's other files overran it)
+  const WINDOW_MS = 8000;
   const services = async (ip: string) =>
     (await talosctl(twin, ['-n', ip, 'service'])).stdout
       .split('\n')
@@ -31,7 +33,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
         const r = await talosctl(t, ['-n', ip, 'read', '/proc/sys/kernel/random/boot_id']);
         return r.code === 0 && r.stdout.trim() !== before ? true : undefined;
       },
-      5000,
+      15_000,
       50,
     );
   };
@@ -127,7 +129,7 @@ describe('after a reboot the node answers before machined writes the CRI files o
   const PART = '/etc/cri/conf.d/01-registries.part';
   // long enough that the reads below, each a talosctl process, all land before the write on a loaded
   // machine; the drawn delays (0.3–1.5 s) are checked against the twin's own record of the answer
-  const WRITE_MS = 4000;
+  const WRITE_MS = 8000;
 
   /** reboot without talosctl's wait; returns the real time the new boot id first answered */
   const rebootUntilNewBootId = async (t: TalosSim, name: string, ip: string): Promise<number> => {
@@ -138,7 +140,7 @@ describe('after a reboot the node answers before machined writes the CRI files o
         const r = await talosctl(t, ['-n', ip, 'read', '/proc/sys/kernel/random/boot_id']);
         return r.code === 0 && r.stdout.trim() !== before ? Date.now() : undefined;
       },
-      5000,
+      15_000,
       20,
     );
   };
@@ -158,7 +160,7 @@ describe('after a reboot the node answers before machined writes the CRI files o
       expect(ls.code).not.toBe(0);
       expect((await talosctl(t, ['-n', '10.0.4.1', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'yaml'])).code).toBe(1);
       expect((await talosctl(t, ['-n', '10.0.4.1', 'service', 'cri'])).stderr).toContain('service "cri" is not registered on any nodes');
-      await until(async () => (n.containerd.pid > 0 ? true : undefined), 5000, 20);
+      await until(async () => (n.containerd.pid > 0 ? true : undefined), WRITE_MS + 5000, 20);
       const write = n.files.get(CRI)!.mtimeMs;
       // the write's delay is counted from the node's answer (the twin's own record), which the client saw later
       expect(write - n.answeredAtMs).toBeGreaterThanOrEqual(WRITE_MS - 1);
@@ -183,14 +185,14 @@ describe('after a reboot the node answers before machined writes the CRI files o
       expect(early.stdout).not.toContain('ghcr.io');
       expect((await talosctl(t, ['-n', '10.0.4.1', 'read', PART])).stderr).toMatch(/no such file or directory/);
       expect(n.etcFileStatus.get('cri/conf.d/cri.toml')?.version).toBe(1);
-      await until(async () => (n.files.has(PART) ? true : undefined), 5000, 20);
+      await until(async () => (n.files.has(PART) ? true : undefined), WRITE_MS + 5000, 20);
       const late = await talosctl(t, ['-n', '10.0.4.1', 'read', CRI]);
       expect(late.stdout).toContain('## /etc/cri/conf.d/01-registries.part');
       expect(late.stdout).toContain('ghcr.io');
       const st = n.etcFileStatus.get('cri/conf.d/cri.toml')!;
       expect(st.version).toBe(2);
       expect(n.etcFileStatus.get('cri/conf.d/01-registries.part')!.version).toBe(1);
-      await until(async () => (n.containerd.pid > 0 ? true : undefined), 5000, 20);
+      await until(async () => (n.containerd.pid > 0 ? true : undefined), WRITE_MS + 5000, 20);
       expect(n.containerd.startedAtMs - n.files.get(CRI)!.mtimeMs).toBeCloseTo(300, 0);
       expect(n.containerd.loadedCredential['ghcr.io']).toEqual(expect.objectContaining({ username: OLD.username }));
     } finally {
