@@ -25,37 +25,33 @@ async function describedEvents(cluster: SimCluster, name: string): Promise<Array
 }
 
 describe('e2e: Kubernetes Events', () => {
-  it(
-    'a rebooted and a skipped node carry their decisions in order, with the evidence line; the Lease the run end',
-    { timeout: 120_000 },
-    async () => {
-      c = await startCluster();
-      const run = await act(c, { nodes: 'worker-1,worker-3' });
-      expect(run.exitCode, run.stdout).toBe(0);
-      const d = byName(run);
-      expect(d['worker-1'].outcome).toBe('rebooted');
-      expect(d['worker-3'].outcome).toBe('reboot-skipped');
+  it('a rebooted and a skipped node carry their decisions in order, with the evidence line; the Lease the run end', async () => {
+    c = await startCluster();
+    const run = await act(c, { nodes: 'worker-1,worker-3' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run);
+    expect(d['worker-1'].outcome).toBe('rebooted');
+    expect(d['worker-3'].outcome).toBe('reboot-skipped');
 
-      const rebooted = await describedEvents(c, 'worker-1');
-      expect(rebooted.map((e) => e.reason)).toEqual(['Claimed', 'Drained', 'Rebooted', 'Verified', 'Released']);
-      expect(rebooted[2].line).toContain(d['worker-1'].evidence!.reason);
-      const skipped = await describedEvents(c, 'worker-3');
-      expect(skipped.map((e) => e.reason)).toEqual(['Claimed', 'RebootSkipped', 'Released']);
-      expect(skipped[1].line).toContain(`reboot skipped: ${d['worker-3'].reason}`);
-      // a node the run did not touch has none
-      expect(await describedEvents(c, 'worker-2')).toEqual([]);
+    const rebooted = await describedEvents(c, 'worker-1');
+    expect(rebooted.map((e) => e.reason)).toEqual(['Claimed', 'Drained', 'Rebooted', 'Verified', 'Released']);
+    expect(rebooted[2].line).toContain(d['worker-1'].evidence!.reason);
+    const skipped = await describedEvents(c, 'worker-3');
+    expect(skipped.map((e) => e.reason)).toEqual(['Claimed', 'RebootSkipped', 'Released']);
+    expect(skipped[1].line).toContain(`reboot skipped: ${d['worker-3'].reason}`);
+    // a node the run did not touch has none
+    expect(await describedEvents(c, 'worker-2')).toEqual([]);
 
-      // one more kubectl process per node, one for the Lease
-      const creates = c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events'));
-      expect(creates.every((r) => r.command === 'kubectl create')).toBe(true);
-      const lease = await kubectlJson(c.kube, ['get', 'events', '-n', 'kube-system', '--field-selector', 'involvedObject.kind=Lease']);
-      expect(lease.items.map((e: any) => [e.reason, e.involvedObject.name])).toEqual([['RolloutSucceeded', 'registry-auth-rollout']]);
-      expect(lease.items[0].message).toBe('the run ended processed (1 rebooted, 1 reboot-skipped)');
-      expect(run.annotations.filter((a) => a.kind === 'warning')).toEqual([]);
-    },
-  );
+    // one more kubectl process per node, one for the Lease
+    const creates = c.kube.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events'));
+    expect(creates.every((r) => r.command === 'kubectl create')).toBe(true);
+    const lease = await kubectlJson(c.kube, ['get', 'events', '-n', 'kube-system', '--field-selector', 'involvedObject.kind=Lease']);
+    expect(lease.items.map((e: any) => [e.reason, e.involvedObject.name])).toEqual([['RolloutSucceeded', 'registry-auth-rollout']]);
+    expect(lease.items[0].message).toBe('the run ended processed (1 rebooted, 1 reboot-skipped)');
+    expect(run.annotations.filter((a) => a.kind === 'warning')).toEqual([]);
+  });
 
-  it('a cluster that refuses Events (403): the roll stays green, with one warning for the run', { timeout: 120_000 }, async () => {
+  it('a cluster that refuses Events (403): the roll stays green, with one warning for the run', async () => {
     c = await startCluster();
     c.kube.failNext(
       { method: 'POST', path: /\/events$/, count: 1000 },

@@ -13,66 +13,58 @@ afterEach(async () => {
 });
 
 describe('e2e: several workers at once', () => {
-  it(
-    'a failure on one in-flight node: no node starts after it, the others finish, each ends as its phase says',
-    { timeout: 60_000 },
-    async () => {
-      c = await startCluster();
-      addWorkers(c, ['worker-4', 'worker-5', 'worker-6']);
-      // web-1 on worker-1 cannot be evicted: worker-1's drain times out and the node is released
-      c.kube.setPdbAllowed('default', 'web', 0);
-      const run = await act(c, { 'max-unavailable': '3', 'drain-timeout': '4s' });
-      expect(run.exitCode).toBe(1);
-      expect(run.outputs.result).toBe('failed');
-      const d = byName(run);
-      expect(d['worker-1'].outcome).toBe('failed');
-      // no node started after worker-1's drain failed (the action's own times), and a node it never
-      // started was never written to (the twin's writes)
-      const drain = d['worker-1'].steps.find((s) => s.name === 'drain' && !s.ok)!;
-      const failedAt = Date.parse(drain.startedAt!) + drain.durationMs;
-      for (const x of decisions(run)) expect(Date.parse(x.startedAt!), x.name).toBeLessThanOrEqual(failedAt);
-      const claimed = new Set(c.kube.nodeWrites.filter((x) => A.owner in x.annotations).map((x) => x.node));
-      expect([...claimed].sort()).toEqual(Object.keys(d).sort());
-      // every node started ended released (worker-1, its cordon restored) or verified; none stays claimed
-      for (const n of c.kube.nodes()) {
-        const a = n.metadata.annotations ?? {};
-        expect(a[A.owner], n.metadata.name).toBeUndefined();
-        if (d[n.metadata.name] && n.metadata.name !== 'worker-1') expect(a[A.verified], n.metadata.name).toBe(REVISION);
-      }
-      expect(c.kube.node('worker-1').spec.unschedulable ?? false).toBe(false);
-      // control planes were never started
-      for (const cp of ['cp-1', 'cp-2', 'cp-3']) expect(d[cp]).toBeUndefined();
-      expect(Number(run.outputs.left)).toBe(6 + 3 - Object.keys(d).length);
-    },
-  );
+  it('a failure on one in-flight node: no node starts after it, the others finish, each ends as its phase says', async () => {
+    c = await startCluster();
+    addWorkers(c, ['worker-4', 'worker-5', 'worker-6']);
+    // web-1 on worker-1 cannot be evicted: worker-1's drain times out and the node is released
+    c.kube.setPdbAllowed('default', 'web', 0);
+    const run = await act(c, { 'max-unavailable': '3', 'drain-timeout': '4s' });
+    expect(run.exitCode).toBe(1);
+    expect(run.outputs.result).toBe('failed');
+    const d = byName(run);
+    expect(d['worker-1'].outcome).toBe('failed');
+    // no node started after worker-1's drain failed (the action's own times), and a node it never
+    // started was never written to (the twin's writes)
+    const drain = d['worker-1'].steps.find((s) => s.name === 'drain' && !s.ok)!;
+    const failedAt = Date.parse(drain.startedAt!) + drain.durationMs;
+    for (const x of decisions(run)) expect(Date.parse(x.startedAt!), x.name).toBeLessThanOrEqual(failedAt);
+    const claimed = new Set(c.kube.nodeWrites.filter((x) => A.owner in x.annotations).map((x) => x.node));
+    expect([...claimed].sort()).toEqual(Object.keys(d).sort());
+    // every node started ended released (worker-1, its cordon restored) or verified; none stays claimed
+    for (const n of c.kube.nodes()) {
+      const a = n.metadata.annotations ?? {};
+      expect(a[A.owner], n.metadata.name).toBeUndefined();
+      if (d[n.metadata.name] && n.metadata.name !== 'worker-1') expect(a[A.verified], n.metadata.name).toBe(REVISION);
+    }
+    expect(c.kube.node('worker-1').spec.unschedulable ?? false).toBe(false);
+    // control planes were never started
+    for (const cp of ['cp-1', 'cp-2', 'cp-3']) expect(d[cp]).toBeUndefined();
+    expect(Number(run.outputs.left)).toBe(6 + 3 - Object.keys(d).length);
+  });
 
-  it(
-    'cancelled during parallel drains: the post step releases or fences each held node by its own phase',
-    { timeout: 60_000 },
-    async () => {
-      c = await startCluster({ defaultNodes: false });
-      addWorkers(c, ['w-1', 'w-2', 'w-3']);
-      for (const n of ['w-1', 'w-2', 'w-3']) {
-        c.kube.addPod({
-          namespace: 'default',
-          name: `db-${n}`,
-          nodeName: n,
-          owner: { kind: 'ReplicaSet', name: 'db-1' },
-          labels: { app: 'db' },
-        });
-      }
-      c.kube.addPdb({ namespace: 'default', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
-      const run = await act(c, { 'max-unavailable': '3' }, { killWhen: (out) => (out.match(/: ▶ drain$/gm) ?? []).length >= 3 });
-      const held = JSON.parse(run.state.held ?? '[]') as Array<{ node: string; phase: string }>;
-      expect(held.map((h) => h.node).sort()).toEqual(['w-1', 'w-2', 'w-3']);
-      const post = await postStep(c, run);
-      // the main step may have restored some itself; whatever is left, nothing stays claimed and no
-      // cordon of ours stays: no reboot was ever started
-      expect(post.exitCode, post.stdout).toBe(0);
-      for (const n of ['w-1', 'w-2', 'w-3']) {
-        expect(ann(c, n)[A.owner], n).toBeUndefined();
-        expect(c.kube.node(n).spec.unschedulable ?? false, n).toBe(false);
-      }
-    },
-  );
+  it('cancelled during parallel drains: the post step releases or fences each held node by its own phase', async () => {
+    c = await startCluster({ defaultNodes: false });
+    addWorkers(c, ['w-1', 'w-2', 'w-3']);
+    for (const n of ['w-1', 'w-2', 'w-3']) {
+      c.kube.addPod({
+        namespace: 'default',
+        name: `db-${n}`,
+        nodeName: n,
+        owner: { kind: 'ReplicaSet', name: 'db-1' },
+        labels: { app: 'db' },
+      });
+    }
+    c.kube.addPdb({ namespace: 'default', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+    const run = await act(c, { 'max-unavailable': '3' }, { killWhen: (out) => (out.match(/: ▶ drain$/gm) ?? []).length >= 3 });
+    const held = JSON.parse(run.state.held ?? '[]') as Array<{ node: string; phase: string }>;
+    expect(held.map((h) => h.node).sort()).toEqual(['w-1', 'w-2', 'w-3']);
+    const post = await postStep(c, run);
+    // the main step may have restored some itself; whatever is left, nothing stays claimed and no
+    // cordon of ours stays: no reboot was ever started
+    expect(post.exitCode, post.stdout).toBe(0);
+    for (const n of ['w-1', 'w-2', 'w-3']) {
+      expect(ann(c, n)[A.owner], n).toBeUndefined();
+      expect(c.kube.node(n).spec.unschedulable ?? false, n).toBe(false);
+    }
+  });
 });

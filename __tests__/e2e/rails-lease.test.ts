@@ -266,5 +266,5 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     expect(node(c, 'worker-1').spec.unschedulable).toBe(true);
     expect(c.kube.lease(LEASE_NS, LEASE_NAME).spec.holderIdentity).toBe(thief);
     expect(run.stdout).toMatch(/run Lease: kept/);
-  }, 90_000);
+  });
 });

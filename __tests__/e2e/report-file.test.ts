@@ -23,43 +23,39 @@ function reportOf(path: string | undefined): any {
 }
 
 describe('e2e: the report file and the old-credential verdict', () => {
-  it(
-    'a roll writes every node with its evidence into RUNNER_TEMP (0600); revocable once every node is verified, also on a rerun',
-    { timeout: 150_000 },
-    async () => {
-      c = await startCluster();
-      const run = await act(c);
-      expect(run.exitCode, run.stdout).toBe(0);
-      const path = run.outputs['report-file'];
-      const doc = reportOf(path);
-      expect(statSync(path!).mode & 0o777).toBe(0o600);
-      expect(basename(path!)).toMatch(/^talos-registry-auth-rollout-\d+-1-[0-9a-f]+\.json$/);
-      expect(doc).toMatchObject({ schema: 'talos-registry-auth-rollout/run-report', version: 1, mode: 'apply', revision: REVISION });
-      expect(doc.result).toBe(run.outputs.result);
-      expect(doc.run).toMatchObject({ repository: 'acme/platform', runAttempt: '1' });
-      expect(doc.nodes.map((n: any) => n.name)).toEqual(NODES);
-      for (const n of doc.nodes) {
-        expect(n.evidence?.values?.files?.length, n.name).toBeGreaterThan(0);
-        expect(n.steps.length, n.name).toBeGreaterThan(0);
-      }
-      expect(doc.nodes.find((n: any) => n.name === 'worker-2').proof.verdict).toBe('skip');
-      expect(doc.timeline.nodes.map((n: any) => n.node)).toEqual(NODES);
-      expect(doc.oldCredential).toMatchObject({ revocable: true, judged: 6, holders: [] });
-      expect(run.outputs['old-credential-revocable']).toBe('true');
-      expect(run.summary).toContain('<b>Old credential:</b> ✅ safe to revoke');
+  it('a roll writes every node with its evidence into RUNNER_TEMP (0600); revocable once every node is verified, also on a rerun', async () => {
+    c = await startCluster();
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const path = run.outputs['report-file'];
+    const doc = reportOf(path);
+    expect(statSync(path!).mode & 0o777).toBe(0o600);
+    expect(basename(path!)).toMatch(/^talos-registry-auth-rollout-\d+-1-[0-9a-f]+\.json$/);
+    expect(doc).toMatchObject({ schema: 'talos-registry-auth-rollout/run-report', version: 1, mode: 'apply', revision: REVISION });
+    expect(doc.result).toBe(run.outputs.result);
+    expect(doc.run).toMatchObject({ repository: 'acme/platform', runAttempt: '1' });
+    expect(doc.nodes.map((n: any) => n.name)).toEqual(NODES);
+    for (const n of doc.nodes) {
+      expect(n.evidence?.values?.files?.length, n.name).toBeGreaterThan(0);
+      expect(n.steps.length, n.name).toBeGreaterThan(0);
+    }
+    expect(doc.nodes.find((n: any) => n.name === 'worker-2').proof.verdict).toBe('skip');
+    expect(doc.timeline.nodes.map((n: any) => n.node)).toEqual(NODES);
+    expect(doc.oldCredential).toMatchObject({ revocable: true, judged: 6, holders: [] });
+    expect(run.outputs['old-credential-revocable']).toBe('true');
+    expect(run.summary).toContain('<b>Old credential:</b> ✅ safe to revoke');
 
-      // a rerun with nothing left: every node counts by its marker, though none is rolled
-      const again = await act(c);
-      expect(again.outputs.result).toBe('clean');
-      expect(again.outputs['old-credential-revocable']).toBe('true');
-      const clean = reportOf(again.outputs['report-file']);
-      expect(clean.nodes).toEqual([]);
-      expect(clean.upToDate).toHaveLength(6);
-      expect(again.outputs['report-file']).not.toBe(path);
-    },
-  );
+    // a rerun with nothing left: every node counts by its marker, though none is rolled
+    const again = await act(c);
+    expect(again.outputs.result).toBe('clean');
+    expect(again.outputs['old-credential-revocable']).toBe('true');
+    const clean = reportOf(again.outputs['report-file']);
+    expect(clean.nodes).toEqual([]);
+    expect(clean.upToDate).toHaveLength(6);
+    expect(again.outputs['report-file']).not.toBe(path);
+  });
 
-  it('a plan writes its report too, and says the old credential is still held, node by node', { timeout: 90_000 }, async () => {
+  it('a plan writes its report too, and says the old credential is still held, node by node', async () => {
     c = await startCluster();
     const run = await act(c, { mode: 'plan' });
     expect(run.exitCode, run.stdout).toBe(0);

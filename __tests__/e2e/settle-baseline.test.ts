@@ -34,60 +34,50 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
   }
   const available = (cl: SimCluster) => cl.kube.workload('Deployment', 'shop', 'api')?.status?.availableReplicas ?? 0;
 
-  it(
-    'a Deployment with a replica Pending for ever: worker-2 is drained once the replica worker-1 lost runs again, and the roll succeeds',
-    { timeout: 120_000 },
-    async () => {
-      c = await degraded();
-      await expect.poll(() => available(c!), { timeout: 5000 }).toBe(2);
-      let most = 0;
-      const t = setInterval(() => (most = Math.max(most, available(c!))), 50);
-      const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '20s' });
-      clearInterval(t);
-      expect(run.exitCode, run.stdout).toBe(0);
-      const d = byName(run);
-      expect([d['worker-1'].outcome, d['worker-2'].outcome]).toEqual(['rebooted', 'rebooted']);
-      // From the twin: worker-1's drain evicted api-a; a replica became Ready on worker-1 once it was
-      // schedulable again; only then did worker-2's first eviction come. The Deployment never had 3.
-      const [first] = evictions(c, 'worker-1');
-      expect(first.pod).toBe('api-a');
-      const back = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.node === 'worker-1');
-      expect(back, JSON.stringify(c.kube.podEvents)).toBeDefined();
-      expect(back!.at - first.at).toBeGreaterThanOrEqual(8000);
-      const [second] = evictions(c, 'worker-2');
-      expect(second.at).toBeGreaterThanOrEqual(back!.at);
-      expect(most).toBe(2);
-      expect(run.stdout).toMatch(
-        /settle gate: worker-2's drain waits for Deployment shop\/api: .*of 2 \(as many as before the drain; 3 desired\)/,
-      );
-      expect(d['worker-2'].steps.map((s) => s.name)).toContain("read their controllers' counts before the drain (settle gate)");
-    },
-  );
+  it('a Deployment with a replica Pending for ever: worker-2 is drained once the replica worker-1 lost runs again, and the roll succeeds', async () => {
+    c = await degraded();
+    await expect.poll(() => available(c!), { timeout: 5000 }).toBe(2);
+    let most = 0;
+    const t = setInterval(() => (most = Math.max(most, available(c!))), 50);
+    const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '20s' });
+    clearInterval(t);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run);
+    expect([d['worker-1'].outcome, d['worker-2'].outcome]).toEqual(['rebooted', 'rebooted']);
+    // From the twin: worker-1's drain evicted api-a; a replica became Ready on worker-1 once it was
+    // schedulable again; only then did worker-2's first eviction come. The Deployment never had 3.
+    const [first] = evictions(c, 'worker-1');
+    expect(first.pod).toBe('api-a');
+    const back = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.node === 'worker-1');
+    expect(back, JSON.stringify(c.kube.podEvents)).toBeDefined();
+    expect(back!.at - first.at).toBeGreaterThanOrEqual(8000);
+    const [second] = evictions(c, 'worker-2');
+    expect(second.at).toBeGreaterThanOrEqual(back!.at);
+    expect(most).toBe(2);
+    expect(run.stdout).toMatch(
+      /settle gate: worker-2's drain waits for Deployment shop\/api: .*of 2 \(as many as before the drain; 3 desired\)/,
+    );
+    expect(d['worker-2'].steps.map((s) => s.name)).toContain("read their controllers' counts before the drain (settle gate)");
+  });
 
-  it(
-    'the job is cancelled while a drain waits for the gate: the node is handed over as settling and the post step gives it back',
-    { timeout: 120_000 },
-    async () => {
-      c = await settleCluster('never');
-      const main = await act(
-        c,
-        { nodes: 'worker-1,worker-2', 'settle-timeout': '60s' },
-        { killWhen: (out) => out.includes('worker-2: ▶ settle gate (before drain)') },
-      );
-      expect(main.exitCode).toBe(1);
-      expect(main.stdout).toMatch(/received SIGTERM/);
-      const held = JSON.parse(main.state.held) as Array<{ node: string; phase: string }>;
-      expect(held.map((h) => [h.node, h.phase])).toEqual([['worker-2', 'settling']]);
-      expect(evictions(c, 'worker-2')).toEqual([]);
-      const post = await postStep(c, main);
-      expect(post.exitCode, post.stdout).toBe(0);
-      expect(post.annotations.some((a) => a.kind === 'notice' && a.title === 'worker-2: released by the post step')).toBe(true);
-      expect(post.stdout).toMatch(/the settle gate was waiting before its drain/);
-      expect(node(c, 'worker-2').spec.unschedulable).toBeFalsy();
-      for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(c, 'worker-2')[k]).toBeUndefined();
-      expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c!.talos.node('worker-2').ip))).toEqual(
-        [],
-      );
-    },
-  );
+  it('the job is cancelled while a drain waits for the gate: the node is handed over as settling and the post step gives it back', async () => {
+    c = await settleCluster('never');
+    const main = await act(
+      c,
+      { nodes: 'worker-1,worker-2', 'settle-timeout': '60s' },
+      { killWhen: (out) => out.includes('worker-2: ▶ settle gate (before drain)') },
+    );
+    expect(main.exitCode).toBe(1);
+    expect(main.stdout).toMatch(/received SIGTERM/);
+    const held = JSON.parse(main.state.held) as Array<{ node: string; phase: string }>;
+    expect(held.map((h) => [h.node, h.phase])).toEqual([['worker-2', 'settling']]);
+    expect(evictions(c, 'worker-2')).toEqual([]);
+    const post = await postStep(c, main);
+    expect(post.exitCode, post.stdout).toBe(0);
+    expect(post.annotations.some((a) => a.kind === 'notice' && a.title === 'worker-2: released by the post step')).toBe(true);
+    expect(post.stdout).toMatch(/the settle gate was waiting before its drain/);
+    expect(node(c, 'worker-2').spec.unschedulable).toBeFalsy();
+    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(c, 'worker-2')[k]).toBeUndefined();
+    expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c!.talos.node('worker-2').ip))).toEqual([]);
+  });
 });

@@ -60,7 +60,7 @@ describe('README', () => {
       expect(after).toMatch(new RegExp(`^  ${n} .*verified-revision=2026-11-30\\.1 containerd`, 'm'));
     }
     expect(after).not.toMatch(/CLAIMED/);
-  }, 200_000);
+  });
 
   it('the demo rejects an unknown scenario with the list of known ones', async () => {
     const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: 60_000 }).then(

@@ -141,7 +141,7 @@ describe('ApplyConfiguration', () => {
     expect((err as ToolError).kind).toBe('conflict');
     expect((err as Error).message).toContain('another apply configuration is already in progress');
     expect(calls(W14).length - before).toBe(3 + 5);
-  }, 20_000);
+  });
 
   it('an apply another writer overwrote at once is a conflict: the re-read must carry the change', async () => {
     const { o } = await open(rac('username: u9\npassword: p9-overwritten\n'));

@@ -537,7 +537,7 @@ describe('a certificate refused on a reconnection', () => {
       client.close();
       await t.stop();
     }
-  }, 30_000);
+  });
 
   it("a call whose deadline comes while its dials are refused fails as a transport failure, not the run's refusal", async () => {
     const t = await TalosSim.start({ kube: recordingHooks() });
