@@ -56,4 +56,4 @@ export async function startFleet(): Promise<Fleet> {
 
 /** A rebooted node answers before it loads cri: wait until cri is launched and its first check passed. */
 export const criUp = (sim: TalosSim, name: string) =>
-  until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 10_000, 20);
+  until(async () => (sim.node(name).containerd.health.healthy ? true : undefined), 30_000, 20);
