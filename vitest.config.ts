@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { SlowFirst } from './__tests__/slowFirst.js';
 
 export default defineConfig({
   test: {
@@ -22,7 +21,5 @@ export default defineConfig({
     // action's sources, and loading them again for each file was a fifth of the suite's CPU. No test
     // file changes state another could see (no vi.mock; fake timers, env and spies are restored).
     isolate: false,
-    // the long files first, on a fresh clone too (__tests__/slowFirst.ts)
-    sequence: { sequencer: SlowFirst },
   },
 });
