@@ -262,7 +262,8 @@ function summarize(nodes: NodeCost[]): KindCost {
     totalMs: med(nodes.map((n) => n.record.durationMs)),
     waitMs: med(nodes.map((n) => n.record.durationMs - own(n))),
     childProcessMs: med(nodes.map((n) => outsideWaits(n).reduce((a, c) => a + c.durationMs, 0))),
-    inProcessMs: med(nodes.map((n) => own(n) - unionMs(outsideWaits(n)))),
+    // the node's Event batch is written once its record is closed, outside the own time it would be subtracted from
+    inProcessMs: med(nodes.map((n) => own(n) - unionMs(outsideWaits(n).filter((c) => !isEventBatch(c))))),
     steps,
     commands,
     events: {
