@@ -1,0 +1,65 @@
+// The twin's machine timers fire in the order of their instants. A boot lays out its steps a few ms
+// apart in one synchronous block (cri's "Creating service runner", then its launch 0.3–2 ms later).
+// One setTimeout per step does not keep that order: Node counts each delay from a millisecond clock,
+// and a step whose instant has already passed when it is laid out ran at once, before earlier steps
+// still waiting for the blocked loop. On a loaded runner a node's cri then stayed "Preparing" after
+// its launch (seen once in CI: the proof waited out its ready-timeout).
+import { describe, expect, it } from 'vitest';
+import { NodeTimers } from '../../sim/talos/nodeTimers.js';
+
+const busy = (ms: number) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+
+describe('NodeTimers', () => {
+  it('fires in the order of the instants, however long the blocks that laid them out took', async () => {
+    const timers = new NodeTimers(() => 0);
+    const fired: number[] = [];
+    // 400 steps a fraction of a millisecond apart, laid out (in their order, as a boot does) from
+    // blocks of synchronous work of random length, as on a loaded runner
+    const t0 = timers.now() + 5;
+    const at = Array.from({ length: 400 }, (_, i) => t0 + i * 0.07);
+    for (const ts of at) {
+      timers.atTime(ts, () => fired.push(ts));
+      busy(Math.random() * 0.12);
+    }
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fired).toHaveLength(at.length);
+    expect(fired).toEqual([...fired].sort((a, b) => a - b));
+  });
+
+  it('a step already due runs after the earlier steps still pending, not before them', async () => {
+    const timers = new NodeTimers(() => 0);
+    const order: string[] = [];
+    const t0 = timers.now();
+    timers.atTime(t0 + 2, () => order.push('first'));
+    busy(4); // the loop is blocked: the first step's instant has passed, its timer has not run
+    timers.atTime(t0 + 3, () => order.push('second'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual(['first', 'second']);
+  });
+
+  it('a step laid out by a step runs in its turn; cancelAll drops everything pending', async () => {
+    const timers = new NodeTimers(() => 0);
+    const order: string[] = [];
+    const t0 = timers.now();
+    timers.atTime(t0 + 1, () => {
+      order.push('a');
+      timers.later(0, () => order.push('a+0'));
+    });
+    timers.atTime(t0 + 40, () => order.push('late'));
+    await new Promise((r) => setTimeout(r, 15));
+    timers.cancelAll();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(order).toEqual(['a', 'a+0']);
+  });
+
+  it('never fires a step pinned never to come', async () => {
+    const timers = new NodeTimers(() => 0);
+    let fired = false;
+    timers.later(Infinity, () => (fired = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(fired).toBe(false);
+  });
+});
