@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { RequestRecord } from '../../sim/kube/http.js';
-import { until } from '../sim-kube/helpers.js';
+import { sleep, until } from '../sim-kube/helpers.js';
 import { A, act, byName, node, requireKubectl } from './helpers.js';
 import { evictions, settleCluster } from './settleCluster.js';
 
@@ -31,7 +31,7 @@ describe('e2e: the settle gate', () => {
         120_000,
         50,
       );
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000); // the gate has seen web short of its desired count and said so
       cl.kube.readyNow('shop', 'web');
     })();
     const run = await act(cl, { nodes: 'worker-1,worker-2' });
