@@ -2,8 +2,12 @@
 // and the twin: kubectl drain's own filters (a bare pod refused: the action never passes --force) and
 // one dry-run eviction (`dryRun=All`) per pod it would evict, which a PDB allowing nothing refuses.
 // A plan never changes anything: no pod evicted or deleted, no PDB status written.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
+import { kubectl } from '../sim-kube/helpers.js';
 import { act, byName, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -106,5 +110,40 @@ describe('e2e: plan mode forecasts each drain with dry-run evictions', () => {
     expect(JSON.stringify([c.kube.pdb('shop', 'db'), c.kube.pdb('shop', 'web')])).toBe(pdbsBefore);
     // the dry-run evictions are the only requests a write verb carries
     expect(c.kube.mutatingRequests()).toEqual(evictionPosts);
+  });
+
+  it('a namespace-wide PDB (selector {}, as an operator writes it) covers every pod of its namespace and is named', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker' });
+    c.kube.addPod({
+      namespace: 'vault',
+      name: 'vault-0',
+      nodeName: 'worker-1',
+      owner: { kind: 'StatefulSet', name: 'vault' },
+      labels: { app: 'vault' },
+    });
+    // created through the API as stored: the disruption controller counts it (policy/v1), and the
+    // eviction subresource honours it since Kubernetes 1.29
+    const pdb = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'everything', namespace: 'vault' },
+      spec: { selector: {}, maxUnavailable: 0 },
+    };
+    const file = join(mkdtempSync(join(tmpdir(), 'pdb-')), 'pdb.json');
+    writeFileSync(file, JSON.stringify(pdb));
+    const created = await kubectl(c.kube, ['create', '-f', file]);
+    expect(created.code, created.stderr).toBe(0);
+    await expect.poll(() => c!.kube.pdb('vault', 'everything')?.status?.currentHealthy).toBe(1);
+
+    const run = await act(c, { mode: 'plan', reboot: 'always' });
+    expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+    const d = byName(run) as unknown as Record<string, { drainForecast?: any }>;
+    expect(d['worker-1'].drainForecast).toMatchObject({
+      ok: false,
+      blocked: [{ pod: 'vault/vault-0', budgets: ['vault/everything'] }],
+      budgets: [{ pdb: 'vault/everything', disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 }],
+    });
+    expect(c.kube.pods().some((p) => p.metadata.name === 'vault-0' && !p.metadata.deletionTimestamp)).toBe(true);
   });
 });
