@@ -3,7 +3,7 @@
 // changes. A budget a test sets directly holds while the pods are healthy, less each eviction in flight.
 import type { SimContext } from './context.js';
 import { clone } from './json.js';
-import { isTerminating } from './objectFacts.js';
+import { isPodReady, isTerminating } from './objectFacts.js';
 import { R } from './resources.js';
 import { nowTime } from './schema.js';
 import { matchLabelSelector } from './selectors.js';
@@ -36,7 +36,7 @@ export class DisruptionController {
       // an empty selector selects the whole namespace, an absent one nothing (policy/v1, disruption.go since 1.21)
       const matching = pods.filter((p) => matchLabelSelector(sel, p.metadata.labels));
       const live = matching.filter((p) => !isTerminating(p));
-      const healthy = live.filter((p) => (p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')).length;
+      const healthy = live.filter(isPodReady).length;
       const existing = new Set(pods.map((p) => p.metadata.name));
       const disrupted = Object.fromEntries(
         Object.entries((b.status?.disruptedPods ?? {}) as Record<string, string>).filter(([n]) => existing.has(n)),

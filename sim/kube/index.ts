@@ -31,6 +31,7 @@ import { Workloads } from './workloads.js';
 import { PodSeeder, type PodSpecInput } from './seedPods.js';
 import type { NodeWrite } from './nodeWrites.js';
 import { AppsControllers } from './apps.js';
+import { isPodReady } from './objectFacts.js';
 
 export type { RequestRecord } from './http.js';
 export type { Taint, NodeSpecInput } from './objects.js';
@@ -113,10 +114,9 @@ export class KubeSim implements KubeNodeHooks {
       });
     };
     ctx.api.hooks.podEvicted = (p) => podEvent('evicted', p);
-    const isReadyPod = (p: any) => (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
     workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.seeder.workloadOf(p)}`) ?? 0;
     ctx.store.onChange((e) => {
-      if (e.def === R.pods && e.type !== 'DELETED' && isReadyPod(e.obj) && !isReadyPod(e.prev)) podEvent('ready', e.obj);
+      if (e.def === R.pods && e.type !== 'DELETED' && isPodReady(e.obj) && !isPodReady(e.prev)) podEvent('ready', e.obj);
       if (e.def !== R.nodes) return;
       const o = e.obj;
       this.nodeWrites.push({

@@ -7,7 +7,7 @@ import type { ImagePullHooks } from '../types.js';
 import { defaultPullPolicy } from './admission.js';
 import type { SimContext } from './context.js';
 import { clone } from './json.js';
-import { isTerminating } from './objectFacts.js';
+import { isPodReady, isTerminating } from './objectFacts.js';
 import { containerId, defaultImageId, pauseImage } from './objects.js';
 import { isReady, type NodeControllers } from './nodes.js';
 import { R } from './resources.js';
@@ -200,7 +200,7 @@ export class Kubelets {
     for (const p of this.ctx.store.list(R.pods)) {
       const boot = this.startedUnder.get(p.metadata.uid);
       if (boot === undefined || isTerminating(p) || !which(p)) continue;
-      if ((p.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True')) continue;
+      if (isPodReady(p)) continue;
       this.becomeReady({ ns: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid }, boot);
     }
   }

@@ -1,5 +1,5 @@
 // Plain questions the twin's controllers ask of the objects they watch: which controller owns an
-// object, whether a pod is terminating, whether a pod tolerates a taint.
+// object, whether a pod is terminating or Ready, whether a pod tolerates a taint.
 import type { Taint } from './objects.js';
 
 export interface Toleration {
@@ -15,6 +15,9 @@ export function controllerOf(o: any): { kind: string; name: string; uid: string 
 }
 
 export const isTerminating = (p: any) => !!p.metadata.deletionTimestamp;
+
+/** The pod's Ready condition is True. */
+export const isPodReady = (p: any): boolean => (p?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
 
 export function tolerates(tols: Toleration[] | undefined, t: Taint): boolean {
   return (tols ?? []).some(
