@@ -20,21 +20,20 @@ describe('e2e: the settle gate', () => {
     // its probe: the gate must wait however long worker-1's reboot took on a loaded runner
     const cl = (c = await settleCluster('never'));
     let gateRead: RequestRecord | undefined;
+    let ended = false;
+    const after = (t: number, method: string, path: string) =>
+      cl.kube.requests.find((r) => r.method === method && r.path === path && r.at > t);
+    // bounded by the run: a run that ends without reaching worker-2's gate leaves nothing to release
     const released = (async () => {
-      const claim = await until(
-        () => cl.kube.requests.find((r) => r.method === 'PATCH' && r.path === '/api/v1/nodes/worker-2'),
-        120_000,
-        50,
-      );
-      gateRead = await until(
-        () => cl.kube.requests.find((r) => r.method === 'GET' && r.path === '/apis/apps/v1/deployments' && r.at > claim.at),
-        120_000,
-        50,
-      );
+      const claim = await until(() => ended || after(0, 'PATCH', '/api/v1/nodes/worker-2'), 120_000, 50);
+      if (claim === true) return;
+      const read = await until(() => ended || after(claim.at, 'GET', '/apis/apps/v1/deployments'), 120_000, 50);
+      if (read === true) return;
+      gateRead = read;
       await sleep(1000); // the gate has seen web short of its desired count and said so
       cl.kube.readyNow('shop', 'web');
     })();
-    const run = await act(cl, { nodes: 'worker-1,worker-2' });
+    const run = await act(cl, { nodes: 'worker-1,worker-2' }).finally(() => (ended = true));
     await released;
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run);
