@@ -4,7 +4,7 @@
 // and a step whose instant has already passed when it is laid out ran at once, before earlier steps
 // still waiting for the blocked loop. On a loaded runner a node's cri then stayed "Preparing" after
 // its launch (seen once in CI: the proof waited out its ready-timeout).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { NodeTimers } from '../../sim/talos/nodeTimers.js';
 
 const busy = (ms: number) => {
@@ -38,6 +38,38 @@ describe('NodeTimers', () => {
     timers.atTime(t0 + 3, () => order.push('second'));
     await new Promise((r) => setTimeout(r, 20));
     expect(order).toEqual(['first', 'second']);
+  });
+
+  it('a thread descheduled while it lays out a step does not move the step: its instant is read once', async () => {
+    // On a runner whose cores are shared, the OS may take the core away between any two instructions
+    // for a timeslice or more. A lay-out that read the clock twice (the node's wall clock for the delay,
+    // then the monotonic clock to fix the due time) moved its step later by that much, past a step laid
+    // out next 0.5 ms after it: cri's launch then ran before "Creating service runner", and cri stayed
+    // "Preparing" (CI, drain-kubelet, 2026-12-06). The clock jump below stands for that preemption.
+    const real = performance.now.bind(performance);
+    let extra = 0;
+    let reads = 0;
+    let preemptAtRead = -1;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => {
+      if (++reads === preemptAtRead) extra += 5;
+      return real() + extra;
+    });
+    try {
+      const timers = new NodeTimers(() => 0);
+      const order: string[] = [];
+      const t0 = timers.now() + 10;
+      for (let preempted = 1; preempted <= 3; preempted++) {
+        reads = 0;
+        preemptAtRead = preempted; // the core is taken away before this clock read of the lay-out
+        timers.atTime(t0 + preempted * 20, () => order.push(`runner ${preempted}`));
+        preemptAtRead = -1;
+        timers.atTime(t0 + preempted * 20 + 0.5, () => order.push(`launch ${preempted}`));
+      }
+      await new Promise((r) => setTimeout(r, 120));
+      expect(order).toEqual(['runner 1', 'launch 1', 'runner 2', 'launch 2', 'runner 3', 'launch 3']);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('a step laid out by a step runs in its turn; cancelAll drops everything pending', async () => {

@@ -144,7 +144,7 @@ export class CriService {
       const pid = c.pid;
       const healthAt = startAt + 1000;
       if (healthAt <= this.now()) this.healthy(healthAt);
-      else this.timers.later(healthAt - this.now(), () => c.pid === pid && this.healthy(this.now()));
+      else this.timers.atTime(healthAt, () => c.pid === pid && this.healthy(this.now()));
     });
   }
 
@@ -247,7 +247,7 @@ export class CriService {
   private stopStart(writeAt: number, gap: number, launch: () => void): (offset: number, fn: () => void) => void {
     const pre = this.timing.preLaunch();
     const c = this.node.containerd;
-    const at = (offset: number, fn: () => void) => this.timers.later(writeAt + offset - this.now(), fn);
+    const at = (offset: number, fn: () => void) => this.timers.atTime(writeAt + offset, fn);
     at(gap * 0.15, () => {
       c.health = { ...NOT_RUNNING };
       this.push('Stopping', `Sending SIGTERM to ${CRI_PROCESS}`, this.now());

@@ -8,7 +8,11 @@
 // instant had passed by the time it was laid out would run at once, ahead of earlier ones still
 // waiting for the blocked event loop. (A boot's "Creating service runner" then landed after cri's
 // launch and left the service "Preparing" for good.) So the steps wait in one queue ordered by
-// instant, behind a single timer armed for the earliest.
+// instant, behind a single timer armed for the earliest. A step's due time is read off the clock once:
+// a lay-out that read the wall clock for the delay and then the monotonic clock for the due time was
+// moved later by however long the OS kept the thread off its core between the two reads (a timeslice
+// or more on a loaded runner), past the step laid out next (CI, 2026-12-06: the launch again ran
+// before "Creating service runner").
 
 /** setTimeout's largest delay; a longer one would fire at once */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -44,13 +48,20 @@ export class NodeTimers {
 
   /** `fn` when `ts` comes (now, after the steps due before it, when it has passed): a boot is laid out partly in the future. */
   atTime(ts: number, fn: () => void): void {
-    this.later(ts - this.now(), fn);
+    // the wall instant on the monotonic clock, with no clock read in between
+    this.at(ts - performance.timeOrigin - this.offsetMs(), fn);
   }
 
+  /** `fn` `ms` from now. */
   later(ms: number, fn: () => void): void {
+    this.at(performance.now() + ms, fn);
+  }
+
+  /** `fn` at `due` on the monotonic clock; a due time that has passed keeps its place among the others. */
+  private at(due: number, fn: () => void): void {
     // a step pinned never to come (criUnlistedMs: Infinity), or beyond what a timer can hold
-    if (!(ms <= MAX_TIMER_MS)) return;
-    const step: Step = { due: performance.now() + Math.max(0, ms), seq: this.seq++, fn };
+    if (!(due - performance.now() <= MAX_TIMER_MS)) return;
+    const step: Step = { due, seq: this.seq++, fn };
     let i = this.queue.length;
     while (i > 0 && this.queue[i - 1].due > step.due) i--;
     this.queue.splice(i, 0, step);
