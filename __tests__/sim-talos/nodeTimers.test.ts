@@ -3,9 +3,11 @@
 // One setTimeout per step does not keep that order: Node counts each delay from a millisecond clock,
 // and a step whose instant has already passed when it is laid out ran at once, before earlier steps
 // still waiting for the blocked loop. On a loaded runner a node's cri then stayed "Preparing" after
-// its launch (seen once in CI: the proof waited out its ready-timeout).
+// its launch (seen once in CI: the proof waited out its ready-timeout). Each test waits for its steps
+// to have fired, not for a fixed time: a loaded runner may keep this thread off its core far longer.
 import { describe, expect, it, vi } from 'vitest';
 import { NodeTimers } from '../../sim/talos/nodeTimers.js';
+import { until } from './helpers.js';
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;
@@ -24,8 +26,7 @@ describe('NodeTimers', () => {
       timers.atTime(ts, () => fired.push(ts));
       busy(Math.random() * 0.12);
     }
-    await new Promise((r) => setTimeout(r, 60));
-    expect(fired).toHaveLength(at.length);
+    await until(async () => (fired.length === at.length ? true : undefined), 10_000, 10);
     expect(fired).toEqual([...fired].sort((a, b) => a - b));
   });
 
@@ -36,7 +37,7 @@ describe('NodeTimers', () => {
     timers.atTime(t0 + 2, () => order.push('first'));
     busy(4); // the loop is blocked: the first step's instant has passed, its timer has not run
     timers.atTime(t0 + 3, () => order.push('second'));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(async () => (order.length === 2 ? true : undefined), 10_000, 10);
     expect(order).toEqual(['first', 'second']);
   });
 
@@ -65,7 +66,7 @@ describe('NodeTimers', () => {
         preemptAtRead = -1;
         timers.atTime(t0 + preempted * 20 + 0.5, () => order.push(`launch ${preempted}`));
       }
-      await new Promise((r) => setTimeout(r, 120));
+      await until(async () => (order.length === 6 ? true : undefined), 10_000, 10);
       expect(order).toEqual(['runner 1', 'launch 1', 'runner 2', 'launch 2', 'runner 3', 'launch 3']);
     } finally {
       clock.mockRestore();
@@ -80,10 +81,11 @@ describe('NodeTimers', () => {
       order.push('a');
       timers.later(0, () => order.push('a+0'));
     });
-    timers.atTime(t0 + 40, () => order.push('late'));
-    await new Promise((r) => setTimeout(r, 15));
+    timers.atTime(t0 + 1000, () => order.push('late'));
+    await until(async () => (order.length === 2 ? true : undefined), 10_000, 10);
     timers.cancelAll();
-    await new Promise((r) => setTimeout(r, 50));
+    // past the dropped step's instant
+    await until(async () => (timers.now() > t0 + 1100 ? true : undefined), 10_000, 50);
     expect(order).toEqual(['a', 'a+0']);
   });
 
