@@ -1,7 +1,7 @@
 // Run the bundled action exactly as a GitHub runner would: `node dist/index.js` with INPUT_*
 // variables and the runner's file commands, then read back what it wrote.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,10 +85,33 @@ export interface RunActionOptions {
   killWhen?: (stdoutSoFar: string) => boolean;
   /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
   killOn?: Promise<unknown>;
+  /** keep the runner directory when this process exits (the demo prints the summary's path to open) */
+  keepDir?: boolean;
+}
+
+/**
+ * The runner directories of this process's runs, removed when it exits: a test may still read a run's
+ * files (its summary, a report written under RUNNER_TEMP) after the run has ended, and a suite that left
+ * them behind filled /tmp with thousands.
+ */
+const runDirs = new Set<string>();
+let removeAtExit = false;
+
+function runnerDir(keep: boolean): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rar-run-'));
+  if (keep) return dir;
+  runDirs.add(dir);
+  if (!removeAtExit) {
+    removeAtExit = true;
+    process.once('exit', () => {
+      for (const d of runDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
 }
 
 export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'rar-run-'));
+  const dir = runnerDir(opts.keepDir === true);
   const outputPath = join(dir, 'output');
   const summaryPath = join(dir, 'summary.md');
   const statePath = join(dir, 'state');
