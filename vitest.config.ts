@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './__tests__/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -21,5 +22,7 @@ export default defineConfig({
     // action's sources, and loading them again for each file was a fifth of the suite's CPU. No test
     // file changes state another could see (no vi.mock; fake timers, env and spies are restored).
     isolate: false,
+    // The longest files first on a fresh clone too (__tests__/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
   },
 });
