@@ -5,6 +5,8 @@ import { LongestFirst } from './__tests__/sequencer.js';
 export default defineConfig({
   test: {
     include: ['__tests__/**/*.test.ts'],
+    // the session's directory for the runner emulator's run directories, removed at its end
+    globalSetup: ['./__tests__/globalSetup.ts'],
     // A hang detector, not a speed check (speed is the bench's): an end-to-end test that takes 40 s on
     // an idle machine takes two or three times that on a runner whose cores are shared, and a test must
     // not fail for that. One bound for every test; no test sets a shorter one of its own.

@@ -92,13 +92,15 @@ export interface RunActionOptions {
 /**
  * The runner directories of this process's runs, removed when it exits: a test may still read a run's
  * files (its summary, a report written under RUNNER_TEMP) after the run has ended, and a suite that left
- * them behind filled /tmp with thousands.
+ * them behind filled /tmp with thousands. vitest ends its worker threads without an `exit` event, so
+ * under vitest they go into the session's own directory (RAR_RUNNER_TMP, made and removed by
+ * __tests__/globalSetup.ts).
  */
 const runDirs = new Set<string>();
 let removeAtExit = false;
 
 function runnerDir(keep: boolean): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rar-run-'));
+  const dir = mkdtempSync(join(keep ? tmpdir() : (process.env.RAR_RUNNER_TMP ?? tmpdir()), 'rar-run-'));
   if (keep) return dir;
   runDirs.add(dir);
   if (!removeAtExit) {

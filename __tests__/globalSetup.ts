@@ -1,0 +1,13 @@
+// One directory for the test session's runner directories (runner/runAction.ts), removed when the
+// session ends: vitest ends its worker threads without an `exit` event, so a run's own removal at exit
+// never happens there, and a suite run left thousands of directories in /tmp.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default function setup(): () => void {
+  const root = mkdtempSync(join(tmpdir(), 'rar-tests-'));
+  // set before the workers start: each worker thread takes a copy of this environment
+  process.env.RAR_RUNNER_TMP = root;
+  return () => rmSync(root, { recursive: true, force: true });
+}
