@@ -85,7 +85,7 @@ export interface RunActionOptions {
   killWhen?: (stdoutSoFar: string) => boolean;
   /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
   killOn?: Promise<unknown>;
-  /** keep the runner directory when this process exits (the demo prints the summary's path to open) */
+  /** keep the runner directory when this process exits (the demo prints the summary's path to open; a test session's directory still goes) */
   keepDir?: boolean;
 }
 
@@ -100,7 +100,7 @@ const runDirs = new Set<string>();
 let removeAtExit = false;
 
 function runnerDir(keep: boolean): string {
-  const dir = mkdtempSync(join(keep ? tmpdir() : (process.env.RAR_RUNNER_TMP ?? tmpdir()), 'rar-run-'));
+  const dir = mkdtempSync(join(process.env.RAR_RUNNER_TMP ?? tmpdir(), 'rar-run-'));
   if (keep) return dir;
   runDirs.add(dir);
   if (!removeAtExit) {
