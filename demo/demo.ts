@@ -84,7 +84,6 @@ async function main(): Promise<number> {
     console.log(`running node dist/index.js (mode ${values.mode}) …\n`);
     const started = Date.now();
     const runOptions: Parameters<typeof runAction>[0] = {
-      keepDir: true,
       inputs: {
         mode: values.mode!,
         'auth-patch': cluster.writeAuthPatch(),

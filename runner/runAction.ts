@@ -1,7 +1,7 @@
 // Run the bundled action exactly as a GitHub runner would: `node dist/index.js` with INPUT_*
 // variables and the runner's file commands, then read back what it wrote.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,35 +85,19 @@ export interface RunActionOptions {
   killWhen?: (stdoutSoFar: string) => boolean;
   /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
   killOn?: Promise<unknown>;
-  /** keep the runner directory when this process exits (the demo prints the summary's path to open; a test session's directory still goes) */
-  keepDir?: boolean;
 }
 
 /**
- * The runner directories of this process's runs, removed when it exits: a test may still read a run's
- * files (its summary, a report written under RUNNER_TEMP) after the run has ended, and a suite that left
- * them behind filled /tmp with thousands. vitest ends its worker threads without an `exit` event, so
- * under vitest they go into the session's own directory (RAR_RUNNER_TMP, made and removed by
- * __tests__/globalSetup.ts).
+ * A run's directory (RUNNER_TEMP, the file commands): under the test session's own directory when there
+ * is one (RAR_RUNNER_TMP, made and removed by __tests__/globalSetup.ts), so a suite leaves none of its
+ * thousands behind; a test may still read a run's files after the run has ended.
  */
-const runDirs = new Set<string>();
-let removeAtExit = false;
-
-function runnerDir(keep: boolean): string {
-  const dir = mkdtempSync(join(process.env.RAR_RUNNER_TMP ?? tmpdir(), 'rar-run-'));
-  if (keep) return dir;
-  runDirs.add(dir);
-  if (!removeAtExit) {
-    removeAtExit = true;
-    process.once('exit', () => {
-      for (const d of runDirs) rmSync(d, { recursive: true, force: true });
-    });
-  }
-  return dir;
+function runnerDir(): string {
+  return mkdtempSync(join(process.env.RAR_RUNNER_TMP ?? tmpdir(), 'rar-run-'));
 }
 
 export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
-  const dir = runnerDir(opts.keepDir === true);
+  const dir = runnerDir();
   const outputPath = join(dir, 'output');
   const summaryPath = join(dir, 'summary.md');
   const statePath = join(dir, 'state');
