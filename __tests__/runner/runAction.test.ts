@@ -24,11 +24,14 @@ describe('runAction', () => {
     writeFileSync(entry, "require('node:fs').appendFileSync(process.env.GITHUB_STEP_SUMMARY, 'ran');\n");
     const teardown = setupSession();
     const root = process.env.RAR_RUNNER_TMP!;
-    const run = await runAction({ entry, inputs: {} });
-    expect(dirname(dirname(run.summaryPath))).toBe(root);
-    expect(run.summary).toBe('ran');
-    expect(existsSync(run.summaryPath)).toBe(true);
-    teardown();
+    try {
+      const run = await runAction({ entry, inputs: {} });
+      expect(dirname(dirname(run.summaryPath))).toBe(root);
+      expect(run.summary).toBe('ran');
+      expect(existsSync(run.summaryPath)).toBe(true);
+    } finally {
+      teardown();
+    }
     expect(existsSync(root)).toBe(false);
   });
 });
