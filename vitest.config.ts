@@ -20,10 +20,10 @@ export default defineConfig({
     // The environment the tests' child processes inherit (about 3,000 kubectl, 150 bundle and 450 fake
     // talosctl runs), trimmed of start-up work no test depends on (docs/testing.md, "the CPU of the children"):
     // - NODE_EXTRA_CA_CERTS: a machine's CA bundle (this one sets Debian's 144 certificates) is parsed at
-    //   every Node start, 40 ms of CPU each; no test talks to a server that bundle signs (the twin's TLS
+    //   every Node start, 43 ms of CPU each; no test talks to a server that bundle signs (the twin's TLS
     //   is verified against its own CA, given explicitly).
     // - GOGC: kubectl's collector starts at a 4 MB heap and runs several times while kubectl starts up
-    //   (a third of its CPU here); at 400 it runs five times less often. Only the memory use changes.
+    //   (62 ms of CPU a run here, 45 ms at 400, where it runs five times less often). Only the memory use changes.
     env: { NODE_EXTRA_CA_CERTS: '', GOGC: '400' },
     // Threads, not forks: one process for the workers, so their start-up and memory are not paid again
     // per worker (measured: 173 s for forks' 204 s at eight workers, docs/testing.md).
