@@ -557,6 +557,18 @@ describe('deploy/rbac.yaml', () => {
       }
     }
 
+    // The verify probe's pod create/delete is granted in verify-namespace only, never cluster-wide: an
+    // identity that may create pods in every namespace may run any image with any service account.
+    if (grants(cluster, '', 'pods', 'create') || grants(cluster, '', 'pods', 'delete'))
+      problems.push('deploy/rbac.yaml: a ClusterRole grants create/delete on pods (the verify pod needs them in verify-namespace only)');
+    if (action) {
+      const verifyNs = actionInputs(action).get('verify-namespace')?.default ?? '';
+      const verifyRules = rules.filter((r) => r.kind === 'Role' && r.namespace === verifyNs);
+      for (const verb of ['create', 'delete'])
+        if (!grants(verifyRules, '', 'pods', verb))
+          problems.push(`deploy/rbac.yaml: no Role in ${verifyNs || '(verify-namespace)'} grants ${verb} on pods (the verify pod)`);
+    }
+
     // Every binding refers to a role defined in the file and binds someone.
     const defined = new Set(
       objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role').map((o) => `${str(o.kind)}/${str(asRecord(o.metadata).name)}`),
