@@ -13,6 +13,8 @@ export interface ConnectProxy {
   connects: string[];
   /** the Proxy-Authorization of each CONNECT (undefined: none) */
   proxyAuthorizations: Array<string | undefined>;
+  /** the local port of each tunnel's connection to its target: what the target sees as the client's port */
+  tunnelPorts: Set<number>;
   stop(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export async function startConnectProxy(opts: { refuse?: number } = {}): Promise
   const connects: string[] = [];
   const proxyAuthorizations: Array<string | undefined> = [];
   const sockets = new Set<net.Socket>();
+  const tunnelPorts = new Set<number>();
   const server = http.createServer((_req, res) => res.writeHead(405).end('CONNECT only'));
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     connects.push(req.url ?? '');
@@ -32,6 +35,7 @@ export async function startConnectProxy(opts: { refuse?: number } = {}): Promise
     }
     const [host, port] = (req.url ?? '').split(/:(?=\d+$)/);
     const upstream = net.connect(Number(port), host, () => {
+      tunnelPorts.add(upstream.localPort ?? 0);
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
       upstream.pipe(client);
@@ -46,6 +50,7 @@ export async function startConnectProxy(opts: { refuse?: number } = {}): Promise
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connects,
     proxyAuthorizations,
+    tunnelPorts,
     stop: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -36,6 +36,8 @@ export interface RegistryRequest {
   path: string;
   /** whether an Authorization header came (never its value) */
   authorized: boolean;
+  /** the client's port: a test can tell a request that came through its proxy's tunnel */
+  peerPort: number;
 }
 
 export const REGISTRY_SERVICE = 'registry-sim';
@@ -89,7 +91,12 @@ export class RegistrySim {
   private handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
     const url = new URL(req.url ?? '/', `https://${this.host}`);
     const auth = req.headers.authorization;
-    this.requests.push({ method: req.method ?? '', path: url.pathname, authorized: auth !== undefined });
+    this.requests.push({
+      method: req.method ?? '',
+      path: url.pathname,
+      authorized: auth !== undefined,
+      peerPort: req.socket.remotePort ?? 0,
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
