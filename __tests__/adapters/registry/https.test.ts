@@ -138,6 +138,16 @@ describe('the pre-flight HTTP client', () => {
     ]);
   });
 
+  it('a server that never answers: a transport error after the timeout', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      await expect(send('GET', url(silent, '/v2/'), {}, undefined, { timeoutMs: 1000 })).rejects.toThrow(/^no answer within 1 s$/);
+    } finally {
+      silent.close();
+    }
+  });
+
   it('gives up after 5 redirects, and a closed port is a transport error', async () => {
     await expect(send('GET', url(a, '/loop'), {})).rejects.toThrow(/more than 5 redirects/);
     await expect(send('GET', 'https://127.0.0.1:1/v2/', {})).rejects.toThrow(/connect ECONNREFUSED 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
