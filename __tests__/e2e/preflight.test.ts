@@ -200,6 +200,8 @@ describe('e2e: pre-flight credential check', () => {
         'HEAD /v2/acme/app/manifests/1.4.2',
       ]);
       expect(proxy.connects.filter((c) => c === registry.host).length).toBeGreaterThan(0);
+      // undici 6's EnvHttpProxyAgent printed an experimental warning into the job's log; 7's is stable
+      expect(run.stderr).not.toMatch(/UNDICI-|ExperimentalWarning/);
       // each request came from one of the proxy's tunnels, none straight from the bundle
       expect(registry.requests.filter((r) => !proxy.tunnelPorts.has(r.peerPort))).toEqual([]);
     } finally {
