@@ -22,7 +22,7 @@ export interface PreflightResult {
   withImage: PreflightCost;
   loginOnly: PreflightCost;
   runs: number;
-  /** processes the check starts: none (Node's own https) */
+  /** processes the check starts: none (undici, in this process) */
   processes: 0;
 }
 

@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
+import { clusterCerts } from '../../sim/talos/api/certs.js';
+import { startConnectProxy } from '../fakes/connectProxy.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { A, act, ann, assertNoSecret, byName, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, assertNoSecret, byName, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 let c: SimCluster | undefined;
 let reg: RegistrySim | undefined;
@@ -53,16 +55,27 @@ function patchFor(host: string, password: string): string {
   return path;
 }
 
-function preflightRun(cluster: SimCluster, registry: RegistrySim, caFile: string, inputs: Record<string, string> = {}): Promise<ActionRun> {
-  return act(cluster, {
-    'auth-patch': patchFor(registry.host, NEW_CREDENTIAL.password),
-    registry: registry.host,
-    nodes: 'worker-1',
-    preflight: 'true',
-    'preflight-image': `${registry.host}/acme/app:1.4.2`,
-    'registry-ca-file': caFile,
-    ...inputs,
-  });
+function preflightRun(
+  cluster: SimCluster,
+  registry: RegistrySim,
+  caFile: string,
+  inputs: Record<string, string> = {},
+  env: Record<string, string> = {},
+): Promise<ActionRun> {
+  const extra = { env: { ...cluster.env(), ...TEST_KNOBS, ...env } };
+  return act(
+    cluster,
+    {
+      'auth-patch': patchFor(registry.host, NEW_CREDENTIAL.password),
+      registry: registry.host,
+      nodes: 'worker-1',
+      preflight: 'true',
+      'preflight-image': `${registry.host}/acme/app:1.4.2`,
+      'registry-ca-file': caFile,
+      ...inputs,
+    },
+    extra,
+  );
 }
 
 /** Nothing was mutated, nor read: no Lease, no request to the apiserver or the Talos API, no Talos mutation, no claim on the node. */
@@ -161,6 +174,39 @@ describe('e2e: pre-flight credential check', () => {
     assertUntouched(cluster);
     expect(run.stdout).toContain(`pre-flight: ${host} could not be reached: asked GET https://${host}/v2/; got connect ECONNREFUSED`);
     expect(run.stdout).toContain('set preflight: false to skip the check');
+  });
+
+  it("behind the runner's egress proxy: every request reaches the registry through HTTPS_PROXY's CONNECT tunnels, NODE_EXTRA_CA_CERTS kept beside registry-ca-file", async () => {
+    const { cluster, registry } = await setup();
+    const proxy = await startConnectProxy();
+    try {
+      // the registry's CA only in the runner's NODE_EXTRA_CA_CERTS; registry-ca-file names another CA
+      const extraCa = join(dir, `extra-${registry.host.replace(':', '-')}.pem`);
+      writeFileSync(extraCa, registry.caPem);
+      const otherCa = join(dir, 'other-ca.pem');
+      writeFileSync(otherCa, clusterCerts('talos-sim').ca.crt);
+      const run = await preflightRun(
+        cluster,
+        registry,
+        otherCa,
+        { mode: 'plan' },
+        { HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: extraCa },
+      );
+      expect(run.exitCode, run.stdout).toBe(0);
+      expect(run.stdout).toContain(`pre-flight: ${registry.host} token flow + manifest HEAD of acme/app:1.4.2: ok`);
+      expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'GET /v2/',
+        'GET /token',
+        'HEAD /v2/acme/app/manifests/1.4.2',
+      ]);
+      expect(proxy.connects.filter((c) => c === registry.host).length).toBeGreaterThan(0);
+      // undici 6's EnvHttpProxyAgent printed an experimental warning into the job's log; 7's is stable
+      expect(run.stderr).not.toMatch(/UNDICI-|ExperimentalWarning/);
+      // each request came from one of the proxy's tunnels, none straight from the bundle
+      expect(registry.requests.filter((r) => !proxy.tunnelPorts.has(r.peerPort))).toEqual([]);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('preflight: false asks the registry nothing', async () => {

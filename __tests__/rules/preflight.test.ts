@@ -45,6 +45,20 @@ describe('judgePreflight', () => {
     });
   });
   it.each([
+    [400, 'Bad Request'],
+    [404, 'Not Found'],
+    [405, 'Method Not Allowed'],
+  ])(
+    'a token endpoint answering %i does not serve the request (containerd would fail the same): unsupported, not refused',
+    (status, text) => {
+      expect(judgePreflight(check([ping401, token(status, { statusText: text })]))).toMatchObject({
+        verdict: 'unsupported',
+        answered: `${status} ${text}`,
+      });
+      expect(judgePreflight(check([ping401, token(403, { statusText: 'Forbidden' })]))).toMatchObject({ verdict: 'refused' });
+    },
+  );
+  it.each([
     [401, 'Unauthorized'],
     [403, 'Forbidden'],
     [404, 'Not Found'],

@@ -23,6 +23,12 @@ export interface RegistrySimOptions {
   repositories: Record<string, string[]>;
   /** repositories that exist but the credential may not pull (403 DENIED with its token) */
   forbidden?: string[];
+  /**
+   * The status the token endpoint answers every POST with, as a registry without the OAuth2 POST does
+   * (containerd's core/remotes/docker/authorizer.go names them: GCR 404, JFrog Artifactory 401, ACR
+   * 400; a server that routes only GET answers 405). undefined: the POST is served.
+   */
+  oauthPost?: 400 | 401 | 404 | 405;
 }
 
 export interface RegistryRequest {
@@ -30,6 +36,8 @@ export interface RegistryRequest {
   path: string;
   /** whether an Authorization header came (never its value) */
   authorized: boolean;
+  /** the client's port: a test can tell a request that came through its proxy's tunnel */
+  peerPort: number;
 }
 
 export const REGISTRY_SERVICE = 'registry-sim';
@@ -39,6 +47,7 @@ const ERRORS = {
   DENIED: 'requested access to the resource is denied',
   MANIFEST_UNKNOWN: 'manifest unknown',
   NAME_UNKNOWN: 'repository name not known to registry',
+  UNSUPPORTED: 'The operation is unsupported.',
 } as const;
 
 export class RegistrySim {
@@ -82,7 +91,12 @@ export class RegistrySim {
   private handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
     const url = new URL(req.url ?? '/', `https://${this.host}`);
     const auth = req.headers.authorization;
-    this.requests.push({ method: req.method ?? '', path: url.pathname, authorized: auth !== undefined });
+    this.requests.push({
+      method: req.method ?? '',
+      path: url.pathname,
+      authorized: auth !== undefined,
+      peerPort: req.socket.remotePort ?? 0,
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -113,6 +127,7 @@ export class RegistrySim {
   private token(method: string, url: URL, auth: string | undefined, body: string, res: import('node:http').ServerResponse): void {
     let accepted: boolean;
     let params = url.searchParams;
+    if (method === 'POST' && this.opts.oauthPost) return error(res, this.opts.oauthPost, 'UNSUPPORTED');
     if (method === 'POST') {
       params = new URLSearchParams(body);
       accepted =
@@ -126,7 +141,11 @@ export class RegistrySim {
         return this.issue(res, new Set());
       }
       const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-      accepted = decoded === `${this.opts.username}:${this.opts.password}`;
+      // an identity token as the Basic password: containerd's GET fallback sends it with an empty username
+      // (core/remotes/docker/auth/fetch.go FetchToken: req.SetBasicAuth(to.Username, to.Secret))
+      const password = decoded.slice(decoded.indexOf(':') + 1);
+      accepted =
+        decoded === `${this.opts.username}:${this.opts.password}` || (!!this.opts.identityToken && password === this.opts.identityToken);
     }
     if (!accepted) return error(res, 401, 'UNAUTHORIZED');
     const scopes = new Set<string>();

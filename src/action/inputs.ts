@@ -7,6 +7,7 @@ import { readConfig, type Config } from '../core/config.js';
 import { parseAuthPatch, type AuthPatch } from '../core/authPatch.js';
 import { InputError } from '../core/errors.js';
 import { preflightTargets, type PreflightTarget } from '../core/preflight.js';
+import { readProxyEnv, type ProxyEnv } from '../core/proxyEnv.js';
 import { formatOwnerToken, githubServerUrl, newOwnerToken } from '../core/owner.js';
 
 /** Test and demo knobs (the twin is faster than a cluster); production uses the defaults. */
@@ -28,8 +29,12 @@ export interface ActionInputs {
   /** GITHUB_SERVER_URL (else github.com) and GITHUB_API_URL (undefined: api.github.com): the web root of run links and the API the fences modes ask */
   github: { serverUrl?: string; apiUrl?: string };
   knobs: TestKnobs;
-  /** the pre-flight check: the hosts to ask (their credentials are secrets) and the CA bundle read from `registry-ca-file` */
-  preflight: { targets: PreflightTarget[]; ca?: string };
+  /**
+   * the pre-flight check: the hosts to ask (their credentials are secrets), the CA bundle read from
+   * `registry-ca-file` and, beside it, the runner's NODE_EXTRA_CA_CERTS bundle (kept, not replaced), and
+   * the runner's proxies (docs/preflight.md)
+   */
+  preflight: { targets: PreflightTarget[]; ca?: string; nodeExtraCa?: string; proxy?: ProxyEnv };
 }
 
 /**
@@ -48,7 +53,10 @@ export function readInputs(getInput: (name: string) => string, env: NodeJS.Proce
     knobs: readKnobs(env),
     preflight: {
       targets: preflightTargets(config, authPatch.credentials),
-      ca: config.preflight && config.registryCaFile ? readCaFile(config.registryCaFile) : undefined,
+      ...(config.preflight && config.registryCaFile
+        ? { ca: readCaFile(config.registryCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) }
+        : {}),
+      proxy: config.preflight ? readProxyEnv(env) : undefined,
     },
   };
 }
@@ -66,6 +74,20 @@ function readCaFile(path: string): string {
     throw new InputError('registry-ca-file', `"${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   }
   return text;
+}
+
+/**
+ * The file NODE_EXTRA_CA_CERTS names, which Node added to its default CAs at start-up: a `ca` of our own
+ * replaces those, so the pre-flight names it again. Unreadable: left out, as Node itself leaves it out
+ * (with a warning at start-up).
+ */
+function readNodeExtraCa(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {

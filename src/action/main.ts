@@ -60,7 +60,10 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
   }
   // Before the Lease and before any node is read or claimed: does the registry take the new credential?
   const preflight = await runPreflight(config.preflight, inputs.preflight.targets, {
-    check: (target) => checkRegistry(target, { ca: inputs.preflight.ca, timeoutMs: REQUEST_TIMEOUT_MS }),
+    check: (target) => {
+      const { ca, nodeExtraCa, proxy } = inputs.preflight;
+      return checkRegistry(target, { ca, nodeExtraCa, proxy, timeoutMs: REQUEST_TIMEOUT_MS });
+    },
     log: (line) => core.info(line),
   });
   core.info(`claim token for this run: ${inputs.owner}`);

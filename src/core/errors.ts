@@ -164,26 +164,42 @@ export function errorMessage(e: unknown): string {
 
 /**
  * The pre-flight check (docs/preflight.md) could not confirm a registry accepts the new credential,
- * before anything was claimed: `refused` (the registry or its token endpoint answered no), or
- * `unreachable` (no answer: the network, TLS, a timeout, a 5xx). Names the host, what was asked and
- * what came back, never the credential.
+ * before anything was claimed: `refused` (the registry or its token endpoint answered no),
+ * `unsupported` (the token endpoint does not serve the request containerd sends for this credential:
+ * 400/404/405), or `unreachable` (no answer: the network, TLS, a timeout, a 5xx). Names the host, what
+ * was asked and what came back, never the credential.
  */
 export class PreflightError extends Error {
   readonly host: string;
-  readonly verdict: 'refused' | 'unreachable';
+  readonly verdict: 'refused' | 'unsupported' | 'unreachable';
   /** e.g. `GET https://ghcr.io/token?service=ghcr.io&scope=repository:org/app:pull with the new credential` */
   readonly asked: string;
   /** e.g. `401 Unauthorized: UNAUTHORIZED authentication required`, or the transport failure */
   readonly answered: string;
   /** the pre-flight lines of the hosts checked, this one last (the summary shows them) */
   readonly lines: string[];
-  constructor(args: { host: string; verdict: 'refused' | 'unreachable'; asked: string; answered: string; lines?: string[] }) {
-    const hint =
-      args.verdict === 'refused'
-        ? 'nothing was claimed or changed; fix the credential (or the preflight-image) and run again'
-        : 'nothing was claimed or changed; if the runner cannot reach this registry, set preflight: false to skip the check (a private CA: registry-ca-file)';
+  constructor(args: {
+    host: string;
+    verdict: 'refused' | 'unsupported' | 'unreachable';
+    asked: string;
+    answered: string;
+    lines?: string[];
+  }) {
+    const says = {
+      refused: ['refused the new credential', 'the registry answered', 'fix the credential (or the preflight-image) and run again'],
+      unsupported: [
+        'does not serve the token request containerd sends for this credential',
+        'the registry answered',
+        "check the token endpoint and the credential's form (an identityToken is sent as the OAuth2 refresh-token POST); set preflight: false to skip the check",
+      ],
+      unreachable: [
+        'could not be reached',
+        'got',
+        'if the runner cannot reach this registry, set preflight: false to skip the check (a private CA: registry-ca-file; a proxy: HTTPS_PROXY, NO_PROXY)',
+      ],
+    }[args.verdict];
     super(
-      `pre-flight: ${args.host} ${args.verdict === 'refused' ? 'refused the new credential' : 'could not be reached'}: asked ${args.asked}; ${args.verdict === 'refused' ? 'the registry answered' : 'got'} ${args.answered}. ${hint}`,
+      `pre-flight: ${args.host} ${says[0]}: asked ${args.asked}; ${says[1]} ${args.answered}. nothing was claimed or changed; ${says[2]}`,
     );
     this.name = 'PreflightError';
     this.host = args.host;

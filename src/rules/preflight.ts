@@ -1,7 +1,8 @@
 // What a registry's answers to the pre-flight check mean (docs/preflight.md): the credential works
 // (`ok`, and whether a pull or only a login was proven), the registry said no (`refused`: the token
-// endpoint rejected the credential, or the scope or the manifest was refused: 401/403/404), or it
-// could not be asked (`unreachable`: no answer, TLS, a timeout, a 5xx or 429, an API this check does
+// endpoint rejected the credential, or the scope or the manifest was refused: 401/403/404), the token
+// endpoint does not serve the request containerd would send for this credential (`unsupported`:
+// 400/404/405 there, after containerd's fallback from the POST to the GET), or it could not be asked (`unreachable`: no answer, TLS, a timeout, a 5xx or 429, an API this check does
 // not speak). Plain data in, a verdict out.
 import type { PreflightVerdict, RegistryCheck, RegistryExchange } from '../core/model/preflight.js';
 
@@ -12,11 +13,19 @@ export function answeredText(x: RegistryExchange): string {
   return `${x.status}${x.statusText ? ` ${x.statusText}` : ''}${x.registryError ? `: ${x.registryError}` : ''}`;
 }
 
+/** A token endpoint's answers that say it does not serve the request, not that the credential is wrong. */
+const TOKEN_UNSUPPORTED: readonly number[] = [400, 404, 405];
+
 export function judgePreflight(check: RegistryCheck): PreflightVerdict {
   const { host } = check;
   const last = check.exchanges[check.exchanges.length - 1];
   if (!last) return { verdict: 'unreachable', host, asked: 'nothing', answered: 'the check asked nothing' };
-  const no = (verdict: 'refused' | 'unreachable'): PreflightVerdict => ({ verdict, host, asked: last.asked, answered: answeredText(last) });
+  const no = (verdict: 'refused' | 'unsupported' | 'unreachable'): PreflightVerdict => ({
+    verdict,
+    host,
+    asked: last.asked,
+    answered: answeredText(last),
+  });
   if (last.failure !== undefined) return no('unreachable');
   // asked nothing of the registry: the credential has nothing the challenge can use
   if (last.status === undefined) return no('refused');
@@ -30,7 +39,9 @@ export function judgePreflight(check: RegistryCheck): PreflightVerdict {
       // this check cannot answer, anything else is not a registry's v2 API
       return ok ? { verdict: 'ok', host, proves: 'none', what: 'GET /v2/ (the registry asks for no credential)' } : no('unreachable');
     case 'token':
-      return ok ? { verdict: 'ok', host, proves: 'login', what: 'token flow, login only' } : no('refused');
+      if (ok) return { verdict: 'ok', host, proves: 'login', what: 'token flow, login only' };
+      // a bad request, no such endpoint, or not this method: the endpoint did not judge the credential
+      return no(TOKEN_UNSUPPORTED.includes(status) ? 'unsupported' : 'refused');
     case 'login':
       return ok ? { verdict: 'ok', host, proves: 'login', what: 'basic auth at /v2/, login only' } : no('refused');
     case 'manifest': {

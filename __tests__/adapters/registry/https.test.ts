@@ -1,48 +1,155 @@
-// Redirects as a token endpoint or a manifest behind a CDN sends them: followed a bounded number of
-// times, the credential kept for its own host only (as Go's HTTP client does).
+// The pre-flight's HTTP client against loopback servers: redirects as a token endpoint or a manifest
+// behind a CDN sends them, followed by the rules of redirect.ts (the credential kept with its origin,
+// a POST's refresh-token body never re-sent, no downgrade to http with a credential), a bounded number
+// of times; transport failures as TransportError.
 import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, TransportError } from '../../../src/adapters/registry/https.js';
+import { openHttp, TransportError, type HttpOptions } from '../../../src/adapters/registry/https.js';
+import { clusterCerts } from '../../../sim/talos/api/certs.js';
 
-const seen: Array<{ host: string; path: string; authorization?: string }> = [];
+interface Seen {
+  server: string;
+  method: string;
+  path: string;
+  authorization?: string;
+  body: string;
+}
+const seen: Seen[] = [];
 let a: http.Server;
 let b: http.Server;
-const url = (s: http.Server, path: string) => `http://127.0.0.1:${(s.address() as AddressInfo).port}${path}`;
+/** one port, two schemes: TLS when the first byte is a handshake, plain HTTP otherwise (forwarded to one of two servers) */
+let dual: net.Server;
+let plain: http.Server;
+let secure: https.Server;
+const certs = clusterCerts('registry-sim');
+const port = (s: net.Server) => (s.address() as AddressInfo).port;
+const url = (s: net.Server, path: string, scheme = 'http') => `${scheme}://127.0.0.1:${port(s)}${path}`;
+
+function handler(name: string) {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      seen.push({ server: name, method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization, body });
+      const to = (status: number, location: string) => res.writeHead(status, { location }).end();
+      if (req.url === '/same') to(307, '/end');
+      else if (req.url === '/other') to(302, url(b, '/end'));
+      else if (req.url === '/token-302') to(302, url(b, '/token'));
+      else if (req.url === '/token-307') to(307, url(b, '/token'));
+      else if (req.url === '/downgrade') to(302, url(dual, '/end'));
+      else if (req.url === '/loop') to(302, '/loop');
+      else res.writeHead(200).end('done');
+    });
+  };
+}
 
 beforeAll(async () => {
-  const handler = (name: string) => (req: http.IncomingMessage, res: http.ServerResponse) => {
-    seen.push({ host: name, path: req.url ?? '', authorization: req.headers.authorization });
-    if (req.url === '/same') res.writeHead(307, { location: '/end' }).end();
-    else if (req.url === '/other') res.writeHead(302, { location: url(b, '/end') }).end();
-    else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
-    else res.writeHead(200).end('done');
-  };
   a = http.createServer(handler('a'));
   b = http.createServer(handler('b'));
-  await Promise.all([a, b].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+  plain = http.createServer(handler('dual-http'));
+  secure = https.createServer({ cert: certs.server.crt, key: certs.server.key }, handler('dual-https'));
+  dual = net.createServer((socket) => {
+    socket.once('data', (first: Buffer) => {
+      const upstream = net.connect(port(first[0] === 0x16 ? secure : plain), '127.0.0.1');
+      upstream.write(first);
+      socket.pipe(upstream).pipe(socket);
+      const end = () => (socket.destroy(), upstream.destroy());
+      socket.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+  });
+  const all = [a, b, plain, secure, dual];
+  await Promise.all(all.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
 });
-afterAll(() => Promise.all([a, b].map((s) => new Promise((r) => s.close(r)))));
+afterAll(() =>
+  Promise.all(
+    [a, b, plain, secure, dual].map((s) => {
+      if ('closeAllConnections' in s) s.closeAllConnections();
+      return new Promise((r) => s.close(r));
+    }),
+  ),
+);
 
-describe('request', () => {
-  it('keeps the credential on a redirect to the same host, drops it for another host', async () => {
+async function send(method: string, to: string, headers: Record<string, string>, body?: string, opts: Partial<HttpOptions> = {}) {
+  const client = openHttp({ timeoutMs: 2000, ca: certs.ca.crt, ...opts });
+  try {
+    return await client.request(method, to, headers, body);
+  } finally {
+    await client.close();
+  }
+}
+
+describe('the pre-flight HTTP client', () => {
+  it('keeps the credential on a redirect to the same origin, drops it for another host', async () => {
     seen.length = 0;
-    expect((await request('GET', url(a, '/same'), { authorization: 'Bearer t' }, { timeoutMs: 2000 })).body).toBe('done');
-    expect(seen).toEqual([
-      { host: 'a', path: '/same', authorization: 'Bearer t' },
-      { host: 'a', path: '/end', authorization: 'Bearer t' },
+    expect((await send('GET', url(a, '/same'), { authorization: 'Bearer t' })).body).toBe('done');
+    expect(seen.map((s) => [s.server, s.path, s.authorization])).toEqual([
+      ['a', '/same', 'Bearer t'],
+      ['a', '/end', 'Bearer t'],
     ]);
     seen.length = 0;
-    const answer = await request('GET', url(a, '/other'), { authorization: 'Bearer t' }, { timeoutMs: 2000 });
+    const answer = await send('GET', url(a, '/other'), { authorization: 'Bearer t' });
     expect(answer.status).toBe(200);
     expect(answer.url).toBe(url(b, '/end'));
-    expect(seen).toEqual([
-      { host: 'a', path: '/other', authorization: 'Bearer t' },
-      { host: 'b', path: '/end', authorization: undefined },
+    expect(seen.map((s) => [s.server, s.path, s.authorization])).toEqual([
+      ['a', '/other', 'Bearer t'],
+      ['b', '/end', undefined],
     ]);
   });
+
+  it("a token endpoint's 302 to another host: the refresh-token POST becomes a GET without its body", async () => {
+    seen.length = 0;
+    const form = 'grant_type=refresh_token&refresh_token=SECRET-TOKEN';
+    const answer = await send('POST', url(a, '/token-302'), { 'content-type': 'application/x-www-form-urlencoded' }, form);
+    expect(answer.status).toBe(200);
+    expect(seen).toEqual([
+      { server: 'a', method: 'POST', path: '/token-302', authorization: undefined, body: form },
+      { server: 'b', method: 'GET', path: '/token', authorization: undefined, body: '' },
+    ]);
+  });
+
+  it("a 307 to another host would re-send the POST's body: not followed", async () => {
+    seen.length = 0;
+    const refused = send('POST', url(a, '/token-307'), {}, 'refresh_token=SECRET-TOKEN');
+    await expect(refused).rejects.toBeInstanceOf(TransportError);
+    await expect(refused).rejects.toThrow(
+      /redirect not followed: 307 from http:\/\/127\.0\.0\.1:\d+ to http:\/\/127\.0\.0\.1:\d+: the request's body carries a credential/,
+    );
+    expect(seen.map((s) => s.server)).toEqual(['a']);
+  });
+
+  it('https → http on the same host and port with basic auth attached: refused, nothing sent in clear', async () => {
+    seen.length = 0;
+    const basic = `Basic ${Buffer.from('acme-bot:new-pass').toString('base64')}`;
+    const refused = send('GET', url(dual, '/downgrade', 'https'), { authorization: basic });
+    await expect(refused).rejects.toThrow(
+      /redirect not followed: 302 from https:\/\/127\.0\.0\.1:(\d+) to http:\/\/127\.0\.0\.1:\1: a credential is never sent after a redirect from https to http/,
+    );
+    expect(seen.map((s) => [s.server, s.path])).toEqual([['dual-https', '/downgrade']]);
+    // without a credential the same redirect is followed
+    seen.length = 0;
+    expect((await send('GET', url(dual, '/downgrade', 'https'), {})).url).toBe(url(dual, '/end'));
+    expect(seen.map((s) => [s.server, s.authorization])).toEqual([
+      ['dual-https', undefined],
+      ['dual-http', undefined],
+    ]);
+  });
+
+  it('a server that never answers: a transport error after the timeout', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      await expect(send('GET', url(silent, '/v2/'), {}, undefined, { timeoutMs: 1000 })).rejects.toThrow(/^no answer within 1 s$/);
+    } finally {
+      silent.close();
+    }
+  });
+
   it('gives up after 5 redirects, and a closed port is a transport error', async () => {
-    await expect(request('GET', url(a, '/loop'), {}, { timeoutMs: 2000 })).rejects.toThrow(/more than 5 redirects/);
-    await expect(request('GET', 'https://127.0.0.1:1/v2/', {}, { timeoutMs: 2000 })).rejects.toBeInstanceOf(TransportError);
+    await expect(send('GET', url(a, '/loop'), {})).rejects.toThrow(/more than 5 redirects/);
+    await expect(send('GET', 'https://127.0.0.1:1/v2/', {})).rejects.toThrow(/connect ECONNREFUSED 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
   });
 });

@@ -2,14 +2,16 @@
 // /v2/ → its WWW-Authenticate challenge → the token endpoint with the credential and a pull scope
 // (Basic auth on a GET, or for an identity token the OAuth2 refresh-token POST) → HEAD of the
 // manifest with the token. Without an image, the login alone: the token endpoint without a scope, as
-// `docker login` asks it. It records each exchange and stops at the first that is not a yes; which
-// answer means what is the rule's (src/rules/preflight.ts). The credential goes only into request
-// headers or the POST body, never into what is recorded.
+// `docker login` asks it. The credential is read as containerd's CRI reads it (ParseAuth: a username
+// first, else the identity token, else `auth`), and an identity token's POST falls back to the GET as
+// containerd's does (docs/preflight.md). It records each exchange and stops at the first that is not a
+// yes; which answer means what is the rule's (src/rules/preflight.ts). The credential goes only into
+// request headers or the POST body, never into what is recorded.
 import type { AuthFields } from '../../core/model/credential.js';
 import type { RegistryCheck, RegistryExchange, RegistryStep } from '../../core/model/preflight.js';
 import { refLabel, type ImageRef } from '../../core/imageRef.js';
 import { usableChallenge } from './challenge.js';
-import { request, TransportError, type HttpAnswer, type HttpOptions } from './https.js';
+import { openHttp, TransportError, type HttpAnswer, type HttpClient, type HttpOptions } from './https.js';
 
 /** Accept of a pull (containerd's remotes/docker resolver sends these): an index or a manifest, OCI or Docker. */
 export const MANIFEST_ACCEPT = [
@@ -29,7 +31,16 @@ export interface CheckTarget {
   image?: ImageRef;
 }
 
-export async function checkRegistry(target: CheckTarget, http: HttpOptions): Promise<RegistryCheck> {
+export async function checkRegistry(target: CheckTarget, opts: HttpOptions): Promise<RegistryCheck> {
+  const http = openHttp(opts);
+  try {
+    return await checkWith(target, http);
+  } finally {
+    await http.close();
+  }
+}
+
+async function checkWith(target: CheckTarget, http: HttpClient): Promise<RegistryCheck> {
   const exchanges: RegistryExchange[] = [];
   const done = (auth: RegistryCheck['auth']): RegistryCheck => ({
     host: target.host,
@@ -57,7 +68,7 @@ export async function checkRegistry(target: CheckTarget, http: HttpOptions): Pro
     }
   };
   const base = `https://${target.apiHost}`;
-  const ping = await ask('ping', `GET ${base}/v2/`, () => request('GET', `${base}/v2/`, {}, http));
+  const ping = await ask('ping', `GET ${base}/v2/`, () => http.request('GET', `${base}/v2/`, {}));
   if (!ping) return done('unknown');
   const basic = basicOf(target.credential);
   if (ping.status === 200) {
@@ -83,7 +94,7 @@ export async function checkRegistry(target: CheckTarget, http: HttpOptions): Pro
     }
     if (target.image) await head(target, `Basic ${basic}`, 'with basic auth', ask, http);
     else
-      await ask('login', `GET ${base}/v2/ with basic auth`, () => request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }, http));
+      await ask('login', `GET ${base}/v2/ with basic auth`, () => http.request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }));
     return done('basic');
   }
   const token = await bearerToken(target, challenge.params, ask, http);
@@ -93,35 +104,55 @@ export async function checkRegistry(target: CheckTarget, http: HttpOptions): Pro
 
 type Ask = (step: RegistryStep, asked: string, go: () => Promise<HttpAnswer>) => Promise<HttpAnswer | undefined>;
 
-async function head(target: CheckTarget, authorization: string | undefined, how: string, ask: Ask, http: HttpOptions): Promise<void> {
+async function head(target: CheckTarget, authorization: string | undefined, how: string, ask: Ask, http: HttpClient): Promise<void> {
   const image = target.image!;
   const url = `https://${target.apiHost}/v2/${image.repository}/manifests/${image.reference}`;
   const headers: Record<string, string> = { accept: MANIFEST_ACCEPT, ...(authorization ? { authorization } : {}) };
-  await ask('manifest', `HEAD ${url} (${refLabel(image)}) ${how}`, () => request('HEAD', url, headers, http));
+  await ask('manifest', `HEAD ${url} (${refLabel(image)}) ${how}`, () => http.request('HEAD', url, headers));
 }
 
+/**
+ * containerd falls back from an identity token's OAuth2 POST to the GET token flow when the POST is
+ * answered one of these (core/remotes/docker/authorizer.go `doBearerAuth`: "Registries without support
+ * for POST may return 404 … GCR … 404 … JFrog Artifactory … 401 … ACR … 400"). 405 falls back there
+ * only with a username, which an identity token has none of, so a 405 ends the check as it ends the
+ * node's pull.
+ */
+export const POST_FALLBACK_STATUSES: readonly number[] = [400, 401, 404];
+
 /** The token endpoint's answer, or undefined when it said no (recorded). */
-async function bearerToken(target: CheckTarget, params: Record<string, string>, ask: Ask, http: HttpOptions): Promise<string | undefined> {
-  const url = new URL(params.realm);
+async function bearerToken(target: CheckTarget, params: Record<string, string>, ask: Ask, http: HttpClient): Promise<string | undefined> {
   const scope = target.image ? `repository:${target.image.repository}:pull` : undefined;
-  const { identitytoken } = target.credential;
+  const identitytoken = identityTokenOf(target.credential);
+  const get = (basic: string | undefined, how: string) => {
+    const url = new URL(params.realm);
+    if (params.service) url.searchParams.set('service', params.service);
+    if (scope) url.searchParams.append('scope', scope);
+    return ask('token', `GET ${url.toString()} ${how}`, () =>
+      http.request('GET', url.toString(), basic ? { authorization: `Basic ${basic}` } : {}),
+    );
+  };
   let answer: HttpAnswer | undefined;
   if (identitytoken) {
     const form = new URLSearchParams({ grant_type: 'refresh_token', client_id: CLIENT_ID });
     if (params.service) form.set('service', params.service);
     if (scope) form.set('scope', scope);
-    const shown = `POST ${url.toString()} (grant_type=refresh_token${params.service ? `, service=${params.service}` : ''}${scope ? `, scope=${scope}` : ''}) with the new identity token`;
+    const realm = new URL(params.realm).toString();
+    const shown = `POST ${realm} (grant_type=refresh_token${params.service ? `, service=${params.service}` : ''}${scope ? `, scope=${scope}` : ''}) with the new identity token`;
     form.set('refresh_token', identitytoken);
     answer = await ask('token', shown, () =>
-      request('POST', url.toString(), { 'content-type': 'application/x-www-form-urlencoded' }, http, form.toString()),
+      http.request('POST', realm, { 'content-type': 'application/x-www-form-urlencoded' }, form.toString()),
     );
+    if (answer && POST_FALLBACK_STATUSES.includes(answer.status)) {
+      // containerd's FetchToken: Basic auth with the empty username and the identity token as the password
+      const basic = Buffer.from(`:${identitytoken}`).toString('base64');
+      answer = await get(
+        basic,
+        `with the new identity token as basic auth (the POST was answered ${answer.status}; containerd falls back to this GET)`,
+      );
+    }
   } else {
-    if (params.service) url.searchParams.set('service', params.service);
-    if (scope) url.searchParams.append('scope', scope);
-    const basic = basicOf(target.credential);
-    answer = await ask('token', `GET ${url.toString()} with the new credential`, () =>
-      request('GET', url.toString(), basic ? { authorization: `Basic ${basic}` } : {}, http),
-    );
+    answer = await get(basicOf(target.credential), 'with the new credential');
   }
   return answer?.status === 200 ? tokenOf(answer.body) : undefined;
 }
@@ -135,6 +166,11 @@ export function tokenOf(body: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The identity token containerd uses: only when no username is set (CRI's ParseAuth takes a username first). */
+function identityTokenOf(f: AuthFields): string | undefined {
+  return !f.username && f.identitytoken ? f.identitytoken : undefined;
 }
 
 /** base64(user:password), or the `auth` field as given (already that); undefined when neither is set. */

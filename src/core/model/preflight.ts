@@ -38,7 +38,10 @@ export type PreflightVerdict =
         'pull' | 'login' | 'none';
       what: string;
     }
-  | { verdict: 'refused' | 'unreachable'; host: string; asked: string; answered: string };
+  | { verdict: PreflightStop; host: string; asked: string; answered: string };
+
+/** Why a host stops the run: the credential refused, the token request not served (docs/preflight.md), no answer. */
+export type PreflightStop = 'refused' | 'unsupported' | 'unreachable';
 
 /** What the run carries to its report: one line per host checked, or why the check did not run. */
 export interface PreflightSummary {
