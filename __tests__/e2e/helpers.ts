@@ -14,8 +14,12 @@ export const A = {
 };
 export const REVISION = '2026-11-30.1';
 
+/** set once kubectl answered in this worker: the files of a worker share their modules (`isolate: false`) and PATH */
+let kubectlFound = false;
+
 /** The e2e tests need the real kubectl; say how to get it instead of skipping. */
 export function requireKubectl(): void {
+  if (kubectlFound && existsSync(join(repoRoot, 'dist', 'index.js'))) return;
   try {
     execFileSync('kubectl', ['version', '--client'], { stdio: 'pipe' });
   } catch {
@@ -24,6 +28,7 @@ export function requireKubectl(): void {
         "Install it (Debian: `apt-get install kubernetes-client`; or the Google Cloud SDK's kubectl) and run again.",
     );
   }
+  kubectlFound = true;
   if (!existsSync(join(repoRoot, 'dist', 'index.js'))) throw new Error('dist/index.js is missing: run `npm run build`');
 }
 
