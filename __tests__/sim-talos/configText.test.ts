@@ -9,7 +9,14 @@ import { loadTalosContext } from '../../src/adapters/talos/api/talosconfig.js';
 import { ToolError } from '../../src/core/errors.js';
 import { TalosSim } from '../../sim/talos/index.js';
 import { parseGoYaml } from '../../sim/talos/goYaml.js';
-import { SIM_MIRROR, SIM_MIRROR_TLS_KEY, SIM_STALE_LEGACY, SIM_TS_AUTHKEY, effectiveAuth } from '../../sim/talos/machineconfig.js';
+import {
+  SIM_MIRROR,
+  SIM_MIRROR_TLS_KEY,
+  SIM_STALE_LEGACY,
+  SIM_TS_AUTHKEY,
+  effectiveAuth,
+  initialMachineConfig,
+} from '../../sim/talos/machineconfig.js';
 import { recordingHooks, talosctl } from './helpers.js';
 
 const CRED = { username: 'ci-bot', password: 'token-1' };
@@ -44,6 +51,22 @@ describe('the twin’s machine config text', () => {
     expect(mc.text).toMatch(
       new RegExp(`kind: ExtensionServiceConfig\\nname: tailscale\\nenvironment:\\n  - TS_AUTHKEY=${SIM_TS_AUTHKEY}\\n[^]*$`),
     );
+  });
+
+  // initialMachineConfig makes a spec's config once per worker (its text and Go's reading of it) and
+  // hands each node a copy: a node's patch must never show in another node, nor in a later cluster's.
+  it('nodes of one spec get the same config, each its own copy: a change to one shows in no other', () => {
+    const self = { name: 'w-9', ip: '10.0.4.9' };
+    const a = initialMachineConfig('worker', { 'ghcr.io': CRED }, { self });
+    const auth = (mc: typeof a) => (mc.v1alpha1 as any).machine.registries.config['ghcr.io'].auth;
+    auth(a).password = 'changed-by-a-patch';
+    a.registryAuth.other = { username: 'x' };
+    const b = initialMachineConfig('worker', { 'ghcr.io': CRED }, { self });
+    expect(b.text).toBe(a.text);
+    expect(auth(b)).toEqual(CRED);
+    expect(b.registryAuth).toEqual({});
+    // another spec is another config
+    expect(initialMachineConfig('worker', { 'ghcr.io': CRED }, { self: { ...self, ip: '10.0.4.10' } }).text).not.toBe(a.text);
   });
 
   it('both forms for a host: the document wins (container.RegistryAuthConfigs), the legacy map holds a stale credential', () => {

@@ -64,6 +64,25 @@ export function initialMachineConfig(
   credential: Record<string, AuthFields>,
   opts: InitialConfigOptions = {},
 ): MachineConfigState {
+  // Rendering the text and reading it back with Go's int rules is most of the CPU a twin's node costs
+  // at its creation (about 25 ms), and the suite creates hundreds of nodes of the same few specs (the
+  // default cluster's six in most end-to-end files). The result is a function of these inputs alone:
+  // made once per distinct spec in a worker, and each node gets its own copy, which its patches change.
+  const key = JSON.stringify([role, credential, opts.form ?? 'legacy', opts.staleLegacy ?? null, opts.self ?? null]);
+  let made = initialConfigs.get(key);
+  if (!made) {
+    if (initialConfigs.size >= MAX_INITIAL_CONFIGS) initialConfigs.clear();
+    made = renderInitialConfig(role, credential, opts);
+    initialConfigs.set(key, made);
+  }
+  return structuredClone(made);
+}
+
+/** the initial configs made so far, by their inputs; never handed out, only copied */
+const initialConfigs = new Map<string, MachineConfigState>();
+const MAX_INITIAL_CONFIGS = 512;
+
+function renderInitialConfig(role: NodeRole, credential: Record<string, AuthFields>, opts: InitialConfigOptions): MachineConfigState {
   // By default the credential is in the legacy v1alpha1 form, as configs written before Talos 1.12's
   // RegistryAuthConfig carry it; a RegistryAuthConfig document wins over it (credentialForm).
   const form = opts.form ?? 'legacy';

@@ -15,8 +15,6 @@ import { githubServerUrl } from '../core/owner.js';
 import { formatCommandLine } from '../report/log.js';
 import { saveAccess } from './state.js';
 import { requireTalosctl } from './talosctlOnPath.js';
-import { checkRegistry } from '../adapters/registry/tokenFlow.js';
-import { REQUEST_TIMEOUT_MS } from '../adapters/registry/https.js';
 import { runPreflight } from '../pipeline/preflight.js';
 
 export async function run(): Promise<void> {
@@ -60,7 +58,12 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
   }
   // Before the Lease and before any node is read or claimed: does the registry take the new credential?
   const preflight = await runPreflight(config.preflight, inputs.preflight.targets, {
-    check: (target) => {
+    check: async (target) => {
+      // Loaded only here: the registry client (undici and its TLS set-up) serves no run that skips the pre-flight.
+      const [{ checkRegistry }, { REQUEST_TIMEOUT_MS }] = await Promise.all([
+        import('../adapters/registry/tokenFlow.js'),
+        import('../adapters/registry/https.js'),
+      ]);
       const { ca, nodeExtraCa, proxy } = inputs.preflight;
       return checkRegistry(target, { ca, nodeExtraCa, proxy, timeoutMs: REQUEST_TIMEOUT_MS });
     },
