@@ -5,7 +5,7 @@ import { errorMessage, InputError } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
 import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
 import { fenceCapture } from '../rules/fences.js';
-import { selectNodes, validateInventory } from '../rules/inventory.js';
+import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../rules/commands.js';
 import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
@@ -28,6 +28,7 @@ import { NodeRuns } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
+import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
@@ -53,6 +54,10 @@ export interface RolloutResult {
   eventsWarning?: string;
   /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
   scope?: Scope;
+  /** the pre-flight check's lines, when it ran (not on an apply run with nothing to roll) */
+  preflight?: PreflightSummary;
+  /** which path read Talos and why, one line; none when the run opened no Talos client (nothing to roll) */
+  talosReads?: string;
 }
 
 /** Every node the `nodes` / `node-selector` inputs select, as one listing saw it, and how many of the cluster's nodes they leave out. */
@@ -120,10 +125,24 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   // the Lease, say so (who, the URL of its run, and the nodes it left claimed) instead.
   if (config.mode === 'apply' && ctx.lock) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
 
-  // 1–2. Inventory and selection.
+  // 1–2. Inventory and selection. A selection that selects nothing is a typo, not a clean run
+  // (src/rules/inventory.ts emptySelection); only the first listing judges it: a pool the autoscaler
+  // empties while a run that rolled some of it lists again is no mistake of the inputs.
   const first = await listAndSelect(ctx, 0);
-  if (first.selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope };
+  const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector, inScope: first.scope.nodes.length });
+  if (empty) throw new InputError(empty.input, empty.message);
+
+  // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
+  // every node verified needs nothing but the cluster's reads (no registry request, no Talos call, no
+  // Lease). A plan asks the registry whatever it selects: a refused credential is what it must predict.
+  const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
+  const checked = preflight ? { preflight } : {};
+  if (first.selected.length === 0)
+    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
+  const opened = deps.openTalos ? await deps.openTalos() : undefined;
+  if (opened) ctx.talos = opened.client;
+  const facts = { ...checked, ...(opened ? { talosReads: opened.describe } : {}) };
 
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
@@ -135,6 +154,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
       upToDate: first.upToDate,
       scope: first.scope,
       ...(settleWaits ? { settleWaits } : {}),
+      ...facts,
     };
   }
 
@@ -190,6 +210,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
+    ...facts,
   };
 }
 
