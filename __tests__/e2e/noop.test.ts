@@ -143,6 +143,16 @@ describe('e2e: a run with nothing to roll, and selections that select nothing', 
     assertNothingWritten(before);
   });
 
+  it('nodes and a node-selector that exclude each other: an input error naming the selector, nothing written', async () => {
+    const before = seen();
+    const run = await queueRun({ nodes: 'worker-1', 'node-selector': 'pool=control' });
+    expect(run.exitCode).toBe(1);
+    expect(failure(run)).toContain(
+      'input "node-selector": pool=control matches none of the nodes named by nodes (worker-1): together they select no node',
+    );
+    assertNothingWritten(before);
+  });
+
   it('nodes naming no node of the cluster: an input error naming it, nothing written, no registry asked', async () => {
     const before = seen();
     const run = await queueRun({ nodes: 'worker-9' });
