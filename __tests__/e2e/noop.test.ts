@@ -1,9 +1,10 @@
 // End to end: a merge-queue run with nothing to roll, and the selections that select nothing. Every
 // node of the twin already carries the verified revision; the registry twin is down (every request
-// answered 503, and counted). A run with nothing to roll needs only the cluster's reads: no registry
-// request, no Lease, no node write, no Event, no Talos call, and a post step that does nothing. A
-// selection that matches no node, or a kube-context the kubeconfig lacks, is an input error naming the
-// input, with nothing written and no registry asked. One cluster for the file: no run here writes.
+// answered 503, and counted). A run with nothing to roll needs only the node list: no registry request,
+// no Lease read or write (another run may hold it), no node write, no Event, no Talos call, and a post
+// step that does nothing. A selection that matches no node, or a kube-context the kubeconfig lacks, is
+// an input error naming the input, with nothing written and no registry asked. One cluster for the
+// file: no run here writes (the only write is a test's own: another run's Lease, removed after it).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,9 @@ import type { ActionRun } from '../../runner/runAction.js';
 import { A, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 const NODES = ['cp-1', 'worker-1', 'worker-2'];
+const LEASE_NS = 'kube-system';
+const LEASE_NAME = 'registry-auth-rollout';
+const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NS}/leases`;
 /** kubectl's discovery of the API (cached per kubeconfig between runs, so present or not) */
 const DISCOVERY = /^\/(version|api(\/v1)?|apis(\/[^/]+\/[^/]+)?)$/;
 let c: SimCluster;
@@ -87,6 +91,7 @@ function seen() {
       };
     }),
     writes: c.kube.mutatingRequests().length,
+    lease: c.kube.lease(LEASE_NS, LEASE_NAME) as unknown,
     registryRequests: reg.count(),
     talosApiCalls: c.talos.apiCalls.length,
     talosMutations: c.talos.mutatingCommands().length,
@@ -96,8 +101,8 @@ function seen() {
 /** Nothing was written to the cluster, no Talos call and no registry request was made since `before`. */
 function assertNothingWritten(before: ReturnType<typeof seen>): void {
   expect(seen()).toEqual(before);
-  expect(c.kube.mutatingRequests()).toEqual([]);
-  expect(c.kube.lease('kube-system', 'registry-auth-rollout')).toBeUndefined();
+  // no write but the test's own (another run's Lease, placed through the API)
+  expect(c.kube.mutatingRequests().filter((r) => !r.path.startsWith(LEASE_PATH))).toEqual([]);
   expect(c.kube.requests.filter((r) => r.path.includes('/events'))).toEqual([]);
   expect(reg.requests).toEqual([]);
   expect(c.talos.apiCalls).toEqual([]);
@@ -117,21 +122,48 @@ describe('e2e: a run with nothing to roll, and selections that select nothing', 
     expect(run.stdout).toContain(`every selected node already verified revision ${REVISION}: nothing to do`);
     expect(run.stdout).not.toContain('pre-flight:');
     assertNothingWritten(before);
-    // only reads: beside kubectl's discovery, the Lease (is another run holding it? kubectl asks after
-    // its namespace when it is absent) and the node list
+    // only reads: beside kubectl's discovery, the node list, and not even the Lease (only a run with a
+    // node to roll reads it)
     const requests = c.kube.requests.slice(readsBefore);
     expect(requests.filter((r) => r.method !== 'GET')).toEqual([]);
-    expect(requests.map((r) => r.path).filter((p) => !DISCOVERY.test(p))).toEqual([
-      '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/registry-auth-rollout',
-      '/api/v1/namespaces/kube-system',
-      '/api/v1/nodes',
-    ]);
+    expect(requests.map((r) => r.path).filter((p) => !DISCOVERY.test(p))).toEqual(['/api/v1/nodes']);
     // nothing held, nothing for the post step to do: it sends no request at all
     const readsAfterMain = c.kube.requests.length;
     const post = await postStep(c, run);
     expect(post.exitCode, post.stdout).toBe(0);
     expect(c.kube.requests.length).toBe(readsAfterMain);
     assertNothingWritten(before);
+  });
+
+  it('another run holds the Lease (between its nodes, none claimed): a converged run does not depend on it, clean, exit 0, nothing written', async () => {
+    // Why the listing may be trusted while that run is mid-roll: every node it holds carries its claim,
+    // which fails this run instead (docs/preflight.md "Another run holding the Lease").
+    const holder = 'acme/platform/runs/4242/attempts/1/0c0ffee0';
+    const renewed = `${new Date().toISOString().slice(0, 23)}000Z`;
+    const res = await fetch(`${c.kube.url}${LEASE_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: LEASE_NAME, namespace: LEASE_NS },
+        spec: { holderIdentity: holder, leaseDurationSeconds: 120, acquireTime: renewed, renewTime: renewed, leaseTransitions: 1 },
+      }),
+    });
+    expect(res.status).toBe(201);
+    try {
+      const before = seen();
+      const run = await queueRun();
+      expect(run.exitCode, run.stdout).toBe(0);
+      expect(run.outputs.result).toBe('clean');
+      expect(run.outputs['old-credential-revocable']).toBe('true');
+      expect(run.annotations.filter((a) => a.kind === 'error')).toEqual([]);
+      assertNothingWritten(before);
+      expect(c.kube.lease(LEASE_NS, LEASE_NAME).spec.holderIdentity).toBe(holder);
+    } finally {
+      const gone = await fetch(`${c.kube.url}${LEASE_PATH}/${LEASE_NAME}`, { method: 'DELETE' });
+      expect(gone.status).toBe(200);
+    }
   });
 
   it('a node-selector that matches no node: an input error naming it, nothing written, no registry asked', async () => {

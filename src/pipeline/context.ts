@@ -27,7 +27,7 @@ export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flush
 
 /** What the rollout needs of src/pipeline/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
-  /** read-only: throws when another run holds the Lease */
+  /** read-only: throws when another run holds the Lease (asked only when the first listing refuses the run) */
   checkNotHeldByAnother(): Promise<void>;
   acquire(): Promise<void>;
   startRenewing(): void;

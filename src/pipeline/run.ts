@@ -84,6 +84,11 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const inventory = await kube.listNodes();
   const problems = validateInventory(inventory, keys);
   if (problems.length > 0) {
+    // Another run's claim on a node reads as a residual claim: when that run still holds the Lease,
+    // say so (who, the URL of its run, and the nodes it left claimed) instead. Read on the first
+    // listing only (later ones run under our Lease), and only when it refuses the run: a listing with
+    // nothing to roll needs no Lease (docs/preflight.md "Another run holding the Lease").
+    if (processed === 0 && config.mode === 'apply' && ctx.lock) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
     const changed =
       processed === 0
         ? 'nothing was changed'
@@ -109,8 +114,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
 }
 
 /**
- * Runs before anything is changed throw (a bad input, another run's Lease); once the Lease is taken
- * every ending, a cancellation included, returns a result with every node touched.
+ * Runs before anything is changed throw (a bad input, a refused pre-flight check, another run's
+ * Lease); once the Lease is taken every ending, a cancellation included, returns a result with every
+ * node touched. The order: the listing, then (only when it selects a node to roll, or in plan) the
+ * pre-flight check and the Talos client, then (apply) the Lease, then the first mutation.
  */
 export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const ctx = makeContext(deps);
@@ -121,10 +128,6 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const tooShort = config.mode === 'apply' ? budgetTooShort(config.timeBudgetMs, deadlines) : undefined;
   if (tooShort) throw new InputError('time-budget', tooShort);
 
-  // Another run's claim on a node would read as a residual claim below; when that run still holds
-  // the Lease, say so (who, the URL of its run, and the nodes it left claimed) instead.
-  if (config.mode === 'apply' && ctx.lock) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
-
   // 1–2. Inventory and selection. A selection that selects nothing is a typo, not a clean run
   // (src/rules/inventory.ts emptySelection); only the first listing judges it: a pool the autoscaler
   // empties while a run that rolled some of it lists again is no mistake of the inputs.
@@ -133,8 +136,11 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   if (empty) throw new InputError(empty.input, empty.message);
 
   // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
-  // every node verified needs nothing but the cluster's reads (no registry request, no Talos call, no
-  // Lease). A plan asks the registry whatever it selects: a refused credential is what it must predict.
+  // every node verified needs nothing but the node list (no registry request, no Talos call, no Lease
+  // read or write), so another run holding the Lease does not fail it. Why that listing may be trusted
+  // while another run is mid-roll: a node it holds carries its claim, which the inventory above refuses
+  // (docs/preflight.md "Another run holding the Lease"). A plan asks the registry whatever it selects:
+  // a refused credential is what it must predict.
   const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
   const checked = preflight ? { preflight } : {};
   if (first.selected.length === 0)
@@ -158,8 +164,9 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     };
   }
 
-  // One run at a time: the Lease is taken before the first mutation and refused when held by
-  // another run, expired or not (src/rules/lease.ts says why time alone never hands it over).
+  // One run at a time: the Lease is taken once a node is to be mutated, after the pre-flight check and
+  // before the first mutation, and refused when held by another run, expired or not (src/rules/lease.ts
+  // says why time alone never hands it over).
   if (ctx.lock) {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();
