@@ -9,6 +9,7 @@ import { composeRollout } from '../src/action/rollout.js';
 import { errorMessage } from '../src/core/errors.js';
 import { STEP } from '../src/core/steps.js';
 import type { DecisionRecord } from '../src/core/model/record.js';
+import type { TalosClient } from '../src/adapters/types.js';
 import type { RolloutDeps } from '../src/pipeline/context.js';
 import type { SimCluster } from '../sim/cluster.js';
 
@@ -119,8 +120,24 @@ export async function actionRollout(
     env,
     (s) => core.addSecret(s),
   );
-  const composed = await composeRollout(read, { core, runner, cancelled: () => false });
+  const composed = composeRollout(read, { core, runner, cancelled: () => false, path: process.env.PATH });
   return { runner, deps: composed.deps, close: () => composed.close() };
+}
+
+/**
+ * The deps with the Talos client the run opens wrapped by `wrap` (a counter, a probe of the twin's
+ * state): the action opens it only once the run has a node to roll (src/pipeline/run.ts).
+ */
+export function withTalosWrapped(deps: RolloutDeps, wrap: (client: TalosClient) => TalosClient): RolloutDeps {
+  const open = deps.openTalos;
+  if (!open) throw new Error('the composed deps open no Talos client');
+  return {
+    ...deps,
+    openTalos: async () => {
+      const opened = await open();
+      return { ...opened, client: wrap(opened.client) };
+    },
+  };
 }
 
 // --- attribution of child processes ----------------------------------------------------------------

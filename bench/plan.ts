@@ -10,7 +10,7 @@ import { Talosctl } from '../src/adapters/talos/cli/talosctl.js';
 import type { TalosClient } from '../src/adapters/types.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
-import { actionRollout, commandKind, median, toolOf, round, withClusterEnv } from './lib.js';
+import { actionRollout, commandKind, median, toolOf, round, withClusterEnv, withTalosWrapped } from './lib.js';
 
 export interface PlanRow {
   nodes: number;
@@ -58,21 +58,22 @@ async function planOnce(
   d.runner.onCommand((c) => commands.push(c));
   // the CLI path by the fake talosctl's own path: the twin with the API puts no talosctl on PATH
   const cli = () => new Talosctl({ runner: d.runner, binary: join(cluster.talos.binDir, 'talosctl') });
-  const base: TalosClient = opts.cli ? cli() : d.deps.talos;
   let talosReads = 0;
-  const talos = new Proxy(base, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        talosReads++;
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
+  const counted = (base: TalosClient): TalosClient =>
+    new Proxy(base, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          talosReads++;
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  const deps = opts.cli ? { ...d.deps, openTalos: undefined, talos: counted(cli()) } : withTalosWrapped(d.deps, counted);
   const connectionsBefore = cluster.talos.apiConnections;
   const t0 = performance.now();
-  const res = await runRollout({ ...d.deps, talos }).finally(() => d.close());
+  const res = await runRollout(deps).finally(() => d.close());
   const wallMs = performance.now() - t0;
   if (res.result !== 'planned') throw new Error(`plan did not complete: ${res.result} ${res.error?.message ?? ''}`);
   return { wallMs, commands, records: res.records, apiConnections: cluster.talos.apiConnections - connectionsBefore, talosReads };

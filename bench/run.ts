@@ -11,7 +11,8 @@
 //                           `talosctl read`s), so a run already is the sum of many process timings
 //   BENCH_STARTUP_RUNS=10
 //   BENCH_WASTED_SEED=10     seed of the wasted-reboots twin's timings
-//   BENCH_ONLY=claim,perNode,plan,startup,wasted   (`parallel` is the 60-worker max-unavailable roll, about
+//   BENCH_CONVERGED=50,500   node counts of the converged run (the bundle with nothing to roll), 3 runs each
+//   BENCH_ONLY=claim,perNode,plan,startup,wasted,preflight,converged   (`parallel` is the 60-worker max-unavailable roll, about
 //                           35 minutes, so it runs on its own: `npm run bench:parallel`, written to
 //                           bench/results-parallel.{json,md}; BENCH_PARALLEL_NODES=60,
 //                           BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=6, BENCH_PARALLEL_POLL_MS=2000)
@@ -24,6 +25,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { repoRoot } from '../runner/runAction.js';
 import { benchClaims, type ClaimRow } from './claim.js';
+import { benchConverged, type ConvergedResult } from './converged.js';
 import { machineInfo } from './lib.js';
 import { benchPerNode, type PerNodeResult } from './perNode.js';
 import { benchParallel, parallelTargets, type ParallelResult } from './parallel.js';
@@ -57,7 +59,7 @@ interface Target {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted,preflight'));
+  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted,preflight,converged'));
   const fixedClaims = process.env.BENCH_CLAIMS ? Number(process.env.BENCH_CLAIMS) : undefined;
   const rates = envList('BENCH_RATES', '0,1,10,50').map(Number);
   const planSizes = envList('BENCH_PLAN', '50:1,200:1,500:1').map((s) => {
@@ -86,6 +88,7 @@ async function main(): Promise<number> {
   let claim: ClaimRow[] | undefined;
   let perNode: PerNodeResult | undefined;
   let preflight: PreflightResult | undefined;
+  let converged: ConvergedResult | undefined;
   let plan: PlanResult | undefined;
   let startup: StartupResult | undefined;
   let wasted: WastedResult | undefined;
@@ -97,6 +100,8 @@ async function main(): Promise<number> {
   if (only.has('startup')) startup = await timed('startup', () => benchStartup(startupRuns, progress));
   if (only.has('perNode')) perNode = await timed('perNode', () => benchPerNode(progress));
   if (only.has('preflight')) preflight = await timed('preflight', () => benchPreflight(progress));
+  if (only.has('converged'))
+    converged = await timed('converged', () => benchConverged(envList('BENCH_CONVERGED', '50,500').map(Number), 3, progress));
   if (only.has('parallel')) parallel = await timed('parallel', () => benchParallel(progress));
   if (only.has('plan')) plan = await timed('plan', () => benchPlan(planSizes, progress));
   if (only.has('wasted'))
@@ -133,7 +138,18 @@ async function main(): Promise<number> {
   const planFindings = plan ? planNotes(plan) : [];
 
   const wallMs = Math.round(performance.now() - started);
-  const targets = evaluate({ claim, perNode, preflight, plan, startup, wasted, wallMs, claimsPerRate, withParallel: !!parallel });
+  const targets = evaluate({
+    claim,
+    perNode,
+    preflight,
+    converged,
+    plan,
+    startup,
+    wasted,
+    wallMs,
+    claimsPerRate,
+    withParallel: !!parallel,
+  });
   if (parallel) targets.push(...parallelTargets(parallel));
 
   const results = {
@@ -158,6 +174,7 @@ async function main(): Promise<number> {
     claim: claim ?? [],
     perNode: perNode ?? null,
     preflight: preflight ?? null,
+    converged: converged?.rows ?? [],
     plan: plan?.rows ?? [],
     planDetail: plan
       ? {
@@ -214,6 +231,7 @@ function evaluate(r: {
   claim?: ClaimRow[];
   perNode?: PerNodeResult;
   preflight?: PreflightResult;
+  converged?: ConvergedResult;
   plan?: PlanResult;
   startup?: StartupResult;
   wasted?: WastedResult;
@@ -285,6 +303,38 @@ function evaluate(r: {
       measured: ms(p.loginOnly.ms),
       target: '(shown)',
       pass: null,
+    });
+  }
+  for (const row of r.converged?.rows ?? []) {
+    const big = row.nodes === 500;
+    const section = `converged ${row.nodes} nodes`;
+    t.push({
+      section,
+      metric: `the bundle, nothing to roll (result ${row.result}), pre-flight on: wall time from spawn to exit, median of ${row.runs} (its kubectl: ${ms(row.childrenMs)})`,
+      measured: ms(row.wallMs),
+      target: big ? '≤ 2000 ms' : '(shown)',
+      pass: big ? row.wallMs !== null && row.wallMs <= 2000 : null,
+    });
+    t.push({
+      section,
+      metric: `processes: the bundle + ${row.children.join(', ')}`,
+      measured: String(row.processes),
+      target: '≤ 3',
+      pass: row.processes <= 3,
+    });
+    t.push({
+      section,
+      metric: 'writes seen by the apiserver twin (node, Lease, Event); Talos API calls',
+      measured: `${row.writes}; ${row.talosApiCalls}`,
+      target: '0; 0',
+      pass: row.writes === 0 && row.talosApiCalls === 0,
+    });
+    t.push({
+      section,
+      metric: 'requests seen by the registry twin',
+      measured: String(row.registryRequests),
+      target: '0',
+      pass: row.registryRequests === 0,
     });
   }
   if (r.perNode) {

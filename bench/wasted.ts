@@ -7,12 +7,11 @@
 // The share reported is wasted / (wasted + correct skips): of the nodes whose containerd provably
 // (in the twin's truth) ran the desired credential at the decision, how many were rebooted anyway.
 import { performance } from 'node:perf_hooks';
-import type { TalosClient } from '../src/adapters/types.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { NEW_CREDENTIAL, REGISTRY, SimCluster, type SimNodeSpec } from '../sim/cluster.js';
 import { sameAuth } from '../sim/talos/machineconfig.js';
 import { CRI_TOML } from '../sim/talos/render.js';
-import { actionRollout, withClusterEnv } from './lib.js';
+import { actionRollout, withClusterEnv, withTalosWrapped } from './lib.js';
 
 /** The mix: how many nodes of each kind, in roll order interleaved (see KINDS). */
 export const MIX = [
@@ -95,19 +94,23 @@ export async function benchWasted(progress: (msg: string) => void, opts: { seed?
     const d = await actionRollout(cluster, { mode: 'apply', 'drain-timeout': '60s', 'ready-timeout': '60s' }, { pollIntervalMs: POLL_MS });
     // The truth at the decision to reboot: what the running containerd had loaded when the reboot was sent.
     const atReboot = new Map<string, boolean>();
-    const talos: TalosClient = new Proxy(d.deps.talos, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'reboot' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
-        return (address: string, ...rest: unknown[]) => {
-          const name = cluster.talos.node(address).name;
-          atReboot.set(name, loadedDesired(cluster, name));
-          return (v as (...a: unknown[]) => unknown).call(target, address, ...rest);
-        };
-      },
-    });
+    const deps = withTalosWrapped(
+      d.deps,
+      (client) =>
+        new Proxy(client, {
+          get(target, prop, receiver) {
+            const v = Reflect.get(target, prop, receiver) as unknown;
+            if (prop !== 'reboot' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+            return (address: string, ...rest: unknown[]) => {
+              const name = cluster.talos.node(address).name;
+              atReboot.set(name, loadedDesired(cluster, name));
+              return (v as (...a: unknown[]) => unknown).call(target, address, ...rest);
+            };
+          },
+        }),
+    );
     const t0 = performance.now();
-    const result = await withClusterEnv(cluster, () => runRollout({ ...d.deps, talos }).finally(() => d.close()));
+    const result = await withClusterEnv(cluster, () => runRollout(deps).finally(() => d.close()));
     const wallMs = Math.round(performance.now() - t0);
     if (result.result !== 'processed') throw new Error(`the roll did not complete: ${result.result}: ${result.error?.message ?? ''}`);
 

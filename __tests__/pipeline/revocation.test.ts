@@ -7,7 +7,7 @@ import type { Config } from '../../src/core/config.js';
 import { keys, makeCluster, OWNER, rolloutDeps } from './harness.js';
 
 function mode(c: ReturnType<typeof makeCluster>, over: Partial<Config> = {}) {
-  return runRolloutMode(rolloutDeps(c, over), 'fakes');
+  return runRolloutMode(rolloutDeps(c, over));
 }
 
 describe('runRolloutMode: may the old credential be revoked', () => {

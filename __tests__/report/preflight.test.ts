@@ -32,14 +32,26 @@ describe('the pre-flight check in the report', () => {
       answered: '401 Unauthorized: UNAUTHORIZED authentication required',
       lines: ['pre-flight: ghcr.io refused: …'],
     });
-    const p = present({ kind: 'error', error });
+    // the run stops after its first listing, before the Lease: a failed rollout carrying the error
+    const p = present({
+      kind: 'rollout',
+      mode: 'apply',
+      registry: 'ghcr.io',
+      revision: 'r1',
+      failOnPartial: false,
+      result: 'failed',
+      records: [],
+      notReached: [],
+      upToDate: [],
+      error,
+    });
     expect(p.failures).toEqual([error.message]);
     expect(error.message).toBe(
       'pre-flight: ghcr.io refused the new credential: asked GET https://ghcr.io/token?service=ghcr.io&scope=repository%3Aorg%2Fapp%3Apull with the new credential; the registry answered 401 Unauthorized: UNAUTHORIZED authentication required. nothing was claimed or changed; fix the credential (or the preflight-image) and run again',
     );
     expect(p.outputs?.result).toBe('failed');
     expect(p.summary?.()).toContain('No node was claimed, drained, patched or rebooted, and no Lease was taken.');
-    // any other error still writes no summary
+    // any other error of a mode that could not run writes no summary
     expect(present({ kind: 'error', error: new Error('x') }).summary).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identityChanges, selectNodes, validateInventory } from '../../src/rules/inventory.js';
+import { emptySelection, identityChanges, selectNodes, validateInventory } from '../../src/rules/inventory.js';
 import { keys, node, OTHER_OWNER } from './fixtures.js';
 
 const w1 = node({ name: 'w1', internalIPs: ['10.0.0.11'] });
@@ -129,5 +129,26 @@ describe('selectNodes: inScope', () => {
     const got = selectNodes(nodes, { names: ['w1', 'w2'], selectorMatches: new Set(['w1', 'w2', 'w3']), revision: 'r2', keys });
     expect(got.inScope.map((n) => n.name)).toEqual(['w1', 'w2']);
     expect(got.selected.map((n) => n.name)).toEqual(['w2']);
+  });
+});
+
+describe('emptySelection: a selection input that selects nothing is a typo, not a clean run', () => {
+  it.each([
+    ['no selection input, an empty cluster: no input to blame', { names: [], inScope: 0 }, undefined],
+    ['a selector matching a node (verified or not)', { names: [], selector: 'pool=general', inScope: 1 }, undefined],
+    ['names selecting a node', { names: ['w1'], inScope: 1 }, undefined],
+    [
+      'a selector matching no node',
+      { names: [], selector: 'pool=genral', inScope: 0 },
+      { input: 'node-selector', message: 'pool=genral matches no node of the cluster' },
+    ],
+    [
+      'names and a selector that exclude each other',
+      { names: ['w1', 'w2'], selector: 'pool=gpu', inScope: 0 },
+      { input: 'node-selector', message: 'pool=gpu matches none of the nodes named by nodes (w1, w2): together they select no node' },
+    ],
+    ['names alone selecting nothing', { names: ['w9'], inScope: 0 }, { input: 'nodes', message: 'w9 select no node of the cluster' }],
+  ])('%s', (_what, opts, want) => {
+    expect(emptySelection(opts)).toEqual(want);
   });
 });

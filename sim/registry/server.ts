@@ -48,10 +48,18 @@ const ERRORS = {
   MANIFEST_UNKNOWN: 'manifest unknown',
   NAME_UNKNOWN: 'repository name not known to registry',
   UNSUPPORTED: 'The operation is unsupported.',
+  UNAVAILABLE: 'service unavailable',
 } as const;
 
 export class RegistrySim {
   readonly requests: RegistryRequest[] = [];
+  /**
+   * `true`: the registry is down behind its address: every request (still counted) is answered
+   * `503 UNAVAILABLE` with the detail `health check failed: please see /debug/health`, as distribution's
+   * `health.Handler` answers while a registered health check fails (distribution `health/health.go`,
+   * `errcode.ErrorCodeUnavailable` of `registry/api/errcode/register.go`).
+   */
+  outage = false;
   /** token → the repositories it may pull */
   private readonly tokens = new Map<string, Set<string>>();
 
@@ -101,6 +109,7 @@ export class RegistrySim {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       res.setHeader('Docker-Distribution-Api-Version', 'registry/2.0');
+      if (this.outage) return error(res, 503, 'UNAVAILABLE', req.method === 'HEAD', 'health check failed: please see /debug/health');
       if (url.pathname === '/token') return this.token(req.method ?? '', url, auth, Buffer.concat(chunks).toString('utf8'), res);
       if (url.pathname === '/v2/' || url.pathname === '/v2') return this.ping(auth, res);
       const m = /^\/v2\/(.+)\/manifests\/([^/]+)$/.exec(url.pathname);
@@ -192,8 +201,14 @@ function json(res: import('node:http').ServerResponse, status: number, value: un
 }
 
 /** distribution's error envelope; a HEAD gets the status and headers alone. */
-function error(res: import('node:http').ServerResponse, status: number, code: keyof typeof ERRORS, head = false): void {
-  const text = `${JSON.stringify({ errors: [{ code, message: ERRORS[code], detail: null }] })}\n`;
+function error(
+  res: import('node:http').ServerResponse,
+  status: number,
+  code: keyof typeof ERRORS,
+  head = false,
+  detail: string | null = null,
+): void {
+  const text = `${JSON.stringify({ errors: [{ code, message: ERRORS[code], detail }] })}\n`;
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(head ? undefined : text);
 }

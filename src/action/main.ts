@@ -14,7 +14,6 @@ import { runRolloutMode } from '../pipeline/rolloutMode.js';
 import { githubServerUrl } from '../core/owner.js';
 import { formatCommandLine } from '../report/log.js';
 import { saveAccess } from './state.js';
-import { requireTalosctl } from './talosctlOnPath.js';
 import { runPreflight } from '../pipeline/preflight.js';
 
 export async function run(): Promise<void> {
@@ -56,27 +55,27 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
       serverUrl: inputs.github.serverUrl,
     });
   }
-  // Before the Lease and before any node is read or claimed: does the registry take the new credential?
-  const preflight = await runPreflight(config.preflight, inputs.preflight.targets, {
-    check: async (target) => {
-      // Loaded only here: the registry client (undici and its TLS set-up) serves no run that skips the pre-flight.
-      const [{ checkRegistry }, { REQUEST_TIMEOUT_MS }] = await Promise.all([
-        import('../adapters/registry/tokenFlow.js'),
-        import('../adapters/registry/https.js'),
-      ]);
-      const { ca, nodeExtraCa, proxy } = inputs.preflight;
-      return checkRegistry(target, { ca, nodeExtraCa, proxy, timeoutMs: REQUEST_TIMEOUT_MS });
-    },
-    log: (line) => core.info(line),
-  });
   core.info(`claim token for this run: ${inputs.owner}`);
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
-  const rollout = await composeRollout(inputs, { core, runner, cancelled });
-  core.info(rollout.talosReads);
+  const rollout = composeRollout(inputs, { core, runner, cancelled, path: process.env.PATH });
+  // Does the registry take the new credential? Asked by the run once it has a node to roll (plan: always),
+  // after the first listing and before the Lease: a run with nothing to roll asks no registry (docs/preflight.md).
+  const preflight = () =>
+    runPreflight(config.preflight, inputs.preflight.targets, {
+      check: async (target) => {
+        // Loaded only here: the registry client (undici and its TLS set-up) serves no run that skips the pre-flight.
+        const [{ checkRegistry }, { REQUEST_TIMEOUT_MS }] = await Promise.all([
+          import('../adapters/registry/tokenFlow.js'),
+          import('../adapters/registry/https.js'),
+        ]);
+        const { ca, nodeExtraCa, proxy } = inputs.preflight;
+        return checkRegistry(target, { ca, nodeExtraCa, proxy, timeoutMs: REQUEST_TIMEOUT_MS });
+      },
+      log: (line) => core.info(line),
+    });
   try {
-    requireTalosctl(rollout.talosctl, config.mode, process.env.PATH);
-    return { ...(await runRolloutMode(rollout.deps, rollout.talosReads)), preflight };
+    return await runRolloutMode({ ...rollout.deps, preflight });
   } finally {
     rollout.close();
   }

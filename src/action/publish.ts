@@ -168,13 +168,10 @@ export function present(report: ActionReport, options: PublishOptions = {}): Pub
   if (report.kind === 'fences') return presentFences(report, options);
   if (report.kind === 'post') return presentPostReport(report);
   // the outputs still say `failed`: a later step may read them
-  const stop = report.error instanceof PreflightError ? report.error : undefined;
   return {
     outputs: buildOutputs('failed', []),
     log: [],
     annotations: [],
-    // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched
-    summary: stop && (() => renderPreflightStop(stop.lines, stop.message)),
     failures: [errorMessage(report.error)],
   };
 }
@@ -191,11 +188,13 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   }
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);
+  // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched
+  const stop = r.error instanceof PreflightError ? r.error : undefined;
   return {
     outputs: buildOutputs(r.result, r.records, { redactor, left: r.notReached.length, inFlightMax: r.inFlightMax ?? 0 }),
     log,
     annotations,
-    summary: () => renderSummary(rolloutFacts(r), { redactor }),
+    summary: stop ? () => renderPreflightStop(stop.lines, stop.message) : () => renderSummary(rolloutFacts(r), { redactor }),
     failures,
   };
 }

@@ -4,7 +4,8 @@
 // One composition: the main step runs it (src/action/main.ts) and the benchmarks reuse it (bench/lib.ts).
 import type { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
-import { openTalosClient, type TalosctlNeed } from '../adapters/talos/open.js';
+import { openTalosClient, type OpenedTalos } from '../adapters/talos/open.js';
+import { requireTalosctl } from './talosctlOnPath.js';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
@@ -30,43 +31,50 @@ export interface RolloutShell {
   runner: Runner;
   /** true once the runner was cancelled */
   cancelled: () => boolean;
+  /** PATH as the runner set it: where talosctl must be when the run needs it (src/action/talosctlOnPath.ts) */
+  path: string | undefined;
 }
 
 export interface ComposedRollout {
+  /** the run's deps; the Talos client is opened by `deps.openTalos` once the run has a node to roll */
   deps: RolloutDeps;
-  /** which path reads Talos and why, one line (the log and the report say it) */
-  talosReads: string;
-  /** what talosctl does in this run, if anything (src/action/talosctlOnPath.ts checks PATH for it) */
-  talosctl: TalosctlNeed | undefined;
-  /** closes the Talos API connection, which would keep the process alive; call once the run is over */
+  /** closes the Talos API connection if the run opened one (it would keep the process alive); call once the run is over */
   close(): void;
 }
 
-/** The apply and plan modes' clients and ports, opened from the inputs. */
-export async function composeRollout(inputs: ActionInputs, shell: RolloutShell): Promise<ComposedRollout> {
+/**
+ * The apply and plan modes' clients and ports, opened from the inputs. kubectl is ready at once; the
+ * Talos client waits until the run has a node to roll (src/pipeline/run.ts calls `openTalos`), so a
+ * run with nothing to roll makes no Talos call.
+ */
+export function composeRollout(inputs: ActionInputs, shell: RolloutShell): ComposedRollout {
   const { config } = inputs;
   const { core, runner } = shell;
   // Several nodes run at once: each node's lines (its commands included) are buffered and written as
   // one contiguous group when it ends; step starts are shown at once, prefixed with the node.
   const logs = new NodeLogs({ info: (l) => core.info(l), startGroup: (t) => core.startGroup(t), endGroup: () => core.endGroup() });
   runner.onCommand((rec) => logs.line(formatCommandLine(rec)));
-  // API reads when the talosconfig context has a client certificate, talosctl otherwise; unusable
-  // credentials, or an endpoint whose certificate is not apid's for it, fail here, before any mutation.
-  const opened = await openTalosClient({
-    runner,
-    path: config.talosconfig,
-    serverName: config.talosServerName,
-    authPatch: inputs.authPatch,
-    log: (l) => logs.line(l),
-    // the secrets of each machine config read back (src/adapters/talos/machineConfig/secrets.ts)
-    secret: (s) => core.addSecret(s),
-  });
+  let opened: OpenedTalos | undefined;
+  const openTalos = async () => {
+    // API reads when the talosconfig context has a client certificate, talosctl otherwise; unusable
+    // credentials, or an endpoint whose certificate is not apid's for it, fail here, before any mutation.
+    opened = await openTalosClient({
+      runner,
+      path: config.talosconfig,
+      serverName: config.talosServerName,
+      authPatch: inputs.authPatch,
+      log: (l) => logs.line(l),
+      // the secrets of each machine config read back (src/adapters/talos/machineConfig/secrets.ts)
+      secret: (s) => core.addSecret(s),
+    });
+    core.info(opened.describe);
+    requireTalosctl(opened.talosctl, config.mode, shell.path);
+    return { client: opened.client, describe: opened.describe };
+  };
   const kube = openKube(runner, config);
   return {
-    deps: rolloutDeps(inputs, { core, kube, talos: opened.client, logs, cancelled: shell.cancelled }),
-    talosReads: opened.describe,
-    talosctl: opened.talosctl,
-    close: () => opened.close(),
+    deps: { ...rolloutDeps(inputs, { core, kube, logs, cancelled: shell.cancelled }), openTalos },
+    close: () => opened?.close(),
   };
 }
 
@@ -74,7 +82,8 @@ export interface RolloutPorts {
   /** the runner, every text masked */
   core: MaskedCore;
   kube: KubeClient;
-  talos: TalosClient;
+  /** the Talos client when already open (tests); the main step's is opened by `deps.openTalos` */
+  talos?: TalosClient;
   logs: NodeLogs;
   /** true once the runner was cancelled */
   cancelled: () => boolean;

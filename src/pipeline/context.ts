@@ -12,6 +12,7 @@ import type { AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import type { Reading } from '../core/model/readings.js';
 import { EventWriter } from './events.js';
+import type { PreflightSummary } from '../core/model/preflight.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -26,7 +27,7 @@ export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flush
 
 /** What the rollout needs of src/pipeline/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
-  /** read-only: throws when another run holds the Lease */
+  /** read-only: throws when another run holds the Lease (asked only when the first listing refuses the run) */
   checkNotHeldByAnother(): Promise<void>;
   acquire(): Promise<void>;
   startRenewing(): void;
@@ -40,9 +41,29 @@ export interface RunLockLike {
   stop(): void;
 }
 
+/** The Talos client as the shell opens it (src/action/rollout.ts), and which path it reads through and why, one line. */
+export interface OpenedTalosPort {
+  client: TalosClient;
+  describe: string;
+}
+
 export interface RolloutDeps {
   kube: KubeClient;
-  talos: TalosClient;
+  /** the Talos client, already open (tests, fakes); else `openTalos` opens it when the run has a node to change */
+  talos?: TalosClient;
+  /**
+   * Opens the Talos client (the API connection and its server check, or the talosctl path) once the
+   * first listing selects a node to roll, before the plan or the Lease: a run with nothing to roll makes
+   * no Talos call (src/pipeline/run.ts). Throws (an unusable talosconfig, a server that is not apid,
+   * talosctl missing) before anything is changed.
+   */
+  openTalos?: () => Promise<OpenedTalosPort>;
+  /**
+   * The pre-flight check of the registry (src/pipeline/preflight.ts, as the shell runs it), once, after
+   * the first listing and before the plan or the Lease: in apply only when a node is selected to roll
+   * (docs/preflight.md, "When"); throws a PreflightError to stop the run, nothing changed.
+   */
+  preflight?: () => Promise<PreflightSummary>;
   config: Config;
   desired: DesiredCredential;
   /** this run's claim token */
@@ -67,7 +88,9 @@ export interface RolloutDeps {
 }
 
 /** The deps with every default resolved, plus what the run accumulates. */
-export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollIntervalMs' | 'relistPauseMs'> {
+export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollIntervalMs' | 'relistPauseMs' | 'talos'> {
+  /** `deps.talos`, or the client `openTalos` gives once the run has a node to roll (src/pipeline/run.ts sets it before any step runs) */
+  talos: TalosClient;
   clock: Clock;
   log: RolloutLog;
   pollIntervalMs: number;
@@ -84,6 +107,17 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   events: EventWriter;
 }
 
+/**
+ * Stands for the Talos client until `openTalos` gave it: the run opens it before any step that calls
+ * Talos, so a call here is a bug in the run's order, said as such (never a silent no-op).
+ */
+const NOT_OPENED = new Proxy({} as TalosClient, {
+  get: (_target, prop) =>
+    prop === 'then'
+      ? undefined
+      : () => Promise.reject(new Error(`Talos ${String(prop)} called before the run opened its Talos client (a bug in the run's order)`)),
+});
+
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
 
 /** The run's context, built once per run: every default resolved, the holds and the settle gate made here. */
@@ -91,8 +125,10 @@ export function makeContext(deps: RolloutDeps): RunContext {
   const clock = deps.clock ?? realClock;
   const pollIntervalMs = deps.pollIntervalMs ?? 2000;
   const holds = new HoldRecorder();
+  if (!deps.talos && !deps.openTalos) throw new Error('the rollout needs a Talos client or a way to open one');
   return {
     ...deps,
+    talos: deps.talos ?? NOT_OPENED,
     clock,
     log: deps.log ?? silentLog,
     pollIntervalMs,

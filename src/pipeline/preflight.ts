@@ -1,6 +1,7 @@
-// The pre-flight check (docs/preflight.md), sequenced: before the Lease and before any node is read
-// or claimed, each host of the auth patch is asked with the new credential (the registry adapter),
-// its answers judged (src/rules/preflight.ts), one log line each. The first host that is not `ok`
+// The pre-flight check (docs/preflight.md), sequenced: run by src/pipeline/run.ts after its first
+// listing, before the Lease and before any node is claimed (in apply only when a node is to be rolled),
+// each host of the auth patch is asked with the new credential (the registry adapter), its answers
+// judged (src/rules/preflight.ts), one log line each. The first host that is not `ok`
 // stops the run with a PreflightError naming the host, what was asked and what was answered.
 import { PreflightError } from '../core/errors.js';
 import type { PreflightSummary, RegistryCheck } from '../core/model/preflight.js';

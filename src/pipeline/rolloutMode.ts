@@ -2,7 +2,6 @@
 // report carries the run's result and the facts its summary names; it renders nothing (the
 // action's one publisher, src/action/publish.ts, turns it into outputs, annotations and summary).
 import { judgeRevocation, type RevocationVerdict } from '../rules/revocation.js';
-import type { PreflightSummary } from '../core/model/preflight.js';
 import type { RolloutDeps } from './context.js';
 import { runRollout, type RolloutResult } from './run.js';
 
@@ -12,8 +11,6 @@ export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
   /** the registry host the credential is for */
   registry: string;
   revision: string;
-  /** which path read Talos and why, one line */
-  talosReads: string;
   topologyKey?: string;
   /** a `partial` run fails the step */
   failOnPartial: boolean;
@@ -21,12 +18,10 @@ export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
   owner?: string;
   /** may the old credential be revoked now (src/rules/revocation.ts), judged on the run's last listing */
   revocation?: RevocationVerdict;
-  /** the pre-flight check's lines, one per registry host (the shell runs it before the mode) */
-  preflight?: PreflightSummary;
 }
 
 /** Never throws: however the run ends, the report says so (`failed` with its error when it threw). */
-export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Promise<RolloutReport> {
+export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> {
   const { config } = deps;
   let result: RolloutResult;
   try {
@@ -42,7 +37,6 @@ export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Pro
     mode,
     registry: deps.desired.host,
     revision: config.revision,
-    talosReads,
     topologyKey: config.topologyKey,
     failOnPartial: config.failOnPartial,
     owner: deps.owner,

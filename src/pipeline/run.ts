@@ -5,7 +5,7 @@ import { errorMessage, InputError } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
 import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
 import { fenceCapture } from '../rules/fences.js';
-import { selectNodes, validateInventory } from '../rules/inventory.js';
+import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../rules/commands.js';
 import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
@@ -28,6 +28,7 @@ import { NodeRuns } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
+import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 
@@ -53,6 +54,10 @@ export interface RolloutResult {
   eventsWarning?: string;
   /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
   scope?: Scope;
+  /** the pre-flight check's lines, when it ran (not on an apply run with nothing to roll) */
+  preflight?: PreflightSummary;
+  /** which path read Talos and why, one line; none when the run opened no Talos client (nothing to roll) */
+  talosReads?: string;
 }
 
 /** Every node the `nodes` / `node-selector` inputs select, as one listing saw it, and how many of the cluster's nodes they leave out. */
@@ -79,6 +84,11 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const inventory = await kube.listNodes();
   const problems = validateInventory(inventory, keys);
   if (problems.length > 0) {
+    // Another run's claim on a node reads as a residual claim: when that run still holds the Lease,
+    // say so (who, the URL of its run, and the nodes it left claimed) instead. Read on the first
+    // listing only (later ones run under our Lease), and only when it refuses the run: a listing with
+    // nothing to roll needs no Lease (docs/preflight.md "Another run holding the Lease").
+    if (processed === 0 && config.mode === 'apply' && ctx.lock) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
     const changed =
       processed === 0
         ? 'nothing was changed'
@@ -104,8 +114,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
 }
 
 /**
- * Runs before anything is changed throw (a bad input, another run's Lease); once the Lease is taken
- * every ending, a cancellation included, returns a result with every node touched.
+ * Runs before anything is changed throw (a bad input, a refused pre-flight check, another run's
+ * Lease); once the Lease is taken every ending, a cancellation included, returns a result with every
+ * node touched. The order: the listing, then (only when it selects a node to roll, or in plan) the
+ * pre-flight check and the Talos client, then (apply) the Lease, then the first mutation.
  */
 export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const ctx = makeContext(deps);
@@ -116,14 +128,27 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const tooShort = config.mode === 'apply' ? budgetTooShort(config.timeBudgetMs, deadlines) : undefined;
   if (tooShort) throw new InputError('time-budget', tooShort);
 
-  // Another run's claim on a node would read as a residual claim below; when that run still holds
-  // the Lease, say so (who, the URL of its run, and the nodes it left claimed) instead.
-  if (config.mode === 'apply' && ctx.lock) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
-
-  // 1–2. Inventory and selection.
+  // 1–2. Inventory and selection. A selection that selects nothing is a typo, not a clean run
+  // (src/rules/inventory.ts emptySelection); only the first listing judges it: a pool the autoscaler
+  // empties while a run that rolled some of it lists again is no mistake of the inputs.
   const first = await listAndSelect(ctx, 0);
-  if (first.selected.length === 0) return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope };
+  const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector, inScope: first.scope.nodes.length });
+  if (empty) throw new InputError(empty.input, empty.message);
+
+  // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
+  // every node verified needs nothing but the node list (no registry request, no Talos call, no Lease
+  // read or write), so another run holding the Lease does not fail it. Why that listing may be trusted
+  // while another run is mid-roll: a node it holds carries its claim, which the inventory above refuses
+  // (docs/preflight.md "Another run holding the Lease"). A plan asks the registry whatever it selects:
+  // a refused credential is what it must predict.
+  const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
+  const checked = preflight ? { preflight } : {};
+  if (first.selected.length === 0)
+    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
+  const opened = deps.openTalos ? await deps.openTalos() : undefined;
+  if (opened) ctx.talos = opened.client;
+  const facts = { ...checked, ...(opened ? { talosReads: opened.describe } : {}) };
 
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
@@ -135,11 +160,13 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
       upToDate: first.upToDate,
       scope: first.scope,
       ...(settleWaits ? { settleWaits } : {}),
+      ...facts,
     };
   }
 
-  // One run at a time: the Lease is taken before the first mutation and refused when held by
-  // another run, expired or not (src/rules/lease.ts says why time alone never hands it over).
+  // One run at a time: the Lease is taken once a node is to be mutated, after the pre-flight check and
+  // before the first mutation, and refused when held by another run, expired or not (src/rules/lease.ts
+  // says why time alone never hands it over).
   if (ctx.lock) {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();
@@ -190,6 +217,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
+    ...facts,
   };
 }
 

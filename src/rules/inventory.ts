@@ -124,3 +124,30 @@ export function identityChanges(before: NodeState, fresh: NodeState): string[] {
   if (fresh.deletionTimestamp) changes.push(`deletion started at ${fresh.deletionTimestamp}`);
   return changes;
 }
+
+/** A selection input that selects nothing: the input to name and what to say. */
+export interface EmptySelection {
+  input: 'nodes' | 'node-selector';
+  message: string;
+}
+
+/**
+ * The `nodes` / `node-selector` inputs, when given, must select at least one node of the cluster (an
+ * already verified one counts: that run is clean). A selector that matches no node is read as a typo
+ * (`pool=genral`), never as "nothing to do": a clean run would hide it on every merge forever. A node
+ * pool that can legitimately be empty (an autoscaler scaled to zero) is not selected by the selector
+ * alone: the README says what to do ("A selection that selects nothing"). `nodes` naming a node the
+ * cluster lacks is said by the listing itself (`no such node`), before this.
+ *
+ * No selection input (every node): an empty cluster selects nothing and is a clean run, as there is no
+ * input to blame.
+ */
+export function emptySelection(opts: { names: readonly string[]; selector?: string; inScope: number }): EmptySelection | undefined {
+  if (opts.inScope > 0 || (!opts.selector && opts.names.length === 0)) return undefined;
+  if (!opts.selector) return { input: 'nodes', message: `${opts.names.join(', ')} select no node of the cluster` };
+  if (opts.names.length === 0) return { input: 'node-selector', message: `${opts.selector} matches no node of the cluster` };
+  return {
+    input: 'node-selector',
+    message: `${opts.selector} matches none of the nodes named by nodes (${opts.names.join(', ')}): together they select no node`,
+  };
+}

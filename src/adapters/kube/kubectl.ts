@@ -1,11 +1,11 @@
 // KubeClient over the kubectl binary: runs commands, hands their JSON to the parsers of parse/, classifies failures.
 // It never decides anything; the rollout reads what it returns.
-import { DrainTimeoutError, ToolError } from '../../core/errors.js';
+import { DrainTimeoutError, InputError, ToolError } from '../../core/errors.js';
 import type { PdbState, PodLabels } from '../../core/model/cluster.js';
 import type { NodeState } from '../../core/model/node.js';
 import type { JsonPatchOp } from '../../core/model/patch.js';
 import type { Runner, RunResult } from '../exec.js';
-import { classifyKubectlFailure } from './parse/kubectlErrors.js';
+import { classifyKubectlFailure, missingContext } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
 import { parsePdbsAndPods } from './parse/pdbJson.js';
 import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutput.js';
@@ -53,6 +53,8 @@ export class Kubectl implements KubeClient {
   private readonly globals: string[];
   private readonly callTimeoutMs: number;
   private readonly watchSeconds: number;
+  /** the `kube-context` input, when given */
+  private readonly context?: string;
 
   constructor(opts: KubectlOptions) {
     this.runner = opts.runner;
@@ -60,6 +62,7 @@ export class Kubectl implements KubeClient {
     this.globals = [];
     if (opts.kubeconfig) this.globals.push(`--kubeconfig=${opts.kubeconfig}`);
     if (opts.context) this.globals.push(`--context=${opts.context}`);
+    this.context = opts.context || undefined;
     this.callTimeoutMs = opts.callTimeoutMs ?? 60_000;
     this.watchSeconds = opts.watchSeconds ?? 300;
   }
@@ -69,8 +72,25 @@ export class Kubectl implements KubeClient {
     opts: { timeoutMs?: number; input?: string; node?: string; signal?: AbortSignal } = {},
   ): Promise<RunResult> {
     const res = await this.exec(args, opts);
-    if (res.exitCode !== 0) throw this.failure(args, res, res.stderr, opts.node);
+    if (res.exitCode !== 0) throw this.missingContext(res) ?? this.failure(args, res, res.stderr, opts.node);
     return res;
+  }
+
+  /**
+   * The kubeconfig lacks the context: an input error naming `kube-context` (or the kubeconfig, whose
+   * current-context it is), not kubectl's words alone. The run's first read says it, before anything is
+   * written, and no extra kubectl process checks the context beforehand.
+   */
+  private missingContext(res: RunResult): InputError | undefined {
+    const name = res.exitCode === 1 ? missingContext(res.stderr) : undefined;
+    if (name === undefined) return undefined;
+    const said = `(kubectl: ${res.stderr.trim().split('\n').slice(-1)[0]})`;
+    return this.context !== undefined
+      ? new InputError('kube-context', `the kubeconfig has no context ${JSON.stringify(this.context)} ${said}`)
+      : new InputError(
+          'kubeconfig',
+          `its current-context ${JSON.stringify(name)} names no context of the kubeconfig ${said}; set kube-context, or fix the kubeconfig`,
+        );
   }
 
   // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung

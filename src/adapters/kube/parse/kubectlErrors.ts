@@ -22,3 +22,19 @@ export function classifyKubectlFailure(stderr: string): FailureCause {
   for (const [re, cause] of RULES) if (re.test(stderr)) return cause;
   return 'unknown';
 }
+
+// The kubeconfig has no context of the name asked (`--context`, or its own current-context), before any
+// request is sent: client-go's tools/clientcmd validation.go (`context was not found for specified
+// context: %v`, which kubectl prefixes with `Error in configuration: `) for most commands, its
+// client_config.go getContext (`context %q does not exist`) for patch, drain and create
+// (docs/kubernetes-facts.md#k8-kubectl-errors, observed with kubectl v1.32.4).
+const MISSING_CONTEXT = [/context was not found for specified context: (.*)$/m, /^error: context "(.*)" does not exist$/m];
+
+/** The context kubectl says its kubeconfig lacks, or undefined when `stderr` says something else. */
+export function missingContext(stderr: string): string | undefined {
+  for (const re of MISSING_CONTEXT) {
+    const m = re.exec(stderr);
+    if (m) return m[1].trim();
+  }
+  return undefined;
+}
