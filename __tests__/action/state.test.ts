@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldNode } from '../../src/core/model/phase.js';
+import { MaskedCore } from '../../src/action/masked.js';
 import { loadAccess, loadHeld, loadLease, saveAccess, saveHeld, saveLease, StateError, type StateStore } from '../../src/action/state.js';
 
 function store(): StateStore & { map: Map<string, string> } {
@@ -49,5 +50,28 @@ describe('state: what main hands to the post step', () => {
     expect(() => loadHeld(s)).toThrow(StateError);
     s.map.set('lease', 'not json');
     expect(() => loadLease(s)).toThrow(/"lease" is not JSON/);
+  });
+
+  it('round-trips through the masking port unchanged when a registered secret also occurs in the owner token and the node name', () => {
+    // The runner keeps the state file to itself (it becomes the post step's STATE_* variables, never
+    // shown), so it is not a sink: masked, `acme/infra/…` would come back as `acme/***/…` and the post
+    // step would not recognise its own claim. A short password is registered whole, as the runner does.
+    const map = new Map<string, string>();
+    const secrets: string[] = [];
+    const core = new MaskedCore({
+      saveState: (k: string, v: string) => map.set(k, v),
+      getState: (k: string) => map.get(k) ?? '',
+      setSecret: (v: string) => secrets.push(v),
+    } as unknown as ConstructorParameters<typeof MaskedCore>[0]);
+    core.addSecret('infra');
+    const mine: HeldNode = { ...held, node: 'infra-w1', capture: { ...held.capture, node: 'infra-w1', uid: 'infra-uid' } };
+    saveHeld(core, [mine]);
+    saveLease(core, { namespace: 'kube-system', name: 'infra-lease', owner: mine.owner });
+    saveAccess(core, { annotationPrefix: 'infra.example.com/rar' });
+    expect(secrets).toEqual(['infra']);
+    expect(core.mask(mine.owner)).toBe('acme/***/runs/42/attempts/1/abcdef');
+    expect(loadHeld(core)).toEqual([mine]);
+    expect(loadLease(core)).toEqual({ namespace: 'kube-system', name: 'infra-lease', owner: mine.owner });
+    expect(loadAccess(core)).toEqual({ annotationPrefix: 'infra.example.com/rar' });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthFields } from '../../src/core/model/credential.js';
-import { REDACTED, Redactor, secretForms } from '../../src/core/redact.js';
+import { MIN_DERIVED, REDACTED, Redactor, secretForms } from '../../src/core/redact.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const cred: AuthFields = { username: 'acme-bot', password: 'new-token-2026-11', auth: '', identitytoken: '' };
@@ -29,7 +29,15 @@ describe('secretForms', () => {
   it('no derived fragment short enough to match unrelated text', () => {
     const f = secretForms([{ username: 'u', password: 'abc', auth: '', identitytoken: '' }]);
     expect(f).toContain('abc');
-    expect(f.filter((x) => x !== 'abc' && x !== 'u:abc').every((x) => x.length >= 8)).toBe(true);
+    expect(f.filter((x) => x !== 'abc' && x !== 'u:abc').every((x) => x.length >= MIN_DERIVED)).toBe(true);
+  });
+
+  it('a short password is registered whole, its derived forms only from the floor up; what it masks is the password alone', () => {
+    // `bin` in base64 at the three alignments (`Ymlu`, `Jpbm`, `iaW`) sits inside ordinary base64 text
+    const f = secretForms([{ username: '', password: 'bin', auth: '', identitytoken: '' }]);
+    expect(f.sort()).toEqual([':bin', 'bin', 'OmJpbg=='].sort());
+    const cert = 'MIIBYmluZm9Jpbm9iaWxl';
+    expect(new Redactor(f).redact(`crt: ${cert}`)).toBe(`crt: ${cert}`);
   });
 });
 

@@ -8,7 +8,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, REGISTRY, type SimCluster } from '../../sim/cluster.js';
-import { effectiveAuth } from '../../sim/talos/machineconfig.js';
+import { effectiveAuth, SIM_MACHINE_TOKEN } from '../../sim/talos/machineconfig.js';
 import { A, act, ann, byName, node, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -67,6 +67,35 @@ describe('e2e: a patch of another form goes through talosctl, the rest over the 
     expect(effectiveAuth(mc)[REGISTRY]).toMatchObject({ username: NEW_CREDENTIAL.username, password: NEW_CREDENTIAL.password });
     expect(node(c, 'worker-1').spec?.unschedulable ?? false).toBe(false);
     expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
+  });
+
+  it('talosctl path: a node whose RegistryAuthConfig document would shadow the legacy form the patch sets is refused before its claim', async () => {
+    // Talos reads the document over the legacy map (container.RegistryAuthConfigs): merged by talosctl,
+    // this patch would leave the old credential in effect (sim/talos/machineconfig.ts effectiveAuth)
+    c = await startCluster({ defaultNodes: false, cliPath: true });
+    c.addNode({ name: 'worker-1', role: 'worker', version: '1.13', bootedAgoMs: 120_000, credentialForm: 'both' });
+    const before = c.talos.node('worker-1').machineConfig.text;
+    const run = await act(c, { 'auth-patch': writeWiderPatch(c) });
+    expect(run.exitCode, run.stdout).not.toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome).toBe('refused');
+    expect(d.reason).toContain(
+      `node worker-1 carries a RegistryAuthConfig document for ${REGISTRY}, which takes precedence over the legacy machine.registries.config.${REGISTRY}.auth entry this patch sets: put the credential in a RegistryAuthConfig document`,
+    );
+    // read with talosctl (the config's secrets masked wherever text leaves), and nothing on the node changed
+    expect(c.talos.commands.map((x) => x.command)).toContain('get');
+    expect(c.talos.mutatingCommands()).toEqual([]);
+    expect(c.talos.node('worker-1').machineConfig.text).toBe(before);
+    expect(node(c, 'worker-1').spec?.unschedulable ?? false).toBe(false);
+    expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
+    // the config read was registered for masking (the runner's add-mask), and no other line shows it
+    expect(run.stdout).toContain(`::add-mask::${SIM_MACHINE_TOKEN}`);
+    expect(
+      run.stdout
+        .split('\n')
+        .filter((l) => !l.startsWith('::add-mask::'))
+        .join('\n'),
+    ).not.toContain(SIM_MACHINE_TOKEN);
   });
 
   it('without talosctl on PATH the same patch is refused before anything is mutated, naming talosctl', async () => {

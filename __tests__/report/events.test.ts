@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_REASONS } from '../../src/core/events.js';
 import type { DecisionRecord, StepRecord } from '../../src/core/model/record.js';
 import { criRestartStep, STEP, verifyImageStep } from '../../src/core/steps.js';
-import { EVENT_MESSAGE_MAX, nodeEvents, runEvent } from '../../src/report/events.js';
+import { nodeEvents, runEvent } from '../../src/report/events.js';
 import { record } from './fixtures.js';
 
 /** Steps one second apart from 10:00:00, each lasting 500 ms; `fail` names the one that failed. */
@@ -120,14 +120,12 @@ describe('nodeEvents', () => {
     expect(events[1].message).toContain('no verified-revision');
   });
 
-  it('messages are one line within the note limit, and every reason is one of the documented list', () => {
-    const r = record('worker-2', 'failed', { reason: `line one\nline two ${'x'.repeat(3000)}`, steps: stepsOf([STEP.claim]) });
+  it('messages are built whole (the writer masks, folds and cuts them: __tests__/pipeline/events.test.ts), every reason documented', () => {
+    const reason = `line one\nline two ${'x'.repeat(3000)}`;
+    const r = record('worker-2', 'failed', { reason, nextStep: undefined, steps: stepsOf([STEP.claim]) });
     const events = nodeEvents(r);
-    for (const e of events) {
-      expect(e.message).not.toMatch(/\n/);
-      expect(e.message.length).toBeLessThanOrEqual(EVENT_MESSAGE_MAX);
-      expect(EVENT_REASONS).toContain(e.reason);
-    }
+    expect(events.find((e) => e.reason === 'RolloutFailed')?.message).toBe(reason);
+    for (const e of events) expect(EVENT_REASONS).toContain(e.reason);
   });
 });
 

@@ -1,7 +1,11 @@
 // The one way text leaves the action: every log line and log group, annotation, step output, job
-// summary, report file, failure message and saved state of the main step and of the post step is written through
+// summary, report file and failure message of the main step and of the post step is written through
 // a MaskedCore, which replaces every registered secret (in each of its forms, src/core/redact.ts)
-// before the runner sees it. This is the only file that imports the runner's protocol
+// before the runner sees it. The saved state goes through it too, but is never masked: the runner
+// keeps the state file to itself (it becomes the post step's `STATE_*` variables, shown nowhere), the
+// post step parses it, and a registered value that also occurs in an owner token, a node name or a uid
+// would rewrite it, so the post step would misread its own claim. Nothing secret is saved: only node
+// names, claims, the Lease's name and the kubectl flags (src/action/state.ts). This is the only file that imports the runner's protocol
 // (src/action/runnerCommands.ts; __tests__/repo/consistency.test.ts checks), so nothing can be written
 // unmasked, whoever writes it.
 //
@@ -104,8 +108,9 @@ export class MaskedCore implements CorePort {
     this.raw.setFailed(this.mask(message));
   }
 
+  /** As it is, never masked: the post step parses it (see the header); src/action/state.ts saves no secret. */
   saveState(name: string, value: string): void {
-    this.raw.saveState(name, this.mask(value));
+    this.raw.saveState(name, value);
   }
 
   /** A file of the run (the report file), its text masked like every other sink's. */

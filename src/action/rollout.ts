@@ -97,6 +97,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
     talos: ports.talos,
     config,
     desired: inputs.authPatch.desired,
+    patchForms: inputs.authPatch.credentialForms,
     owner,
     keys: annotationKeys(config.annotationPrefix),
     pollIntervalMs: knobs.pollIntervalMs,

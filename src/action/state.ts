@@ -1,6 +1,8 @@
 // Everything the main step hands to the post step (`post-if: always()`, a fresh process), in one
 // place: each saved key, its type, and its save/load. The post step reads only this, so it never
-// re-derives an input or its default: the main step saves what it resolved.
+// re-derives an input or its default: the main step saves what it resolved. Nothing here is a secret
+// (node names, claims, the Lease's name, the kubectl flags), and the masking port writes it as it is
+// (src/action/masked.ts): a masked byte would be a wrong reading of the run's own claim.
 import { NODE_PHASES, type HeldNode, type NodePhase } from '../core/model/phase.js';
 
 /** The step-state port: `core.saveState` / `core.getState`, or a map in tests. */

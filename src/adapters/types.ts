@@ -15,6 +15,7 @@ import type {
   TimeStatusReading,
 } from '../core/model/readings.js';
 import type { ConfigPreview } from '../core/model/record.js';
+import type { CredentialForms } from '../core/model/credential.js';
 
 // The data the rules judge lives in core/model/cluster.ts; re-exported for the adapters' callers.
 export type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState } from '../core/model/cluster.js';
@@ -151,6 +152,13 @@ export interface TalosClient {
    * ToolError.
    */
   previewCredentialPatch?(address: string): Promise<ConfigPreview>;
+  /**
+   * Which credential forms the node's machine config carries (by host, no value), read before a patch
+   * that talosctl applies with Talos's own merge. Absent on a client that writes the credential itself
+   * in every form the node carries (the API path with a credential-form patch), where no form can be
+   * left shadowed. The config's secrets are registered for masking as it is read. Throws ToolError.
+   */
+  readCredentialForms?(address: string): Promise<CredentialForms>;
   etcdStatus(address: string): Promise<EtcdMemberStatus[]>;
   etcdAlarms(address: string): Promise<EtcdAlarm[]>;
   /** etcd's member list as the etcd at `address` holds it (its local copy: QueryLocal) */

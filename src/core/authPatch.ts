@@ -6,7 +6,7 @@
 // The values are secrets: they are returned for masking at once and never put into an error.
 import { type Document, parseAllDocuments } from 'yaml';
 import { InputError } from './errors.js';
-import type { AuthFields, DesiredCredential } from './model/credential.js';
+import type { AuthFields, DesiredCredential, PatchForms } from './model/credential.js';
 import { secretForms } from './redact.js';
 import { scalarText } from './text.js';
 
@@ -29,6 +29,8 @@ export interface ParsedAuthPatch {
   secrets: string[];
   /** whether the patch is one of the two credential forms (applied over the Talos API), and what it changes */
   form: PatchClass;
+  /** the credential forms the patch writes per host, and the documents it deletes (no secret) */
+  credentialForms: PatchForms;
 }
 
 /** One host's credential as the patch carries it (the RegistryAuthConfig document's over the legacy map's). */
@@ -75,6 +77,7 @@ export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch 
 function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'form'> {
   const legacy = new Map<string, AuthFields>();
   const documents = new Map<string, AuthFields>();
+  const deletedDocuments: string[] = [];
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) {
       // The parser's message quotes the offending source line, which may hold the secret: report the position only.
@@ -93,7 +96,10 @@ function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'f
     if (o.kind === 'RegistryAuthConfig') {
       const name = scalarText(o.name).trim();
       if (!name) throw new InputError('auth-patch', `document ${i + 1} (RegistryAuthConfig) has no name`);
-      if (o.$patch === 'delete') continue;
+      if (o.$patch === 'delete') {
+        deletedDocuments.push(name);
+        continue;
+      }
       documents.set(name, fieldsOf(o));
       continue;
     }
@@ -131,7 +137,8 @@ function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'f
   const fields = merged.get(host)!;
   const secrets = secretForms(merged.values());
   const credentials = hosts.map((h) => ({ host: h, fields: merged.get(h)! }));
-  return { desired: { host, tomlHost: tomlHostFor(host), fields }, credentials, secrets };
+  const credentialForms: PatchForms = { documents: [...documents.keys()].sort(), legacy: [...legacy.keys()].sort(), deletedDocuments };
+  return { desired: { host, tomlHost: tomlHostFor(host), fields }, credentials, secrets, credentialForms };
 }
 
 // --- the patch's form: one of the two credential forms, or anything else --------------------------

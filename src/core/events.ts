@@ -31,7 +31,7 @@ export interface RolloutEvent {
   about: EventSubject;
   reason: EventReason;
   type: 'Normal' | 'Warning';
-  /** one line */
+  /** the whole text as built; its writer masks it, folds it onto one line and cuts it (src/pipeline/events.ts) */
   message: string;
   /** when it happened (ISO, the runner's clock) */
   at: string;

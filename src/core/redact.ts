@@ -13,10 +13,21 @@ import type { AuthFields } from './model/credential.js';
 export const REDACTED = '***';
 
 /**
- * Derived forms shorter than this are not registered: a fragment of 7 base64 characters or fewer
- * would match unrelated text and wreck it. The values themselves are always registered.
+ * The floor on a derived form's length: a base64 text, a base64 fragment or a URL-encoded spelling
+ * shorter than 8 characters is not registered. Why 8: a derived form is made of letters and digits
+ * that occur everywhere (a 4-byte password's base64 fragments are 4–5 characters, `YWJj`, `Ymlu`, and
+ * such strings sit inside every certificate, node name, uid and owner token the action prints), while
+ * 8 base64 characters carry 48 bits, so a chance match in unrelated text is negligible. Masking a
+ * chance match is not harmless: it rewrites the run's words in the log, the summary and the outputs.
+ * The cost: inside a longer base64 text, a secret shorter than 7 bytes is not found at every byte
+ * alignment (its fragments there are 7 characters or fewer); its own base64, padding included, is
+ * 8 characters from 4 bytes up and still counts. The values themselves (the password,
+ * `auth`, the identity token, `user:password`, what `auth` decodes to) are always registered whatever
+ * their length, as the runner registers a secret (core.setSecret), and so is a value's JSON spelling
+ * (Redactor.add): it differs from the value only where it has a backslash, which none of the text the
+ * action prints around it has.
  */
-const MIN_DERIVED = 8;
+export const MIN_DERIVED = 8;
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 

@@ -27,6 +27,8 @@ export const STEP = {
   /** the release after a stop: the node is given back as it was */
   releaseRestore: 'release (restore)',
   readNode: 'read node',
+  /** before the claim, when Talos's merge applies the patch: the credential forms the node's config carries */
+  readCredentialForms: 'read the credential forms of the machine config',
   readEvidence: 'read reboot evidence',
   /** the phase annotation set to `mutating` before Talos may be touched */
   markMutating: 'phase=mutating',

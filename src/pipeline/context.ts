@@ -7,7 +7,7 @@ import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
 import { HoldRecorder } from './holds.js';
 import { SettleGate } from './settle.js';
-import type { DesiredCredential } from '../core/model/credential.js';
+import type { DesiredCredential, PatchForms } from '../core/model/credential.js';
 import type { AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import type { Reading } from '../core/model/readings.js';
@@ -66,6 +66,8 @@ export interface RolloutDeps {
   preflight?: () => Promise<PreflightSummary>;
   config: Config;
   desired: DesiredCredential;
+  /** the credential forms the auth patch writes (src/core/authPatch.ts): checked against each node's before its claim when Talos's merge applies the patch */
+  patchForms?: PatchForms;
   /** this run's claim token */
   owner: string;
   keys: AnnotationKeys;

@@ -6,14 +6,14 @@ import type { KubeClient } from '../adapters/types.js';
 import { errorMessage } from '../core/errors.js';
 import type { RolloutEvent } from '../core/events.js';
 import type { DecisionRecord } from '../core/model/record.js';
-import { nodeEvents } from '../report/events.js';
+import { eventMessage, nodeEvents } from '../report/events.js';
 
 export class EventWriter {
   #warning?: string;
 
   constructor(
     private readonly kube: KubeClient,
-    /** the run's masking of its secrets, applied to every message (messages never carry one, but any reader of Events sees them) */
+    /** the run's masking of its secrets, applied to every message whole (messages never carry one, but any reader of Events sees them) */
     private readonly redact: (text: string) => string = (t) => t,
     /** the run's owner token, written as each Event's reportingInstance */
     private readonly run?: string,
@@ -29,11 +29,18 @@ export class EventWriter {
     return this.write(nodeEvents(record), log);
   }
 
-  /** Never throws: the first failure is logged and kept as the run's warning, later ones are not said again. */
+  /**
+   * The one place an Event's text leaves the action. Each message is masked whole first, and only then
+   * folded onto one line and cut to the note limit: a secret straddling the cut would otherwise be cut
+   * before the masking could recognise it, and its prefix would stay in the Event. Never throws: the
+   * first failure is logged and kept as the run's warning, later ones are not said again.
+   */
   async write(events: RolloutEvent[], log: (message: string) => void): Promise<void> {
     if (events.length === 0) return;
     try {
-      await this.kube.createEvents(events.map((e) => ({ ...e, message: this.redact(e.message), ...(this.run ? { run: this.run } : {}) })));
+      await this.kube.createEvents(
+        events.map((e) => ({ ...e, message: eventMessage(this.redact(e.message)), ...(this.run ? { run: this.run } : {}) })),
+      );
     } catch (e) {
       if (this.#warning) return;
       this.#warning =

@@ -8,6 +8,7 @@ import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
+import { shadowedCredentials } from '../rules/credentialForms.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
@@ -22,6 +23,7 @@ import { patchNodeSurvivingTransport } from './transport.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const fresh = await readFresh(ctx, run); // 3.1
+  await refuseShadowedCredential(ctx, run); // 3.1b
   await claim(ctx, run, fresh); // 3.2
   const before = await readEvidenceBefore(ctx, run); // 3.3
   await markMutating(ctx, run); // 3.4
@@ -49,6 +51,32 @@ async function readFresh(ctx: RunContext, run: NodeRun): Promise<NodeState> {
     });
   }
   return fresh;
+}
+
+/**
+ * 3.1b A patch Talos's own merge applies (talosctl) cannot put the credential where Talos reads it
+ * when the node's config carries a RegistryAuthConfig document for a host the patch sets only in
+ * the legacy form (src/rules/credentialForms.ts): the old credential would stay in effect, and the node
+ * would be drained and rebooted for nothing and left fenced by its failed proof. Checked before the
+ * claim, so a refused node is not even cordoned: only a read has happened. (After the claim, the read
+ * would be nearer the patch, but no read can be atomic with the patch anyway: a machine config has no
+ * compare-and-swap, and the proof after the reboot still catches a change in between.)
+ */
+async function refuseShadowedCredential(ctx: RunContext, run: NodeRun): Promise<void> {
+  const read = ctx.talos.readCredentialForms?.bind(ctx.talos);
+  const patch = ctx.patchForms;
+  if (!read || !patch || patch.legacy.length === 0) return;
+  const forms = await run.step(
+    STEP.readCredentialForms,
+    () => read(run.address),
+    (f) => `RegistryAuthConfig documents: ${f.documents.join(', ') || 'none'}; legacy auth maps: ${f.legacy.join(', ') || 'none'}`,
+  );
+  const why = shadowedCredentials(run.node.name, patch, forms);
+  if (why.length > 0) {
+    throw new NodeStop('refused', why.join('; '), {
+      nextStep: `Nothing was changed: the node was not claimed, cordoned or patched. Change the auth patch as said, then rerun.`,
+    });
+  }
 }
 
 /** 3.2 Claim: cordon and owner token in one CAS-guarded patch. */

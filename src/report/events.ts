@@ -1,7 +1,9 @@
 // The Kubernetes Events of a node's roll, built from its decision record alone (what `kubectl describe
 // node` shows), and the run's one Event on its Lease. Pure: plain objects in, plain objects out; the
 // pipeline writes them (src/pipeline/events.ts) and kubectl turns them into core/v1 Events
-// (src/adapters/kube/eventList.ts). Messages are one line, cut to the Event API's note limit.
+// (src/adapters/kube/eventList.ts). Messages are built whole: the writer masks them, then folds each
+// onto one line and cuts it to the Event API's note limit (eventMessage), so a cut never falls inside
+// a secret before the masking could see it whole.
 import type { EventReason, RolloutEvent } from '../core/events.js';
 import type { ActionResult, DecisionRecord, StepRecord } from '../core/model/record.js';
 import { plural } from '../core/format.js';
@@ -81,7 +83,7 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
   const stopped = STOPPED[r.outcome];
   if (stopped)
     out.push({ reason: stopped, type: 'Warning', message: `${r.reason}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`, at: endedAt });
-  return ordered(out).map((e) => ({ about, ...e, message: eventMessage(e.message) }));
+  return ordered(out).map((e) => ({ about, ...e }));
 }
 
 const STOPPED: Partial<Record<DecisionRecord['outcome'], EventReason>> = {
@@ -95,7 +97,10 @@ function ordered<T extends { at: string }>(events: T[]): T[] {
   return [...events].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
 }
 
-/** One line, within the note limit. */
+/**
+ * One line, within the note limit: the last change an Event's text gets, applied by its writer
+ * (src/pipeline/events.ts) after the masking, never here by a builder.
+ */
 export function eventMessage(text: string): string {
   return truncateText(oneLine(text), EVENT_MESSAGE_MAX);
 }
@@ -115,7 +120,7 @@ export function runEvent(
     about: { kind: 'Lease', ...lease },
     reason,
     type: reason === 'RolloutSucceeded' ? 'Normal' : 'Warning',
-    message: eventMessage(`the run ended ${run.result}${why} (${nodes}${left})`),
+    message: `the run ended ${run.result}${why} (${nodes}${left})`,
     at: run.at,
   };
 }

@@ -8,7 +8,6 @@ import type { HeldNode } from '../core/model/phase.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import type { PostChoice, ReleasedFrom } from '../rules/postStep.js';
 import type { Annotation } from './annotations.js';
-import { eventMessage } from './events.js';
 
 /** One held node: what the post step chose and what came of it. */
 export interface PostNodeResult {
@@ -92,7 +91,7 @@ export function postStepEvents(r: PostReport, at: string): RolloutEvent[] {
     const a = one.annotations[0];
     if (!a) continue;
     const about = { kind: 'Node' as const, name: n.held.node, uid: n.now.uid };
-    const message = eventMessage(`post step: ${a.message}`);
+    const message = `post step: ${a.message}`;
     events.push(
       a.kind === 'notice'
         ? { about, reason: 'Released', type: 'Normal', message, at }

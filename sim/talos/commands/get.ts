@@ -1,7 +1,9 @@
 // `talosctl get <type> [<id>] [-o table|yaml|json]` for the COSI resources the evidence rules read.
 // The type is resolved once, on the first node (ResolveResourceKind); each node is then asked on its
 // own, and per-node failures are gathered into a multierror without node names (v1.13.8 get.go).
+import { Document } from 'yaml';
 import { grpcError, multiError, rfc3339 } from '../format.js';
+import { renderConfigText } from '../machineconfig.js';
 import type { NodeRuntime } from '../state.js';
 import type { CommandContext } from './context.js';
 import { flag } from './context.js';
@@ -16,6 +18,10 @@ export interface CosiResource {
   updated: number;
   /** in the spec's YAML field order */
   spec: Array<[string, SpecValue]>;
+  /** metadata.annotations (cosi prints them after `updated` when there are any) */
+  annotations?: Record<string, string>;
+  /** a spec that marshals as ONE string scalar (the MachineConfig: v1alpha1Spec.MarshalYAML returns the config's bytes) */
+  specText?: string;
 }
 
 export interface ResourceDefinition {
@@ -145,9 +151,24 @@ export const RESOURCES: ResourceDefinition[] = [
       },
     ];
   }),
+  // The spec is the whole config as one string (pkg/machinery/resources/config/machine_config.go
+  // v1alpha1Spec.MarshalYAML; NewMachineConfigWithID sets the `talos.dev/yaml-spec: "1"` annotation),
+  // printed by `get -o yaml` as go-yaml encodes a multi-line string: a literal block
+  // (cmd/talosctl/cmd/talos/output/yaml.go, v1.13.9). Only admins may read it (Sensitive).
   rd('MachineConfigs.config.talos.dev', 'config', 'MachineConfig', [], [], (rt) => {
     const mc = rt.node.machineConfig;
-    return [{ id: 'v1alpha1', version: mc.version, owner: '', created: rt.node.bootedAtMs, updated: rt.node.bootedAtMs, spec: [] }];
+    return [
+      {
+        id: 'v1alpha1',
+        version: mc.version,
+        owner: '',
+        created: rt.node.bootedAtMs,
+        updated: rt.node.bootedAtMs,
+        spec: [],
+        annotations: { 'talos.dev/yaml-spec': '1' },
+        specText: renderConfigText(mc),
+      },
+    ];
   }),
 ];
 
@@ -175,6 +196,12 @@ function yamlDoc(node: string, def: ResourceDefinition, r: CosiResource): string
   y += `    namespace: ${def.namespace}\n    type: ${def.type}\n    id: ${r.id}\n    version: ${r.version}\n`;
   y += r.owner ? `    owner: ${r.owner}\n` : '    owner:\n';
   y += `    phase: running\n    created: ${rfc3339(r.created)}\n    updated: ${rfc3339(r.updated)}\n`;
+  // cosi-project/runtime pkg/resource/metadata.go MarshalYAML: labels, then annotations, after `updated`
+  if (r.annotations && Object.keys(r.annotations).length > 0)
+    y += `    annotations:\n${Object.entries(r.annotations)
+      .map(([k, v]) => `        ${k}: ${yamlString(v)}\n`)
+      .join('')}`;
+  if (r.specText !== undefined) return y + new Document({ spec: r.specText }).toString({ indent: 4, lineWidth: 0, blockQuote: 'literal' });
   y += r.spec.length ? `spec:\n${r.spec.map(([k, v]) => `    ${k}: ${yamlValue(v)}\n`).join('')}` : 'spec: {}\n';
   return y;
 }
@@ -203,8 +230,9 @@ function jsonDoc(node: string, def: ResourceDefinition, r: CosiResource): string
       phase: 'running',
       created: rfc3339(r.created),
       updated: rfc3339(r.updated),
+      ...(r.annotations ? { annotations: r.annotations } : {}),
     },
-    spec: Object.fromEntries(r.spec),
+    spec: r.specText ?? Object.fromEntries(r.spec),
     node,
   };
   return `${JSON.stringify(sortKeys(data), null, 4)}\n`;

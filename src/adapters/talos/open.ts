@@ -58,7 +58,7 @@ const CLI_PRECISION =
  * every input error pays (bench/startup.ts).
  */
 export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTalos> {
-  const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path, patchFile: opts.authPatch?.path });
+  const cli = new Talosctl({ runner: opts.runner, talosconfig: opts.path, patchFile: opts.authPatch?.path, secret: opts.secret });
   const path = talosconfigPath(opts);
   if (!opts.path && !existsSync(path)) {
     // talosctl has further defaults (e.g. the in-cluster /var/run/secrets/talos.dev/config): let it decide
@@ -97,7 +97,7 @@ export async function openTalosClient(opts: OpenTalosOptions): Promise<OpenedTal
     ? { changes: patch.changes, log: opts.log ?? (() => undefined), secret: opts.secret ?? (() => undefined) }
     : undefined;
   const notApplied = patch && !patch.ours ? patch.why : 'no auth patch given';
-  const api = new TalosApi(conn, cli, { apply, notApplied, reboot: { signal: opts.runner.signal } });
+  const api = new TalosApi(conn, cli, { apply, notApplied, secret: opts.secret, reboot: { signal: opts.runner.signal } });
   const checkedFor = opts.serverName ? `, server certificate checked for ${conn.serverName}` : '';
   const patches = apply
     ? 'the credential patch through ApplyConfiguration (NO_REBOOT)'

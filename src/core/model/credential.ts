@@ -18,3 +18,20 @@ export interface DesiredCredential {
   tomlHost: string;
   fields: AuthFields;
 }
+
+/**
+ * Which of Talos's two credential forms a machine config carries, by registry host: a
+ * `RegistryAuthConfig` document (Talos 1.12+), and the legacy `machine.registries.config.<host>.auth`
+ * map. Talos reads a host's document over its legacy map (docs/talos-api.md, "Which forms are written").
+ */
+export interface CredentialForms {
+  /** hosts with a RegistryAuthConfig document */
+  documents: string[];
+  /** hosts with a legacy auth map */
+  legacy: string[];
+}
+
+/** The forms an auth patch writes, and the RegistryAuthConfig documents it deletes (`$patch: delete`). */
+export interface PatchForms extends CredentialForms {
+  deletedDocuments: string[];
+}

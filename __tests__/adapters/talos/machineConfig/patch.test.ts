@@ -368,3 +368,79 @@ describe('the evidence and the edit agree on which credential is effective', () 
     expect(authAt(docsOf(out.text!)[0], 'ghcr.io')).toEqual({ identityToken: 'idt-doc' });
   });
 });
+
+describe('an auth map shared by two hosts through a YAML anchor: the edit no longer fails its own check on every rerun', () => {
+  const SHARED = `version: v1alpha1
+machine:
+  registries:
+    config:
+      ghcr.io:
+        auth: &creds # one robot for both
+          username: old-user
+          password: 012345
+      quay.io:
+        auth: *creds
+      docker.io:
+        auth: *creds
+cluster: {}
+`;
+  const legacyFor = (host: string) => LEGACY_NEW.replace('ghcr.io', host);
+
+  it('the anchored map is replaced by a new one; the first alias takes the anchor and the old map, inline; the others keep their value', () => {
+    const out = applyCredentialChanges(SHARED, changes(LEGACY_NEW));
+    expect(out.text).toBe(`version: v1alpha1
+machine:
+  registries:
+    config:
+      ghcr.io:
+        auth: # one robot for both
+          username: new-user
+          password: new-pass
+      quay.io:
+        auth: &creds {username: old-user, password: 012345}
+      docker.io:
+        auth: *creds
+cluster: {}
+`);
+    const v1 = docsOf(out.text!)[0];
+    expect(authAt(v1, 'ghcr.io')).toEqual({ username: 'new-user', password: 'new-pass' });
+    // 012345 is still the int Go's YAML reads (an octal), not a string: the old text is copied, never re-rendered
+    expect(effectiveCredentials(out.text!).get('quay.io')?.fields).toEqual(effectiveCredentials(SHARED).get('quay.io')?.fields);
+    expect(authAt(v1, 'docker.io')).toEqual(authAt(docsOf(SHARED)[0], 'docker.io'));
+    // a rerun finds the change made and sends nothing
+    expect(pendingChanges(out.text!, changes(LEGACY_NEW))).toEqual([]);
+  });
+
+  it('a flow map with its anchor, and an alias as the target (the anchored host keeps its value)', () => {
+    const flow = SHARED.replace(
+      'auth: &creds # one robot for both\n          username: old-user\n          password: 012345',
+      'auth: &creds {username: old-user, password: "012345"}',
+    );
+    const out = applyCredentialChanges(flow, changes(LEGACY_NEW));
+    expect(out.text).toContain('      ghcr.io:\n        auth: {username: new-user, password: new-pass}\n');
+    expect(out.text).toContain('      quay.io:\n        auth: &creds {username: old-user, password: "012345"}\n');
+    const viaAlias = applyCredentialChanges(SHARED, changes(legacyFor('quay.io')));
+    expect(viaAlias.text).toBe(
+      SHARED.replace('quay.io:\n        auth: *creds', 'quay.io:\n        auth: {username: new-user, password: new-pass}'),
+    );
+  });
+
+  const HOST_ANCHOR = `version: v1alpha1\nmachine:\n  registries:\n    config:\n      ghcr.io: &robot\n        auth:\n          username: old-user\n          password: old-pass\n      quay.io: *robot\n`;
+
+  it('an anchored map above the auth map, aliased elsewhere, is refused up front naming the anchor; so is an alias on the way', () => {
+    expect(() => applyCredentialChanges(HOST_ANCHOR, changes(LEGACY_NEW))).toThrow(
+      /cannot take v1alpha1 machine\.registries\.config\.ghcr\.io\.auth: machine\.registries\.config\.ghcr\.io is the anchor &robot, which quay\.io's value is an alias of/,
+    );
+    expect(() => applyCredentialChanges(HOST_ANCHOR, changes(legacyFor('quay.io')))).toThrow(
+      /machine\.registries\.config\.quay\.io is an alias \(\*robot\)/,
+    );
+  });
+
+  it('the check after the edit sees a change that reached another host through an alias (the aliases read one object)', () => {
+    const both = HOST_ANCHOR.replace(
+      'username: old-user\n          password: old-pass',
+      'username: new-user\n          password: new-pass',
+    );
+    expect(() => verifyPatched(HOST_ANCHOR, both, changes(LEGACY_NEW))).toThrow(/reads differently outside the auth maps written/);
+  });
+});

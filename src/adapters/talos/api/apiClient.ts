@@ -24,7 +24,9 @@ import { parseCriRegistryAuth } from '../criToml.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import type { CredentialChange } from '../../../core/authPatch.js';
-import { type ApplyOptions, applyCredential, previewCredential } from './applyConfig.js';
+import { type ApplyOptions, applyCredential, previewCredential, readConfig } from './applyConfig.js';
+import { credentialFormsOf, MachineConfigError } from '../machineConfig/documents.js';
+import type { CredentialForms } from '../../../core/model/credential.js';
 import { type TalosConnection, grpcDetailsOf } from './connection.js';
 import { RPC } from './proto.js';
 import {
@@ -64,9 +66,17 @@ export class TalosApi implements TalosClient {
       apply?: ApplyOptions & { changes: CredentialChange[] };
       /** when `apply` is unset: why the patch is not applied over the API (plan mode says it) */
       notApplied?: string;
+      /** registers a secret of a machine config read (readCredentialForms), for masking */
+      secret?: (value: string) => void;
       reboot?: ApiRebootOptions;
     } = {},
-  ) {}
+  ) {
+    // absent when the patch is applied here: applyConfig.ts writes every form the node carries
+    if (!opts.apply) this.readCredentialForms = (address) => this.credentialForms(address);
+  }
+
+  /** see TalosClient.readCredentialForms: set only when talosctl applies the patch with Talos's merge */
+  readonly readCredentialForms?: (address: string) => Promise<CredentialForms>;
 
   close(): void {
     this.conn.close();
@@ -245,6 +255,17 @@ export class TalosApi implements TalosClient {
       };
     }
     return previewCredential(this.conn, address, this.opts.apply.changes, this.opts.apply);
+  }
+
+  /** The forms the node's config carries, for the patch talosctl applies with Talos's merge (readCredentialForms). */
+  private async credentialForms(address: string): Promise<CredentialForms> {
+    const body = await readConfig(this.conn, address, { secret: this.opts.secret ?? (() => undefined) });
+    try {
+      return credentialFormsOf(body);
+    } catch (e) {
+      if (e instanceof MachineConfigError) throw unparseable(RPC.cosiGet.path, address, e.message);
+      throw e;
+    }
   }
 
   patchMachineConfig(address: string): Promise<void> {

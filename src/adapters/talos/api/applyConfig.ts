@@ -67,7 +67,8 @@ export function machineConfigBody(resource: Plain): string {
   return body;
 }
 
-async function readConfig(conn: TalosConnection, node: string, opts: Pick<ApplyOptions, 'secret'>): Promise<string> {
+/** The node's active config body (COSI Get of MachineConfig), its secrets registered first. */
+export async function readConfig(conn: TalosConnection, node: string, opts: Pick<ApplyOptions, 'secret'>): Promise<string> {
   const res = await conn.unary('cosiGet', node, { ...MACHINE_CONFIG });
   const resource = (res.resource ?? {}) as Plain;
   const md = (resource.metadata ?? {}) as Plain;

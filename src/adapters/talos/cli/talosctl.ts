@@ -25,12 +25,18 @@ import { parseEtcdAlarms, parseEtcdMembers, parseEtcdStatus } from './parse/etcd
 import { formatGoDuration } from './parse/goDuration.js';
 import { parseServiceView, unreadableCriView } from './parse/service.js';
 import { parseVersion } from './parse/version.js';
+import { machineConfigBodyOfGet } from './parse/machineConfigGet.js';
+import { credentialFormsOf, MachineConfigError } from '../machineConfig/documents.js';
+import { configSecrets } from '../machineConfig/secrets.js';
+import type { CredentialForms } from '../../../core/model/credential.js';
 
 export interface TalosctlOptions {
   runner: Runner;
   talosconfig?: string;
   /** the auth patch file `patch machineconfig --patch-file` applies (the run's one patch); without it patchMachineConfig refuses */
   patchFile?: string;
+  /** registers a secret of a machine config read (readCredentialForms), for masking wherever text leaves the action */
+  secret?: (value: string) => void;
   /** default `talosctl` (looked up on PATH) */
   binary?: string;
   /** our deadline for every call except reboot; default 60 s */
@@ -60,6 +66,7 @@ export class Talosctl implements TalosClient {
   private readonly calls: TalosctlCalls;
   private readonly files: TalosctlFiles;
   private readonly patchFile?: string;
+  private readonly secret: (value: string) => void;
   private readonly rebootTimeoutMs: number;
 
   constructor(opts: TalosctlOptions) {
@@ -72,6 +79,7 @@ export class Talosctl implements TalosClient {
     });
     this.files = new TalosctlFiles(this.calls, { listDirectories: opts.listDirectories ?? true });
     this.patchFile = opts.patchFile;
+    this.secret = opts.secret ?? (() => undefined);
     this.rebootTimeoutMs = opts.rebootTimeoutMs ?? 30 * 60_000;
   }
 
@@ -200,6 +208,24 @@ export class Talosctl implements TalosClient {
     const first = this.calls.errorItems(call)[0];
     if (!call.result.timedOut && first?.cause === 'not-found') return { ok: true, value: { path, exists: false, auth: {} } };
     return this.calls.failed(call, address, this.calls.causeOf(call), first?.message ?? '');
+  }
+
+  /**
+   * The credential forms the node's active config carries (`get machineconfig v1alpha1 -o yaml`): this
+   * client always patches through Talos's merge. The config's secrets are registered before anything
+   * could quote them; the output is never logged (only the command line is).
+   */
+  async readCredentialForms(address: string): Promise<CredentialForms> {
+    const call = await this.calls.call([address], ['get', 'machineconfig', 'v1alpha1', '-o', 'yaml']);
+    if (call.result.exitCode !== 0 || call.result.timedOut) throw this.calls.toolError(call, this.calls.causeOf(call), address);
+    const body = this.calls.parseOrThrow(call, address, () => machineConfigBodyOfGet(call.result.stdout));
+    try {
+      for (const s of configSecrets(body)) this.secret(s);
+      return credentialFormsOf(body);
+    } catch (e) {
+      if (e instanceof MachineConfigError) throw this.calls.unparseable(call, address, e.message);
+      throw e;
+    }
   }
 
   async patchMachineConfig(address: string): Promise<void> {

@@ -7,6 +7,7 @@
 // and line/column positions.
 import { type Document, parseAllDocuments } from 'yaml';
 import { documentStart } from '../../../core/authPatch.js';
+import type { CredentialForms } from '../../../core/model/credential.js';
 
 export type Tree = Record<string, unknown>;
 export const isObj = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -128,6 +129,18 @@ export function effectiveOf(values: unknown[]): Map<string, { fields: Fields; fr
       out.set(v.name, { fields: fieldsOf(v) ?? {}, from: documentLabel(v.name) });
   }
   return out;
+}
+
+/** Which credential forms the config carries, by host (no value): its RegistryAuthConfig documents and its legacy auth maps. */
+export function credentialFormsOf(configText: string): CredentialForms {
+  const { values } = parseConfig(configText);
+  const legacy = Object.entries(configMap(values) ?? {})
+    .filter(([, entry]) => isObj(entry) && isObj(entry.auth))
+    .map(([host]) => host);
+  const documents = values
+    .filter((v): v is Tree => isObj(v) && v.kind === 'RegistryAuthConfig' && typeof v.name === 'string')
+    .map((v) => v.name as string);
+  return { documents: documents.sort(), legacy: legacy.sort() };
 }
 
 function configMap(values: unknown[]): Tree | undefined {

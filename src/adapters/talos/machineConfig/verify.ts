@@ -62,7 +62,9 @@ export function verifyParsed(
     if (!written.has(label)) fail(`${label} was added`, label);
   }
   if (v1 >= 0) {
-    const expected = structuredClone(before.values[v1]) as Tree;
+    // unshared: YAML aliases read one object, and structuredClone would keep them one, so writing one
+    // host's auth map would write every alias of it in the expectation too and hide that change
+    const expected = unshared(before.values[v1]) as Tree;
     for (const d of desired) if (written.has(legacyLabel(d.host))) setPlain(expected, LEGACY_PATH(d.host), { ...d.fields });
     if (!same(expected, after.values[v1])) fail('the v1alpha1 document reads differently outside the auth maps written', 'v1alpha1');
   }
@@ -87,6 +89,13 @@ function setPlain(root: Tree, path: string[], value: unknown): void {
     at = at[k] as Tree;
   }
   at[path[path.length - 1]] = value;
+}
+
+/** A deep copy in which no two places share an object, as the text reads once every alias is written out. */
+function unshared(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(unshared);
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unshared(x)]));
+  return v;
 }
 
 /** Deep equality of plain YAML values, key order ignored. */

@@ -11,7 +11,16 @@
 // A value is written plain when every reader, Go's YAML included, reads it back as the same string
 // (an unchanged username keeps its line byte for byte), else double-quoted (a JSON string is a YAML
 // double-quoted scalar). Pure; the error never quotes the text.
-import { isMap, isScalar, isSeq, parseDocument, type Pair, type YAMLMap } from 'yaml';
+// - Anchors (`auth: &c {…}` for one host, `auth: *c` for another): an alias reads the anchored node,
+//   so editing that node in place would change every host whose value is an alias of it, and the check
+//   after the edit (verify.ts) would refuse it on every rerun. So when the target map is an anchor that
+//   is aliased elsewhere, the new map replaces it without the anchor, and the first alias becomes the
+//   anchor with the old map written inline, its keys' and values' own text copied (never re-rendered:
+//   `012345` stays Go's octal int); later aliases read it there, so every other host keeps its value.
+//   A map above the target that is an aliased anchor, an alias on the way to the target, or an
+//   aliased anchor inside the target cannot be edited without changing another value: refused up
+//   front, naming the anchor.
+import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Alias, type Document, type Pair, type YAMLMap } from 'yaml';
 
 export type Tree = { [key: string]: string | Tree };
 
@@ -38,16 +47,113 @@ export function setMapAt(docText: string, path: string[], value: Tree): string {
   let map: YAMLMap = doc.contents;
   for (let i = 0; i < path.length; i++) {
     const here = path.slice(0, i + 1).join('.');
+    // an edit inside `map` is an edit of every value that is an alias of it
+    refuseShared(doc, map, path.slice(0, i).join('.') || 'the document');
     const pair = map.items.find((p) => isScalar(p.key) && String(p.key.value) === path[i]);
     const rest = nest(path.slice(i + 1), value);
     if (!pair) return insertPair(docText, map, path[i], rest, eol, step);
     const v = pair.value;
-    if (i === path.length - 1 || isEmptyValue(v)) return replaceValue(docText, pair, rest, eol, step);
+    // the target itself may be an alias: its text is replaced by the new map, the anchor keeps its value
+    if (i === path.length - 1 || isEmptyValue(v)) {
+      const aliases = isMap(v) || isSeq(v) ? aliasesOf(doc, v) : [];
+      for (const inner of anchoredBelow(doc, v)) refuseShared(doc, inner, `a value inside ${here}`);
+      if (aliases.length === 0) return replaceValue(docText, pair, rest, eol, step);
+      return replaceAnchored(docText, pair, here, aliases[0], rest, eol, step);
+    }
+    if (isAlias(v))
+      throw new YamlEditError(
+        `${here} is an alias (*${v.source}) of a value another key holds: give it a value of its own in the machine config, then rerun`,
+      );
     if (!isMap(v)) throw new YamlEditError(`${here} is not a mapping`);
     map = v;
   }
   /* c8 ignore next */
   throw new YamlEditError('unreachable');
+}
+
+/** The aliases that read `node`, in the text's order (an anchor may be redefined: only those resolving to this node). */
+function aliasesOf(doc: Document, node: unknown): Alias[] {
+  const out: Alias[] = [];
+  visit(doc, {
+    Alias(_key, a) {
+      if (a.resolve(doc) === node) out.push(a);
+    },
+  });
+  return out.sort((a, b) => a.range![0] - b.range![0]);
+}
+
+/** Where an alias sits, for a message: the key whose value it is. */
+function holderOf(doc: Document, alias: Alias): string {
+  let holder = 'a value';
+  visit(doc, {
+    Alias(_key, a, path) {
+      const parent = path[path.length - 1];
+      if (a === alias && isPair(parent) && isScalar(parent.key)) holder = `${String(parent.key.value)}'s value`;
+    },
+  });
+  return holder;
+}
+
+/** Refuses an edit inside `node` when `node` is an anchor another value is an alias of: that value would change too. */
+function refuseShared(doc: Document, node: unknown, where: string): void {
+  const anchor = (node as { anchor?: string }).anchor;
+  if (!anchor) return;
+  const aliases = aliasesOf(doc, node);
+  if (aliases.length === 0) return;
+  throw new YamlEditError(
+    `${where} is the anchor &${anchor}, which ${holderOf(doc, aliases[0])} is an alias of: an edit inside it would change both; write the alias out (give each its own value) in the machine config, then rerun`,
+  );
+}
+
+/** The anchored nodes inside `node` (not `node` itself): replacing `node`'s text removes their anchors. */
+function anchoredBelow(doc: Document, node: unknown): unknown[] {
+  const out: unknown[] = [];
+  if (!isMap(node) && !isSeq(node)) return out;
+  visit(node, (_key, n) => {
+    if (n !== node && (n as { anchor?: string } | null)?.anchor) out.push(n);
+  });
+  return out;
+}
+
+/**
+ * Replaces an anchored map that `first` (and maybe later aliases) read: the first alias becomes the
+ * anchor with the old map inline, then the map is replaced and its anchor removed. The edits run from
+ * the end of the text to its start (an alias always follows its anchor), so each one's offsets hold.
+ */
+function replaceAnchored(text: string, pair: Pair, here: string, first: Alias, obj: Tree, eol: string, step: number): string {
+  const v = pair.value as YAMLMap & Ranged;
+  const anchor = v.anchor!;
+  const moved = splice(text, first.range![0], first.range![1], `&${anchor} ${inlineCopy(text, v, here)}`);
+  const replaced = replaceValue(moved, pair, obj, eol, step);
+  const colon = colonAfter(text, (pair.key as Ranged).range![1]);
+  const at = text.indexOf(`&${anchor}`, colon);
+  if (at < 0 || at > v.range![0]) throw new YamlEditError(`the anchor &${anchor} of ${here} is not where its map starts`);
+  const from = text[at - 1] === ' ' ? at - 1 : at;
+  return splice(replaced, from, at + anchor.length + 1, '');
+}
+
+/** Flow indicators a plain scalar may hold in a block map but not inside a flow map. */
+const FLOW_INDICATOR = /[,[\]{}]/;
+
+/**
+ * The map as one flow map, each key's and value's own text copied (a YAML 1.1 octal stays one);
+ * a plain scalar that would not read the same inside a flow map is written double-quoted when it is a
+ * string. Anything else (a nested collection, an alias, a multi-line scalar) is refused.
+ */
+function inlineCopy(text: string, map: YAMLMap & Ranged, here: string): string {
+  const one = (node: unknown): string => {
+    if (!isScalar(node) || !node.range)
+      throw new YamlEditError(`${here} holds a value that cannot be written inline; give each host its own map`);
+    const src = text.slice(node.range[0], node.range[1]);
+    const plainOk = node.type === 'PLAIN' && !FLOW_INDICATOR.test(src);
+    const quotedOk = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+    if (!src.includes('\n') && (plainOk || quotedOk) && !(node as { anchor?: string }).anchor && !(node as { tag?: string }).tag)
+      return src;
+    if (typeof node.value === 'string') return JSON.stringify(node.value);
+    throw new YamlEditError(`${here} holds a value that cannot be written inline; give each host its own map`);
+  };
+  if (map.flow && !text.slice(map.range![0], map.range![1]).includes('\n')) return text.slice(map.range![0], map.range![1]);
+  return `{${map.items.map((p) => `${one(p.key)}: ${one(p.value)}`).join(', ')}}`;
 }
 
 function nest(rest: string[], value: Tree): Tree {
