@@ -19,7 +19,7 @@ export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
   failOnPartial: boolean;
   /** this run's claim token (repository, run id, attempt, nonce): the run's identity in the report file */
   owner?: string;
-  /** may the old credential be revoked now (src/rules/revocation.ts), judged on the run's last listing */
+  /** may the old credential be revoked now, and has the selection converged (src/rules/revocation.ts), judged on the run's last listing of every node */
   revocation?: RevocationVerdict;
   /** the pre-flight check's lines, one per registry host (the shell runs it before the mode) */
   preflight?: PreflightSummary;
@@ -50,7 +50,7 @@ export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Pro
       mode,
       revision: config.revision,
       keys: deps.keys,
-      scope,
+      listing: scope,
       records: result.records,
       notReached: result.notReached,
     }),

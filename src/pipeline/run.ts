@@ -51,14 +51,14 @@ export interface RolloutResult {
   settleWaits?: string[];
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
   eventsWarning?: string;
-  /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
+  /** every node of the cluster as the run last listed it, and which of them the inputs select (src/rules/revocation.ts) */
   scope?: Scope;
 }
 
-/** Every node the `nodes` / `node-selector` inputs select, as one listing saw it, and how many of the cluster's nodes they leave out. */
+/** Every node of the cluster as one listing saw it, and the uids of those the `nodes` / `node-selector` inputs select. */
 export interface Scope {
   nodes: NodeState[];
-  outside: number;
+  selected: Set<string>;
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -99,7 +99,8 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
     selected: selection.selected,
     upToDate: selection.upToDate,
     quarantined: quarantinedNodes(inventory, keys),
-    scope: { nodes: selection.inScope, outside: inventory.length - selection.inScope.length },
+    // the whole inventory, not the selection: the old credential is revocable only when no node of the cluster holds it
+    scope: { nodes: inventory, selected: new Set(selection.inScope.map((n) => n.uid)) },
   };
 }
 
