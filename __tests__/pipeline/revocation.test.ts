@@ -2,6 +2,7 @@
 // every node of the cluster counted (those already verified, and those outside the selection, too), this
 // run's failures holding it; the selection's own answer beside it.
 import { describe, expect, it } from 'vitest';
+import { parseLabelSelector } from '../../src/core/labelSelector.js';
 import { ToolError } from '../../src/core/errors.js';
 import { runRolloutMode } from '../../src/pipeline/rolloutMode.js';
 import type { Config } from '../../src/core/config.js';
@@ -35,7 +36,7 @@ describe('runRolloutMode: may the old credential be revoked', () => {
       stderr: 'timeout',
       node: 'w1',
     });
-    const report = await mode(c, { nodeSelector: 'pool=a' });
+    const report = await mode(c, { nodeSelector: parseLabelSelector('pool=a') });
     expect(report.result).toBe('failed');
     expect(report.revocation?.revocable).toBe(false);
     expect(report.revocation?.holders.map((h) => [h.node, h.kind, h.selected])).toEqual([
@@ -52,9 +53,12 @@ describe('runRolloutMode: may the old credential be revoked', () => {
       { name: 'blue-2', labels: { pool: 'blue' } },
       { name: 'cp-1', role: 'control-plane' },
     ]);
-    const report = await mode(c, { nodeSelector: 'pool=blue' });
+    const report = await mode(c, { nodeSelector: parseLabelSelector('pool=blue') });
     expect(report.result).toBe('processed');
     expect(report.records.map((r) => r.node)).toEqual(['blue-1', 'blue-2']);
+    // one listing of every node per pass, the selector matched against it: the first, and the two after the
+    // roll that find nothing new (no second listing filtered by kubectl)
+    expect(c.kube.calls.filter((x) => x.method === 'listNodes')).toHaveLength(3);
     expect(report.revocation).toMatchObject({ revocable: false, selectionConverged: true, judged: 3, outsideScope: 1 });
     expect(report.revocation?.holders).toEqual([
       expect.objectContaining({
@@ -69,7 +73,7 @@ describe('runRolloutMode: may the old credential be revoked', () => {
     c.kube.mutate('cp-1', (o) => {
       o.metadata.annotations = { ...o.metadata.annotations, [keys.verifiedRevision]: 'rev-2' };
     });
-    const again = await mode(c, { nodeSelector: 'pool=blue' });
+    const again = await mode(c, { nodeSelector: parseLabelSelector('pool=blue') });
     expect(again.result).toBe('clean');
     expect(again.revocation).toMatchObject({ revocable: true, selectionConverged: true, judged: 3, outsideScope: 1, holders: [] });
   });

@@ -85,10 +85,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
         : `${processed} node(s) were already processed in this run (listed below); no further node was started`;
     throw new InputError('nodes', `the cluster's node inventory is not safe to roll, ${changed}:\n- ${problems.join('\n- ')}`);
   }
-  const selectorMatches = config.nodeSelector ? new Set((await kube.listNodes(config.nodeSelector)).map((n) => n.name)) : undefined;
+  // the selector is matched against this one listing of every node: no second, filtered listing
   const selection = selectNodes(inventory, {
     names: config.nodes.length ? config.nodes : undefined,
-    selectorMatches,
+    selector: config.nodeSelector,
     revision: config.revision,
     keys,
   });
