@@ -10,8 +10,9 @@
 //   a run scoped to one pool must not answer `true` while a control plane outside it still runs the
 //   old credential (a pool's run once said `true` so, and the revocation it gated broke that node's
 //   pulls). A node left out because it already verified this revision counts by its marker, and so do
-//   a node the roll never reached, a quarantined one and one outside the selection. The selection's own answer is `selectionConverged` (the `selection-converged` output):
-//   the same judgement over the selected nodes only, which says nothing about the others.
+//   a node the roll never reached, a quarantined one and one outside the selection. The selection's
+//   own answer is `selectionConverged` (the `selection-converged` output): the same judgement over the
+//   selected nodes only, which says nothing about the others.
 // - **The proof is this revision's `verified-revision` marker** (`markerMissing`, the one place it is
 //   read), which the action writes only after it proved the new credential loaded (src/rules/evidence.ts,
 //   src/rules/proof.ts). A node without it, or with another revision's, may hold the old credential.
@@ -125,8 +126,9 @@ function fromListing(n: NodeState, selected: boolean, input: RevocationInput): H
   }
   const seen = markerMissing(n, keys, revision);
   if (seen === undefined) return undefined;
-  if (!selected)
+  if (!selected) {
     return { node, kind: 'not-verified', why: `${seen}, not ${revision}; outside nodes/node-selector, so this run does not roll it` };
+  }
   if (input.notReached?.includes(node)) return { node, kind: 'not-reached', why: `${seen}; the roll stopped before it` };
   return { node, kind: 'not-verified', why: `${seen}, not ${revision}` };
 }
@@ -174,18 +176,14 @@ export function judgeRevocation(input: RevocationInput): RevocationVerdict {
     ? `all ${nodes.length} node(s) of the cluster carry verified-revision=${input.revision}, none quarantined or claimed${outsideNote(outside)}${
         inSelection === 0 ? '; the inputs select no node' : ''
       }; ${NOT_SEEN}`
-    : `${holders.length} of ${nodes.length} node(s) of the cluster still hold or may hold the old credential${heldOutside(holders)}${
+    : `${holders.length} of ${nodes.length} node(s) of the cluster still hold or may hold the old credential${outsideNote(holders.filter((h) => !h.selected).length)}${
         input.mode === 'plan' ? ' (a plan changes nothing: this is the cluster before the roll)' : ''
       }; ${selectionNote(inSelection, selectionConverged)}`;
   return { revocable, reason, holders, judged: nodes.length, outsideScope: outside, selectionConverged };
 }
 
+/** how many of the nodes just counted are outside the selection, when any */
 function outsideNote(outside: number): string {
-  return outside > 0 ? ` (${outside} of them outside nodes/node-selector)` : '';
-}
-
-function heldOutside(holders: readonly OldCredentialHolder[]): string {
-  const outside = holders.filter((h) => !h.selected).length;
   return outside > 0 ? ` (${outside} of them outside nodes/node-selector)` : '';
 }
 
