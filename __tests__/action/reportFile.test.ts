@@ -29,7 +29,7 @@ function rollout(over: Partial<RolloutReport> = {}): RolloutReport {
     notReached: [],
     upToDate: ['w2'],
     owner: OWNER,
-    revocation: { revocable: true, reason: 'all 2 node(s)', holders: [], judged: 2, outsideScope: 0 },
+    revocation: { revocable: true, reason: 'all 2 node(s)', holders: [], judged: 2, outsideScope: 0, selectionConverged: true },
     ...over,
   };
 }
@@ -66,6 +66,7 @@ describe('the report file', () => {
     });
     expect(doc.nodes[0].reason).toBe('said ***');
     expect(rec.outputs()['old-credential-revocable']).toBe('true');
+    expect(rec.outputs()['selection-converged']).toBe('true');
     expect(rec.of('error')).toEqual([]);
   });
 
@@ -73,7 +74,12 @@ describe('the report file', () => {
     const rec = recorder();
     const port = new MaskedCore(rec.port);
     await publish(rollout({ result: 'failed', error: new Error('lost the Lease') }), port, { reportFile: { runnerTemp: undefined } });
-    expect(rec.outputs()).toMatchObject({ result: 'failed', 'report-file': '', 'old-credential-revocable': 'true' });
+    expect(rec.outputs()).toMatchObject({
+      result: 'failed',
+      'report-file': '',
+      'old-credential-revocable': 'true',
+      'selection-converged': 'true',
+    });
     expect(rec.of('error')).toEqual([['report file not written', expect.stringContaining('RUNNER_TEMP is not set')]]);
     expect(rec.of('setFailed')).toEqual([['lost the Lease']]);
 
@@ -84,16 +90,22 @@ describe('the report file', () => {
     expect(gone.of('setFailed')).toEqual([]);
   });
 
-  it('the fences modes and a mode that could not run write none: report-file empty, revocable false', async () => {
+  it('the fences modes and a mode that could not run write none: report-file empty, revocable and converged false', async () => {
     const rec = recorder();
     await publish({ kind: 'error', error: new Error('bad input') }, new MaskedCore(rec.port), { reportFile: { runnerTemp: temp() } });
-    expect(rec.outputs()).toMatchObject({ result: 'failed', 'report-file': '', 'old-credential-revocable': 'false' });
+    expect(rec.outputs()).toMatchObject({
+      result: 'failed',
+      'report-file': '',
+      'old-credential-revocable': 'false',
+      'selection-converged': 'false',
+    });
   });
 
   it('a run without a verdict says false', async () => {
     const rec = recorder();
     await publish(rollout({ revocation: undefined }), new MaskedCore(rec.port), { reportFile: { runnerTemp: temp(), now: NOW } });
     expect(rec.outputs()['old-credential-revocable']).toBe('false');
+    expect(rec.outputs()['selection-converged']).toBe('false');
   });
 });
 

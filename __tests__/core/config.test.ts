@@ -57,6 +57,12 @@ describe('readConfig', () => {
     ['cri-config-paths', { 'cri-config-paths': 'etc/cri.toml' }, /input "cri-config-paths"/],
     ['talos-server-name', { 'talos-server-name': 'https://apid.example.com' }, /input "talos-server-name": .* no scheme, no port/],
     ['talos-server-name', { 'talos-server-name': 'apid.example.com:50000' }, /input "talos-server-name"/],
+    [
+      'node-selector',
+      { 'node-selector': 'pool in blue' },
+      /input "node-selector": "pool in blue" is not a label selector: .*expected: '\('/,
+    ],
+    ['node-selector', { 'node-selector': 'pool=blue green' }, /input "node-selector": .*found 'green', expected: ',' or 'end of string'/],
   ])('rejects a bad %s with an error naming it', (input, extra, message) => {
     let err: unknown;
     try {

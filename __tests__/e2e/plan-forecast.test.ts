@@ -63,6 +63,10 @@ describe('e2e: plan mode forecasts each drain with dry-run evictions', () => {
     const run = await act(c, { mode: 'plan', reboot: 'always' });
     expect(run.exitCode, run.stdout + run.stderr).toBe(0);
     expect(run.outputs.result).toBe('planned');
+    // the settle prediction, judged by the gate's own rule on the pods' Ready conditions as kubectl printed them
+    expect(run.stdout).toContain(
+      'settle gate: the drains would wait for StatefulSet shop/db, ReplicaSet default/cache-7d4, ReplicaSet shop/web-5f6 to be available again',
+    );
     const d = byName(run) as unknown as Record<string, { outcome: string; drainForecast?: any }>;
     expect(d['worker-1'].outcome).toBe('planned-reboot');
 

@@ -1,11 +1,12 @@
 // End to end: the report file and the old-credential verdict, from the bundle run as a runner would
 // against the twin: the file parsed (its version, every node with its evidence, mode 0600, its path an
-// output), and `old-credential-revocable` for a roll, a rerun with nothing left, and a plan.
+// output), and `old-credential-revocable` for a roll, a rerun with nothing left, a plan, and a run scoped
+// to one pool while a node outside it lacks the marker (`selection-converged` beside it).
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { act, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { act, PREFIX, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 const NODES = ['worker-1', 'worker-2', 'worker-3', 'cp-1', 'cp-2', 'cp-3'];
 let c: SimCluster | undefined;
@@ -68,5 +69,41 @@ describe('e2e: the report file and the old-credential verdict', () => {
     );
     expect(run.summary).toContain('not safe to revoke yet');
     expect(run.summary).toContain('<li><code>worker-1</code>');
+  });
+
+  it('a run scoped to a pool: false while a control plane outside the selector lacks the marker, named; true once the cluster converged', async () => {
+    // the defect: `node-selector: pool=blue` rolled the pool and said `true` with cp-1 still on the old credential
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'blue-1', role: 'worker', current: true, labels: { pool: 'blue' } });
+    // blue-2 verified this revision in an earlier run: it counts by its marker
+    c.addNode({
+      name: 'blue-2',
+      role: 'worker',
+      current: true,
+      labels: { pool: 'blue' },
+      annotations: { [`${PREFIX}/verified-revision`]: REVISION },
+    });
+    c.addNode({ name: 'cp-1', role: 'control-plane', current: true });
+    const scoped = await act(c, { 'node-selector': 'pool=blue' });
+    expect(scoped.exitCode, scoped.stdout).toBe(0);
+    expect(scoped.outputs['reboots-skipped']).toBe('1');
+    expect(scoped.outputs['old-credential-revocable']).toBe('false');
+    expect(scoped.outputs['selection-converged']).toBe('true');
+    expect(scoped.summary).toContain('not safe to revoke yet');
+    expect(scoped.summary).toContain('<li><code>cp-1</code> (outside nodes/node-selector): no verified-revision marker');
+    const doc = reportOf(scoped.outputs['report-file']);
+    expect(doc.oldCredential).toMatchObject({ revocable: false, selectionConverged: true, judged: 3, outsideScope: 1 });
+    expect(doc.oldCredential.holders.map((h: any) => [h.node, h.selected])).toEqual([['cp-1', false]]);
+
+    // cp-1 verified meanwhile (as its own pool's job would leave it): the same scoped run, nothing left
+    // to roll, now sees every node of the cluster carry the marker, so the old credential may go
+    c.kube.mutateNode('cp-1', (o) => {
+      o.metadata.annotations = { ...o.metadata.annotations, [`${PREFIX}/verified-revision`]: REVISION };
+    });
+    const again = await act(c, { 'node-selector': 'pool=blue' });
+    expect(again.outputs.result).toBe('clean');
+    expect(again.outputs['old-credential-revocable']).toBe('true');
+    expect(again.outputs['selection-converged']).toBe('true');
+    expect(again.summary).toContain('✅ safe to revoke — all 3 node(s) of the cluster carry');
   });
 });

@@ -121,13 +121,9 @@ export class FakeKube implements KubeClient {
     return nodeFromJson(this.nodes.get(name));
   }
 
-  async listNodes(labelSelector?: string): Promise<NodeState[]> {
+  async listNodes(): Promise<NodeState[]> {
     this.calls.push({ method: 'listNodes' });
-    let all = [...this.nodes.values()];
-    if (labelSelector) {
-      const [k, v] = labelSelector.split('=');
-      all = all.filter((o) => (v === undefined ? k in (o.metadata.labels ?? {}) : o.metadata.labels?.[k] === v));
-    }
+    const all = [...this.nodes.values()];
     return all.map((o) => nodeFromJson(structuredClone(o)));
   }
 

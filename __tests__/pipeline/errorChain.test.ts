@@ -75,9 +75,9 @@ describe('errors wrap with cause (fakes)', () => {
     const listError = toolError('kubectl get nodes', 'transport', 'Unable to connect to the server: EOF');
     const list = c.kube.listNodes.bind(c.kube);
     let lists = 0;
-    c.kube.listNodes = async (selector?: string) => {
+    c.kube.listNodes = async () => {
       if (++lists > 1) throw listError;
-      return list(selector);
+      return list();
     };
     const res = await roll(c);
     expect(res.result).toBe('failed');

@@ -12,22 +12,35 @@ describe('drain forecast (plan, fakes)', () => {
   it('asks a dry run only for the pods a drain would evict, and names what blocks each node', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }, { name: 'w3', current: true }]);
     c.kube.podOwners = [
-      { namespace: 'shop', name: 'db-0', nodeName: 'w1', phase: 'Running', mirror: false, controller: { kind: 'StatefulSet', name: 'db' } },
+      {
+        namespace: 'shop',
+        name: 'db-0',
+        nodeName: 'w1',
+        phase: 'Running',
+        mirror: false,
+        terminating: false,
+        ready: true,
+        controller: { kind: 'StatefulSet', name: 'db' },
+      },
       {
         namespace: 'kube-system',
         name: 'cilium-w1',
         nodeName: 'w1',
         phase: 'Running',
         mirror: false,
+        terminating: false,
+        ready: true,
         controller: { kind: 'DaemonSet', name: 'cilium' },
       },
-      { namespace: 'default', name: 'bare', nodeName: 'w2', phase: 'Running', mirror: false },
+      { namespace: 'default', name: 'bare', nodeName: 'w2', phase: 'Running', mirror: false, terminating: false, ready: true },
       {
         namespace: 'shop',
         name: 'web-3',
         nodeName: 'w3',
         phase: 'Running',
         mirror: false,
+        terminating: false,
+        ready: true,
         controller: { kind: 'ReplicaSet', name: 'web' },
       },
     ];

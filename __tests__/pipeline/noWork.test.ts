@@ -1,6 +1,7 @@
 // What a run with nothing to roll asks for, and when the pre-flight check and the Talos client come
 // (src/pipeline/run.ts): after the first listing, before the plan or the Lease, and in apply only when
 // a node is selected to roll. A selection that selects nothing is an input error before either.
+import { parseLabelSelector } from '../../src/core/labelSelector.js';
 import { describe, expect, it } from 'vitest';
 import { InputError, PreflightError } from '../../src/core/errors.js';
 import type { PreflightSummary } from '../../src/core/model/preflight.js';
@@ -86,10 +87,15 @@ describe('a run with nothing to roll needs only the cluster reads', () => {
 
 describe('a selection that selects nothing is an input error, before the pre-flight check', () => {
   it.each([
-    ['a node-selector matching no node', { nodeSelector: 'pool=genral' }, 'node-selector', 'pool=genral matches no node of the cluster'],
+    [
+      'a node-selector matching no node',
+      { nodeSelector: parseLabelSelector('pool=genral') },
+      'node-selector',
+      'pool=genral matches no node of the cluster',
+    ],
     [
       'nodes and a node-selector that exclude each other',
-      { nodes: ['w1'], nodeSelector: 'pool=gpu' },
+      { nodes: ['w1'], nodeSelector: parseLabelSelector('pool=gpu') },
       'node-selector',
       'pool=gpu matches none of the nodes named by nodes (w1): together they select no node',
     ],
@@ -114,7 +120,7 @@ describe('a selection that selects nothing is an input error, before the pre-fli
       { name: 'w2', labels: { pool: 'gpu' }, annotations: verified },
     ]);
     const late = latePorts(c);
-    const res = await roll(c, { nodeSelector: 'pool=gpu' }, late.deps);
+    const res = await roll(c, { nodeSelector: parseLabelSelector('pool=gpu') }, late.deps);
     expect(res.result).toBe('clean');
     expect(res.upToDate).toEqual(['w2']);
     expect(late.seen).toEqual([]);

@@ -18,6 +18,8 @@ function webOnW1(c: ReturnType<typeof makeCluster>, delayMs: number | 'never') {
       nodeName: 'w1',
       phase: 'Running',
       mirror: false,
+      terminating: false,
+      ready: true,
       controller: { kind: 'ReplicaSet', name: 'web-5f6' },
     },
     {
@@ -26,6 +28,8 @@ function webOnW1(c: ReturnType<typeof makeCluster>, delayMs: number | 'never') {
       nodeName: 'w1',
       phase: 'Running',
       mirror: false,
+      terminating: false,
+      ready: true,
       controller: { kind: 'DaemonSet', name: 'agent' },
     },
   ];
@@ -138,8 +142,16 @@ describe('settle gate (fakes)', () => {
       nodeName: 'w3',
       phase: 'Running',
       mirror: false,
+      terminating: false,
+      ready: true,
       controller: { kind: 'StatefulSet', name: 'db' },
     });
+    const web = c.kube.workloads;
+    const db = { namespace: 'shop', generation: 1, observedGeneration: 1, specReplicas: 1, replicas: 1, unavailableReplicas: 0 };
+    c.kube.workloads = () => [
+      ...web(),
+      { ...db, kind: 'StatefulSet', name: 'db', readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 },
+    ];
     const res = await roll(c, { mode: 'plan', settleTimeoutMs: 10 * MIN });
     expect(res.result).toBe('planned');
     expect(res.settleWaits).toEqual(['Deployment shop/web', 'StatefulSet shop/db']);
@@ -149,6 +161,36 @@ describe('settle gate (fakes)', () => {
     expect(c.kube.calls.filter((x) => x.method === 'listWorkloads')).toHaveLength(1);
     const off = makeCluster(workers(1));
     expect((await roll(off, { mode: 'plan', settleTimeoutMs: 0 })).settleWaits).toBeUndefined();
+  });
+
+  it("plan predicts with the gate's own rule: a ReplicaSet scaled to 0 whose only pod is terminating is not named, as apply does not wait for it", async () => {
+    const c = makeCluster(workers(2));
+    webOnW1(c, 5 * MIN);
+    // batch-7c1 was scaled to 0: its last pod terminates on w2, so the controller counts no replica of it
+    c.kube.podOwners.push({
+      namespace: 'shop',
+      name: 'batch-7c1-x',
+      nodeName: 'w2',
+      phase: 'Running',
+      mirror: false,
+      terminating: true,
+      ready: false,
+      controller: { kind: 'ReplicaSet', name: 'batch-7c1' },
+    });
+    const web = c.kube.workloads;
+    const gone = { namespace: 'shop', generation: 2, observedGeneration: 2, specReplicas: 0, replicas: 0, unavailableReplicas: 0 };
+    c.kube.workloads = () => [
+      ...web(),
+      { ...gone, kind: 'ReplicaSet', name: 'batch-7c1', readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0 },
+    ];
+    const plan = await roll(c, { mode: 'plan', settleTimeoutMs: 10 * MIN });
+    expect(plan.settleWaits).toEqual(['Deployment shop/web']);
+
+    // the apply run over the same cluster waits for web only: the prediction named what the gate waited for
+    const applied = await roll(c, { settleTimeoutMs: 10 * MIN });
+    expect(applied.result).toBe('processed');
+    expect(applied.holds?.map((h) => h.detail)).toEqual([expect.stringContaining('Deployment shop/web')]);
+    expect(applied.holds?.[0].detail).not.toContain('batch-7c1');
   });
 
   it('a status list that fails: the node whose baseline it is is released undrained, the run fails saying the gate could not read', async () => {

@@ -18,10 +18,11 @@ const IDENTITY = {
 
 const HOLDING: RevocationVerdict = {
   revocable: false,
-  reason: '1 of 2 node(s) the inputs select still hold or may hold the old credential',
-  holders: [{ node: 'w2', kind: 'not-verified', why: 'no verified-revision marker, not r7' }],
+  reason: '1 of 2 node(s) of the cluster still hold or may hold the old credential',
+  holders: [{ node: 'w2', kind: 'not-verified', why: 'no verified-revision marker, not r7', selected: true }],
   judged: 2,
   outsideScope: 0,
+  selectionConverged: false,
 };
 
 function input(over: Partial<RunReportInput> = {}): RunReportInput {
@@ -107,10 +108,18 @@ describe('the old-credential verdict as shown', () => {
     expect(renderRevocation({ ...HOLDING, revocable: true, holders: [], reason: 'all 2 node(s)…' })).toBe(
       '<p><b>Old credential:</b> ✅ safe to revoke — all 2 node(s)…</p>',
     );
-    const html = renderRevocation({ ...HOLDING, holders: [{ node: '<w2>', kind: 'claimed', why: 'a | b' }] });
+    const html = renderRevocation({
+      ...HOLDING,
+      holders: [
+        { node: '<w2>', kind: 'claimed', why: 'a | b', selected: true },
+        { node: 'cp-1', kind: 'not-verified', why: 'no marker', selected: false },
+      ],
+    });
     expect(html).toContain('not safe to revoke yet');
     expect(html).toContain('<li><code>&lt;w2&gt;</code>: a &#124; b</li>');
-    const many = Array.from({ length: 60 }, (_, i) => ({ node: `n${i}`, kind: 'not-verified' as const, why: 'no marker' }));
+    // a node outside the selection is named as such: this run does not roll it
+    expect(html).toContain('<li><code>cp-1</code> (outside nodes/node-selector): no marker</li>');
+    const many = Array.from({ length: 60 }, (_, i) => ({ node: `n${i}`, kind: 'not-verified' as const, why: 'no marker', selected: true }));
     const long = renderRevocation({ ...HOLDING, holders: many });
     expect(long.match(/<li>/g)).toHaveLength(51);
     expect(long).toContain('… 10 more (the report file lists every one)');

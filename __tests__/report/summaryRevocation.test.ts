@@ -11,10 +11,11 @@ describe('renderSummary: the old-credential line', () => {
       ...base,
       revocation: {
         revocable: false,
-        reason: '1 of 2 node(s) the inputs select still hold or may hold the old credential',
-        holders: [{ node: 'w2', kind: 'quarantined', why: 'quarantined: cordoned and not rebooted' }],
+        reason: '1 of 2 node(s) of the cluster still hold or may hold the old credential',
+        holders: [{ node: 'w2', kind: 'quarantined', why: 'quarantined: cordoned and not rebooted', selected: true }],
         judged: 2,
         outsideScope: 0,
+        selectionConverged: false,
       },
     });
     expect(html).toContain('<b>Old credential:</b> ⚠️ not safe to revoke yet');
@@ -30,10 +31,11 @@ describe('renderSummary: the old-credential line', () => {
       records: [],
       revocation: {
         revocable: true,
-        reason: 'all 3 node(s) the inputs select carry verified-revision=r7',
+        reason: 'all 3 node(s) of the cluster carry verified-revision=r7',
         holders: [],
         judged: 3,
         outsideScope: 0,
+        selectionConverged: true,
       },
     });
     expect(clean).toContain('✅ safe to revoke — all 3 node(s)');

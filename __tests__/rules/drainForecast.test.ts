@@ -11,6 +11,8 @@ const pod = (name: string, more: Partial<DrainPodReading> = {}): DrainPodReading
   nodeName: 'w-1',
   phase: 'Running',
   mirror: false,
+  terminating: false,
+  ready: true,
   emptyDir: false,
   labels: {},
   controller: { kind: 'ReplicaSet', name: `${name}-rs` },

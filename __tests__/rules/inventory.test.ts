@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseLabelSelector } from '../../src/core/labelSelector.js';
 import { emptySelection, identityChanges, selectNodes, validateInventory } from '../../src/rules/inventory.js';
 import { keys, node, OTHER_OWNER } from './fixtures.js';
 
@@ -74,15 +75,15 @@ describe('selectNodes', () => {
       unknown: ['alpha', 'ghost'],
     },
     {
-      name: 'selector restricts',
-      opts: { selectorMatches: new Set(['cp2', 'w10', 'w3']) },
+      name: 'the selector restricts, matched against the listing of every node',
+      opts: { selector: parseLabelSelector('kubernetes.io/hostname in (cp2,w10,w3)') },
       selected: ['w10', 'cp2'],
       upToDate: ['w3'],
       unknown: [],
     },
     {
       name: 'names and selector intersect',
-      opts: { names: ['w10', 'w2'], selectorMatches: new Set(['w2', 'cp1']) },
+      opts: { names: ['w10', 'w2'], selector: parseLabelSelector('kubernetes.io/hostname notin (w10,cp2)') },
       selected: ['w2'],
       upToDate: [],
       unknown: [],
@@ -126,7 +127,7 @@ describe('selectNodes: inScope', () => {
       node({ name: 'w2' }),
       node({ name: 'w3' }),
     ];
-    const got = selectNodes(nodes, { names: ['w1', 'w2'], selectorMatches: new Set(['w1', 'w2', 'w3']), revision: 'r2', keys });
+    const got = selectNodes(nodes, { names: ['w1', 'w2'], selector: parseLabelSelector('kubernetes.io/hostname'), revision: 'r2', keys });
     expect(got.inScope.map((n) => n.name)).toEqual(['w1', 'w2']);
     expect(got.selected.map((n) => n.name)).toEqual(['w2']);
   });

@@ -1,8 +1,9 @@
-// May the old credential be revoked: every node the inputs select must carry this revision's marker,
-// none quarantined or claimed; this run's records win over the listing. Plain objects only.
+// May the old credential be revoked: every node of the cluster (not only those the inputs select) must
+// carry this revision's marker, none quarantined or claimed; this run's records win over the listing;
+// the selection's own answer is `selectionConverged`. Plain objects only.
 import { describe, expect, it } from 'vitest';
 import type { NodeState } from '../../src/core/model/node.js';
-import { judgeRevocation, type RevocationInput } from '../../src/rules/revocation.js';
+import { judgeRevocation, markerMissing, type RevocationInput } from '../../src/rules/revocation.js';
 import { record } from '../report/fixtures.js';
 import { keys, node } from './fixtures.js';
 
@@ -10,26 +11,29 @@ const REV = 'r2';
 const verified = (name: string, rev = REV): NodeState =>
   node({ name, annotations: { [keys.verifiedRevision]: rev }, hasAnnotationsMap: true });
 
-function judge(nodes: NodeState[] | undefined, over: Partial<RevocationInput> = {}) {
+/** Every node listed is selected unless `outside` names it. */
+function judge(nodes: NodeState[] | undefined, over: Partial<RevocationInput> & { outside?: string[] } = {}) {
+  const { outside = [], ...rest } = over;
   return judgeRevocation({
     mode: 'apply',
     revision: REV,
     keys,
-    scope: nodes ? { nodes, outside: 0 } : undefined,
+    listing: nodes ? { nodes, selected: new Set(nodes.filter((n) => !outside.includes(n.name)).map((n) => n.uid)) } : undefined,
     records: [],
-    ...over,
+    ...rest,
   });
 }
 
 describe('judgeRevocation', () => {
-  it('true when every selected node carries the marker, those rolled now and those already verified alike', () => {
+  it('true when every node of the cluster carries the marker, those rolled now and those already verified alike', () => {
     const v = judge([verified('w1'), verified('w2'), verified('cp-1')], {
       records: [record('w1', 'rebooted'), record('w2', 'reboot-skipped')],
     });
     expect(v.revocable).toBe(true);
     expect(v.holders).toEqual([]);
     expect(v.judged).toBe(3);
-    expect(v.reason).toMatch(/all 3 node\(s\) the inputs select carry verified-revision=r2/);
+    expect(v.selectionConverged).toBe(true);
+    expect(v.reason).toMatch(/all 3 node\(s\) of the cluster carry verified-revision=r2/);
     // what the action cannot see is said every time
     expect(v.reason).toMatch(/nodes the cluster creates later .* which the action does not see/);
   });
@@ -43,23 +47,26 @@ describe('judgeRevocation', () => {
       verified('w5'),
     ]);
     expect(v.revocable).toBe(false);
-    expect(v.holders.map((h) => [h.node, h.kind])).toEqual([
-      ['w1', 'not-verified'],
-      ['w2', 'not-verified'],
-      ['w3', 'quarantined'],
-      ['w4', 'claimed'],
+    expect(v.holders.map((h) => [h.node, h.kind, h.selected])).toEqual([
+      ['w1', 'not-verified', true],
+      ['w2', 'not-verified', true],
+      ['w3', 'quarantined', true],
+      ['w4', 'claimed', true],
     ]);
+    expect(v.selectionConverged).toBe(false);
     expect(v.holders[0].why).toBe('verified-revision is r1, not r2');
     expect(v.holders[1].why).toBe('no verified-revision marker, not r2');
     expect(v.holders[3].why).toContain('phase=mutating');
-    expect(v.reason).toBe('4 of 5 node(s) the inputs select still hold or may hold the old credential');
+    expect(v.reason).toBe(
+      '4 of 5 node(s) of the cluster still hold or may hold the old credential; the nodes the inputs select have not all converged',
+    );
   });
 
   it("this run's record wins over a listing taken before the node was rolled", () => {
     const stale = node({ name: 'w1' });
     expect(judge([stale], { records: [record('w1', 'rebooted')] }).revocable).toBe(true);
     const v = judge([verified('w2')], { records: [record('w2', 'failed')] });
-    expect(v.holders).toEqual([{ node: 'w2', kind: 'failed', why: 'failed in this run: drain timed out after 45m' }]);
+    expect(v.holders).toEqual([{ node: 'w2', kind: 'failed', why: 'failed in this run: drain timed out after 45m', selected: true }]);
     // matched by uid: a node re-created under the same name is judged by its own annotations
     const recreated = { ...node({ name: 'w3' }), uid: 'uid-new' };
     expect(judge([recreated], { records: [record('w3', 'rebooted')] }).holders[0].kind).toBe('not-verified');
@@ -101,16 +108,70 @@ describe('judgeRevocation', () => {
     expect(v.reason).toMatch(/a plan changes nothing/);
   });
 
-  it('no node selected, or no listing at all, is never safe', () => {
-    const none = judgeRevocation({ mode: 'apply', revision: REV, keys, scope: { nodes: [], outside: 4 }, records: [] });
-    expect(none).toMatchObject({ revocable: false, judged: 0, outsideScope: 4 });
-    expect(none.reason).toMatch(/select no node/);
-    expect(judge(undefined)).toMatchObject({ revocable: false, reason: expect.stringMatching(/before it listed the nodes/) });
+  it('a node outside the selection without the marker keeps it false and is named; the selection still converged', () => {
+    // the defect: a run scoped to pool=blue rolled the pool, a control plane outside it never got the credential
+    const v = judge([verified('blue-1'), verified('blue-2'), node({ name: 'cp-1', role: 'control-plane' })], {
+      outside: ['cp-1'],
+      records: [record('blue-1', 'rebooted')],
+    });
+    expect(v.revocable).toBe(false);
+    expect(v.selectionConverged).toBe(true);
+    expect(v).toMatchObject({ judged: 3, outsideScope: 1 });
+    expect(v.holders).toEqual([
+      {
+        node: 'cp-1',
+        kind: 'not-verified',
+        why: 'no verified-revision marker, not r2; outside nodes/node-selector, so this run does not roll it',
+        selected: false,
+      },
+    ]);
+    expect(v.reason).toBe(
+      '1 of 3 node(s) of the cluster still hold or may hold the old credential (1 of them outside nodes/node-selector); the 2 node(s) the inputs select all carry it (selection converged)',
+    );
   });
 
-  it('counts the nodes outside nodes/node-selector, which it does not judge', () => {
-    const v = judgeRevocation({ mode: 'apply', revision: REV, keys, scope: { nodes: [verified('w1')], outside: 2 }, records: [] });
-    expect(v).toMatchObject({ revocable: true, outsideScope: 2 });
-    expect(v.reason).toContain('2 node(s) outside nodes/node-selector were not judged');
+  it('quarantined and claimed nodes outside the selection hold it too; outside nodes carrying the marker count as verified', () => {
+    const v = judge(
+      [
+        verified('blue-1'),
+        verified('green-1'),
+        node({ name: 'green-2', annotations: { [keys.verifiedRevision]: REV, [keys.quarantined]: '{"reason":"pdb"}' } }),
+        node({ name: 'green-3', annotations: { [keys.owner]: 'o/runs/1/attempts/1/n', [keys.phase]: 'left-fenced' } }),
+      ],
+      { outside: ['green-1', 'green-2', 'green-3'] },
+    );
+    expect(v.holders.map((h) => [h.node, h.kind, h.selected])).toEqual([
+      ['green-2', 'quarantined', false],
+      ['green-3', 'claimed', false],
+    ]);
+    expect(v).toMatchObject({ revocable: false, selectionConverged: true, outsideScope: 3 });
+    // the whole cluster verified: true, with the nodes outside the selection counted
+    const all = judge([verified('blue-1'), verified('green-1')], { outside: ['green-1'] });
+    expect(all).toMatchObject({ revocable: true, selectionConverged: true, judged: 2, outsideScope: 1 });
+    expect(all.reason).toContain(
+      'all 2 node(s) of the cluster carry verified-revision=r2, none quarantined or claimed (1 of them outside nodes/node-selector)',
+    );
+  });
+
+  it('markerMissing: the one reading of the marker', () => {
+    expect(markerMissing(verified('w1'), keys, REV)).toBeUndefined();
+    expect(markerMissing(verified('w1', 'r1'), keys, REV)).toBe('verified-revision is r1');
+    expect(markerMissing(node({ name: 'w1' }), keys, REV)).toBe('no verified-revision marker');
+  });
+
+  it('no node listed, or no listing at all, is never safe; no node selected never converged', () => {
+    const none = judge([]);
+    expect(none).toMatchObject({ revocable: false, judged: 0, selectionConverged: false });
+    expect(none.reason).toMatch(/the cluster lists no node/);
+    expect(judge(undefined)).toMatchObject({
+      revocable: false,
+      selectionConverged: false,
+      reason: expect.stringMatching(/before it listed the nodes/),
+    });
+    // a selector that matches nothing: the cluster may be verified, the selection never converged
+    const unselected = judge([verified('w1'), node({ name: 'w2' })], { outside: ['w1', 'w2'] });
+    expect(unselected).toMatchObject({ revocable: false, selectionConverged: false, outsideScope: 2 });
+    expect(unselected.reason).toMatch(/the inputs select no node$/);
+    expect(judge([verified('w1')], { outside: ['w1'] })).toMatchObject({ revocable: true, selectionConverged: false });
   });
 });

@@ -7,6 +7,9 @@ import {
   notBackToBaseline,
   ownersDrainWouldEvict,
   ownersOfEvicted,
+  afterDrains,
+  liveReplica,
+  predictUnsettled,
   resolveOwners,
   unsettled,
 } from '../../src/rules/settle.js';
@@ -17,6 +20,8 @@ const pod = (name: string, over: Partial<PodOwnerReading> = {}): PodOwnerReading
   nodeName: 'w1',
   phase: 'Running',
   mirror: false,
+  terminating: false,
+  ready: true,
   ...over,
 });
 
@@ -225,5 +230,71 @@ describe('the baseline: back to how it was before the drain', () => {
     expect(unsettled(refs, statuses, new Map([['Deployment/default/web', before]]))).toEqual([
       { workload: refs[1], why: 'ready 1, available 1 of 2 desired' },
     ]);
+  });
+});
+
+describe("plan's prediction: the gate's own rule on the counts right after the drains", () => {
+  const rs = (name: string) => ({ controller: { kind: 'ReplicaSet', name } });
+  it('a live replica is an active Ready pod: not terminating, not finished, Ready', () => {
+    expect(liveReplica(pod('a'))).toBe(true);
+    expect(liveReplica(pod('a', { terminating: true }))).toBe(false);
+    expect(liveReplica(pod('a', { ready: false }))).toBe(false);
+    expect(liveReplica(pod('a', { phase: 'Succeeded', ready: false }))).toBe(false);
+  });
+
+  it('afterDrains takes the live replicas on the drained nodes from the workload they are judged as, never below 0', () => {
+    const statuses = [
+      status({ kind: 'Deployment', name: 'web' }),
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web' }),
+      status({ kind: 'StatefulSet', name: 'db', specReplicas: 1, replicas: 1, readyReplicas: 0, availableReplicas: 0 }),
+    ];
+    const pods = [
+      pod('web-a', rs('web-5f6')),
+      pod('web-b', { ...rs('web-5f6'), nodeName: 'w2' }),
+      pod('db-0', { controller: { kind: 'StatefulSet', name: 'db' } }),
+    ];
+    const after = afterDrains(statuses, pods, ['w1']);
+    expect(after.map((s) => [s.name, s.readyReplicas, s.availableReplicas])).toEqual([
+      ['web', 1, 1],
+      ['web-5f6', 2, 2],
+      ['db', 0, 0],
+    ]);
+  });
+
+  it('names what the gate would wait for, and not a ReplicaSet scaled to 0 whose only pod is terminating, nor a terminating surplus pod', () => {
+    const statuses = [
+      status({ kind: 'Deployment', name: 'web' }),
+      status({ kind: 'ReplicaSet', name: 'web-5f6', ownerDeployment: 'web' }),
+      // scaled to 0; its last pod terminates on w1 and is no longer counted
+      status({
+        kind: 'ReplicaSet',
+        name: 'batch-7c1',
+        generation: 2,
+        observedGeneration: 2,
+        specReplicas: 0,
+        replicas: 0,
+        readyReplicas: 0,
+        availableReplicas: 0,
+      }),
+      // two live replicas elsewhere; its third pod terminates on w1 (a rolling replacement)
+      status({ kind: 'StatefulSet', name: 'db' }),
+    ];
+    const pods = [
+      pod('web-a', rs('web-5f6')),
+      pod('batch-7c1-x', { ...rs('batch-7c1'), terminating: true, ready: false }),
+      pod('db-2', { controller: { kind: 'StatefulSet', name: 'db' }, terminating: true }),
+    ];
+    const waits = predictUnsettled(pods, statuses, ['w1']);
+    expect(waits).toEqual([
+      { workload: { kind: 'Deployment', namespace: 'default', name: 'web' }, why: 'ready 1, available 1 of 2 desired' },
+    ]);
+    // the same rule the gate runs after the drain: with the replica back, nothing is left
+    expect(
+      unsettled(
+        [{ kind: 'ReplicaSet', namespace: 'default', name: 'web-5f6' }],
+        statuses,
+        new Map([['Deployment/default/web', { ready: 2, available: 2 }]]),
+      ),
+    ).toEqual([]);
   });
 });

@@ -20,7 +20,7 @@ import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/o
 import { presentPostReport, type PostReport } from '../report/postStep.js';
 import { renderSummary } from '../report/summary.js';
 import { renderPreflightStop } from '../report/preflight.js';
-import { revocableOutput } from '../report/revocation.js';
+import { revocableOutput, selectionConvergedOutput } from '../report/revocation.js';
 import { buildRunReport, type RunIdentity } from '../report/runReport.js';
 import { reportFilePath } from './reportFile.js';
 
@@ -59,7 +59,7 @@ export interface PublishPort {
   writeFile?(path: string, text: string): void;
 }
 
-/** The main step's report file and the outputs that come with it (`report-file`, `old-credential-revocable`). */
+/** The main step's report file and the outputs that come with it (`report-file`, `old-credential-revocable`, `selection-converged`). */
 export interface ReportFileOptions {
   /** RUNNER_TEMP as the runner set it */
   runnerTemp: string | undefined;
@@ -119,9 +119,9 @@ function rolloutFacts(r: RolloutReport) {
   };
 }
 
-/** The two outputs of the report file, and what went wrong writing it (the run's result stands). */
+/** The outputs of the report file and of its verdict, and what went wrong writing it (the run's result stands). */
 interface ReportFileOutcome {
-  outputs: { 'report-file': string; 'old-credential-revocable': 'true' | 'false' };
+  outputs: { 'report-file': string; 'old-credential-revocable': 'true' | 'false'; 'selection-converged': 'true' | 'false' };
   error?: string;
 }
 
@@ -132,8 +132,13 @@ function writeReportFile(
   { redactor }: PublishOptions,
 ): ReportFileOutcome {
   // the fences modes and a mode that could not run judge no node and write no file
-  if (report.kind !== 'rollout') return { outputs: { 'report-file': '', 'old-credential-revocable': 'false' } };
-  const revocable = revocableOutput(report.revocation);
+  if (report.kind !== 'rollout') {
+    return { outputs: { 'report-file': '', 'old-credential-revocable': 'false', 'selection-converged': 'false' } };
+  }
+  const verdict = {
+    'old-credential-revocable': revocableOutput(report.revocation),
+    'selection-converged': selectionConvergedOutput(report.revocation),
+  } as const;
   const now = (file.now ?? (() => new Date()))();
   const identity = identityOf(report.owner, file.serverUrl);
   try {
@@ -148,10 +153,10 @@ function writeReportFile(
       { redactor },
     );
     port.writeFile(path, `${JSON.stringify(doc, null, 2)}\n`);
-    return { outputs: { 'report-file': path, 'old-credential-revocable': revocable } };
+    return { outputs: { 'report-file': path, ...verdict } };
   } catch (e) {
     return {
-      outputs: { 'report-file': '', 'old-credential-revocable': revocable },
+      outputs: { 'report-file': '', ...verdict },
       error: `could not write the report file: ${errorMessage(e)}; the run's result, outputs and summary are unaffected, and the report-file output is empty`,
     };
   }

@@ -41,8 +41,8 @@ export interface PodState {
 
 /** Every call throws a ToolError (src/core/errors.ts) with a classified cause on failure. */
 export interface KubeClient {
-  /** all nodes; with a label selector, only the matching ones */
-  listNodes(labelSelector?: string): Promise<NodeState[]>;
+  /** every node of the cluster (the run matches `node-selector` against it: src/core/labelSelector.ts) */
+  listNodes(): Promise<NodeState[]>;
   getNode(name: string): Promise<NodeState>;
   /** `kubectl patch node --type=json`; a failed `test` op throws cause 'invalid' */
   patchNode(name: string, ops: JsonPatchOp[]): Promise<NodeState>;

@@ -2,6 +2,7 @@
 // Errors name the input, so a user knows which line of their workflow to fix.
 import { isIP } from 'node:net';
 import { InputError } from './errors.js';
+import { parseLabelSelector, type LabelSelectorInput } from './labelSelector.js';
 import { readPreflightInputs, type PreflightConfig } from './preflight.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
@@ -21,7 +22,8 @@ export interface Config extends PreflightConfig {
   talosServerName?: string;
   /** empty: all nodes */
   nodes: string[];
-  nodeSelector?: string;
+  /** `node-selector` parsed as the apiserver parses it; the run matches it against its one listing of every node */
+  nodeSelector?: LabelSelectorInput;
   reboot: RebootPolicy;
   criConfigPaths: string[];
   evidenceMarginMs: number;
@@ -112,6 +114,15 @@ function positiveInt(input: string, value: string, max: number): number {
   return Number(value);
 }
 
+/** `node-selector` parsed once; a selector the apiserver would refuse is an input error before anything runs. */
+function nodeSelector(text: string): LabelSelectorInput | undefined {
+  if (!text) return undefined;
+  try {
+    return parseLabelSelector(text);
+  } catch (e) {
+    throw new InputError('node-selector', `${JSON.stringify(text)} is not a label selector: ${(e as Error).message}`);
+  }
+}
 /** comma- or newline-separated list, blanks dropped */
 export function parseList(text: string): string[] {
   return text
@@ -152,7 +163,7 @@ export function readConfig(get: InputReader): Config {
     talosconfig: str('talosconfig') || undefined,
     talosServerName: serverName('talos-server-name', str('talos-server-name')),
     nodes: parseList(get('nodes') ?? ''),
-    nodeSelector: str('node-selector') || undefined,
+    nodeSelector: nodeSelector(str('node-selector')),
     reboot: oneOf<RebootPolicy>('reboot', str('reboot') || 'evidence', ['evidence', 'always']),
     criConfigPaths: criPaths.length ? criPaths : DEFAULT_CRI_CONFIG_PATHS,
     evidenceMarginMs: parseDuration('evidence-margin', str('evidence-margin') || DEFAULT_EVIDENCE_MARGIN),

@@ -29,6 +29,10 @@ export interface PodOwnerReading {
   controller?: { kind: string; name: string };
   /** carries `kubernetes.io/config.mirror` (a static pod's mirror: drain skips it) */
   mirror: boolean;
+  /** has a `metadata.deletionTimestamp`: on its way out, no longer counted by its controller */
+  terminating: boolean;
+  /** its Ready condition is True */
+  ready: boolean;
 }
 
 /** A pod as kubectl drain's filters judge it (src/rules/drainForecast.ts): the settle gate's reading and a little more. */

@@ -16,7 +16,7 @@ export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
   failOnPartial: boolean;
   /** this run's claim token (repository, run id, attempt, nonce): the run's identity in the report file */
   owner?: string;
-  /** may the old credential be revoked now (src/rules/revocation.ts), judged on the run's last listing */
+  /** may the old credential be revoked now, and has the selection converged (src/rules/revocation.ts), judged on the run's last listing of every node */
   revocation?: RevocationVerdict;
 }
 
@@ -44,7 +44,7 @@ export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> 
       mode,
       revision: config.revision,
       keys: deps.keys,
-      scope,
+      listing: scope,
       records: result.records,
       notReached: result.notReached,
     }),

@@ -52,7 +52,7 @@ export interface RolloutResult {
   settleWaits?: string[];
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
   eventsWarning?: string;
-  /** the nodes the inputs select as the run last listed them, and how many they leave out (src/rules/revocation.ts) */
+  /** every node of the cluster as the run last listed it, and which of them the inputs select (src/rules/revocation.ts) */
   scope?: Scope;
   /** the pre-flight check's lines, when it ran (not on an apply run with nothing to roll) */
   preflight?: PreflightSummary;
@@ -60,10 +60,10 @@ export interface RolloutResult {
   talosReads?: string;
 }
 
-/** Every node the `nodes` / `node-selector` inputs select, as one listing saw it, and how many of the cluster's nodes they leave out. */
+/** Every node of the cluster as one listing saw it, and the uids of those the `nodes` / `node-selector` inputs select. */
 export interface Scope {
   nodes: NodeState[];
-  outside: number;
+  selected: Set<string>;
 }
 
 /** How many listings after the first pass may still find work (an autoscaler keeps adding nodes). */
@@ -95,10 +95,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
         : `${processed} node(s) were already processed in this run (listed below); no further node was started`;
     throw new InputError('nodes', `the cluster's node inventory is not safe to roll, ${changed}:\n- ${problems.join('\n- ')}`);
   }
-  const selectorMatches = config.nodeSelector ? new Set((await kube.listNodes(config.nodeSelector)).map((n) => n.name)) : undefined;
+  // the selector is matched against this one listing of every node: no second, filtered listing
   const selection = selectNodes(inventory, {
     names: config.nodes.length ? config.nodes : undefined,
-    selectorMatches,
+    selector: config.nodeSelector,
     revision: config.revision,
     keys,
   });
@@ -109,7 +109,8 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
     selected: selection.selected,
     upToDate: selection.upToDate,
     quarantined: quarantinedNodes(inventory, keys),
-    scope: { nodes: selection.inScope, outside: inventory.length - selection.inScope.length },
+    // the whole inventory, not the selection: the old credential is revocable only when no node of the cluster holds it
+    scope: { nodes: inventory, selected: new Set(selection.inScope.map((n) => n.uid)) },
   };
 }
 
@@ -132,7 +133,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   // (src/rules/inventory.ts emptySelection); only the first listing judges it: a pool the autoscaler
   // empties while a run that rolled some of it lists again is no mistake of the inputs.
   const first = await listAndSelect(ctx, 0);
-  const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector, inScope: first.scope.nodes.length });
+  const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector?.text, inScope: first.scope.selected.size });
   if (empty) throw new InputError(empty.input, empty.message);
 
   // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with

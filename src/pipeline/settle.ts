@@ -8,6 +8,7 @@ import {
   mergeBaselines,
   ownersDrainWouldEvict,
   ownersOfEvicted,
+  predictUnsettled,
   resolveOwners,
   uniqueRefs,
   unsettled,
@@ -213,13 +214,14 @@ export class SettleGate {
 
   /**
    * Plan mode: the workloads a roll of `nodes` (those it would drain) would wait for, from ONE pod list
-   * of the whole cluster and one status list, whatever the number of nodes. Empty when the gate is off.
-   * `listed`: the pods already listed (the drain forecast's list), so they are not listed again.
+   * of the whole cluster and one status list, whatever the number of nodes, judged by the gate's own
+   * rule (`predictUnsettled`: a terminating pod is no live replica, scaled to 0 is settled). Empty when
+   * the gate is off. `listed`: the pods already listed (the drain forecast's list), so they are not
+   * listed again.
    */
   async predictWaits(nodes: readonly string[], listed?: readonly PodOwnerReading[]): Promise<string[]> {
     if (!this.enabled || nodes.length === 0) return [];
     const [pods, statuses] = await Promise.all([listed ?? this.kube.listPodOwners(), this.kube.listWorkloads()]);
-    const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
-    return resolveOwners(refs, statuses).map(workloadName);
+    return predictUnsettled(pods, statuses, nodes).map((u) => workloadName(u.workload));
   }
 }

@@ -1,6 +1,7 @@
 // Inventory rules: which nodes may be touched at all, which ones need the new credential, in
 // which order, and whether a node is still the machine the inventory saw.
 // Pure: plain NodeState values in, problems or selections out.
+import { matchesLabels, type LabelSelectorInput } from '../core/labelSelector.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
 
@@ -69,12 +70,13 @@ export interface Selection {
   upToDate: string[];
   /** requested names that are not nodes of the cluster (sorted); the caller errors on them */
   unknownNames: string[];
-  /** every node the names and the selector select, verified or not, in listing order (src/rules/revocation.ts judges them) */
+  /** every node the names and the selector select, verified or not, in listing order (the selection src/rules/revocation.ts tells apart) */
   inScope: NodeState[];
 }
 
 /**
- * Restrict to `names` (when given) and to `selectorMatches` (when given), then select the nodes whose
+ * Restrict to `names` (when given) and to the nodes whose labels match `selector` (when given: the
+ * listing holds every node, and the selector is matched here as the apiserver would), then select the nodes whose
  * `verified-revision` differs from `revision` (absent counts as different), and every quarantined node.
  *
  * An empty `names` array restricts to nothing: "all nodes" is `undefined`, decided by the config.
@@ -84,14 +86,14 @@ export interface Selection {
  */
 export function selectNodes(
   nodes: NodeState[],
-  opts: { names?: string[]; selectorMatches?: Set<string>; revision: string; keys: AnnotationKeys },
+  opts: { names?: string[]; selector?: LabelSelectorInput; revision: string; keys: AnnotationKeys },
 ): Selection {
   const known = new Set(nodes.map((n) => n.name));
   const wanted = opts.names === undefined ? undefined : new Set(opts.names);
   const unknownNames = wanted === undefined ? [] : [...wanted].filter((name) => !known.has(name)).sort(compareNames);
 
   const inScope = nodes.filter(
-    (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selectorMatches === undefined || opts.selectorMatches.has(n.name)),
+    (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selector === undefined || matchesLabels(opts.selector, n.labels)),
   );
   // A quarantined node is never up to date, whatever verified-revision it still carries from an
   // earlier roll: its Talos config may hold the new credential while its containerd runs the old one.

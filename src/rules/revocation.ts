@@ -1,15 +1,21 @@
-// May the old registry credential be revoked now? The `old-credential-revocable` output and its
-// summary line. Pure: the nodes the run last listed, this run's decision records in, a verdict out.
+// May the old registry credential be revoked now, and has the selection converged? The
+// `old-credential-revocable` and `selection-converged` outputs and their summary line. Pure: every node
+// the run last listed, which of them the inputs select, this run's decision records in, a verdict out.
 //
 // Why this rule, in plain words: revoking the old credential at the registry breaks every pull of a
-// containerd that still holds it (ImagePullBackOff, the day this action exists to prevent). So the
-// answer is `true` only on proof about every node the inputs select:
-// - **Every node the `nodes` / `node-selector` inputs select counts**, not only those this run rolled:
-//   a node left out because it already verified this revision counts (its marker is the proof), and
-//   so does a node the roll never reached or a quarantined one.
-// - **The proof is this revision's `verified-revision` marker**, which the action writes only after it
-//   proved the new credential loaded (src/rules/evidence.ts, src/rules/proof.ts). A node without it,
-//   or with another revision's, may hold the old credential.
+// containerd that still holds it (ImagePullBackOff, the day this action exists to prevent), on every
+// node of the cluster, whatever this run rolled. So the answer is `true` only on proof about every node
+// of the cluster the run listed:
+// - **Every node of the cluster counts**, not only those the `nodes` / `node-selector` inputs select:
+//   a run scoped to one pool must not answer `true` while a control plane outside it still runs the
+//   old credential (a pool's run once said `true` so, and the revocation it gated broke that node's
+//   pulls). A node left out because it already verified this revision counts by its marker, and so do
+//   a node the roll never reached, a quarantined one and one outside the selection. The selection's
+//   own answer is `selectionConverged` (the `selection-converged` output): the same judgement over the
+//   selected nodes only, which says nothing about the others.
+// - **The proof is this revision's `verified-revision` marker** (`markerMissing`, the one place it is
+//   read), which the action writes only after it proved the new credential loaded (src/rules/evidence.ts,
+//   src/rules/proof.ts). A node without it, or with another revision's, may hold the old credential.
 // - **A quarantined node holds it** (cordoned, never rebooted: src/rules/quarantine.ts), whatever
 //   marker an earlier roll left; **a claimed or fenced node may** (a run stopped on it: Talos may or may
 //   not have changed, and a person has to look).
@@ -17,15 +23,15 @@
 //   `verify-image` pull settled it, so on Talos ≤ 1.13 containerd may have read its config before the
 //   credential was written (README "After a reboot, a proof that cannot be decided"). The marker was
 //   written, so only this run can tell; a later run sees the marker only.
-// - **This run's record of a node is fresher than the listing** that selected it: the listing may
-//   predate the roll of the node (the last pass of a run that hit its pass limit, a relisting that
-//   failed), while the record says how this run left it.
-// - **No node selected is `false`**: a mistyped selector must not read as "safe".
-// - **A plan tells what is true now**, before the roll: `true` only when every selected node already
-//   verified this revision (the plan's result is `clean`); never a forecast of what `apply` will do.
-// Nodes outside the inputs' selection, and nodes the cluster creates later (an autoscaler boots them
-// from its own templates or machine configs, which the action does not see), are not judged: the
-// verdict counts the first and names the second.
+// - **This run's record of a node is fresher than the listing**: the listing may predate the roll of
+//   the node (the last pass of a run that hit its pass limit, a relisting that failed), while the
+//   record says how this run left it.
+// - **No node listed is `false`**, and so is no node selected for `selectionConverged`: a mistyped
+//   selector must not read as "the selection converged".
+// - **A plan tells what is true now**, before the roll: `true` only when every node already verified
+//   this revision; never a forecast of what `apply` will do.
+// Nodes the cluster creates later (an autoscaler boots them from its own templates or machine
+// configs, which the action does not see) are not judged: the verdict names them every time.
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';
 import { compareNames } from '../core/order.js';
@@ -38,18 +44,23 @@ export interface OldCredentialHolder {
   kind: HolderKind;
   /** one line a person reads */
   why: string;
+  /** whether the `nodes` / `node-selector` inputs select it (false: this run does not roll it) */
+  selected: boolean;
 }
 
 export interface RevocationVerdict {
+  /** no node of the cluster can still hold the old credential (the `old-credential-revocable` output) */
   revocable: boolean;
   /** one line: why the answer is what it is */
   reason: string;
-  /** the nodes that hold or may hold the old credential, sorted by name; empty when revocable */
+  /** the nodes of the cluster that hold or may hold the old credential, sorted by name; empty when revocable */
   holders: OldCredentialHolder[];
-  /** how many nodes the inputs select (the nodes judged) */
+  /** how many nodes the run listed: every node of the cluster, each judged */
   judged: number;
-  /** how many nodes of the cluster the inputs leave out (not judged) */
+  /** how many of them the `nodes` / `node-selector` inputs leave out (judged too) */
   outsideScope: number;
+  /** every node the inputs select carries this revision's marker, none held (the `selection-converged` output); false when none is selected */
+  selectionConverged: boolean;
 }
 
 /** What the rule judges. */
@@ -58,18 +69,31 @@ export interface RevocationInput {
   revision: string;
   keys: AnnotationKeys;
   /**
-   * The nodes the `nodes` / `node-selector` inputs select, as the run last listed them, and how many
-   * of the cluster's nodes they leave out. Undefined: the run ended before it listed any.
+   * Every node of the cluster as the run last listed it, and the uids of those the `nodes` /
+   * `node-selector` inputs select. Undefined: the run ended before it listed any.
    */
-  scope?: { nodes: readonly NodeState[]; outside: number };
+  listing?: { nodes: readonly NodeState[]; selected: ReadonlySet<string> };
   /** this run's decision records (they win over the listing: see above) */
   records: readonly DecisionRecord[];
   /** selected nodes the roll stopped before */
   notReached?: readonly string[];
 }
 
+type Holder = Omit<OldCredentialHolder, 'selected'>;
+
+/**
+ * Does the node carry this revision's verified marker? Undefined when it does; otherwise what it
+ * carries instead, in words. The one place the marker is read, so a change of what marks a node
+ * verified (one marker per registry host) changes this body only.
+ */
+export function markerMissing(n: NodeState, keys: AnnotationKeys, revision: string): string | undefined {
+  const marker = n.annotations[keys.verifiedRevision];
+  if (marker === revision) return undefined;
+  return marker === undefined ? 'no verified-revision marker' : `verified-revision is ${marker}`;
+}
+
 /** What a node's own record, from this run, says; undefined: the node left no doubt (verified now). */
-function fromRecord(r: DecisionRecord, revision: string): OldCredentialHolder | undefined {
+function fromRecord(r: DecisionRecord, revision: string): Holder | undefined {
   const node = r.node;
   const outcome: Outcome = r.outcome;
   if (outcome === 'rebooted' || outcome === 'reboot-skipped') {
@@ -89,7 +113,7 @@ function fromRecord(r: DecisionRecord, revision: string): OldCredentialHolder | 
 }
 
 /** What the listing says of a node this run left no record for; undefined: verified for this revision. */
-function fromListing(n: NodeState, input: RevocationInput): OldCredentialHolder | undefined {
+function fromListing(n: NodeState, selected: boolean, input: RevocationInput): Holder | undefined {
   const { keys, revision } = input;
   const a = n.annotations;
   const node = n.name;
@@ -100,9 +124,11 @@ function fromListing(n: NodeState, input: RevocationInput): OldCredentialHolder 
   if (a[keys.quarantined] !== undefined) {
     return { node, kind: 'quarantined', why: 'quarantined: cordoned and not rebooted, its containerd keeps the old credential' };
   }
-  const marker = a[keys.verifiedRevision];
-  if (marker === revision) return undefined;
-  const seen = marker === undefined ? 'no verified-revision marker' : `verified-revision is ${marker}`;
+  const seen = markerMissing(n, keys, revision);
+  if (seen === undefined) return undefined;
+  if (!selected) {
+    return { node, kind: 'not-verified', why: `${seen}, not ${revision}; outside nodes/node-selector, so this run does not roll it` };
+  }
   if (input.notReached?.includes(node)) return { node, kind: 'not-reached', why: `${seen}; the roll stopped before it` };
   return { node, kind: 'not-verified', why: `${seen}, not ${revision}` };
 }
@@ -110,38 +136,60 @@ function fromListing(n: NodeState, input: RevocationInput): OldCredentialHolder 
 const NOT_SEEN = 'nodes the cluster creates later boot from their own templates or machine configs, which the action does not see';
 
 export function judgeRevocation(input: RevocationInput): RevocationVerdict {
-  if (!input.scope) {
+  if (!input.listing) {
     return {
       revocable: false,
       reason: 'the run ended before it listed the nodes, so no node was judged',
       holders: [],
       judged: 0,
       outsideScope: 0,
+      selectionConverged: false,
     };
   }
-  const { nodes, outside } = input.scope;
-  const outsideNote = outside > 0 ? `; ${outside} node(s) outside nodes/node-selector were not judged` : '';
+  const { nodes, selected } = input.listing;
+  const inSelection = nodes.filter((n) => selected.has(n.uid)).length;
+  const outside = nodes.length - inSelection;
   if (nodes.length === 0) {
     return {
       revocable: false,
-      reason: `the inputs select no node, so nothing proves the new credential is in use${outsideNote}`,
+      reason: 'the cluster lists no node, so nothing proves the new credential is in use',
       holders: [],
       judged: 0,
-      outsideScope: outside,
+      outsideScope: 0,
+      selectionConverged: false,
     };
   }
   // a record by uid first: a node re-created under its name is another machine than the one rolled
   const byUid = new Map(input.records.map((r) => [r.uid, r]));
   const holders = nodes
-    .map((n) => {
+    .map((n): OldCredentialHolder | undefined => {
       const r = byUid.get(n.uid);
-      return r ? fromRecord(r, input.revision) : fromListing(n, input);
+      const isSelected = selected.has(n.uid);
+      const h = r ? fromRecord(r, input.revision) : fromListing(n, isSelected, input);
+      return h && { ...h, selected: isSelected };
     })
     .filter((h): h is OldCredentialHolder => h !== undefined)
     .sort((a, b) => compareNames(a.node, b.node));
   const revocable = holders.length === 0;
+  const selectionConverged = inSelection > 0 && !holders.some((h) => h.selected);
   const reason = revocable
-    ? `all ${nodes.length} node(s) the inputs select carry verified-revision=${input.revision}, none quarantined or claimed${outsideNote}; ${NOT_SEEN}`
-    : `${holders.length} of ${nodes.length} node(s) the inputs select still hold or may hold the old credential${input.mode === 'plan' ? ' (a plan changes nothing: this is the cluster before the roll)' : ''}${outsideNote}`;
-  return { revocable, reason, holders, judged: nodes.length, outsideScope: outside };
+    ? `all ${nodes.length} node(s) of the cluster carry verified-revision=${input.revision}, none quarantined or claimed${outsideNote(outside)}${
+        inSelection === 0 ? '; the inputs select no node' : ''
+      }; ${NOT_SEEN}`
+    : `${holders.length} of ${nodes.length} node(s) of the cluster still hold or may hold the old credential${outsideNote(holders.filter((h) => !h.selected).length)}${
+        input.mode === 'plan' ? ' (a plan changes nothing: this is the cluster before the roll)' : ''
+      }; ${selectionNote(inSelection, selectionConverged)}`;
+  return { revocable, reason, holders, judged: nodes.length, outsideScope: outside, selectionConverged };
+}
+
+/** how many of the nodes just counted are outside the selection, when any */
+function outsideNote(outside: number): string {
+  return outside > 0 ? ` (${outside} of them outside nodes/node-selector)` : '';
+}
+
+function selectionNote(inSelection: number, converged: boolean): string {
+  if (inSelection === 0) return 'the inputs select no node';
+  return converged
+    ? `the ${inSelection} node(s) the inputs select all carry it (selection converged)`
+    : 'the nodes the inputs select have not all converged';
 }

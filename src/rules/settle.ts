@@ -25,6 +25,15 @@
 // nothing of it can come back. The status is never read for what it does not say: an absent field is
 // a zero (apps/v1 status fields are omitempty), so a status the controller has not written yet is
 // unsettled, never settled.
+//
+// Plan mode's prediction is the same rule, not a second one: `predictUnsettled` hands `unsettled` the
+// counts the controllers would report right after the drains (`afterDrains`: each workload's ready and
+// available replicas less its live replicas on the drained nodes) against the baselines read now, so the
+// two callers cannot drift. A live replica is what the controllers count: a pod active in the
+// ReplicaSet controller's sense (controller.IsPodActive in pkg/controller/controller_utils.go: not
+// Succeeded, not Failed, no deletionTimestamp) and Ready. A terminating pod is already out of its
+// controller's counts, so evicting it takes nothing away, and a workload scaled to 0 is settled: the
+// prediction names neither, as the apply run's gate does not wait for them.
 import {
   workloadKey,
   type PodOwnerReading,
@@ -168,6 +177,48 @@ export function notBackToBaseline(s: WorkloadStatus, baseline: WorkloadBaseline)
   const below = short.some(([, , t]) => t < want);
   const stuck = s.progressingReason === 'ProgressDeadlineExceeded' ? '; its rollout exceeded its progress deadline' : '';
   return `${text} ${below ? `(as many as before the drain; ${want} desired)` : 'desired'}${stuck}`;
+}
+
+/** A pod its controller counts among its ready replicas (see the top of this file): active and Ready. */
+export function liveReplica(p: PodOwnerReading): boolean {
+  return p.ready && !p.terminating && p.phase !== 'Succeeded' && p.phase !== 'Failed';
+}
+
+/**
+ * The controllers' counts right after drains of `nodes`, predicted from `statuses` read now: each
+ * workload (as judged: a ReplicaSet's Deployment) loses its live replicas on those nodes from its
+ * ready and available counts, never below 0. Everything else is as read.
+ */
+export function afterDrains(
+  statuses: readonly WorkloadStatus[],
+  pods: readonly PodOwnerReading[],
+  nodes: readonly string[],
+): WorkloadStatus[] {
+  const lost = new Map<string, number>();
+  for (const n of nodes) {
+    for (const p of pods.filter((x) => x.nodeName === n && liveReplica(x))) {
+      for (const judged of resolveOwners(ownerOf(p), statuses)) lost.set(workloadKey(judged), (lost.get(workloadKey(judged)) ?? 0) + 1);
+    }
+  }
+  return statuses.map((s) => {
+    const n = lost.get(workloadKey(s)) ?? 0;
+    return n === 0 ? s : { ...s, readyReplicas: Math.max(0, s.readyReplicas - n), availableReplicas: Math.max(0, s.availableReplicas - n) };
+  });
+}
+
+/**
+ * Plan mode: the workloads the gate would wait for after drains of `nodes`, judged by `unsettled`, the
+ * gate's own rule, on the counts `afterDrains` predicts against the baselines the drains would read now.
+ */
+export function predictUnsettled(
+  pods: readonly PodOwnerReading[],
+  statuses: readonly WorkloadStatus[],
+  nodes: readonly string[],
+): Unsettled[] {
+  const refs = uniqueRefs(nodes.flatMap((n) => ownersDrainWouldEvict(pods, n)));
+  const baselines = new Map<string, WorkloadBaseline>();
+  for (const b of baselinesOf(refs, statuses)) baselines.set(b.judged, mergeBaselines(baselines.get(b.judged), b.baseline));
+  return unsettled(refs, afterDrains(statuses, pods, nodes), baselines);
 }
 
 /** Why `s` is not fully available, or undefined when it is. */

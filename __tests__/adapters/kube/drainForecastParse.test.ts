@@ -54,6 +54,8 @@ describe('drainInputsFromList', () => {
         phase: 'Running',
         controller: undefined,
         mirror: false,
+        terminating: false,
+        ready: false,
         emptyDir: false,
         labels: { app: 'x' },
       },

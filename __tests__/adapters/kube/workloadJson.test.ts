@@ -63,7 +63,7 @@ describe('workloadsFromList', () => {
 });
 
 describe('podOwnersFromList', () => {
-  it('each pod with its node, phase, controller and whether it is a mirror pod, its labels and emptyDir volumes', () => {
+  it('each pod with its node, phase, controller, whether it is a mirror pod, terminating or Ready, its labels and emptyDir volumes', () => {
     const pods = podOwnersFromList({
       kind: 'PodList',
       items: [
@@ -81,10 +81,21 @@ describe('podOwnersFromList', () => {
               { name: 'tmp', emptyDir: {} },
             ],
           },
-          status: { phase: 'Running' },
+          status: {
+            phase: 'Running',
+            conditions: [
+              { type: 'PodScheduled', status: 'True' },
+              { type: 'Ready', status: 'True' },
+            ],
+          },
         },
         {
-          metadata: { name: 'kube-apiserver-cp1', namespace: 'kube-system', annotations: { 'kubernetes.io/config.mirror': 'abc' } },
+          metadata: {
+            name: 'kube-apiserver-cp1',
+            namespace: 'kube-system',
+            annotations: { 'kubernetes.io/config.mirror': 'abc' },
+            deletionTimestamp: '2026-12-06T07:00:30Z',
+          },
           spec: { nodeName: 'cp1' },
           status: { phase: 'Running' },
         },
@@ -99,6 +110,8 @@ describe('podOwnersFromList', () => {
         controller: { kind: 'ReplicaSet', name: 'web-5f6' },
         controllerApiVersion: 'apps/v1',
         mirror: false,
+        terminating: false,
+        ready: true,
         emptyDir: true,
         labels: { app: 'web' },
       },
@@ -109,6 +122,8 @@ describe('podOwnersFromList', () => {
         phase: 'Running',
         controller: undefined,
         mirror: true,
+        terminating: true,
+        ready: false,
         emptyDir: false,
         labels: {},
       },

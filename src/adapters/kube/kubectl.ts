@@ -138,9 +138,8 @@ export class Kubectl implements KubeClient {
     }
   }
 
-  async listNodes(labelSelector?: string): Promise<NodeState[]> {
+  async listNodes(): Promise<NodeState[]> {
     const args = ['get', 'nodes', '-o', 'json', REQUEST_TIMEOUT];
-    if (labelSelector) args.push('-l', labelSelector);
     const list = this.parseJson(await this.run(args), 'kubectl get nodes');
     const items = Array.isArray(list.items) ? list.items : [];
     return items.map((i) => nodeFromJson(i));

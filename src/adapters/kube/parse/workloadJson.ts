@@ -62,6 +62,8 @@ export function drainPodFromItem(format: string, item: Json): DrainPodReading {
     phase: typeof status.phase === 'string' ? status.phase : '',
     controller: controllerRef(item),
     mirror: 'kubernetes.io/config.mirror' in annotations,
+    terminating: typeof metadata.deletionTimestamp === 'string',
+    ready: Array.isArray(status.conditions) && status.conditions.map(obj).some((c) => c.type === 'Ready' && c.status === 'True'),
     ...(typeof apiVersion === 'string' ? { controllerApiVersion: apiVersion } : {}),
     // hasLocalStorage (filters.go): any volume with an emptyDir source
     emptyDir: Array.isArray(spec.volumes) && spec.volumes.some((v) => obj(v).emptyDir !== undefined && obj(v).emptyDir !== null),
