@@ -247,6 +247,15 @@ export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean }
   }
 }
 
+/** The verified marker (one JSON map, host → proof: src/rules/marker.ts) as `host@revision,…`; `-` when absent. */
+function verifiedHosts(raw: string | undefined): string {
+  if (raw === undefined) return '-';
+  const byHost = JSON.parse(raw) as Record<string, { revision: string }>;
+  return Object.entries(byHost)
+    .map(([host, p]) => `${host}@${p.revision}`)
+    .join(',');
+}
+
 /** One line per node: what a user checks after a roll (schedulable, verified revision, claims, boot). */
 export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): string[] {
   return c.kube.nodes().map((n: any) => {
@@ -255,6 +264,6 @@ export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): 
     const claim =
       (a[`${prefix}/owner`] ? ` CLAIMED phase=${a[`${prefix}/phase`]}` : '') + (a[`${prefix}/quarantined`] ? ' QUARANTINED' : '');
     const t = c.talos.node(n.metadata.name);
-    return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified-revision=${a[`${prefix}/verified-revision`] ?? '-'}${claim} containerd PID ${t.containerd.pid}`;
+    return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified=${verifiedHosts(a[`${prefix}/verified`])}${claim} containerd PID ${t.containerd.pid}`;
   });
 }

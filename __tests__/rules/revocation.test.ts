@@ -14,6 +14,7 @@ function judge(nodes: NodeState[] | undefined, over: Partial<RevocationInput> = 
   return judgeRevocation({
     mode: 'apply',
     revision: REV,
+    hosts: ['ghcr.io'],
     keys,
     scope: nodes ? { nodes, outside: 0 } : undefined,
     records: [],
@@ -29,7 +30,7 @@ describe('judgeRevocation', () => {
     expect(v.revocable).toBe(true);
     expect(v.holders).toEqual([]);
     expect(v.judged).toBe(3);
-    expect(v.reason).toMatch(/all 3 node\(s\) the inputs select carry verified-revision=r2/);
+    expect(v.reason).toMatch(/all 3 node\(s\) the inputs select carry the verified marker of revision r2 for ghcr.io/);
     // what the action cannot see is said every time
     expect(v.reason).toMatch(/nodes the cluster creates later .* which the action does not see/);
   });
@@ -49,8 +50,8 @@ describe('judgeRevocation', () => {
       ['w3', 'quarantined'],
       ['w4', 'claimed'],
     ]);
-    expect(v.holders[0].why).toBe('verified-revision is r1, not r2');
-    expect(v.holders[1].why).toBe('no verified-revision marker, not r2');
+    expect(v.holders[0].why).toBe('ghcr.io verified for revision r1, not r2');
+    expect(v.holders[1].why).toBe('no verified marker for ghcr.io');
     expect(v.holders[3].why).toContain('phase=mutating');
     expect(v.reason).toBe('4 of 5 node(s) the inputs select still hold or may hold the old credential');
   });
@@ -86,7 +87,7 @@ describe('judgeRevocation', () => {
       notReached: ['w3'],
     });
     expect(v.holders.map((h) => h.kind)).toEqual(['quarantined', 'refused', 'not-reached']);
-    expect(v.holders[2].why).toBe('no verified-revision marker; the roll stopped before it');
+    expect(v.holders[2].why).toBe('no verified marker for ghcr.io; the roll stopped before it');
   });
 
   it('plan: true only when nothing is left to roll; a planned node is not verified yet', () => {
@@ -102,14 +103,21 @@ describe('judgeRevocation', () => {
   });
 
   it('no node selected, or no listing at all, is never safe', () => {
-    const none = judgeRevocation({ mode: 'apply', revision: REV, keys, scope: { nodes: [], outside: 4 }, records: [] });
+    const none = judgeRevocation({ mode: 'apply', revision: REV, hosts: ['ghcr.io'], keys, scope: { nodes: [], outside: 4 }, records: [] });
     expect(none).toMatchObject({ revocable: false, judged: 0, outsideScope: 4 });
     expect(none.reason).toMatch(/select no node/);
     expect(judge(undefined)).toMatchObject({ revocable: false, reason: expect.stringMatching(/before it listed the nodes/) });
   });
 
   it('counts the nodes outside nodes/node-selector, which it does not judge', () => {
-    const v = judgeRevocation({ mode: 'apply', revision: REV, keys, scope: { nodes: [verified('w1')], outside: 2 }, records: [] });
+    const v = judgeRevocation({
+      mode: 'apply',
+      revision: REV,
+      hosts: ['ghcr.io'],
+      keys,
+      scope: { nodes: [verified('w1')], outside: 2 },
+      records: [],
+    });
     expect(v).toMatchObject({ revocable: true, outsideScope: 2 });
     expect(v.reason).toContain('2 node(s) outside nodes/node-selector were not judged');
   });

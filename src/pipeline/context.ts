@@ -12,6 +12,7 @@ import type { AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import type { Reading } from '../core/model/readings.js';
 import { EventWriter } from './events.js';
+import type { MarkerWant } from '../rules/marker.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -82,6 +83,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   settle: SettleGate;
   /** the run's Kubernetes Events (src/pipeline/events.ts); shared by every node's view */
   events: EventWriter;
+  /** what the verified marker must prove (src/rules/marker.ts): the hosts rolled, the revision, the verify-image */
+  want: MarkerWant;
 }
 
 const silentLog: RolloutLog = { info: () => undefined, group: () => () => undefined };
@@ -100,6 +103,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds,
+    want: { hosts: [deps.desired.host], revision: deps.config.revision, verifyImage: deps.config.verifyImage },
     events: new EventWriter(deps.kube, deps.redact, deps.owner),
     settle: new SettleGate({
       kube: deps.kube,

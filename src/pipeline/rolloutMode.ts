@@ -49,6 +49,7 @@ export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Pro
     revocation: judgeRevocation({
       mode,
       revision: config.revision,
+      hosts: [deps.desired.host],
       keys: deps.keys,
       scope,
       records: result.records,

@@ -16,7 +16,7 @@ import { patchNodeSurvivingTransport } from './transport.js';
 
 /**
  * What a stop asks for the node:
- * - `release`: give it back (restoring its cordon state, no verified-revision). Only when nothing this
+ * - `release`: give it back (restoring its cordon state, no verified marker). Only when nothing this
  *   run did needs a reboot to be safe: nothing on Talos changed, or the patch failed / the drain or the
  *   quorum gate stopped before any reboot (containerd still runs as before, so uncordoning is safe).
  * - `leave-fenced`: Talos may carry the change and the node was not proven: a person checks it.
@@ -197,8 +197,8 @@ export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVe
           settledBy: 'warning',
           residualRisk: residualRisk(ctx.desired.host),
           nextStep:
-            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
-            `(\`kubectl annotate node ${nodeRun.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image and rerun ` +
+            `(its marker records no proof image, so the rerun proves ${nodeRun.node.name} again: src/rules/marker.ts).`,
         },
   );
   ctx.log.info(

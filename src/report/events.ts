@@ -76,8 +76,8 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
       message: `pulled ${verifiedImageOf(pulled.name)} through containerd: the credential works`,
       at: endOf(pulled),
     });
-  afterStep(RELEASE_STEPS, 'Released', 'released: the claim removed, the cordon state restored, verified-revision written');
-  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified-revision');
+  afterStep(RELEASE_STEPS, 'Released', 'released: the claim removed, the cordon state restored, verified marker written');
+  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified marker');
   const stopped = STOPPED[r.outcome];
   if (stopped)
     out.push({ reason: stopped, type: 'Warning', message: `${r.reason}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`, at: endedAt });

@@ -7,9 +7,9 @@
 // - **Every node the `nodes` / `node-selector` inputs select counts**, not only those this run rolled:
 //   a node left out because it already verified this revision counts (its marker is the proof), and
 //   so does a node the roll never reached or a quarantined one.
-// - **The proof is this revision's `verified-revision` marker**, which the action writes only after it
-//   proved the new credential loaded (src/rules/evidence.ts, src/rules/proof.ts). A node without it,
-//   or with another revision's, may hold the old credential.
+// - **The proof is this revision's verified marker for every host the run rolls** (src/rules/marker.ts),
+//   which the action writes only after it proved the new credential loaded (src/rules/evidence.ts,
+//   src/rules/proof.ts). A node without it, or with another revision's, may hold the old credential.
 // - **A quarantined node holds it** (cordoned, never rebooted: src/rules/quarantine.ts), whatever
 //   marker an earlier roll left; **a claimed or fenced node may** (a run stopped on it: Talos may or may
 //   not have changed, and a person has to look).
@@ -29,6 +29,7 @@
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';
 import { compareNames } from '../core/order.js';
+import { notVerifiedWhy } from './marker.js';
 
 /** Why a node still holds, or may hold, the old credential. */
 export type HolderKind = 'not-verified' | 'not-reached' | 'planned' | 'quarantined' | 'claimed' | 'proof-undecided' | 'refused' | 'failed';
@@ -56,6 +57,8 @@ export interface RevocationVerdict {
 export interface RevocationInput {
   mode: 'apply' | 'plan';
   revision: string;
+  /** the registry hosts the run rolls: a node counts as verified when its marker proves every one */
+  hosts: readonly string[];
   keys: AnnotationKeys;
   /**
    * The nodes the `nodes` / `node-selector` inputs select, as the run last listed them, and how many
@@ -100,11 +103,10 @@ function fromListing(n: NodeState, input: RevocationInput): OldCredentialHolder 
   if (a[keys.quarantined] !== undefined) {
     return { node, kind: 'quarantined', why: 'quarantined: cordoned and not rebooted, its containerd keeps the old credential' };
   }
-  const marker = a[keys.verifiedRevision];
-  if (marker === revision) return undefined;
-  const seen = marker === undefined ? 'no verified-revision marker' : `verified-revision is ${marker}`;
+  const seen = notVerifiedWhy(a, keys, { hosts: input.hosts, revision });
+  if (seen === undefined) return undefined;
   if (input.notReached?.includes(node)) return { node, kind: 'not-reached', why: `${seen}; the roll stopped before it` };
-  return { node, kind: 'not-verified', why: `${seen}, not ${revision}` };
+  return { node, kind: 'not-verified', why: seen };
 }
 
 const NOT_SEEN = 'nodes the cluster creates later boot from their own templates or machine configs, which the action does not see';
@@ -141,7 +143,7 @@ export function judgeRevocation(input: RevocationInput): RevocationVerdict {
     .sort((a, b) => compareNames(a.node, b.node));
   const revocable = holders.length === 0;
   const reason = revocable
-    ? `all ${nodes.length} node(s) the inputs select carry verified-revision=${input.revision}, none quarantined or claimed${outsideNote}; ${NOT_SEEN}`
+    ? `all ${nodes.length} node(s) the inputs select carry the verified marker of revision ${input.revision} for ${input.hosts.join(', ')}, none quarantined or claimed${outsideNote}; ${NOT_SEEN}`
     : `${holders.length} of ${nodes.length} node(s) the inputs select still hold or may hold the old credential${input.mode === 'plan' ? ' (a plan changes nothing: this is the cluster before the roll)' : ''}${outsideNote}`;
   return { revocable, reason, holders, judged: nodes.length, outsideScope: outside };
 }
