@@ -64,7 +64,7 @@ export function config(over: Partial<Config> = {}): Config {
   return {
     mode: 'apply',
     authPatch: '/tmp/auth.yaml',
-    registry: '',
+    registry: [],
     revision: 'rev-2',
     nodes: [],
     reboot: 'evidence',
@@ -97,7 +97,7 @@ export function rolloutDeps(c: ReturnType<typeof makeCluster>, over: Partial<Con
     kube: c.kube,
     talos: c.talos,
     config: config(over),
-    desired: DESIRED,
+    desired: [DESIRED],
     owner: OWNER,
     keys,
     clock: c.clock,

@@ -45,7 +45,8 @@ export interface RolloutDeps {
   kube: KubeClient;
   talos: TalosClient;
   config: Config;
-  desired: DesiredCredential;
+  /** the registry hosts the run rolls, each with the credential the auth patch gives it (at least one) */
+  desired: DesiredCredential[];
   /** this run's claim token */
   owner: string;
   keys: AnnotationKeys;
@@ -103,7 +104,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds,
-    want: { hosts: [deps.desired.host], revision: deps.config.revision, verifyImage: deps.config.verifyImage },
+    want: { hosts: deps.desired.map((d) => d.host), revision: deps.config.revision, verifyImage: deps.config.verifyImage },
     events: new EventWriter(deps.kube, deps.redact, deps.owner),
     settle: new SettleGate({
       kube: deps.kube,

@@ -8,7 +8,7 @@ import { buildPhasePatch } from '../rules/claim.js';
 import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
-import { markerWrite } from '../rules/marker.js';
+import { hostsToRoll, markerWrite } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
@@ -23,6 +23,7 @@ import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const fresh = await readFresh(ctx, run); // 3.1
+  run.rollFor(hostsToRoll(fresh.annotations, ctx.keys, ctx.want));
   await claim(ctx, run, fresh); // 3.2
   const before = await readEvidenceBefore(ctx, run); // 3.3
   await markMutating(ctx, run); // 3.4
@@ -84,7 +85,7 @@ async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<Eviden
   if (ctx.config.reboot === 'always') return undefined;
   const before = await run.step(
     STEP.readEvidence,
-    () => readOne(ctx, run.node.name, run.address),
+    () => readOne(ctx, { name: run.node.name, address: run.address, desired: run.desired }),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.recordEvidence(before);
@@ -181,7 +182,7 @@ async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | 
   }
   const proof = await run.step(
     criRestartStep(formatDuration(config.criRestartWaitMs)),
-    () => waitForCriRestart(ctx, run.node.name, run.address, before),
+    () => waitForCriRestart(ctx, { name: run.node.name, address: run.address, desired: run.desired }, before),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.recordProof(proof);
@@ -235,7 +236,13 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
         nextStep: `The machine behind ${run.node.name} may not be the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
       });
     }
-    const marker = markerWrite(fence.node.annotations, keys, ctx.want, at);
+    const marker = markerWrite(
+      fence.node.annotations,
+      keys,
+      ctx.want,
+      at,
+      run.desired.map((d) => d.host),
+    );
     const read = fence;
     try {
       await run.step(STEP.release, async () => {

@@ -40,7 +40,7 @@ export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Pro
   return {
     kind: 'rollout',
     mode,
-    registry: deps.desired.host,
+    registry: deps.desired.map((d) => d.host).join(', '),
     revision: config.revision,
     talosReads,
     topologyKey: config.topologyKey,
@@ -49,7 +49,7 @@ export async function runRolloutMode(deps: RolloutDeps, talosReads: string): Pro
     revocation: judgeRevocation({
       mode,
       revision: config.revision,
-      hosts: [deps.desired.host],
+      hosts: deps.desired.map((d) => d.host),
       keys: deps.keys,
       scope,
       records: result.records,

@@ -182,22 +182,23 @@ function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
 export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict): void {
   const judged = judgeProof(proof);
   if (judged.kind === 'proven') return;
+  const hosts = nodeRun.desired.map((d) => d.host).join(', ');
   if (judged.kind === 'failed') {
     throw new NodeStop(
       'failed',
-      `after the reboot (a new boot) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${ctx.desired.host}: ${proof.reason}`,
+      `after the reboot (a new boot) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${hosts}: ${proof.reason}`,
       { disposition: 'leave-fenced' },
     );
   }
   nodeRun.recordProofUndecided(
     ctx.config.verifyImage
-      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
+      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(hosts) }
       : {
           unproven: judged.unproven,
           settledBy: 'warning',
-          residualRisk: residualRisk(ctx.desired.host),
+          residualRisk: residualRisk(hosts),
           nextStep:
-            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image and rerun ` +
+            `To prove it, let containerd pull a private image of ${hosts} on the node: set verify-image and rerun ` +
             `(its marker records no proof image, so the rerun proves ${nodeRun.node.name} again: src/rules/marker.ts).`,
         },
   );
@@ -205,6 +206,6 @@ export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVe
     `⚠ ${nodeRun.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
       (ctx.config.verifyImage
         ? `proving it by pulling ${ctx.config.verifyImage} through containerd`
-        : `releasing it with a warning: ${residualRisk(ctx.desired.host)}`),
+        : `releasing it with a warning: ${residualRisk(hosts)}`),
   );
 }

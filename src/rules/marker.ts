@@ -173,8 +173,19 @@ export interface MarkerWrite {
 }
 
 /**
- * The ops that record the run's proof for each of its hosts on a node whose annotations were read as
- * `annotations` (the release's fence read), keeping every other host's entry as read:
+ * The hosts a node's roll is for: those it is stale for; a node selected while verified for every
+ * host (a quarantined one: its containerd still runs the old credential) is rolled for all of them.
+ */
+export function hostsToRoll(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): StaleHost[] {
+  const stale = staleHosts(annotations, keys, want);
+  if (stale.length > 0) return stale;
+  return want.hosts.map((host) => ({ host, why: `${host}: the node is quarantined, its containerd may still hold the old credential` }));
+}
+
+/**
+ * The ops that record the run's proof for each of `hosts` (default: every host of the run) on a node
+ * whose annotations were read as `annotations` (the release's fence read), keeping every other host's
+ * entry as read:
  * - `verified` present: a `test` of its text as read, then the new text. A step that wrote its own
  *   entry since the read fails the test (422) and the caller reads again and rebuilds (nothing lost);
  * - absent: an `add` alone (JSON Patch cannot test for an absence): the caller's patch tests our claim
@@ -188,11 +199,13 @@ export function markerWrite(
   keys: AnnotationKeys,
   want: MarkerWant,
   at: string,
+  hosts: readonly string[] = want.hosts,
 ): MarkerWrite {
   const read = readMarkers(annotations, keys);
   const next: Record<string, HostProof> = { ...read.byHost };
+  // the image's host is judged over the run's hosts, not the node's (a node stale for one host only)
   const proved = imageHost(want);
-  for (const host of want.hosts) {
+  for (const host of hosts) {
     next[host] = { revision: want.revision, ...(host === proved ? { image: want.verifyImage } : {}), at };
   }
   const value = JSON.stringify(

@@ -67,6 +67,11 @@ export interface DecisionRecord {
   outcome: Outcome;
   /** one line */
   reason: string;
+  /**
+   * optional: the registry hosts this node's roll is for (those it was not verified for, and why; `reprove`:
+   * only the proof image changed), in the run's order. The evidence and the proof judge these hosts.
+   */
+  hosts?: Array<{ host: string; why: string; reprove?: boolean }>;
   evidence?: EvidenceVerdict;
   /** evidence read after the patch (Talos >= 1.14) or after the reboot */
   proof?: EvidenceVerdict;
