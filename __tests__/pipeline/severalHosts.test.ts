@@ -84,6 +84,17 @@ describe('several registries in one run', () => {
     expect(w2.evidence?.values.files[0].byHost).toEqual({ 'ghcr.io': 'old', [MIRROR]: 'old' });
   });
 
+  it('plan: each node planned for the hosts it is stale for, its evidence judging those', async () => {
+    const c = cluster();
+    const res = await roll(c, { mode: 'plan' }, { desired: BOTH });
+    expect(res.result).toBe('planned');
+    const by = Object.fromEntries(res.records.map((r) => [r.node, r]));
+    expect(by.w1).toMatchObject({ outcome: 'planned-skip', hosts: [{ host: MIRROR }] });
+    expect(by.w2).toMatchObject({ outcome: 'planned-reboot', hosts: [{ host: 'ghcr.io' }, { host: MIRROR }] });
+    expect(by.w2.evidence?.reason).toBe(`/etc/cri/conf.d/cri.toml holds an old credential for ${MIRROR}`);
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+
   it('the old single-key marker counts for no host of a run rolling several', async () => {
     const c = makeCluster([{ name: 'w1', current: true, annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
     for (const n of c.talos.nodes.values()) for (const f of Object.values(n.files)) f.auth[MIRROR] = { ...MIRROR_NEW };

@@ -199,7 +199,7 @@ export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVe
           residualRisk: residualRisk(hosts),
           nextStep:
             `To prove it, let containerd pull a private image of ${hosts} on the node: set verify-image and rerun ` +
-            `(its marker records no proof image, so the rerun proves ${nodeRun.node.name} again: src/rules/marker.ts).`,
+            `(its verified marker records no proof image, so the rerun proves ${nodeRun.node.name} again by a pull).`,
         },
   );
   ctx.log.info(
