@@ -3,7 +3,16 @@
 // every other host's entry behind a `test` of the text it read.
 import { describe, expect, it } from 'vitest';
 import { applyJsonPatch, PatchRejected } from '../fakes/jsonPatch.js';
-import { carriesMarker, imageHost, markerShows, markerWrite, notVerifiedWhy, readMarkers, staleHosts } from '../../src/rules/marker.js';
+import {
+  carriesMarker,
+  hostsToRoll,
+  imageHost,
+  markerShows,
+  markerWrite,
+  notVerifiedWhy,
+  readMarkers,
+  staleHosts,
+} from '../../src/rules/marker.js';
 import { keys } from './fixtures.js';
 
 const AT = '2026-12-06T07:00:00.000Z';
@@ -105,6 +114,23 @@ describe('a changed verify-image re-proves', () => {
       }),
     };
     expect(staleHosts(a, keys, { hosts, revision: 'r2', verifyImage: 'ghcr.io/org/probe:2' }).map((s) => s.host)).toEqual(['ghcr.io']);
+  });
+});
+
+describe('hostsToRoll', () => {
+  it('the stale hosts; a node verified for all of them (quarantined, or verified since the listing) is rolled for all', () => {
+    const hosts = ['ghcr.io', 'mirror.local:5000'];
+    const verified = { [keys.verified]: map({ 'ghcr.io': { revision: 'r2' }, 'mirror.local:5000': { revision: 'r2' } }) };
+    expect(hostsToRoll({ [keys.verified]: map({ 'ghcr.io': { revision: 'r2' } }) }, keys, { hosts, revision: 'r2' })).toEqual([
+      { host: 'mirror.local:5000', why: 'no verified marker for mirror.local:5000' },
+    ]);
+    expect(hostsToRoll({ ...verified, [keys.quarantined]: '{}' }, keys, { hosts, revision: 'r2' }).map((h) => h.why)).toEqual([
+      'ghcr.io: the node is quarantined: its containerd may still hold the old credential',
+      'mirror.local:5000: the node is quarantined: its containerd may still hold the old credential',
+    ]);
+    expect(hostsToRoll(verified, keys, { hosts, revision: 'r2' })[0].why).toBe(
+      'ghcr.io: verified after the listing selected the node: proven again',
+    );
   });
 });
 

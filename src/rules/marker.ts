@@ -173,13 +173,19 @@ export interface MarkerWrite {
 }
 
 /**
- * The hosts a node's roll is for: those it is stale for; a node selected while verified for every
- * host (a quarantined one: its containerd still runs the old credential) is rolled for all of them.
+ * The hosts a node's roll is for: those it is stale for. A node selected while verified for every
+ * host is rolled for all of them: a quarantined one (its containerd still runs the old credential,
+ * whatever its marker says), or one whose marker landed after the listing selected it (the roll then
+ * proves every host again rather than trust a marker it did not see being written).
  */
 export function hostsToRoll(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): StaleHost[] {
   const stale = staleHosts(annotations, keys, want);
   if (stale.length > 0) return stale;
-  return want.hosts.map((host) => ({ host, why: `${host}: the node is quarantined, its containerd may still hold the old credential` }));
+  const why =
+    annotations[keys.quarantined] !== undefined
+      ? 'the node is quarantined: its containerd may still hold the old credential'
+      : 'verified after the listing selected the node: proven again';
+  return want.hosts.map((host) => ({ host, why: `${host}: ${why}` }));
 }
 
 /**
