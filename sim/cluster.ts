@@ -14,6 +14,10 @@ import type { KubeNodeHooks } from './types.js';
 export const REGISTRY = 'ghcr.io';
 export const OLD_CREDENTIAL: AuthFields = { username: 'acme-bot', password: 'old-token-2026-10', auth: '', identitytoken: '' };
 export const NEW_CREDENTIAL: AuthFields = { username: 'acme-bot', password: 'new-token-2026-11', auth: '', identitytoken: '' };
+/** A second registry (a pull-through mirror, a port in its host) for runs rolling several registries. */
+export const MIRROR = 'mirror.local:5000';
+export const MIRROR_OLD_CREDENTIAL: AuthFields = { username: 'mirror-bot', password: 'mirror-old-2026-10', auth: '', identitytoken: '' };
+export const MIRROR_NEW_CREDENTIAL: AuthFields = { username: 'mirror-bot', password: 'mirror-new-2026-11', auth: '', identitytoken: '' };
 const DAY = 86_400_000;
 
 export interface SimNodeSpec {
@@ -38,6 +42,8 @@ export interface SimNodeSpec {
   oldCredential?: AuthFields;
   /** where its machine config carries the credential (AddNodeSpec.credentialForm); default the legacy map */
   credentialForm?: 'legacy' | 'document' | 'both';
+  /** the node also carries MIRROR's credential, new or old, in its config and its containerd alike; default: no mirror */
+  mirror?: 'new' | 'old';
 }
 
 export interface SimClusterOptions {
@@ -130,6 +136,7 @@ export class SimCluster {
       dir: join(dir, 'kube'),
     });
     talos.setRegistryCredential(REGISTRY, NEW_CREDENTIAL);
+    talos.setRegistryCredential(MIRROR, MIRROR_NEW_CREDENTIAL);
     return new SimCluster(kube, talos, dir);
   }
 
@@ -137,13 +144,16 @@ export class SimCluster {
     const ip = `10.5.0.${this.ipSeq++}`;
     const cred = spec.current ? NEW_CREDENTIAL : (spec.oldCredential ?? OLD_CREDENTIAL);
     const bootedAgoMs = spec.bootedAgoMs ?? (spec.current ? 2 * 60_000 : 10 * DAY);
+    const mirror: Record<string, AuthFields> = spec.mirror
+      ? { [MIRROR]: spec.mirror === 'new' ? MIRROR_NEW_CREDENTIAL : MIRROR_OLD_CREDENTIAL }
+      : {};
     this.talos.addNode({
       name: spec.name,
       ip,
       role: spec.role,
       version: spec.version ?? '1.13',
-      credential: { [REGISTRY]: spec.staleContainerd ? NEW_CREDENTIAL : cred },
-      loadedCredential: { [REGISTRY]: cred },
+      credential: { [REGISTRY]: spec.staleContainerd ? NEW_CREDENTIAL : cred, ...mirror },
+      loadedCredential: { [REGISTRY]: cred, ...mirror },
       bootedAgoMs,
       criFirst: spec.criFirst,
       bootGapMs: spec.bootGapMs,
@@ -198,6 +208,23 @@ export class SimCluster {
     return path;
   }
 
+  /** Write an auth patch of one RegistryAuthConfig document per host (mode 0600), in the order given. */
+  writeAuthPatchOf(creds: Record<string, AuthFields>, name: string): string {
+    const path = join(this.dir, name);
+    const docs = Object.entries(creds).map(([host, cred]) =>
+      [
+        'apiVersion: v1alpha1',
+        'kind: RegistryAuthConfig',
+        `name: ${host}`,
+        `username: ${cred.username}`,
+        `password: ${cred.password}`,
+      ].join('\n'),
+    );
+    writeFileSync(path, `${docs.join('\n---\n')}\n`, { mode: 0o600 });
+    chmodSync(path, 0o600);
+    return path;
+  }
+
   async stop(): Promise<void> {
     await Promise.allSettled([this.kube.stop(), this.talos.stop()]);
     rmSync(this.dir, { recursive: true, force: true });
@@ -247,6 +274,15 @@ export function addDefaultNodes(c: SimCluster, opts: { mixedVersions?: boolean }
   }
 }
 
+/** The verified marker (one JSON map, host → proof: src/rules/marker.ts) as `host@revision,…`; `-` when absent. */
+function verifiedHosts(raw: string | undefined): string {
+  if (raw === undefined) return '-';
+  const byHost = JSON.parse(raw) as Record<string, { revision: string }>;
+  return Object.entries(byHost)
+    .map(([host, p]) => `${host}@${p.revision}`)
+    .join(',');
+}
+
 /** One line per node: what a user checks after a roll (schedulable, verified revision, claims, boot). */
 export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): string[] {
   return c.kube.nodes().map((n: any) => {
@@ -255,6 +291,6 @@ export function describeNodes(c: SimCluster, prefix = 'registry-auth-rollout'): 
     const claim =
       (a[`${prefix}/owner`] ? ` CLAIMED phase=${a[`${prefix}/phase`]}` : '') + (a[`${prefix}/quarantined`] ? ' QUARANTINED' : '');
     const t = c.talos.node(n.metadata.name);
-    return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified-revision=${a[`${prefix}/verified-revision`] ?? '-'}${claim} containerd PID ${t.containerd.pid}`;
+    return `${n.metadata.name.padEnd(11)} ${n.spec.unschedulable ? 'cordoned   ' : 'schedulable'} Ready=${ready} verified=${verifiedHosts(a[`${prefix}/verified`])}${claim} containerd PID ${t.containerd.pid}`;
   });
 }

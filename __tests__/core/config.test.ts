@@ -39,6 +39,11 @@ describe('readConfig', () => {
     expect(readConfig(reader({ undrainable: 'stop' })).undrainable).toBe('stop');
   });
 
+  it('registry: a list of hosts on commas and newlines, each once; empty means every host of the patch', () => {
+    expect(readConfig(reader()).registry).toEqual([]);
+    expect(readConfig(reader({ registry: 'ghcr.io, mirror.local:5000\nghcr.io\n' })).registry).toEqual(['ghcr.io', 'mirror.local:5000']);
+  });
+
   it('splits nodes on commas and newlines', () => {
     expect(readConfig(reader({ nodes: 'a, b\nc\n\n' })).nodes).toEqual(['a', 'b', 'c']);
   });

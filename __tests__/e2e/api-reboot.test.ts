@@ -4,7 +4,7 @@
 // without a certificate talosctl still reboots.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -31,7 +31,7 @@ describe('e2e: the reboot over the Talos API', () => {
     expect(c.talos.node('worker-1').bootID).not.toBe(bootBefore);
     expect(apiReboots(c, 'worker-1').map((x) => x.exitCode)).toEqual([0]);
     expect(talosctlReboots(c)).toEqual([]);
-    expect(ann(c, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);
     expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
   });
 

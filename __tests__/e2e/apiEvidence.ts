@@ -2,7 +2,7 @@
 // twin laid out, and a node released verified.
 import { expect } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, ann, node, REVISION } from './helpers.js';
+import { A, ann, node, REVISION, verifiedRev } from './helpers.js';
 
 export const CRI_TOML = '/etc/cri/conf.d/cri.toml';
 
@@ -31,7 +31,7 @@ export function expectApiGap(v: unknown, gap: number): void {
 
 export function expectReleasedVerified(c: SimCluster, name: string): void {
   const a = ann(c, name);
-  expect(a[A.verified]).toBe(REVISION);
+  expect(verifiedRev(a)).toBe(REVISION);
   expect(a[A.owner]).toBeUndefined();
   expect(a[A.phase]).toBeUndefined();
   expect(node(c, name).spec.unschedulable).toBeFalsy();

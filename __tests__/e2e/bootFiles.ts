@@ -1,7 +1,7 @@
 // What the boot-files tests check of a rolled node, and the registry part they delete.
 import { expect } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, type act, ann, byName, node, REVISION } from './helpers.js';
+import { A, type act, ann, byName, node, REVISION, verifiedRev } from './helpers.js';
 
 export const PART = '/etc/cri/conf.d/01-registries.part';
 
@@ -11,7 +11,7 @@ export function expectRolled(c: SimCluster, run: Awaited<ReturnType<typeof act>>
   const d = byName(run)[name] as any;
   expect(d.outcome, d.reason).toBe('rebooted');
   expect(d.proof.incomplete, JSON.stringify(d.proof)).toBeUndefined();
-  expect(ann(c, name)[A.verified]).toBe(REVISION);
+  expect(verifiedRev(ann(c, name))).toBe(REVISION);
   expect(ann(c, name)[A.owner]).toBeUndefined();
   expect(node(c, name).spec.unschedulable ?? false).toBe(false);
 }

@@ -6,7 +6,7 @@
 // returns only once the machine is Running and ready.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -54,7 +54,7 @@ describe('e2e: the proof waits while a rebooted node lists no cri', () => {
       expect(run.stdout).toMatch(/worker-1: after the reboot cri is not readable \(Talos answers before it loads cri\); reading it again/);
       expect(criReadsAfterReboot(c, 'worker-1')).toBeGreaterThanOrEqual(Math.ceil(WINDOW_MS / POLL_MS));
       expect(d.proof.values.criState, JSON.stringify(d.proof)).toBe('Running');
-      expect(ann(c, 'worker-1')[A.verified]).toBe(REVISION);
+      expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);
       expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
       expect(node(c, 'worker-1').spec.unschedulable ?? false).toBe(false);
     });
@@ -69,7 +69,7 @@ describe('e2e: the proof waits while a rebooted node lists no cri', () => {
     expect(d.outcome, run.stdout).toBe('rebooted');
     expect(run.stdout).not.toMatch(/worker-1: after the reboot .*; reading it again/);
     expect(criReadsAfterReboot(c, 'worker-1')).toBe(1);
-    expect(ann(c, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);
   });
 
   it('cri never loaded within ready-timeout: the node fails with a clear error and stays fenced', async () => {

@@ -1,7 +1,7 @@
 // End to end: the reboot decision (the second bug) and the proof through containerd.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, drainRequests, node, REVISION, reboots, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, drainRequests, node, REVISION, reboots, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -51,7 +51,7 @@ describe('e2e: evidence decides the reboot', () => {
     expect(reboots(c, 'worker-1')).toEqual([]);
     expect(c.talos.node('worker-1').containerd.pid).not.toBe(pidBefore);
     expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
-    expect(node(c, 'worker-1').metadata.annotations[A.verified]).toBe(REVISION);
+    expect(verifiedRev(node(c, 'worker-1').metadata.annotations)).toBe(REVISION);
   });
 });
 

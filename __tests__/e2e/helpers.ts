@@ -10,8 +10,17 @@ export const A = {
   owner: `${PREFIX}/owner`,
   phase: `${PREFIX}/phase`,
   wasCordoned: `${PREFIX}/was-cordoned`,
-  verified: `${PREFIX}/verified-revision`,
+  verified: `${PREFIX}/verified`,
+  /** the old single-key marker (before the per-host markers): the revision alone */
+  verifiedRevision: `${PREFIX}/verified-revision`,
 };
+
+/** The revision a node's verified marker (one JSON map, host → proof) records for `host`; undefined: none. */
+export function verifiedRev(annotations: Record<string, string>, host = 'ghcr.io'): string | undefined {
+  const raw = annotations[A.verified];
+  if (raw === undefined) return undefined;
+  return (JSON.parse(raw) as Record<string, { revision?: string }>)[host]?.revision;
+}
 export const REVISION = '2026-11-30.1';
 
 /** set once kubectl answered in this worker: the files of a worker share their modules (`isolate: false`) and PATH */

@@ -2,7 +2,7 @@
 // twin's own writes show, never as the action says of itself.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, decisions, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { addWorkers } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
@@ -34,7 +34,7 @@ describe('e2e: several workers at once', () => {
     for (const n of c.kube.nodes()) {
       const a = n.metadata.annotations ?? {};
       expect(a[A.owner], n.metadata.name).toBeUndefined();
-      if (d[n.metadata.name] && n.metadata.name !== 'worker-1') expect(a[A.verified], n.metadata.name).toBe(REVISION);
+      if (d[n.metadata.name] && n.metadata.name !== 'worker-1') expect(verifiedRev(a), n.metadata.name).toBe(REVISION);
     }
     expect(c.kube.node('worker-1').spec.unschedulable ?? false).toBe(false);
     // control planes were never started

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { outOverTime } from '../../sim/kube/index.js';
 import { timelineOf } from '../../demo/summaryText.js';
-import { A, act, byName, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { addWorkers, isCp } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
@@ -53,7 +53,7 @@ describe('e2e: several workers at once', () => {
       expect(lastGate).toBeGreaterThan(steps.indexOf('drain'));
       expect(steps.filter((s) => s.startsWith('quorum gate')).length).toBeGreaterThanOrEqual(2);
     }
-    for (const n of c.kube.nodes()) expect(n.metadata.annotations[A.verified] === REVISION).toBe(n.metadata.name !== 'cp-3');
+    for (const n of c.kube.nodes()) expect(verifiedRev(n.metadata.annotations) === REVISION).toBe(n.metadata.name !== 'cp-3');
     // each node's log group is one contiguous block: its lines never interleave with another's
     const groups = run.stdout.split('\n').filter((l) => l.startsWith('::group::') || l.startsWith('::endgroup::'));
     for (let i = 0; i < groups.length; i += 2) {

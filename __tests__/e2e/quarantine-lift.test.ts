@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
-import { A, act, ann, byName, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { act, ann, byName, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { blockedCluster, QUARANTINE_INPUTS, QUARANTINED } from './quarantineCluster.js';
 
 let c: SimCluster | undefined;
@@ -26,7 +26,7 @@ describe('e2e: undrainable: quarantine', () => {
     expect(byName(again)['worker-2'].outcome).toBe('rebooted');
     expect(node(cluster, 'worker-2').spec.unschedulable).toBe(true);
     expect(ann(cluster, 'worker-2')[QUARANTINED]).toBeUndefined();
-    expect(ann(cluster, 'worker-2')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(cluster, 'worker-2'))).toBe(REVISION);
   });
 
   it('four workers each behind a PDB that never allows an eviction, max-unavailable 1: one is quarantined, the run fails naming it, the other three are never touched', async () => {

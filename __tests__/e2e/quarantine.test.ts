@@ -5,7 +5,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
-import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { blockedCluster, QUARANTINE_INPUTS, QUARANTINED, WORKERS } from './quarantineCluster.js';
 
 let c: SimCluster | undefined;
@@ -49,7 +49,7 @@ describe('e2e: undrainable: quarantine', () => {
     // The others were given back schedulable and verified.
     for (const w of ['worker-1', 'worker-3']) {
       expect(node(cluster, w).spec.unschedulable).toBeFalsy();
-      expect(ann(cluster, w)[A.verified]).toBe(REVISION);
+      expect(verifiedRev(ann(cluster, w))).toBe(REVISION);
     }
 
     // Named in the summary row (old credential, lift) and in the error.
@@ -78,7 +78,7 @@ describe('e2e: undrainable: quarantine', () => {
     expect(rebooted(cluster)).toEqual(WORKERS);
     expect(node(cluster, 'worker-2').spec.unschedulable).toBeFalsy();
     expect(ann(cluster, 'worker-2')[QUARANTINED]).toBeUndefined();
-    expect(ann(cluster, 'worker-2')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(cluster, 'worker-2'))).toBe(REVISION);
   });
 
   it('an unknown undrainable is an input error before any command runs', async () => {

@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun, RunActionOptions } from '../../runner/runAction.js';
-import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
+import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster, TEST_KNOBS, verifiedRev } from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -129,7 +129,7 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     // Run A rolls worker-3 (its credential is current: patched, no reboot), then pauses 5 s before its
     // closing listing: it holds the Lease and no node claim.
     const first = actAs(cluster, '4242', { nodes: 'worker-3' }, {}, { RAR_RELIST_PAUSE_MS: '5000' });
-    await until(() => ann(cluster, 'worker-3')[A.verified] === REVISION, 40_000, 'run A to release worker-3');
+    await until(() => verifiedRev(ann(cluster, 'worker-3')) === REVISION, 40_000, 'run A to release worker-3');
     const holderNow = cluster.kube.lease(LEASE_NS, LEASE_NAME)?.spec?.holderIdentity ?? '';
     expect(holderNow).toMatch(/^acme\/platform\/runs\/4242\/attempts\/1\/[0-9a-f]+$/);
     const seen = cluster.kube.requests.length;

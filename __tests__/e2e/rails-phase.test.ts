@@ -2,7 +2,7 @@
 // (dist/index.js, then dist/cleanup.js with the state the main step saved) through the real kubectl on the twin.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -67,7 +67,7 @@ describe('e2e: however the run ends, the summary and the outputs list every node
     expect(r.outputs.result).toBe('failed');
     expect(byName(r)['worker-1']?.outcome, r.stdout).toBe('rebooted');
     expect(r.outputs.rebooted).toBe('1');
-    expect(ann(cluster, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(cluster, 'worker-1'))).toBe(REVISION);
     expect(r.summary).toContain('worker-1');
     expect(r.summary).not.toContain('No node was processed');
     const failure = r.annotations.find((a) => a.kind === 'error' && a.message.includes(shared));
@@ -94,7 +94,7 @@ describe('e2e: however the run ends, the summary and the outputs list every node
     expect(r.summary).toContain('worker-1');
     expect(r.summary).not.toContain('No node was processed');
     expect(r.annotations.some((a) => a.kind === 'error' && /cancel/.test(a.message))).toBe(true);
-    expect(ann(cluster, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(cluster, 'worker-1'))).toBe(REVISION);
   });
 });
 

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun } from '../../runner/runAction.js';
 import { startGitHubStub, type GitHubStub } from './githubStub.js';
-import { A, act, ann, byName, drainRequests, node, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, drainRequests, node, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -332,7 +332,7 @@ describe('e2e rails: transport interruptions and a cluster that changes mid-roll
     ]);
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toHaveLength(1);
     expect(d.claim?.attempts).toBe(1);
-    expect(ann(c, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);
     expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
     expect(node(c, 'worker-1').spec.unschedulable).toBeFalsy();
     expect(leaseHolder(c)).toBe('');
@@ -367,7 +367,7 @@ describe('e2e rails: transport interruptions and a cluster that changes mid-roll
     expect(r.outputs.rebooted).toBe('1');
     expect(r.outputs['reboots-skipped']).toBe('1');
     for (const n of ['worker-1', 'worker-9']) {
-      expect(ann(cluster, n)[A.verified]).toBe(REVISION);
+      expect(verifiedRev(ann(cluster, n))).toBe(REVISION);
       expect(ann(cluster, n)[A.owner]).toBeUndefined();
       expect(node(cluster, n).spec.unschedulable).toBeFalsy();
       // Processed exactly once each: one credential patch per node.

@@ -14,7 +14,7 @@ import {
   SIM_MACHINE_CA_KEY,
   SIM_MACHINE_TOKEN,
 } from '../../sim/talos/machineconfig.js';
-import { A, act, ann, byName, decisions, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, byName, decisions, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -155,7 +155,7 @@ describe('e2e: what looks like a secret changes nothing the action reads', () =>
     const a = ann(cluster, name);
     expect(a[A.owner]).toBeUndefined();
     expect(a[A.phase]).toBeUndefined();
-    expect(a[A.verified]).toBe(REVISION);
+    expect(verifiedRev(a)).toBe(REVISION);
     expect(node(cluster, name).spec.unschedulable ?? false).toBe(cordoned);
     expect(run.stdout).not.toContain('another actor');
     expect(run.summary).toContain(name);

@@ -2,7 +2,7 @@
 // of the default cluster (the claim's races: claim-races.test.ts).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { A, act, assertNoSecret, byName, drainRequests, node, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, assertNoSecret, byName, drainRequests, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -31,7 +31,7 @@ describe('e2e: a roll of the default cluster', () => {
     // Cluster afterwards: every node verified, nothing claimed, the operator's cordon kept.
     for (const n of c.kube.nodes()) {
       const a = n.metadata.annotations ?? {};
-      expect(a[A.verified]).toBe(REVISION);
+      expect(verifiedRev(a)).toBe(REVISION);
       expect(a[A.owner]).toBeUndefined();
       expect(a[A.phase]).toBeUndefined();
       expect(!!n.spec.unschedulable).toBe(n.metadata.name === 'worker-2');

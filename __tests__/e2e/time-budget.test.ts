@@ -7,7 +7,7 @@ import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
-import { A, act, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { addWorkers } from './parallelWorkers.js';
 
 let c: SimCluster | undefined;
@@ -59,7 +59,7 @@ describe('e2e: several workers at once', () => {
       const a = n.metadata.annotations ?? {};
       expect(a[A.owner], n.metadata.name).toBeUndefined();
       expect(!!n.spec.unschedulable, n.metadata.name).toBe(false);
-      if (a[A.verified] === REVISION) verified++;
+      if (verifiedRev(a) === REVISION) verified++;
     }
     expect(verified).toBe(4 - left);
     // the timeline marks the moment the budget refused the next start, and names that node
@@ -70,7 +70,7 @@ describe('e2e: several workers at once', () => {
     expect(again.exitCode, again.stdout).toBe(0);
     expect(again.outputs.result).toBe('processed');
     expect(JSON.parse(again.outputs.decisions).length).toBe(left);
-    for (const n of c.kube.nodes()) expect(n.metadata.annotations[A.verified]).toBe(REVISION);
+    for (const n of c.kube.nodes()) expect(verifiedRev(n.metadata.annotations)).toBe(REVISION);
   });
 
   it('fail-on-partial: true fails the step when the budget ends the run', async () => {

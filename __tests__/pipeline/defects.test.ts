@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { RunLock } from '../../src/pipeline/lease.js';
-import { keys, makeCluster, OWNER, roll } from './harness.js';
+import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
 const THIEF = 'thief/repo/runs/1/attempts/1/0000';
@@ -324,7 +324,7 @@ describe('a reboot that was never sent releases the drained node', () => {
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
     expect(s.annotations[keys.phase]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(verifiedRev(s)).toBeUndefined();
     // a failure stops the roll: w2 was not started
     expect(res.result).toBe('failed');
     expect(res.records.find((x) => x.node === 'w2')).toBeUndefined();

@@ -4,6 +4,7 @@ import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/core/config.js';
 import type { AuthFields, DesiredCredential } from '../../src/core/model/credential.js';
 import { annotationKeys } from '../../src/core/model/node.js';
 import { RunLock } from '../../src/pipeline/lease.js';
+import { readMarkers } from '../../src/rules/marker.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { runRollout } from '../../src/pipeline/run.js';
 import { TestClock } from '../fakes/clock.js';
@@ -15,6 +16,11 @@ export const NEW: AuthFields = { username: 'bot', password: 'new-pw', auth: '', 
 export const DESIRED: DesiredCredential = { host: 'ghcr.io', tomlHost: 'ghcr.io', fields: NEW };
 export const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
 export const keys = annotationKeys('registry-auth-rollout');
+
+/** The revision a node's verified marker records for `host` (the map alone, not the old single-key form). */
+export function verifiedRev(node: { annotations: Record<string, string> }, host = DESIRED.host): string | undefined {
+  return readMarkers(node.annotations, keys).byHost[host]?.revision;
+}
 const DAY = 86_400_000;
 
 export interface NodeOpts extends Partial<FakeNodeSpec> {
@@ -58,7 +64,7 @@ export function config(over: Partial<Config> = {}): Config {
   return {
     mode: 'apply',
     authPatch: '/tmp/auth.yaml',
-    registry: '',
+    registry: [],
     revision: 'rev-2',
     nodes: [],
     reboot: 'evidence',
@@ -91,7 +97,7 @@ export function rolloutDeps(c: ReturnType<typeof makeCluster>, over: Partial<Con
     kube: c.kube,
     talos: c.talos,
     config: config(over),
-    desired: DESIRED,
+    desired: [DESIRED],
     owner: OWNER,
     keys,
     clock: c.clock,

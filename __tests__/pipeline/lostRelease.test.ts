@@ -10,7 +10,7 @@ import { STEP } from '../../src/core/steps.js';
 import { patchNodeSurvivingTransport } from '../../src/pipeline/transport.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeKube } from '../fakes/fakeKube.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, verifiedRev } from './harness.js';
 
 const TIMEOUT_504 = 'Error from server (Timeout): Timeout: request did not complete within requested timeout - context deadline exceeded';
 const OTHER = 'acme/other/runs/9/attempts/1/ffff';
@@ -21,8 +21,7 @@ const unreachable = () =>
   failed('transport', 'Unable to connect to the server: dial tcp 10.0.0.1:6443: connect: connection refused', 'kubectl get node w1');
 
 const removesOwner = (ops: JsonPatchOp[]) => ops.some((o) => o.op === 'remove' && o.path.endsWith('~1owner'));
-const isVerifiedRelease = (ops: JsonPatchOp[]) =>
-  removesOwner(ops) && ops.some((o) => o.op === 'add' && o.path.endsWith('~1verified-revision'));
+const isVerifiedRelease = (ops: JsonPatchOp[]) => removesOwner(ops) && ops.some((o) => o.op === 'add' && o.path.endsWith('~1verified'));
 const isRestoreRelease = (ops: JsonPatchOp[]) =>
   removesOwner(ops) && !isVerifiedRelease(ops) && !ops.some((o) => o.path.endsWith('~1quarantined'));
 
@@ -67,7 +66,7 @@ describe('a release whose answer is lost', () => {
     expect(res.records[0].outcome).toBe('rebooted');
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.unschedulable).toBe(false);
     // it was sent twice: the second one's 422 was read as "already landed"
     expect(c.kube.calls.filter((x) => x.method === 'patchNode' && isVerifiedRelease(x.ops ?? []))).toHaveLength(2);
@@ -108,7 +107,7 @@ describe('a release whose answer is lost', () => {
     releaseLandsAnswerLost(c, isVerifiedRelease, 1, () =>
       c.kube.mutate('w1', (o) => {
         o.metadata.annotations[keys.owner] = OTHER;
-        delete o.metadata.annotations[keys.verifiedRevision];
+        delete o.metadata.annotations[keys.verified];
       }),
     );
     const res = await roll(c);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { present } from '../../src/action/publish.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, verifiedRev } from './harness.js';
 
 const MIN = 60_000;
 const workers = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `w${i + 1}` }));
@@ -19,7 +19,7 @@ describe('rollout: several workers in flight (fakes)', () => {
     for (const r of res.records) {
       expect(r.startedAt).toBeDefined();
       expect(Date.parse(r.endedAt!)).toBeGreaterThanOrEqual(Date.parse(r.startedAt!));
-      expect(c.kube.state(r.node).annotations[keys.verifiedRevision]).toBe('rev-2');
+      expect(verifiedRev(c.kube.state(r.node))).toBe('rev-2');
     }
   });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAnnotations } from '../../src/report/annotations.js';
 import { buildOutputs } from '../../src/report/outputs.js';
 import { renderSummary } from '../../src/report/summary.js';
-import { keys, makeCluster, NEW, OLD, OWNER, roll } from './harness.js';
+import { keys, makeCluster, NEW, OLD, OWNER, roll, verifiedRev } from './harness.js';
 
 describe('the post-reboot proof', () => {
   it('undecidable (boot gap within the margin on second readings): rebooted, released with a warning naming the residual risk', async () => {
@@ -21,14 +21,14 @@ describe('the post-reboot proof', () => {
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
 
     const warnings = buildAnnotations(res.records).filter((a) => a.kind === 'warning');
     expect(warnings).toHaveLength(1);
     expect(warnings[0].title).toMatch(/w1: rebooted and released, but the proof is undecided/);
     expect(warnings[0].message).toMatch(/Could not prove: containerd .*started .*after the last write/);
     expect(warnings[0].message).toMatch(/Residual risk: containerd may have read its CRI config before the credential for ghcr\.io/);
-    expect(warnings[0].message).toMatch(/verify-image.*kubectl annotate node w1 registry-auth-rollout\/verified-revision-/);
+    expect(warnings[0].message).toMatch(/set verify-image and rerun .*proves w1 again/);
     const decisions = JSON.parse(buildOutputs(res.result, res.records).decisions);
     expect(decisions[0].proofUndecided).toMatchObject({ settledBy: 'warning' });
     expect(buildOutputs(res.result, res.records).rebooted).toBe('1');
@@ -46,7 +46,7 @@ describe('the post-reboot proof', () => {
     expect(r.proofUndecided).toMatchObject({ settledBy: 'verify-image' });
     expect(r.reason).toMatch(/proven instead by pulling ghcr\.io\/acme\/private:1 through containerd/);
     expect(r.steps.some((s) => s.name.startsWith('verify ghcr.io/acme/private:1') && s.ok)).toBe(true);
-    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
     expect(buildAnnotations(res.records).filter((a) => a.kind === 'warning')).toEqual([]);
   });
 
@@ -75,7 +75,7 @@ describe('the post-reboot proof', () => {
     expect(s.unschedulable).toBe(true);
     expect(s.annotations[keys.owner]).toBe(OWNER);
     expect(s.annotations[keys.phase]).toBe('mutating');
-    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(verifiedRev(s)).toBeUndefined();
   });
 
   it('contradicted (an old credential in the file after the reboot), even on an undecidable ordering: failed, left fenced', async () => {
@@ -116,7 +116,7 @@ describe('the post-reboot proof waits for a cri still coming up', () => {
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
   });
 
   it('cri never healthy within ready-timeout: the last reading decides (left fenced), and the reads stop at the deadline', async () => {
@@ -173,7 +173,7 @@ describe('the post-reboot proof: an absence seen earlier is no fact about the ne
     ]);
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.unschedulable).toBe(false);
   });
 
@@ -192,7 +192,7 @@ describe('the post-reboot proof: an absence seen earlier is no fact about the ne
     expect(r.evidence?.values.files.find((f) => f.path === PART)?.exists).toBe(false);
     expect(r.outcome, r.reason).toBe('rebooted');
     expect(r.proof?.verdict).toBe('skip');
-    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
     // the proof read both files: the absence before the reboot saved no read after it
     expect(reads(c, 'readAuth')).toBe(2 + 2);
   });

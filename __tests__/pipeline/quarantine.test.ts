@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DrainTimeoutError, ToolError } from '../../src/core/errors.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
 import { CapacityStopError, QuarantinedNodesError } from '../../src/pipeline/errors.js';
-import { keys, makeCluster, OWNER, roll } from './harness.js';
+import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 import { drainTimeoutStderr } from '../fakes/drainText.js';
 
 // kubectl drain's own words when its --timeout ran out against a PDB (docs/kubernetes-facts.md#k14-drain-timeout-output)
@@ -70,7 +70,7 @@ describe('undrainable: quarantine', () => {
     expect(w2.annotations[keys.owner]).toBeUndefined();
     expect(w2.annotations[keys.phase]).toBeUndefined();
     expect(w2.annotations[keys.wasCordoned]).toBeUndefined();
-    expect(w2.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(verifiedRev(w2)).toBeUndefined();
     const parsed = parseQuarantine(w2.annotations[keys.quarantined]);
     expect(parsed).toMatchObject({
       ok: true,
@@ -143,7 +143,7 @@ describe('undrainable: quarantine', () => {
     const w2 = c.kube.state('w2');
     expect(w2.unschedulable).toBe(false);
     expect(w2.annotations[keys.quarantined]).toBeUndefined();
-    expect(w2.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(w2)).toBe('rev-2');
     // the claim wrote was-cordoned from the quarantine's record, not from the cordon it found
     const claim = c.kube.calls.filter(
       (x) =>

@@ -150,7 +150,7 @@ describe('readEvidence: the readings describe one moment', () => {
       if (m === 'readAuth') writeNew(talos, clock.now());
     };
     const r = (await readEvidence(talos, [{ name: 'w1', address: '10.0.0.1' }], [CRI])).get('w1')!;
-    const v = rebootEvidence(r, desired, { marginMs: 10 });
+    const v = rebootEvidence(r, [desired], { marginMs: 10 });
     expect(v.values.files[0].credential).toBe('desired');
     expect(v.verdict).toBe('reboot');
     expect(v.ordering).toBe('before');
@@ -163,7 +163,7 @@ describe('readEvidence: the readings describe one moment', () => {
       if (m === 'listFiles') writeNew(talos, clock.now());
     };
     const r = (await readEvidence(talos, [{ name: 'w1', address: '10.0.0.1' }], [CRI])).get('w1')!;
-    const v = rebootEvidence(r, desired, { marginMs: 10 });
+    const v = rebootEvidence(r, [desired], { marginMs: 10 });
     expect(v.verdict).toBe('reboot');
     expect(v.reason).toMatch(/holds an old credential/);
   });
@@ -186,7 +186,7 @@ describe('readEvidence: a path skipped as absent that the listing shows is read 
     expect(part.listing.ok && part.listing.value.exists).toBe(true);
     expect(part.content?.ok && part.content.value.exists).toBe(true);
     expect(part.status?.ok).toBe(true);
-    expect(rebootEvidence(r, desired, { marginMs: 0 }).incomplete).toBeUndefined();
+    expect(rebootEvidence(r, [desired], { marginMs: 0 }).incomplete).toBeUndefined();
     // cri once; contents (cri.toml), listing; then both contents again, and the listing again
     const calls = talos.log.filter((e) => e.startsWith('start ')).map((e) => e.slice(6));
     expect(calls.filter((m) => m === 'criService')).toHaveLength(1);

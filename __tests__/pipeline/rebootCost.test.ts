@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeClient, TalosClient } from '../../src/adapters/types.js';
 import { STEP } from '../../src/core/steps.js';
-import { makeCluster, roll } from './harness.js';
+import { makeCluster, roll, verifiedRev } from './harness.js';
 
 type Cluster = ReturnType<typeof makeCluster>;
 
@@ -104,7 +104,7 @@ describe('the proof read right after the reboot', () => {
     const r = res.records[0];
     expect(r.outcome, r.reason).toBe('rebooted');
     expect(r.proof?.values.criState).toBe('Running');
-    expect(c.kube.state('w1').annotations['registry-auth-rollout/verified-revision']).toBe('rev-2');
+    expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
     // the wait for cri is a step of its own, right after the first reading: a wait on the boot, not the proof's work
     const names = r.steps.map((s) => s.name);
     expect(names.indexOf(STEP.waitProofFinal)).toBe(names.indexOf(STEP.prove) + 1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServerIdentityError, ToolError } from '../../src/core/errors.js';
-import { keys, makeCluster, NEW, OWNER, roll } from './harness.js';
+import { keys, makeCluster, NEW, OWNER, roll, verifiedRev } from './harness.js';
 
 describe('rollout: the whole pipeline on fakes', () => {
   it('reboots a node whose containerd holds the old credential and skips one that booted with the new one', async () => {
@@ -14,7 +14,7 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(c.kube.calls.filter((x) => x.method === 'drain').map((x) => x.name)).toEqual(['w-old']);
     for (const n of ['w-old', 'w-new']) {
       const s = c.kube.state(n);
-      expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+      expect(verifiedRev(s)).toBe('rev-2');
       expect(s.annotations[keys.owner]).toBeUndefined();
       expect(s.annotations[keys.phase]).toBeUndefined();
       expect(s.annotations[keys.wasCordoned]).toBeUndefined();
@@ -204,7 +204,7 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(res.records[0].outcome).toBe('rebooted');
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(true);
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.annotations[keys.wasCordoned]).toBeUndefined();
   });
 
@@ -226,7 +226,7 @@ describe('rollout: the whole pipeline on fakes', () => {
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(verifiedRev(s)).toBeUndefined();
     expect(res.notReached).toEqual(['w2']);
   });
 
@@ -501,7 +501,7 @@ describe('rollout: transport failures and a cluster that changes', () => {
     const res = await roll(c);
     expect(res.result).toBe('processed');
     const s = c.kube.state('w1');
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.annotations[keys.owner]).toBeUndefined();
   });
 
@@ -519,7 +519,7 @@ describe('rollout: transport failures and a cluster that changes', () => {
     const res = await roll(c, {}, { relistPauseMs: 1000 });
     expect(res.result).toBe('processed');
     expect(res.records.map((r) => r.node)).toEqual(['w1', 'w2', 'w3']);
-    expect(c.kube.state('w3').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(c.kube.state('w3'))).toBe('rev-2');
   });
 
   it('a node replaced after the claim (before the credential patch) stops the roll without touching Talos', async () => {

@@ -7,7 +7,7 @@ import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import type { HeldNode } from '../../src/core/model/phase.js';
 import { FakeKube } from '../fakes/fakeKube.js';
-import { keys, makeCluster, OWNER, roll } from './harness.js';
+import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
 
@@ -63,7 +63,7 @@ describe('a claim whose outcome is unknown is resolved by a re-read, never taken
     expect(res.records[0].outcome).toBe('rebooted');
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.unschedulable).toBe(false);
   });
 

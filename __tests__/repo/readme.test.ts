@@ -57,7 +57,7 @@ describe('README', () => {
     expect(stdout).toMatch(/after the reboot .*; reading it again until it is final/);
     const after = stdout.slice(stdout.indexOf('── cluster afterwards'));
     for (const n of ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-2', 'worker-3']) {
-      expect(after).toMatch(new RegExp(`^  ${n} .*verified-revision=2026-11-30\\.1 containerd`, 'm'));
+      expect(after).toMatch(new RegExp(`^  ${n} .*verified=ghcr\\.io@2026-11-30\\.1 containerd`, 'm'));
     }
     expect(after).not.toMatch(/CLAIMED/);
   });

@@ -117,7 +117,7 @@ describe('nodeEvents', () => {
     const r = record('worker-2', 'failed', { steps: stepsOf([STEP.claim, STEP.readEvidence, STEP.releaseRestore]), endedAt: at(9) });
     const events = nodeEvents(r);
     expect(events.map((e) => e.reason)).toEqual(['Claimed', 'Released', 'RolloutFailed']);
-    expect(events[1].message).toContain('no verified-revision');
+    expect(events[1].message).toContain('no verified marker');
   });
 
   it('messages are built whole (the writer masks, folds and cuts them: __tests__/pipeline/events.test.ts), every reason documented', () => {

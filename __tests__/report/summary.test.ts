@@ -336,3 +336,26 @@ describe('renderSummary: the timeline of the roll', () => {
     expect(html).toContain('\nworker-pool-a-0000 &#124;');
   });
 });
+
+describe('renderSummary: several registries', () => {
+  it('names the hosts each node was rolled for (row and details) and each host’s credential per file', () => {
+    const v = verdict('reboot', '/etc/cri/conf.d/cri.toml holds an old credential for mirror.local:5000');
+    v.values.files = [
+      { path: '/etc/cri/conf.d/cri.toml', exists: true, credential: 'old', byHost: { 'ghcr.io': 'desired', 'mirror.local:5000': 'old' } },
+    ];
+    const r = record('w1', 'rebooted', {
+      evidence: v,
+      hosts: [
+        { host: 'ghcr.io', why: 'ghcr.io proven with no image, not verify-image ghcr.io/acme/p:2', reprove: true },
+        { host: 'mirror.local:5000', why: 'no verified marker for mirror.local:5000' },
+      ],
+    });
+    const html = renderSummary(base([r], { registry: 'ghcr.io, mirror.local:5000' }));
+    expect(rowOf(html, 'w1')).toContain('<b>Hosts:</b> ghcr.io (proof image changed), mirror.local:5000');
+    const details = detailsOf(html, 'w1')!;
+    expect(details).toContain('<b>Rolled for:</b> <code>ghcr.io</code> (ghcr.io proven with no image');
+    expect(details).toContain('<td>ghcr.io: desired, mirror.local:5000: old</td>');
+    // a record without hosts (a single-host run's older records, a node refused before its fresh read) shows no line
+    expect(rowOf(renderSummary(base([record('w2', 'rebooted')])), 'w2')).not.toContain('Hosts:');
+  });
+});

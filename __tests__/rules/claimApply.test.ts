@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { NodeState, Taint } from '../../src/core/model/node.js';
 import { oneShotClaimPatch } from '../../bench/claimLoop.js';
 import { buildClaimPatch, buildPhasePatch, captureClaim, judgeClaimRejection } from '../../src/rules/claim.js';
+import { markerWrite } from '../../src/rules/marker.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected, type NodeJson } from '../fakes/jsonPatch.js';
@@ -180,24 +181,27 @@ describe('a lost response: re-applying our own claim fails, and the re-read is o
   });
 });
 
+const AT = '2026-12-06T07:00:00.000Z';
+const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z"}}';
+
 describe('claim → phase → release round trip', () => {
   const rows = [
     {
-      name: 'schedulable node, no annotations map: back to schedulable, only verified-revision left',
+      name: 'schedulable node, no annotations map: back to schedulable, only the verified marker left',
       n: node({ name: 'w1', taints: [gpu] }),
       rev: 'r2' as string | undefined,
       unschedulable: false,
-      annotations: { [keys.verifiedRevision]: 'r2' } as Record<string, string>,
+      annotations: { [keys.verified]: R2 } as Record<string, string>,
     },
     {
       name: 'pre-existing cordon survives the release',
       n: node({ name: 'w2', unschedulable: true, taints: [mirror], annotations: { 'example.com/a': '1' }, hasAnnotationsMap: true }),
       rev: 'r2',
       unschedulable: true,
-      annotations: { 'example.com/a': '1', [keys.verifiedRevision]: 'r2' },
+      annotations: { 'example.com/a': '1', [keys.verified]: R2 },
     },
     {
-      name: 'release after a drain failure: no verified-revision',
+      name: 'release after a drain failure: no verified marker',
       n: node({ name: 'w3' }),
       rev: undefined,
       unschedulable: false,
@@ -210,7 +214,9 @@ describe('claim → phase → release round trip', () => {
     j = applyJsonPatch(j, buildPhasePatch(capture, keys, 'mutating'));
     expect(j.metadata.annotations?.[keys.phase]).toBe('mutating');
     bump(j); // the node lifecycle controller adds/removes the mirror taint, kubelet writes status...
-    j = applyJsonPatch(j, buildReleasePatch(capture, keys, { verifiedRevision: rev }));
+    const marker =
+      rev === undefined ? undefined : markerWrite(j.metadata.annotations ?? {}, keys, { hosts: ['ghcr.io'], revision: rev }, AT);
+    j = applyJsonPatch(j, buildReleasePatch(capture, keys, { marker }));
     const released = nodeFromJson(j, n.role);
     expect(released.unschedulable).toBe(unschedulable);
     expect(released.annotations).toEqual(annotations);
@@ -220,7 +226,9 @@ describe('claim → phase → release round trip', () => {
     const n = node({ name: 'w1' });
     const capture = captureClaim(n, OWNER);
     const j = applyJsonPatch(nodeJson(n), buildClaimPatch(n, OTHER_OWNER, keys));
-    expect(() => applyJsonPatch(j, buildReleasePatch(capture, keys, { verifiedRevision: 'r2' }))).toThrow(PatchRejected);
+    expect(() =>
+      applyJsonPatch(j, buildReleasePatch(capture, keys, { marker: markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT) })),
+    ).toThrow(PatchRejected);
     expect(() => applyJsonPatch(j, buildPhasePatch(capture, keys, 'mutating'))).toThrow(PatchRejected);
   });
 

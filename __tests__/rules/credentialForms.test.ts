@@ -8,7 +8,7 @@ import { shadowedCredentials } from '../../src/rules/credentialForms.js';
 const LEGACY = `machine:\n  registries:\n    config:\n      ghcr.io:\n        auth:\n          username: u\n          password: p\n  sysctls:\n    a: "1"\n`;
 const DOCUMENT = `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: u\npassword: p\n`;
 const DELETE_DOC = `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\n$patch: delete\n`;
-const forms = (text: string) => parseAuthPatch(text, '').credentialForms;
+const forms = (text: string) => parseAuthPatch(text, []).credentialForms;
 
 describe('shadowedCredentials', () => {
   it('a legacy-form patch on a node with a RegistryAuthConfig document for the host: refused, naming the conflict and the fix', () => {

@@ -83,7 +83,7 @@ describe('rebootEvidence: a reading that lacks something is incomplete', () => {
   ])('%s', (_what, change, why) => {
     const r = apiNode(base);
     change(r);
-    const v = rebootEvidence(r, ghcr, { marginMs: 0 });
+    const v = rebootEvidence(r, [ghcr], { marginMs: 0 });
     expect(v.verdict).toBe('reboot');
     expect(v.incomplete).toBe(why);
     // said once in the reasons, even when another check (the clock's) says the same
@@ -103,13 +103,13 @@ describe('rebootEvidence: a reading that lacks something is incomplete', () => {
   ])('%s', (_what, change) => {
     const r = apiNode(base);
     change(r);
-    expect(rebootEvidence(r, ghcr, { marginMs: 0 }).incomplete).toBeUndefined();
+    expect(rebootEvidence(r, [ghcr], { marginMs: 0 }).incomplete).toBeUndefined();
   });
 });
 
 describe('rebootEvidence: values', () => {
   it('records the gap as bounds, the read path and the instants compared', () => {
-    const v = rebootEvidence(apiNode(base), ghcr, { marginMs: 50 });
+    const v = rebootEvidence(apiNode(base), [ghcr], { marginMs: 50 });
     expect(v.values.readPath).toBe('api');
     // a double holds about 0.25 µs at today's epoch
     expect(v.values.gap!.lowMs).toBeCloseTo(98.2, 3);
@@ -134,18 +134,18 @@ describe('rebootEvidence: values', () => {
   it('CLI bounds hold the true gap, and are wider than the API ones for the same timeline', () => {
     for (const gap of [300, 1200, 2500, 5000, 8700]) {
       const tl = { ...base, L: W + gap, after: T0 + 900 };
-      const cli = rebootEvidence(cliNode(tl), ghcr, { marginMs: 10 }).values.gap!;
-      const api = rebootEvidence(apiNode(tl), ghcr, { marginMs: 10 }).values.gap!;
+      const cli = rebootEvidence(cliNode(tl), [ghcr], { marginMs: 10 }).values.gap!;
+      const api = rebootEvidence(apiNode(tl), [ghcr], { marginMs: 10 }).values.gap!;
       expect(cli.lowMs).toBeLessThanOrEqual(gap);
       expect(cli.highMs).toBeGreaterThanOrEqual(gap);
       expect(cli.highMs - cli.lowMs).toBeGreaterThan(api.highMs - api.lowMs);
-      expect(rebootEvidence(cliNode(tl), ghcr, { marginMs: 10 }).values.readPath).toBe('cli');
+      expect(rebootEvidence(cliNode(tl), [ghcr], { marginMs: 10 }).values.readPath).toBe('cli');
     }
   });
 
   it('a slow call widens the CLI bounds instead of shrinking the gap (5 s read during a 3.2 s call)', () => {
     // The old rule anchored "(D ago)" at the runner clock before the call: under load a 5 s gap read as 1.8 s.
-    const v = rebootEvidence(cliNode({ ...base, L: W + 5000, after: T0 + 3200 }), ghcr, { marginMs: 10 });
+    const v = rebootEvidence(cliNode({ ...base, L: W + 5000, after: T0 + 3200 }), [ghcr], { marginMs: 10 });
     const gap = v.values.gap!;
     expect(gap.lowMs).toBeLessThanOrEqual(5000);
     expect(gap.highMs).toBeGreaterThanOrEqual(5000);
@@ -156,7 +156,7 @@ describe('rebootEvidence: values', () => {
   it('still records everything on a reboot', () => {
     const r = apiNode(base);
     r.timeStatus = { ok: true, value: { synced: false, epoch: 0 } };
-    const v = rebootEvidence(r, { ...ghcr, fields: OLD }, { marginMs: 50 });
+    const v = rebootEvidence(r, [{ ...ghcr, fields: OLD }], { marginMs: 50 });
     expect(v.verdict).toBe('reboot');
     expect(v.contradicts).toBe(true);
     expect(v.values.files[0].credential).toBe('old');

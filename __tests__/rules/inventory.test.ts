@@ -91,7 +91,7 @@ describe('selectNodes', () => {
     { name: 'an empty names list restricts to nothing', opts: { names: [] as string[] }, selected: [], upToDate: [], unknown: [] },
   ];
   it.each(rows)('$name', ({ opts, selected, upToDate, unknown }) => {
-    const got = selectNodes(all, { revision: 'r2', keys, ...opts });
+    const got = selectNodes(all, { want: { hosts: ['ghcr.io'], revision: 'r2' }, keys, ...opts });
     expect(got.selected.map((n) => n.name)).toEqual(selected);
     expect(got.upToDate).toEqual(upToDate);
     expect(got.unknownNames).toEqual(unknown);
@@ -127,7 +127,12 @@ describe('selectNodes: inScope', () => {
       node({ name: 'w2' }),
       node({ name: 'w3' }),
     ];
-    const got = selectNodes(nodes, { names: ['w1', 'w2'], selector: parseLabelSelector('kubernetes.io/hostname'), revision: 'r2', keys });
+    const got = selectNodes(nodes, {
+      names: ['w1', 'w2'],
+      selector: parseLabelSelector('kubernetes.io/hostname'),
+      want: { hosts: ['ghcr.io'], revision: 'r2' },
+      keys,
+    });
     expect(got.inScope.map((n) => n.name)).toEqual(['w1', 'w2']);
     expect(got.selected.map((n) => n.name)).toEqual(['w2']);
   });

@@ -21,6 +21,7 @@ import {
   selectorMatches,
   type QuarantineRecord,
 } from '../../src/rules/quarantine.js';
+import { markerWrite } from '../../src/rules/marker.js';
 import { buildReleasePatch } from '../../src/rules/release.js';
 import { applyJsonPatch, nodeFromJson, nodeJson, PatchRejected } from '../fakes/jsonPatch.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
@@ -110,7 +111,10 @@ describe('a quarantined node in the next run', () => {
   it('is no leftover claim for the inventory, and is selected again whatever revision it carries', () => {
     const q = { ...quarantined(false), annotations: { ...quarantined(false).annotations, [keys.verifiedRevision]: 'r2' } };
     expect(validateInventory([q], keys)).toEqual([]);
-    expect(selectNodes([q], { revision: 'r2', keys })).toMatchObject({ selected: [{ name: 'w1' }], upToDate: [] });
+    expect(selectNodes([q], { want: { hosts: ['ghcr.io'], revision: 'r2' }, keys })).toMatchObject({
+      selected: [{ name: 'w1' }],
+      upToDate: [],
+    });
   });
 
   it.each([false, true])('its claim takes was-cordoned from the record (%s), not from its cordon', (wasCordoned) => {
@@ -145,9 +149,10 @@ describe('a quarantined node in the next run', () => {
       const q = quarantined(wasCordoned);
       const capture = captureClaim(q, OWNER, keys);
       const held = apply(q, buildClaimPatch(q, OWNER, keys));
-      const after = apply(held, buildReleasePatch(capture, keys, { verifiedRevision: 'r2' }));
+      const marker = markerWrite(held.annotations, keys, { hosts: ['ghcr.io'], revision: 'r2' }, '2026-12-06T07:00:00.000Z');
+      const after = apply(held, buildReleasePatch(capture, keys, { marker }));
       expect(after.unschedulable).toBe(cordonedAfter);
-      expect(after.annotations).toEqual({ [keys.verifiedRevision]: 'r2' });
+      expect(after.annotations).toEqual({ [keys.verified]: marker.value });
     },
   );
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captureClaim } from '../../src/rules/claim.js';
+import { markerWrite } from '../../src/rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../../src/rules/release.js';
 import { keys, node, OWNER } from './fixtures.js';
 
@@ -7,12 +8,15 @@ const P = {
   owner: '/metadata/annotations/registry-auth-rollout~1owner',
   phase: '/metadata/annotations/registry-auth-rollout~1phase',
   wasCordoned: '/metadata/annotations/registry-auth-rollout~1was-cordoned',
-  rev: '/metadata/annotations/registry-auth-rollout~1verified-revision',
+  verified: '/metadata/annotations/registry-auth-rollout~1verified',
 };
 const head = [
   { op: 'test', path: '/metadata/uid', value: 'uid-w1' },
   { op: 'test', path: P.owner, value: OWNER },
 ];
+const AT = '2026-12-06T07:00:00.000Z';
+const r2 = markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT);
+const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z"}}';
 const removals = [
   { op: 'remove', path: P.owner },
   { op: 'add', path: P.phase, value: '' },
@@ -24,45 +28,50 @@ const removals = [
 describe('buildReleasePatch: exact shape', () => {
   const rows = [
     {
-      name: 'schedulable before the claim, verified: set revision and uncordon',
+      name: 'schedulable before the claim, verified: set the marker and uncordon',
       unschedulable: false,
-      rev: 'r2' as string | undefined,
-      want: [...head, { op: 'add', path: P.rev, value: 'r2' }, ...removals, { op: 'add', path: '/spec/unschedulable', value: false }],
+      marker: r2 as typeof r2 | undefined,
+      want: [...head, { op: 'add', path: P.verified, value: R2 }, ...removals, { op: 'add', path: '/spec/unschedulable', value: false }],
     },
     {
       name: 'cordoned before the claim: the cordon survives',
       unschedulable: true,
-      rev: 'r2',
-      want: [...head, { op: 'add', path: P.rev, value: 'r2' }, ...removals],
+      marker: r2,
+      want: [...head, { op: 'add', path: P.verified, value: R2 }, ...removals],
     },
     {
-      name: 'drain failure restore: no verified-revision, uncordon',
+      name: 'drain failure restore: no verified marker, uncordon',
       unschedulable: false,
-      rev: undefined,
+      marker: undefined,
       want: [...head, ...removals, { op: 'add', path: '/spec/unschedulable', value: false }],
     },
   ];
-  it.each(rows)('$name', ({ unschedulable, rev, want }) => {
+  it.each(rows)('$name', ({ unschedulable, marker, want }) => {
     const capture = captureClaim(node({ name: 'w1', unschedulable }), OWNER);
-    expect(buildReleasePatch(capture, keys, { verifiedRevision: rev })).toEqual(want);
+    expect(buildReleasePatch(capture, keys, { marker })).toEqual(want);
   });
 });
 
 describe('releaseShows: what a re-read after a lost answer accepts as the release', () => {
   const capture = captureClaim(node({ name: 'w1' }), OWNER);
   const claimed = { uid: 'uid-w1', annotations: { [keys.owner]: OWNER, [keys.phase]: 'mutating', [keys.wasCordoned]: 'false' } };
-  const released = { uid: 'uid-w1', annotations: { [keys.verifiedRevision]: 'r2' } };
+  const released = { uid: 'uid-w1', annotations: { [keys.verified]: R2 } };
   it('the node without our owner and phase (and, verified, with the revision) shows it', () => {
-    expect(releaseShows(released, capture, keys, { verifiedRevision: 'r2' })).toBe(true);
+    expect(releaseShows(released, capture, keys, { marker: r2 })).toBe(true);
     expect(releaseShows({ uid: 'uid-w1', annotations: {} }, capture, keys, {})).toBe(true);
   });
   it('still claimed, claimed by another run, another revision or another uid: it does not', () => {
     expect(releaseShows(claimed, capture, keys, {})).toBe(false);
     expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.owner]: 'someone-else' } }, capture, keys, {})).toBe(false);
     expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.phase]: 'claimed' } }, capture, keys, {})).toBe(false);
-    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.verifiedRevision]: 'r1' } }, capture, keys, { verifiedRevision: 'r2' })).toBe(
-      false,
-    );
-    expect(releaseShows({ ...released, uid: 'uid-w1-new' }, capture, keys, { verifiedRevision: 'r2' })).toBe(false);
+    const r1 = '{"ghcr.io":{"revision":"r1","at":"2026-12-06T07:00:00.000Z"}}';
+    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.verified]: r1 } }, capture, keys, { marker: r2 })).toBe(false);
+    // the old single-key marker still there: the write (which removes it) did not land
+    expect(
+      releaseShows({ uid: 'uid-w1', annotations: { ...released.annotations, [keys.verifiedRevision]: 'r1' } }, capture, keys, {
+        marker: r2,
+      }),
+    ).toBe(false);
+    expect(releaseShows({ ...released, uid: 'uid-w1-new' }, capture, keys, { marker: r2 })).toBe(false);
   });
 });

@@ -17,6 +17,7 @@ function judge(nodes: NodeState[] | undefined, over: Partial<RevocationInput> & 
   return judgeRevocation({
     mode: 'apply',
     revision: REV,
+    hosts: ['ghcr.io'],
     keys,
     listing: nodes ? { nodes, selected: new Set(nodes.filter((n) => !outside.includes(n.name)).map((n) => n.uid)) } : undefined,
     records: [],
@@ -93,7 +94,7 @@ describe('judgeRevocation', () => {
       notReached: ['w3'],
     });
     expect(v.holders.map((h) => h.kind)).toEqual(['quarantined', 'refused', 'not-reached']);
-    expect(v.holders[2].why).toBe('no verified-revision marker; the roll stopped before it');
+    expect(v.holders[2].why).toBe('no verified marker for ghcr.io; the roll stopped before it');
   });
 
   it('plan: true only when nothing is left to roll; a planned node is not verified yet', () => {
@@ -154,9 +155,9 @@ describe('judgeRevocation', () => {
   });
 
   it('markerMissing: the one reading of the marker', () => {
-    expect(markerMissing(verified('w1'), keys, REV)).toBeUndefined();
-    expect(markerMissing(verified('w1', 'r1'), keys, REV)).toBe('verified-revision is r1');
-    expect(markerMissing(node({ name: 'w1' }), keys, REV)).toBe('no verified-revision marker');
+    expect(markerMissing(verified('w1'), keys, ['ghcr.io'], REV)).toBeUndefined();
+    expect(markerMissing(verified('w1', 'r1'), keys, ['ghcr.io'], REV)).toBe('verified-revision is r1');
+    expect(markerMissing(node({ name: 'w1' }), keys, ['ghcr.io'], REV)).toBe('no verified-revision marker');
   });
 
   it('no node listed, or no listing at all, is never safe; no node selected never converged', () => {

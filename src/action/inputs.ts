@@ -119,7 +119,7 @@ export function readInputSecrets(getInput: (name: string) => string, secret: (s:
 }
 
 /** Read and parse the file named by the `auth-patch` input (the file is read here, in the shell; parsing is core/authPatch.ts's). */
-export function readAuthPatch(path: string, registry: string, mask: (secret: string) => void): AuthPatch {
+export function readAuthPatch(path: string, registry: readonly string[], mask: (secret: string) => void): AuthPatch {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -1,6 +1,6 @@
 // The auth patch, read once: the file the `auth-patch` input names is read by the shell
 // (src/action/inputs.ts) and parsed here, once, into one value every user is handed: which registry
-// host it configures and the credential it asks for (the evidence and the proof compare with it), the
+// hosts the run rolls and the credential it asks for each (the evidence and the proof compare with them), the
 // secrets to mask, and its form, whether it is one of the two credential forms the Talos API path
 // applies itself (the changes it makes) or anything else, left to talosctl and Talos's own merge.
 // The values are secrets: they are returned for masking at once and never put into an error.
@@ -22,7 +22,8 @@ export type CredentialChange =
 export type PatchClass = { ours: true; changes: CredentialChange[] } | { ours: false; why: string };
 
 export interface ParsedAuthPatch {
-  desired: DesiredCredential;
+  /** the hosts the run rolls (the `registry` input; default every host of the patch), each with its credential, sorted by host */
+  desired: DesiredCredential[];
   /** every host the patch carries a credential for, sorted by host (the pre-flight check asks each one); secrets */
   credentials: HostCredential[];
   /** values to mask: every secret of every host and its derived forms (see secretForms) */
@@ -69,12 +70,12 @@ function isEmpty(f: AuthFields): boolean {
  * `machine.registries.config.<host>.auth` for the same host, so the desired credential is the
  * document's when both are present.
  */
-export function parseAuthPatch(text: string, registry: string): ParsedAuthPatch {
+export function parseAuthPatch(text: string, registry: readonly string[]): ParsedAuthPatch {
   const docs = parseAllDocuments(text);
   return { ...desiredOf(docs, registry), form: formOf(text, docs) };
 }
 
-function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'form'> {
+function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAuthPatch, 'form'> {
   const legacy = new Map<string, AuthFields>();
   const documents = new Map<string, AuthFields>();
   const deletedDocuments: string[] = [];
@@ -122,23 +123,22 @@ function desiredOf(docs: Document[], registry: string): Omit<ParsedAuthPatch, 'f
       'carries no registry credential: expected a RegistryAuthConfig document (username/password, auth or identityToken) or machine.registries.config.<host>.auth',
     );
   }
-  let host = registry.trim();
-  if (!host) {
-    if (hosts.length > 1) {
-      throw new InputError(
-        'registry',
-        `is empty but the auth patch carries credentials for several hosts (${hosts.join(', ')}): name the one to roll`,
-      );
+  // Empty: every host the patch names is rolled (one claim, at most one reboot per node for all of them).
+  for (const host of registry) {
+    if (!merged.has(host)) {
+      throw new InputError('registry', `"${host}" is not a host the auth patch carries a credential for (it has: ${hosts.join(', ')})`);
     }
-    host = hosts[0];
-  } else if (!merged.has(host)) {
-    throw new InputError('registry', `"${host}" is not a host the auth patch carries a credential for (it has: ${hosts.join(', ')})`);
   }
-  const fields = merged.get(host)!;
+  const rolled = registry.length > 0 ? hosts.filter((h) => registry.includes(h)) : hosts;
   const secrets = secretForms(merged.values());
   const credentials = hosts.map((h) => ({ host: h, fields: merged.get(h)! }));
   const credentialForms: PatchForms = { documents: [...documents.keys()].sort(), legacy: [...legacy.keys()].sort(), deletedDocuments };
-  return { desired: { host, tomlHost: tomlHostFor(host), fields }, credentials, secrets, credentialForms };
+  return {
+    desired: rolled.map((h) => ({ host: h, tomlHost: tomlHostFor(h), fields: merged.get(h)! })),
+    credentials,
+    secrets,
+    credentialForms,
+  };
 }
 
 // --- the patch's form: one of the two credential forms, or anything else --------------------------

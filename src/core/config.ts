@@ -12,8 +12,8 @@ export type Undrainable = 'stop' | 'quarantine';
 export interface Config extends PreflightConfig {
   mode: Mode;
   authPatch: string;
-  /** empty: the single host the patch names */
-  registry: string;
+  /** the registry hosts to roll; empty: every host the auth patch names */
+  registry: string[];
   revision: string;
   kubeconfig?: string;
   kubeContext?: string;
@@ -156,7 +156,7 @@ export function readConfig(get: InputReader): Config {
   return {
     mode,
     authPatch,
-    registry: str('registry'),
+    registry: [...new Set(parseList(get('registry') ?? ''))],
     revision,
     kubeconfig: str('kubeconfig') || undefined,
     kubeContext: str('kube-context') || undefined,

@@ -13,6 +13,7 @@ import type { HeldNode } from '../core/model/phase.js';
 import type { Reading } from '../core/model/readings.js';
 import { EventWriter } from './events.js';
 import type { PreflightSummary } from '../core/model/preflight.js';
+import type { MarkerWant } from '../rules/marker.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -65,7 +66,8 @@ export interface RolloutDeps {
    */
   preflight?: () => Promise<PreflightSummary>;
   config: Config;
-  desired: DesiredCredential;
+  /** the registry hosts the run rolls, each with the credential the auth patch gives it (at least one) */
+  desired: DesiredCredential[];
   /** the credential forms the auth patch writes (src/core/authPatch.ts): checked against each node's before its claim when Talos's merge applies the patch */
   patchForms?: PatchForms;
   /** this run's claim token */
@@ -107,6 +109,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   settle: SettleGate;
   /** the run's Kubernetes Events (src/pipeline/events.ts); shared by every node's view */
   events: EventWriter;
+  /** what the verified marker must prove (src/rules/marker.ts): the hosts rolled, the revision, the verify-image */
+  want: MarkerWant;
 }
 
 /**
@@ -138,6 +142,7 @@ export function makeContext(deps: RolloutDeps): RunContext {
     versions: new Map(),
     absentPaths: new Map(),
     holds,
+    want: { hosts: deps.desired.map((d) => d.host), revision: deps.config.revision, verifyImage: deps.config.verifyImage },
     events: new EventWriter(deps.kube, deps.redact, deps.owner),
     settle: new SettleGate({
       kube: deps.kube,

@@ -9,6 +9,7 @@ import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
 import { shadowedCredentials } from '../rules/credentialForms.js';
+import { hostsToRoll, markerWrite } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
@@ -19,11 +20,12 @@ import { beforeMutation, fenceProblems, readNodeForMutation, type FenceRead } fr
 import type { NodeRun } from './nodeRun.js';
 import { rebootNode } from './reboot.js';
 import { NodeStop } from './stop.js';
-import { patchNodeSurvivingTransport } from './transport.js';
+import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const fresh = await readFresh(ctx, run); // 3.1
   await refuseShadowedCredential(ctx, run); // 3.1b
+  run.rollFor(hostsToRoll(fresh.annotations, ctx.keys, ctx.want));
   await claim(ctx, run, fresh); // 3.2
   const before = await readEvidenceBefore(ctx, run); // 3.3
   await markMutating(ctx, run); // 3.4
@@ -111,7 +113,7 @@ async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<Eviden
   if (ctx.config.reboot === 'always') return undefined;
   const before = await run.step(
     STEP.readEvidence,
-    () => readOne(ctx, run.node.name, run.address),
+    () => readOne(ctx, { name: run.node.name, address: run.address, desired: run.desired }),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.recordEvidence(before);
@@ -208,7 +210,7 @@ async function decide(ctx: RunContext, run: NodeRun, verdict: EvidenceVerdict | 
   }
   const proof = await run.step(
     criRestartStep(formatDuration(config.criRestartWaitMs)),
-    () => waitForCriRestart(ctx, run.node.name, run.address, before),
+    () => waitForCriRestart(ctx, { name: run.node.name, address: run.address, desired: run.desired }, before),
     (v) => `${v.verdict}: ${v.reason}`,
   );
   run.recordProof(proof);
@@ -237,31 +239,64 @@ async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<v
 }
 
 /**
- * 3.9 Release with verified-revision, on the node we claimed, while the Lease is still ours. `ready`,
+ * 3.9 Release with the verified marker, on the node we claimed, while the Lease is still ours. `ready`,
  * the reboot's last Ready read (node and Lease in one command), is the fence read when the caller ran
  * no step after it: then it is still the read that immediately precedes the mutation, as
  * beforeMutation requires, and reading the node again would prove nothing more. Otherwise (a skipped
  * reboot, or verify-image ran in between) the node is read again here.
+ *
+ * The marker keeps every other host's entry as the fence read shows it, behind a `test` of that text
+ * (src/rules/marker.ts markerWrite). A 422 after which the node is still ours (same uid, our owner
+ * token) and only the marker changed is another step's proof landing between the read and the patch:
+ * benign, so the node is read again (with the Lease) and the marker rebuilt over the new entries, at
+ * most MARKER_ATTEMPTS times. Any other 422 (the claim is gone) stands.
  */
 async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead | undefined): Promise<void> {
-  const { keys, config } = ctx;
-  const fence = ready ?? (await run.step(STEP.reReadBeforeRelease, () => readNodeForMutation(ctx, run.node.name)));
-  const changed = identityChanges(run.node, fence.node);
-  if (changed.length > 0) {
-    throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {
-      disposition: 'leave-as-set',
-      seen: fence.node,
-      nextStep: `The machine behind ${run.node.name} may not be the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
-    });
-  }
-  await run.step(STEP.release, async () => {
-    await beforeMutation(ctx, { fresh: true, read: fence });
-    return patchNodeSurvivingTransport(
-      ctx,
-      run.node.name,
-      buildReleasePatch(run.capture!, keys, { verifiedRevision: config.revision }),
-      (n) => releaseShows(n, run.capture!, keys, { verifiedRevision: config.revision }),
+  const { keys } = ctx;
+  let fence = ready ?? (await run.step(STEP.reReadBeforeRelease, () => readNodeForMutation(ctx, run.node.name)));
+  const at = new Date(ctx.clock.now()).toISOString();
+  for (let attempt = 1; ; attempt++) {
+    const changed = identityChanges(run.node, fence.node);
+    if (changed.length > 0) {
+      throw new NodeStop('failed', `node changed before the release: ${changed.join('; ')}`, {
+        disposition: 'leave-as-set',
+        seen: fence.node,
+        nextStep: `The machine behind ${run.node.name} may not be the one this run claimed; nothing more was done to it. Check the node and its Talos endpoint before anything else.`,
+      });
+    }
+    const marker = markerWrite(
+      fence.node.annotations,
+      keys,
+      ctx.want,
+      at,
+      run.desired.map((d) => d.host),
     );
-  });
+    const read = fence;
+    try {
+      await run.step(STEP.release, async () => {
+        await beforeMutation(ctx, { fresh: true, read });
+        return patchNodeSurvivingTransport(ctx, run.node.name, buildReleasePatch(run.capture!, keys, { marker }), (n) =>
+          releaseShows(n, run.capture!, keys, { marker }),
+        );
+      });
+      break;
+    } catch (e) {
+      if (!isTestFailure(e) || attempt >= MARKER_ATTEMPTS) throw e;
+      const again = await run.step(STEP.reReadBeforeRelease, () => readNodeForMutation(ctx, run.node.name));
+      if (!onlyMarkerMoved(ctx, run, read.node, again.node)) throw e;
+      fence = again;
+    }
+  }
   run.enter('released');
+}
+
+/** How many times a verified release is rebuilt after another step's marker landed first (benign). */
+const MARKER_ATTEMPTS = 3;
+
+/** Whether the node is still ours (uid, owner token) and its markers are not what the failed release tested. */
+function onlyMarkerMoved(ctx: RunContext, run: NodeRun, tested: NodeState, now: NodeState): boolean {
+  const { keys } = ctx;
+  const a = now.annotations;
+  if (now.uid !== run.capture!.uid || a[keys.owner] !== run.capture!.owner) return false;
+  return a[keys.verified] !== tested.annotations[keys.verified] || a[keys.verifiedRevision] !== tested.annotations[keys.verifiedRevision];
 }

@@ -8,7 +8,9 @@ import { errorMessage } from '../core/errors.js';
 import type { ClaimCapture, NodeState } from '../core/model/node.js';
 import type { HeldNode, NodePhase } from '../core/model/phase.js';
 import type { DecisionRecord, ProofUndecided, QuarantineNote, StepRecord } from '../core/model/record.js';
+import type { DesiredCredential } from '../core/model/credential.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
+import type { StaleHost } from '../rules/marker.js';
 import { releaseCommand } from '../rules/commands.js';
 import { leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
@@ -29,6 +31,7 @@ export class NodeRun {
   private stoppedIn?: NodePhase;
   #capture?: ClaimCapture;
   #talosTouched = false;
+  #desired: readonly DesiredCredential[];
   readonly address: string;
 
   constructor(
@@ -38,6 +41,7 @@ export class NodeRun {
   ) {
     this.t0 = ctx.clock.now();
     this.address = node.internalIPs[0] ?? '';
+    this.#desired = ctx.desired;
     this.#record = {
       node: node.name,
       uid: node.uid,
@@ -64,6 +68,18 @@ export class NodeRun {
   /** true once the credential patch was sent: from then on Talos may carry this run's change */
   get talosTouched(): boolean {
     return this.#talosTouched;
+  }
+
+  /** the hosts (with their credentials) this node's roll is for: the evidence and the proof judge these; every host of the run until rollFor */
+  get desired(): readonly DesiredCredential[] {
+    return this.#desired;
+  }
+
+  /** 3.1 the node is rolled for these hosts (src/rules/marker.ts hostsToRoll), each with why */
+  rollFor(hosts: readonly StaleHost[]): void {
+    const names = new Set(hosts.map((h) => h.host));
+    this.#desired = this.ctx.desired.filter((d) => names.has(d.host));
+    this.#record.hosts = hosts.map((h) => ({ host: h.host, why: h.why, ...(h.reprove ? { reprove: true } : {}) }));
   }
 
   /** 3.2 a claim PATCH is about to be sent with `capture`: from now on it may be on the node (published as `claiming`) */

@@ -10,6 +10,7 @@ import type { ConfigPreview, DecisionRecord } from '../core/model/record.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { READ_CALLS_IN_FLIGHT, readEvidence } from './readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
+import { hostsToRoll } from '../rules/marker.js';
 import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import type { RunContext } from './context.js';
 
@@ -23,7 +24,10 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
   const elapsed = ctx.clock.now() - t0;
   return selected.map((n, i) => {
     const r = readings.get(n.name);
-    const evidence = r ? rebootEvidence(r, ctx.desired, { marginMs: ctx.config.evidenceMarginMs }) : undefined;
+    // the hosts the node is stale for, as apply's roll of it would judge them (src/rules/marker.ts)
+    const hosts = hostsToRoll(n.annotations, ctx.keys, ctx.want);
+    const desired = ctx.desired.filter((d) => hosts.some((h) => h.host === d.host));
+    const evidence = r ? rebootEvidence(r, desired, { marginMs: ctx.config.evidenceMarginMs }) : undefined;
     const record: DecisionRecord = {
       node: n.name,
       uid: n.uid,
@@ -34,6 +38,7 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
       steps: [],
       durationMs: elapsed,
       configPreview: previews[i],
+      hosts: hosts.map((h) => ({ host: h.host, why: h.why, ...(h.reprove ? { reprove: true } : {}) })),
     };
     return evidence ? { ...record, evidence } : record;
   });

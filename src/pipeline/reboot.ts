@@ -110,7 +110,11 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
  */
 async function readProof(ctx: RunContext, run: NodeRun, deadline: number): Promise<EvidenceVerdict> {
   const describe = (v: EvidenceVerdict) => `${v.verdict}: ${v.reason}`;
-  const first = await run.step(STEP.prove, () => readOne(ctx, run.node.name, run.address), describe);
+  const first = await run.step(
+    STEP.prove,
+    () => readOne(ctx, { name: run.node.name, address: run.address, desired: run.desired }),
+    describe,
+  );
   if (readAgainBecause(first) === undefined || ctx.cancelled?.()) return first;
   return run.step(STEP.waitProofFinal, () => readUntilFinal(ctx, run, first, deadline), describe);
 }
@@ -123,7 +127,7 @@ async function readUntilFinal(ctx: RunContext, run: NodeRun, first: EvidenceVerd
       return proof;
     }
     await ctx.clock.sleep(ctx.pollIntervalMs);
-    proof = await readOne(ctx, run.node.name, run.address);
+    proof = await readOne(ctx, { name: run.node.name, address: run.address, desired: run.desired });
     if (readAgainBecause(proof) === undefined || ctx.cancelled?.()) return proof;
   }
 }

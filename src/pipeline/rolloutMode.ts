@@ -35,7 +35,7 @@ export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> 
   return {
     kind: 'rollout',
     mode,
-    registry: deps.desired.host,
+    registry: deps.desired.map((d) => d.host).join(', '),
     revision: config.revision,
     topologyKey: config.topologyKey,
     failOnPartial: config.failOnPartial,
@@ -43,6 +43,7 @@ export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> 
     revocation: judgeRevocation({
       mode,
       revision: config.revision,
+      hosts: deps.desired.map((d) => d.host),
       keys: deps.keys,
       listing: scope,
       records: result.records,

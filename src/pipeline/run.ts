@@ -99,7 +99,7 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const selection = selectNodes(inventory, {
     names: config.nodes.length ? config.nodes : undefined,
     selector: config.nodeSelector,
-    revision: config.revision,
+    want: ctx.want,
     keys,
   });
   if (selection.unknownNames.length > 0) {

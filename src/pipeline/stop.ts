@@ -16,7 +16,7 @@ import { patchNodeSurvivingTransport } from './transport.js';
 
 /**
  * What a stop asks for the node:
- * - `release`: give it back (restoring its cordon state, no verified-revision). Only when nothing this
+ * - `release`: give it back (restoring its cordon state, no verified marker). Only when nothing this
  *   run did needs a reboot to be safe: nothing on Talos changed, or the patch failed / the drain or the
  *   quorum gate stopped before any reboot (containerd still runs as before, so uncordoning is safe).
  * - `leave-fenced`: Talos may carry the change and the node was not proven: a person checks it.
@@ -182,29 +182,30 @@ function claimUnknownNextStep(ctx: RunContext, nodeRun: NodeRun): string {
 export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVerdict): void {
   const judged = judgeProof(proof);
   if (judged.kind === 'proven') return;
+  const hosts = nodeRun.desired.map((d) => d.host).join(', ');
   if (judged.kind === 'failed') {
     throw new NodeStop(
       'failed',
-      `after the reboot (a new boot) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${ctx.desired.host}: ${proof.reason}`,
+      `after the reboot (a new boot) the evidence ${proof.contradicts ? 'contradicts that' : 'does not prove'} containerd loaded the desired credential for ${hosts}: ${proof.reason}`,
       { disposition: 'leave-fenced' },
     );
   }
   nodeRun.recordProofUndecided(
     ctx.config.verifyImage
-      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(ctx.desired.host) }
+      ? { unproven: judged.unproven, settledBy: 'verify-image', residualRisk: residualRisk(hosts) }
       : {
           unproven: judged.unproven,
           settledBy: 'warning',
-          residualRisk: residualRisk(ctx.desired.host),
+          residualRisk: residualRisk(hosts),
           nextStep:
-            `To prove it, let containerd pull a private image of ${ctx.desired.host} on the node: set verify-image, remove the marker ` +
-            `(\`kubectl annotate node ${nodeRun.node.name} ${ctx.keys.verifiedRevision}-\`) and rerun.`,
+            `To prove it, let containerd pull a private image of ${hosts} on the node: set verify-image and rerun ` +
+            `(its verified marker records no proof image, so the rerun proves ${nodeRun.node.name} again by a pull).`,
         },
   );
   ctx.log.info(
     `⚠ ${nodeRun.node.name}: the post-reboot proof is undecided (${judged.unproven}); ` +
       (ctx.config.verifyImage
         ? `proving it by pulling ${ctx.config.verifyImage} through containerd`
-        : `releasing it with a warning: ${residualRisk(ctx.desired.host)}`),
+        : `releasing it with a warning: ${residualRisk(hosts)}`),
   );
 }

@@ -104,4 +104,4 @@ export async function patchNodeSurvivingTransport(
 }
 
 /** 422: a `test` op failed (the apiserver drops which one: docs/kubernetes-facts.md#k4-json-patch-atomic). */
-const isTestFailure = (e: unknown): boolean => e instanceof ToolError && e.kind === 'invalid';
+export const isTestFailure = (e: unknown): boolean => e instanceof ToolError && e.kind === 'invalid';

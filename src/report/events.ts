@@ -43,11 +43,12 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
     const s = lastOk(r, names);
     if (s) out.push({ reason, type: 'Normal', message, at: endOf(s) });
   };
+  const hosts = r.hosts?.length ? ` of ${r.hosts.map((h) => h.host).join(', ')}` : '';
   const endedAt = r.endedAt ?? r.steps.map(endOf).sort().at(-1) ?? r.startedAt ?? new Date(0).toISOString();
   afterStep(
     CLAIM_STEPS,
     'Claimed',
-    `cordoned and claimed for the registry credential rollout (${plural(r.claim?.attempts ?? 1, 'attempt')})`,
+    `cordoned and claimed for the registry credential rollout${hosts} (${plural(r.claim?.attempts ?? 1, 'attempt')})`,
   );
   if (r.outcome === 'reboot-skipped') {
     // decided after the patch: by the reading before it, or by the wait for Talos to restart cri
@@ -78,8 +79,12 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
       message: `pulled ${verifiedImageOf(pulled.name)} through containerd: the credential works`,
       at: endOf(pulled),
     });
-  afterStep(RELEASE_STEPS, 'Released', 'released: the claim removed, the cordon state restored, verified-revision written');
-  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified-revision');
+  afterStep(
+    RELEASE_STEPS,
+    'Released',
+    `released: the claim removed, the cordon state restored, verified marker written${hosts.replace(' of ', ' for ')}`,
+  );
+  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified marker');
   const stopped = STOPPED[r.outcome];
   if (stopped)
     out.push({ reason: stopped, type: 'Warning', message: `${r.reason}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`, at: endedAt });

@@ -22,6 +22,8 @@ export interface DecisionOutput {
   internalIP: string;
   outcome: Outcome;
   reason: string;
+  /** the registry hosts the node's roll was for and why each (absent when the record has none: a node refused before its fresh read) */
+  hosts?: Array<{ host: string; why: string; reprove?: boolean }>;
   evidence: EvidenceVerdict | null;
   proof: EvidenceVerdict | null;
   claim: { attempts: number; conflicts: string[] } | null;
@@ -67,6 +69,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     internalIP: r.internalIP,
     outcome: r.outcome,
     reason: r.reason,
+    ...(r.hosts ? { hosts: r.hosts.map((h) => ({ ...h })) } : {}),
     evidence: r.evidence ? cloneVerdict(r.evidence) : null,
     proof: r.proof ? cloneVerdict(r.proof) : null,
     claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
@@ -91,7 +94,7 @@ function cloneVerdict(v: EvidenceVerdict): EvidenceVerdict {
   const out: EvidenceVerdict = {
     verdict: v.verdict,
     reason: v.reason,
-    values: { ...v.values, files: v.values.files.map((f) => ({ ...f })) },
+    values: { ...v.values, files: v.values.files.map((f) => ({ ...f, ...(f.byHost ? { byHost: { ...f.byHost } } : {}) })) },
   };
   if (v.ordering !== undefined) out.ordering = v.ordering;
   if (v.contradicts !== undefined) out.contradicts = v.contradicts;

@@ -17,7 +17,7 @@ export function kubectlCommand(config: Pick<Config, 'kubeconfig' | 'kubeContext'
 
 /**
  * The release patch tests our owner token and the uid, so it cannot release a node another run
- * claimed meanwhile or a replacement node of the same name. It sets no verified-revision. With
+ * claimed meanwhile or a replacement node of the same name. It sets no verified marker. With
  * `phase`, it also tests the phase annotation (a claim whose outcome was unknown is released only
  * as `claimed`: the claim puts that phase on the node with the token, atomically).
  */

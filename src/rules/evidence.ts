@@ -51,7 +51,7 @@ import { checkCriService, containerdStart } from './evidence/runningContainerd.j
  */
 export function rebootEvidence(
   r: EvidenceReadings,
-  desired: DesiredCredential,
+  desired: readonly DesiredCredential[],
   opts: {
     marginMs: number;
     /** set on a reading after the credential patch: the launch the reading before the patch placed (rule 2b) */
@@ -85,7 +85,7 @@ export function rebootEvidence(
       verdict: 'skip',
       reason:
         `containerd PID ${start.pid} started ${formatGap(values.gap!.lowMs, values.gap!.highMs)} after the last config write ` +
-        `(${write.path}, read via ${values.readPath}) and the config carries the desired credential for ${desired.tomlHost}`,
+        `(${write.path}, read via ${values.readPath}) and the config carries the desired credential for ${desired.map((d) => d.tomlHost).join(', ')}`,
       values,
       ordering,
       contradicts: false,

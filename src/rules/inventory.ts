@@ -4,6 +4,7 @@
 import { matchesLabels, type LabelSelectorInput } from '../core/labelSelector.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
+import { carriesMarker, type MarkerWant } from './marker.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */
 function shared(pairs: Array<[string, string]>): Map<string, string[]> {
@@ -66,7 +67,7 @@ export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): str
 export interface Selection {
   /** nodes to roll, in roll order */
   selected: NodeState[];
-  /** names (sorted) of nodes in scope whose verified-revision already equals the revision */
+  /** names (sorted) of nodes in scope already verified for every host of the run at its revision (src/rules/marker.ts) */
   upToDate: string[];
   /** requested names that are not nodes of the cluster (sorted); the caller errors on them */
   unknownNames: string[];
@@ -76,8 +77,9 @@ export interface Selection {
 
 /**
  * Restrict to `names` (when given) and to the nodes whose labels match `selector` (when given: the
- * listing holds every node, and the selector is matched here as the apiserver would), then select the nodes whose
- * `verified-revision` differs from `revision` (absent counts as different), and every quarantined node.
+ * listing holds every node, and the selector is matched here as the apiserver would), then select the
+ * nodes that do not carry the run's verified marker (src/rules/marker.ts carriesMarker: a host without
+ * a proof, or with another revision's, or a changed verify-image), and every quarantined node.
  *
  * An empty `names` array restricts to nothing: "all nodes" is `undefined`, decided by the config.
  *
@@ -86,7 +88,7 @@ export interface Selection {
  */
 export function selectNodes(
   nodes: NodeState[],
-  opts: { names?: string[]; selector?: LabelSelectorInput; revision: string; keys: AnnotationKeys },
+  opts: { names?: string[]; selector?: LabelSelectorInput; want: MarkerWant; keys: AnnotationKeys },
 ): Selection {
   const known = new Set(nodes.map((n) => n.name));
   const wanted = opts.names === undefined ? undefined : new Set(opts.names);
@@ -95,10 +97,10 @@ export function selectNodes(
   const inScope = nodes.filter(
     (n) => (wanted === undefined || wanted.has(n.name)) && (opts.selector === undefined || matchesLabels(opts.selector, n.labels)),
   );
-  // A quarantined node is never up to date, whatever verified-revision it still carries from an
+  // A quarantined node is never up to date, whatever verified marker it still carries from an
   // earlier roll: its Talos config may hold the new credential while its containerd runs the old one.
   const current = (n: NodeState) =>
-    n.annotations[opts.keys.verifiedRevision] === opts.revision && n.annotations[opts.keys.quarantined] === undefined;
+    carriesMarker(n.annotations, opts.keys, opts.want) && n.annotations[opts.keys.quarantined] === undefined;
   const stale = inScope.filter((n) => !current(n));
   const upToDate = inScope
     .filter(current)

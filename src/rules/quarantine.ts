@@ -26,7 +26,7 @@ export { formatQuarantine, parseQuarantine, quarantineOf, type QuarantineRecord 
  * - remove owner; `phase` and `was-cordoned` are first `add`ed then removed (a `remove` of a missing
  *   key fails the whole patch, as in the release);
  * - add `quarantined` (the record). No `spec.unschedulable` write: the cordon stays as it is, and no
- *   `verified-revision`: the node is not verified.
+ *   verified marker: the node is not verified.
  */
 export function buildQuarantinePatch(capture: ClaimCapture, keys: AnnotationKeys, record: QuarantineRecord): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [...holdTests(capture, keys), { op: 'test', path: '/spec/unschedulable', value: true }];

@@ -1,15 +1,16 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
-// claim found, and (on success) record the verified revision so the next run skips the node.
+// claim found, and (on success) record the verified marker per host so the next run skips the node.
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase, NodePhase } from '../core/model/phase.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
+import { markerShows, type MarkerWrite } from './marker.js';
 
 /**
  * - test: same uid and our owner token (we only release what we still hold; a replaced node or a
  *   claim someone else took over is not ours to touch — the patch then fails with 422).
- * - `verified-revision` set only when given (a drain failure releases WITHOUT it, so the node is
- *   retried next run).
+ * - the verified marker (src/rules/marker.ts's markerWrite: each host's proof, the others' entries
+ *   kept) set only when given (a drain failure releases WITHOUT it, so the node is retried next run).
  * - remove owner, phase and was-cordoned. `phase` and `was-cordoned` are first `add`ed then removed:
  *   `remove` of a missing key fails the whole patch (docs/kubernetes-facts.md#k5-json-patch-semantics), and a human deleting one of them by hand
  *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
@@ -21,12 +22,10 @@ import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
  *   capture's `wasCordoned`, taken from its record). Any other release gives back what the claim
  *   found: still cordoned and still quarantined (its containerd still runs the old credential).
  */
-export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, opts: { verifiedRevision?: string }): JsonPatchOp[] {
+export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, opts: { marker?: MarkerWrite }): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [...holdTests(capture, keys)];
-  const verified = opts.verifiedRevision !== undefined;
-  if (opts.verifiedRevision !== undefined) {
-    ops.push({ op: 'add', path: annotationPath(keys.verifiedRevision), value: opts.verifiedRevision });
-  }
+  const verified = opts.marker !== undefined;
+  if (opts.marker !== undefined) ops.push(...opts.marker.ops);
   if (verified && capture.quarantined !== undefined) {
     ops.push({ op: 'add', path: annotationPath(keys.quarantined), value: '' });
     ops.push({ op: 'remove', path: annotationPath(keys.quarantined) });
@@ -42,7 +41,7 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
 }
 
 /**
- * The release of a node as it was found in `phase`: buildReleasePatch (no verified-revision) behind a
+ * The release of a node as it was found in `phase`: buildReleasePatch (no verified marker) behind a
  * `test` of the phase annotation, so the decision to release is itself part of the CAS. A node that
  * moved on since it was read (to `mutating`: Talos may be touched) is not released. The one builder
  * for the post step, `recover-fences` and the printed release command of a claim whose outcome was
@@ -55,18 +54,18 @@ export function guardedReleasePatch(capture: ClaimCapture, keys: AnnotationKeys,
 /**
  * Whether `node` shows the release buildReleasePatch(capture, keys, opts) makes: the same uid without
  * our owner and phase annotations (the patch removes both at once; a claim by anyone else would carry
- * an owner) and, for a verified release, `verified-revision` as given. What a re-read after a release
+ * an owner) and, for a verified release, the verified marker as written. What a re-read after a release
  * whose answer was lost is judged by (src/pipeline/transport.ts), and nothing else.
  */
 export function releaseShows(
   node: Pick<NodeState, 'uid' | 'annotations'>,
   capture: Pick<ClaimCapture, 'uid'>,
   keys: AnnotationKeys,
-  opts: { verifiedRevision?: string },
+  opts: { marker?: MarkerWrite },
 ): boolean {
   if (node.uid !== capture.uid) return false;
   if (node.annotations[keys.owner] !== undefined || node.annotations[keys.phase] !== undefined) return false;
-  return opts.verifiedRevision === undefined || node.annotations[keys.verifiedRevision] === opts.verifiedRevision;
+  return opts.marker === undefined || markerShows(node.annotations, keys, opts.marker);
 }
 
 /**

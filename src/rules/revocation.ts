@@ -13,7 +13,8 @@
 //   a node the roll never reached, a quarantined one and one outside the selection. The selection's
 //   own answer is `selectionConverged` (the `selection-converged` output): the same judgement over the
 //   selected nodes only, which says nothing about the others.
-// - **The proof is this revision's `verified-revision` marker** (`markerMissing`, the one place it is
+// - **The proof is this revision's verified marker for every host the run rolls** (`markerMissing`,
+//   src/rules/marker.ts, the one place it is
 //   read), which the action writes only after it proved the new credential loaded (src/rules/evidence.ts,
 //   src/rules/proof.ts). A node without it, or with another revision's, may hold the old credential.
 // - **A quarantined node holds it** (cordoned, never rebooted: src/rules/quarantine.ts), whatever
@@ -32,6 +33,7 @@
 //   this revision; never a forecast of what `apply` will do.
 // Nodes the cluster creates later (an autoscaler boots them from its own templates or machine
 // configs, which the action does not see) are not judged: the verdict names them every time.
+import { notVerifiedWhy } from './marker.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';
 import { compareNames } from '../core/order.js';
@@ -67,6 +69,8 @@ export interface RevocationVerdict {
 export interface RevocationInput {
   mode: 'apply' | 'plan';
   revision: string;
+  /** the registry hosts the run rolls: a node counts as verified when its marker proves every one */
+  hosts: readonly string[];
   keys: AnnotationKeys;
   /**
    * Every node of the cluster as the run last listed it, and the uids of those the `nodes` /
@@ -86,10 +90,8 @@ type Holder = Omit<OldCredentialHolder, 'selected'>;
  * carries instead, in words. The one place the marker is read, so a change of what marks a node
  * verified (one marker per registry host) changes this body only.
  */
-export function markerMissing(n: NodeState, keys: AnnotationKeys, revision: string): string | undefined {
-  const marker = n.annotations[keys.verifiedRevision];
-  if (marker === revision) return undefined;
-  return marker === undefined ? 'no verified-revision marker' : `verified-revision is ${marker}`;
+export function markerMissing(n: NodeState, keys: AnnotationKeys, hosts: readonly string[], revision: string): string | undefined {
+  return notVerifiedWhy(n.annotations, keys, { hosts, revision });
 }
 
 /** What a node's own record, from this run, says; undefined: the node left no doubt (verified now). */
@@ -114,7 +116,7 @@ function fromRecord(r: DecisionRecord, revision: string): Holder | undefined {
 
 /** What the listing says of a node this run left no record for; undefined: verified for this revision. */
 function fromListing(n: NodeState, selected: boolean, input: RevocationInput): Holder | undefined {
-  const { keys, revision } = input;
+  const { keys, revision, hosts } = input;
   const a = n.annotations;
   const node = n.name;
   if (a[keys.owner] !== undefined || a[keys.phase] !== undefined) {
@@ -124,13 +126,13 @@ function fromListing(n: NodeState, selected: boolean, input: RevocationInput): H
   if (a[keys.quarantined] !== undefined) {
     return { node, kind: 'quarantined', why: 'quarantined: cordoned and not rebooted, its containerd keeps the old credential' };
   }
-  const seen = markerMissing(n, keys, revision);
+  const seen = markerMissing(n, keys, hosts, revision);
   if (seen === undefined) return undefined;
   if (!selected) {
-    return { node, kind: 'not-verified', why: `${seen}, not ${revision}; outside nodes/node-selector, so this run does not roll it` };
+    return { node, kind: 'not-verified', why: `${seen}; outside nodes/node-selector, so this run does not roll it` };
   }
   if (input.notReached?.includes(node)) return { node, kind: 'not-reached', why: `${seen}; the roll stopped before it` };
-  return { node, kind: 'not-verified', why: `${seen}, not ${revision}` };
+  return { node, kind: 'not-verified', why: seen };
 }
 
 const NOT_SEEN = 'nodes the cluster creates later boot from their own templates or machine configs, which the action does not see';
@@ -173,7 +175,7 @@ export function judgeRevocation(input: RevocationInput): RevocationVerdict {
   const revocable = holders.length === 0;
   const selectionConverged = inSelection > 0 && !holders.some((h) => h.selected);
   const reason = revocable
-    ? `all ${nodes.length} node(s) of the cluster carry verified-revision=${input.revision}, none quarantined or claimed${outsideNote(outside)}${
+    ? `all ${nodes.length} node(s) of the cluster carry the verified marker of revision ${input.revision} for ${input.hosts.join(', ')}, none quarantined or claimed${outsideNote(outside)}${
         inSelection === 0 ? '; the inputs select no node' : ''
       }; ${NOT_SEEN}`
     : `${holders.length} of ${nodes.length} node(s) of the cluster still hold or may hold the old credential${outsideNote(holders.filter((h) => !h.selected).length)}${

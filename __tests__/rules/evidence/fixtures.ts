@@ -122,7 +122,8 @@ export type Row = {
   name: string;
   build?: () => EvidenceReadings;
   mutate?: (r: EvidenceReadings) => void;
-  desired?: DesiredCredential;
+  /** the hosts the roll is for, each with its desired credential; default ghcr.io's */
+  desired?: DesiredCredential[];
   marginMs?: number;
   verdict: 'skip' | 'reboot';
   ordering: 'after' | 'undecidable' | 'before' | 'unknown';
@@ -143,7 +144,7 @@ export function expectRows(rows: Row[]): void {
   it.each(rows)('$name', (row) => {
     const r = row.build!();
     row.mutate?.(r);
-    const v = rebootEvidence(r, row.desired ?? ghcr, { marginMs: row.marginMs ?? DEFAULT_EVIDENCE_MARGIN_MS });
+    const v = rebootEvidence(r, row.desired ?? [ghcr], { marginMs: row.marginMs ?? DEFAULT_EVIDENCE_MARGIN_MS });
     expect({ verdict: v.verdict, ordering: v.ordering, contradicts: v.contradicts }).toEqual({
       verdict: row.verdict,
       ordering: row.ordering,

@@ -42,6 +42,9 @@ export interface AnnotationKeys {
   owner: string;
   phase: string;
   wasCordoned: string;
+  /** the verified marker: one JSON object mapping each registry host to its proof (src/rules/marker.ts) */
+  verified: string;
+  /** the old single-key marker (the revision alone, no host), read for the upgrade and removed by the next verified release (src/rules/marker.ts) */
   verifiedRevision: string;
   /** a node left cordoned because its drain timed out (`undrainable: quarantine`; src/rules/quarantine.ts) */
   quarantined: string;
@@ -52,6 +55,7 @@ export function annotationKeys(prefix: string): AnnotationKeys {
     owner: `${prefix}/owner`,
     phase: `${prefix}/phase`,
     wasCordoned: `${prefix}/was-cordoned`,
+    verified: `${prefix}/verified`,
     verifiedRevision: `${prefix}/verified-revision`,
     quarantined: `${prefix}/quarantined`,
   };

@@ -67,6 +67,11 @@ export interface DecisionRecord {
   outcome: Outcome;
   /** one line */
   reason: string;
+  /**
+   * optional: the registry hosts this node's roll is for (those it was not verified for, and why; `reprove`:
+   * only the proof image changed), in the run's order. The evidence and the proof judge these hosts.
+   */
+  hosts?: Array<{ host: string; why: string; reprove?: boolean }>;
   evidence?: EvidenceVerdict;
   /** evidence read after the patch (Talos >= 1.14) or after the reboot */
   proof?: EvidenceVerdict;
@@ -138,7 +143,7 @@ export interface CredentialEdit {
  * A post-reboot proof that neither proved nor contradicted the credential being loaded (rules in
  * src/rules/proof.ts): what could not be proven, and how the run settled it.
  * - `verify-image`: containerd itself pulled `verify-image` with the node's credential: proven another way;
- * - `warning`: no `verify-image`; released (verified-revision written) with a warning naming the residual risk.
+ * - `warning`: no `verify-image`; released (verified marker written) with a warning naming the residual risk.
  */
 export interface ProofUndecided {
   /** the evidence rule's reason, one line: which ordering could not be proven, with the gap and the read path */

@@ -39,6 +39,8 @@ export interface EvidenceValues {
     lastMod?: string;
     updated?: string;
     credential?: 'desired' | 'old' | 'absent' | 'unknown';
+    /** optional, when the roll is for several hosts: each host's state in this file (`credential` is the worst of them) */
+    byHost?: Record<string, 'desired' | 'old' | 'absent'>;
     /** optional: latest instant this file could have been written (ISO) */
     latestWrite?: string;
   }>;

@@ -36,6 +36,8 @@ function renderDetails(r: DecisionRecord): string {
   const out: string[] = [];
   out.push(`<details><summary>${e(r.node, MAX_NAME)} — ${e(outcomeLabel(r.outcome))}</summary>`);
   out.push(`<p>${e(r.reason, MAX_TEXT)}</p>`);
+  if (r.hosts?.length)
+    out.push(`<p><b>Rolled for:</b> ${r.hosts.map((h) => `<code>${e(h.host, MAX_NAME)}</code> (${e(h.why, MAX_VALUE)})`).join('; ')}</p>`);
   if (r.nextStep) out.push(`<p><b>Next step:</b> ${e(r.nextStep, MAX_TEXT)}</p>`);
   if (r.quarantine) out.push(renderQuarantine(r.quarantine));
   if (r.configPreview) out.push(renderConfigPreview(r.configPreview));

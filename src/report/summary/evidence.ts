@@ -75,8 +75,16 @@ function renderFiles(head: string, v: EvidenceValues): string {
     .slice(0, MAX_FILES)
     .map(
       (f) =>
-        `<tr><td><code>${e(f.path)}</code></td><td>${yesNo(f.exists)}</td><td>${e(f.lastMod)}</td><td>${e(f.updated)}</td><td>${e(f.credential)}</td></tr>`,
+        `<tr><td><code>${e(f.path)}</code></td><td>${yesNo(f.exists)}</td><td>${e(f.lastMod)}</td><td>${e(f.updated)}</td><td>${e(credentialCell(f))}</td></tr>`,
     );
   if (v.files.length > MAX_FILES) rows.push(`<tr><td colspan="5">… ${v.files.length - MAX_FILES} more files</td></tr>`);
   return `<table>\n<tr><th>config file (${head})</th><th>exists</th><th>last modified (ls -l)</th><th>updated (etcfilestatus)</th><th>credential</th></tr>\n${rows.join('\n')}\n</table>`;
+}
+
+/** A file's credential: its state, or each host's when the roll was for several (`ghcr.io: desired, mirror.local:5000: old`). */
+function credentialCell(f: EvidenceValues['files'][number]): string | undefined {
+  if (!f.byHost) return f.credential;
+  return Object.entries(f.byHost)
+    .map(([host, state]) => `${host}: ${state}`)
+    .join(', ');
 }

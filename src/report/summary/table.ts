@@ -81,7 +81,9 @@ function renderRow(r: DecisionRecord): string {
     e(r.node, MAX_NAME),
     e(r.role),
     outcomeCell(r.outcome, r),
-    e(r.reason, MAX_TABLE_REASON) + (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : ''),
+    e(r.reason, MAX_TABLE_REASON) +
+      (r.hosts?.length ? `<br><b>Hosts:</b> ${e(hostsCell(r.hosts), MAX_TABLE_REASON)}` : '') +
+      (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : ''),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
     e(gapCell(v)),
@@ -89,6 +91,11 @@ function renderRow(r: DecisionRecord): string {
     e(formatDuration(r.durationMs) + spanOf(r)),
   ];
   return `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+}
+
+/** The hosts a node's roll was for: `ghcr.io, mirror.local:5000 (proof image changed)`. */
+function hostsCell(hosts: NonNullable<DecisionRecord['hosts']>): string {
+  return hosts.map((h) => h.host + (h.reprove ? ' (proof image changed)' : '')).join(', ');
 }
 
 /** ` (13:01:02–13:05:07)`: when the run started and ended the node (UTC), to see which ran together. */

@@ -360,7 +360,7 @@ describe('verifyPatched and readBackDrift: what is checked without the node, and
 describe('the evidence and the edit agree on which credential is effective', () => {
   it('a patch giving both forms: what the edit makes effective is what parseAuthPatch (the evidence) expects, the document’s', () => {
     const patch = `${LEGACY_NEW}---\napiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nidentityToken: idt-doc\n`;
-    const desired = parseAuthPatch(patch, 'ghcr.io').desired.fields;
+    const desired = parseAuthPatch(patch, ['ghcr.io']).desired[0].fields;
     expect(desired).toEqual({ username: '', password: '', auth: '', identitytoken: 'idt-doc' });
     const out = applyCredentialChanges(REAL, changes(patch));
     expect(effective(out.text!, 'ghcr.io')).toEqual({ identityToken: 'idt-doc' });
