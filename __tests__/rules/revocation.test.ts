@@ -34,7 +34,7 @@ describe('judgeRevocation', () => {
     expect(v.holders).toEqual([]);
     expect(v.judged).toBe(3);
     expect(v.selectionConverged).toBe(true);
-    expect(v.reason).toMatch(/all 3 node\(s\) of the cluster carry verified-revision=r2/);
+    expect(v.reason).toMatch(/all 3 node\(s\) of the cluster carry the verified marker of revision r2 for ghcr.io/);
     // what the action cannot see is said every time
     expect(v.reason).toMatch(/nodes the cluster creates later .* which the action does not see/);
   });
@@ -55,8 +55,8 @@ describe('judgeRevocation', () => {
       ['w4', 'claimed', true],
     ]);
     expect(v.selectionConverged).toBe(false);
-    expect(v.holders[0].why).toBe('verified-revision is r1, not r2');
-    expect(v.holders[1].why).toBe('no verified-revision marker, not r2');
+    expect(v.holders[0].why).toBe('ghcr.io verified for revision r1, not r2');
+    expect(v.holders[1].why).toBe('no verified marker for ghcr.io');
     expect(v.holders[3].why).toContain('phase=mutating');
     expect(v.reason).toBe(
       '4 of 5 node(s) of the cluster still hold or may hold the old credential; the nodes the inputs select have not all converged',
@@ -122,7 +122,7 @@ describe('judgeRevocation', () => {
       {
         node: 'cp-1',
         kind: 'not-verified',
-        why: 'no verified-revision marker, not r2; outside nodes/node-selector, so this run does not roll it',
+        why: 'no verified marker for ghcr.io; outside nodes/node-selector, so this run does not roll it',
         selected: false,
       },
     ]);
@@ -150,14 +150,14 @@ describe('judgeRevocation', () => {
     const all = judge([verified('blue-1'), verified('green-1')], { outside: ['green-1'] });
     expect(all).toMatchObject({ revocable: true, selectionConverged: true, judged: 2, outsideScope: 1 });
     expect(all.reason).toContain(
-      'all 2 node(s) of the cluster carry verified-revision=r2, none quarantined or claimed (1 of them outside nodes/node-selector)',
+      'all 2 node(s) of the cluster carry the verified marker of revision r2 for ghcr.io, none quarantined or claimed (1 of them outside nodes/node-selector)',
     );
   });
 
   it('markerMissing: the one reading of the marker', () => {
     expect(markerMissing(verified('w1'), keys, ['ghcr.io'], REV)).toBeUndefined();
-    expect(markerMissing(verified('w1', 'r1'), keys, ['ghcr.io'], REV)).toBe('verified-revision is r1');
-    expect(markerMissing(node({ name: 'w1' }), keys, ['ghcr.io'], REV)).toBe('no verified-revision marker');
+    expect(markerMissing(verified('w1', 'r1'), keys, ['ghcr.io'], REV)).toBe('ghcr.io verified for revision r1, not r2');
+    expect(markerMissing(node({ name: 'w1' }), keys, ['ghcr.io'], REV)).toBe('no verified marker for ghcr.io');
   });
 
   it('no node listed, or no listing at all, is never safe; no node selected never converged', () => {
