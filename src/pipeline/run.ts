@@ -30,6 +30,7 @@ import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
+import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 
 export interface RolloutResult {
   /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
@@ -350,6 +351,7 @@ function deadlinesOf(ctx: RunContext) {
     verifyImage: !!config.verifyImage,
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
+    bootIdReadMs: BOOT_ID_READ_MS,
     readyzWaitMs: READYZ_WAIT_MS,
     settleTimeoutMs: ctx.settle.timeoutMs,
   });
