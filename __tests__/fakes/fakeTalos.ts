@@ -53,7 +53,7 @@ export class FakeTalos implements TalosClient {
   /** what the credential patch renders, per host */
   patchRenders: Record<string, AuthFields> = {};
   rebootHook?: (node: FakeTalosNode) => void;
-  /** set: the next reboot is never sent (the API's boot id read before it failed), with this as the reason */
+  /** set: the next reboot is refused as never sent (RebootNotSentError, as the boot id read before it raises it), with this as the reason */
   rebootNotSent?: string;
   /**
    * The boot id reads fail (`Unavailable`) for this long from the first one that fails, or, when the
