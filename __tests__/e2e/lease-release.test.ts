@@ -59,7 +59,9 @@ describe('e2e: the run Lease released through passing server failures', () => {
     expect(leaseHolder(c)).not.toBe('');
     expect(JSON.parse(second.state.lease)).toMatchObject({ namespace: LEASE_NS, name: LEASE_NAME });
     // a 503 whose Retry-After client-go has already spent its own retries on
-    const { retryAfterSeconds: _spent, ...unavailable } = APISERVER_SHUTTING_DOWN as typeof APISERVER_SHUTTING_DOWN & { retryAfterSeconds?: number };
+    const { retryAfterSeconds: _spent, ...unavailable } = APISERVER_SHUTTING_DOWN as typeof APISERVER_SHUTTING_DOWN & {
+      retryAfterSeconds?: number;
+    };
     c.kube.failNext({ method: 'PATCH', path: LEASE_PATH }, unavailable);
     since = c.kube.requests.length;
     const post = await postStep(c, second);
