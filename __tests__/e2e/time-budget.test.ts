@@ -6,6 +6,7 @@ import { timelineOf } from '../../demo/summaryText.js';
 import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
 import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
+import { BOOT_ID_READ_MS } from '../../src/pipeline/bootIdBefore.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
 import { A, act, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { addWorkers } from './parallelWorkers.js';
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 /**
- * A budget 6 s above what one node may take at worst with drain-timeout and ready-timeout 4 s (7m36s,
+ * A budget 6 s above what one node may take at worst with drain-timeout 4 s and ready-timeout 12 s (9m22s,
  * mostly the adapters' fixed margins): the first node may start, and once it took its seconds less
  * than that is left, so the roll ends `partial`.
  */
@@ -34,6 +35,7 @@ function justAboveOneNodeS(slackS = 6): number {
     verifyImage: false,
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
+    bootIdReadMs: BOOT_ID_READ_MS,
     readyzWaitMs: READYZ_WAIT_MS,
     settleTimeoutMs: 30_000, // act()'s default settle-timeout
   });
@@ -92,7 +94,7 @@ describe('e2e: several workers at once', () => {
   it('a time-budget no node fits in is an input error before anything is read or changed', async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1']);
-    // with the default timeouts one node may take 1h58m at worst: 5 s would start nothing, ever
+    // with the default timeouts one node may take 1h59m at worst: 5 s would start nothing, ever
     const run = await act(c, { 'time-budget': '5s' });
     expect(run.exitCode).toBe(1);
     expect(run.outputs.result).toBe('failed');

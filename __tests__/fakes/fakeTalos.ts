@@ -53,8 +53,21 @@ export class FakeTalos implements TalosClient {
   /** what the credential patch renders, per host */
   patchRenders: Record<string, AuthFields> = {};
   rebootHook?: (node: FakeTalosNode) => void;
-  /** set: the next reboot is never sent (the API's boot id read before it failed), with this as the reason */
+  /** set: the next reboot is refused as never sent (RebootNotSentError, as the boot id read before it raises it), with this as the reason */
   rebootNotSent?: string;
+  /**
+   * The boot id reads fail (`Unavailable`) for this long from the first one that fails, or, when the
+   * reboot is sent without a boot id read before it, from the reboot call: then the fake reads it itself
+   * as `talosctl reboot --wait` does, under the one `--timeout` that also bounds the wait for the new one.
+   */
+  bootIdFailsForMs?: number;
+  /** what a boot id read fails with instead of `Unavailable` (e.g. a `forbidden` for an os:operator role) */
+  bootIdFailsWith?: ToolError['kind'];
+  private bootIdFailingSince?: number;
+  /** the kernel's boot id per address (a reboot draws a new one) */
+  readonly bootIds = new Map<string, string>();
+  /** the boot id each reboot was sent with (undefined: without one) */
+  readonly rebootsSentWith: Array<string | undefined> = [];
   patchFails?: string;
   /** containerd's start after the boot-time config write, in ms (negative: containerd first) */
   rebootGapMs = 6000;
@@ -240,19 +253,73 @@ export class FakeTalos implements TalosClient {
     else write();
   }
 
-  async reboot(address: string, _timeoutMs: number): Promise<void> {
+  private bootIdNow(address: string): string {
+    return this.bootIds.get(address) ?? `talos-boot-${address}-0`;
+  }
+
+  /** Whether a boot id read fails now (bootIdFailsForMs), the failing window starting at the first. */
+  private bootIdFailing(): boolean {
+    if (this.bootIdFailsForMs === undefined) return false;
+    this.bootIdFailingSince ??= this.clock.now();
+    return this.clock.now() < this.bootIdFailingSince + this.bootIdFailsForMs;
+  }
+
+  async bootId(address: string, timeoutMs: number): Promise<string> {
+    this.calls.push({ method: 'bootId', addresses: [address] });
+    if (this.bootIdFailing()) {
+      const kind = this.bootIdFailsWith ?? 'transport';
+      if (kind === 'timeout') this.clock.t += timeoutMs;
+      const stderr =
+        kind === 'forbidden'
+          ? 'rpc error: code = PermissionDenied desc = not authorized'
+          : 'rpc error: code = Unavailable desc = connection refused';
+      throw new ToolError({ tool: 'talos-api', command: '/machine.MachineService/Read', kind, exitCode: null, stderr, node: address });
+    }
+    return this.bootIdNow(address);
+  }
+
+  async reboot(address: string, timeoutMs: number, bootBefore?: string): Promise<void> {
     this.calls.push({ method: 'reboot', addresses: [address] });
+    this.rebootsSentWith.push(bootBefore);
     if (this.rebootNotSent !== undefined) {
       const why = this.rebootNotSent;
       this.rebootNotSent = undefined;
       throw new RebootNotSentError(address, `/machine.MachineService/Reboot (node ${address}): not sent: ${why}`);
+    }
+    // Without a boot id read before it, the reboot reads it itself, under the one deadline that also
+    // bounds the wait for the new boot id (talosctl's tracker: one context.WithTimeout for all of it).
+    // (An os:operator role cannot read it: talosctl then follows the reboot without it.)
+    const started = this.clock.now();
+    const timedOut = (): ToolError =>
+      new ToolError({
+        tool: 'talos-api',
+        command: `/machine.MachineService/Reboot (node ${address})`,
+        kind: 'timeout',
+        exitCode: null,
+        stderr: `the node did not answer with a new boot id within ${timeoutMs / 1000}s (context deadline exceeded)`,
+        node: address,
+      });
+    if (bootBefore === undefined && this.bootIdFailsWith !== 'forbidden' && this.bootIdFailing()) {
+      const readable = this.bootIdFailingSince! + this.bootIdFailsForMs!;
+      if (readable >= started + timeoutMs) {
+        this.clock.t = started + timeoutMs;
+        throw timedOut();
+      }
+      this.clock.t = readable;
     }
     const n = this.nodes.get(address)!;
     const now = this.clock.now();
     for (const f of Object.values(n.files)) f.mtimeMs = now + 1000;
     n.criStartedAtMs = now + 1000 + this.rebootGapMs;
     n.criPid = 1000 + Math.floor(Math.random() * 1000);
+    this.bootIds.set(address, `talos-boot-${address}-${now}`);
     this.clock.t += 30_000;
+    // (The deadline is modelled in the boot id scenarios only: other tests pass tiny timeouts to size a budget.)
+    if (this.bootIdFailsForMs !== undefined && this.clock.now() > started + timeoutMs) {
+      // it rebooted, but after the deadline of the wait for it
+      this.rebootHook?.(n);
+      throw timedOut();
+    }
     if (this.criComingUp) n.criComingUpUntilMs = this.clock.t + this.criComingUp.forMs;
     if (this.criUnlistedMs !== undefined) n.criUnlistedUntilMs = this.clock.t + this.criUnlistedMs;
     if (this.filesAfterRebootMs !== undefined) {

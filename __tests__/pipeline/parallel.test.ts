@@ -70,8 +70,8 @@ describe('rollout: several workers in flight (fakes)', () => {
     };
     const reboot = c.talos.reboot.bind(c.talos);
     let readyAt = Infinity;
-    c.talos.reboot = async (address, timeoutMs) => {
-      await reboot(address, timeoutMs);
+    c.talos.reboot = async (address, timeoutMs, bootBefore) => {
+      await reboot(address, timeoutMs, bootBefore);
       c.clock.t += 9 * MIN - 30_000; // the fake reboot itself takes 30 s
       readyAt = c.clock.now() + 5 * MIN;
       c.kube.mutate('w1', (o) => (o.status.conditions[0].status = 'False'));
@@ -88,22 +88,22 @@ describe('rollout: several workers in flight (fakes)', () => {
 
   it('the time budget: a node is started only when the sum of its own deadlines fits; then it ends within the budget', async () => {
     const timeouts = { drainTimeoutMs: 60_000, readyTimeoutMs: 10 * MIN, criRestartWaitMs: 60_000 };
-    // 14 min covers drain-timeout + ready-timeout (11 min), not what this node may take (30 min): the
+    // 14 min covers drain-timeout + ready-timeout (11 min), not what this node may take (31 min): the
     // old estimate started it and it overran; now such a budget is refused before anything runs
     const c = makeCluster(workers(1));
     slowButWithinItsDeadlines(c);
     await expect(roll(c, { ...timeouts, timeBudgetMs: 14 * MIN })).rejects.toThrow(
-      /input "time-budget": 14m0s is shorter than what one node may take at worst, 30m0s/,
+      /input "time-budget": 14m0s is shorter than what one node may take at worst, 31m0s/,
     );
     expect(c.kube.mutatingCalls()).toEqual([]);
-    // with the sum of its deadlines left (30 min), it starts, and ends within the budget
+    // with the sum of its deadlines left (31 min), it starts, and ends within the budget
     const d = makeCluster(workers(1));
     slowButWithinItsDeadlines(d);
     const t1 = d.clock.now();
-    const ok = await roll(d, { ...timeouts, timeBudgetMs: 30 * MIN });
+    const ok = await roll(d, { ...timeouts, timeBudgetMs: 31 * MIN });
     expect(ok.records.map((r) => r.outcome)).toEqual(['rebooted']);
     expect(Date.parse(ok.records[0].endedAt!) - t1).toBeGreaterThan(14 * MIN); // what overran the 14 min above
-    expect(Date.parse(ok.records[0].endedAt!) - t1).toBeLessThanOrEqual(30 * MIN);
+    expect(Date.parse(ok.records[0].endedAt!) - t1).toBeLessThanOrEqual(31 * MIN);
   });
 
   it('a budget shorter than one node may take is an input error: nothing is read from Talos or changed, no Lease', async () => {
@@ -124,9 +124,9 @@ describe('rollout: several workers in flight (fakes)', () => {
       settleTimeoutMs: 10 * MIN,
     }).catch((e: Error) => e);
     expect(err).toMatchObject({ name: 'InputError', input: 'time-budget' });
-    expect((err as Error).message).toMatch(/^input "time-budget": 50m0s is shorter than what one node may take at worst, 2h8m0s \(/);
+    expect((err as Error).message).toMatch(/^input "time-budget": 50m0s is shorter than what one node may take at worst, 2h9m0s \(/);
     expect((err as Error).message).toContain(
-      'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 7m0s of fixed margins: ' +
+      'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 8m0s of fixed margins: ' +
         'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget',
     );
     expect(c.kube.mutatingCalls()).toEqual([]);
@@ -136,9 +136,9 @@ describe('rollout: several workers in flight (fakes)', () => {
     const c = makeCluster(workers(4));
     const one = await roll(makeCluster(workers(1)), {});
     const took = one.records[0].durationMs;
-    // with 1 ms timeouts the sum is the adapters' margins alone: 7 min; budget for about two nodes more
+    // with 1 ms timeouts the sum is the fixed margins alone: 8 min; budget for about two nodes more
     const tiny = { drainTimeoutMs: 1, readyTimeoutMs: 1, criRestartWaitMs: 1 };
-    const budget = 7 * MIN + 3 + Math.round(took * 2.5);
+    const budget = 8 * MIN + 3 + Math.round(took * 2.5);
     const t0 = c.clock.now();
     const res = await roll(c, { ...tiny, timeBudgetMs: budget });
     expect(res.result).toBe('partial');
@@ -169,7 +169,7 @@ describe('rollout: the timeline of a real roll (fakes)', () => {
     const c = makeCluster(workers(4));
     const one = await roll(makeCluster(workers(1)), {});
     const tiny = { drainTimeoutMs: 1, readyTimeoutMs: 1, criRestartWaitMs: 1 };
-    const res = await roll(c, { ...tiny, timeBudgetMs: 7 * MIN + 3 + Math.round(one.records[0].durationMs * 2.5) });
+    const res = await roll(c, { ...tiny, timeBudgetMs: 8 * MIN + 3 + Math.round(one.records[0].durationMs * 2.5) });
     expect(res.result).toBe('partial');
     expect(res.holds).toEqual([{ kind: 'budget', startedAt: expect.any(String), detail: res.notice, node: res.notReached[0] }]);
     // when the last node that started ended: the budget refused the next start right then

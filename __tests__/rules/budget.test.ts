@@ -12,7 +12,7 @@ const MIN = 60_000;
 const worker = (tookMin: number): FinishedNode => ({ role: 'worker', tookMs: tookMin * MIN });
 const controlPlane = (tookMin: number): FinishedNode => ({ role: 'control-plane', tookMs: tookMin * MIN });
 
-/** The defaults: drain-timeout 45m, ready-timeout 10m, cri-restart-wait 60s, and the adapters' margins. */
+/** The defaults: drain-timeout 45m, ready-timeout 10m, cri-restart-wait 60s, and the fixed margins (the adapters', the boot id read's bound). */
 const DEFAULTS: DeadlineInputs = {
   drainTimeoutMs: 45 * MIN,
   readyTimeoutMs: 10 * MIN,
@@ -20,6 +20,7 @@ const DEFAULTS: DeadlineInputs = {
   verifyImage: false,
   drainKillGraceMs: 1 * MIN,
   rebootGraceMs: 1 * MIN,
+  bootIdReadMs: 1 * MIN,
   readyzWaitMs: 2 * MIN,
 };
 const sum = (d: DeadlineInputs) => nodeDeadlines(d).reduce((s, x) => s + x.ms, 0);
@@ -44,10 +45,10 @@ describe('nodeDeadlines: what one node may take at worst', () => {
       ['the wait for Talos to restart cri', 1],
       ['the drain', 46], // --timeout, and the grace before the process is killed
       ['the wait for /readyz and a second drain after a transport failure', 48],
-      ['talosctl reboot --wait', 11],
+      ['the boot id read and talosctl reboot --wait', 12], // its own bound before the Reboot, then ready-timeout and the grace
       ['the wait for /readyz and for Ready', 12],
     ]);
-    expect(sum(DEFAULTS)).toBe(118 * MIN);
+    expect(sum(DEFAULTS)).toBe(119 * MIN);
     expect(sum(DEFAULTS)).toBeGreaterThan(DEFAULTS.drainTimeoutMs + DEFAULTS.readyTimeoutMs);
   });
 
@@ -72,6 +73,7 @@ describe('nodeDeadlines: what one node may take at worst', () => {
       'criRestartWaitMs',
       'drainKillGraceMs',
       'rebootGraceMs',
+      'bootIdReadMs',
       'readyzWaitMs',
     ] as const) {
       expect(sum({ ...DEFAULTS, [k]: DEFAULTS[k] + MIN }), k).toBeGreaterThan(sum(DEFAULTS));
@@ -87,18 +89,18 @@ describe('budgetAllows', () => {
   });
 
   it('a node starts only while the time left covers the sum of its own deadlines', () => {
-    const first = decide({ nowMs: 1_000_000 + 82 * MIN, left: 1 });
-    expect(first).toMatchObject({ allowed: true, remainingMs: 118 * MIN, neededMs: 118 * MIN, basis: 'deadlines' });
-    const d = decide({ nowMs: 1_000_000 + 82 * MIN + 1, left: 1 });
-    expect(d).toMatchObject({ allowed: false, neededMs: 118 * MIN, basis: 'deadlines' });
+    const first = decide({ nowMs: 1_000_000 + 81 * MIN, left: 1 });
+    expect(first).toMatchObject({ allowed: true, remainingMs: 119 * MIN, neededMs: 119 * MIN, basis: 'deadlines' });
+    const d = decide({ nowMs: 1_000_000 + 81 * MIN + 1, left: 1 });
+    expect(d).toMatchObject({ allowed: false, neededMs: 119 * MIN, basis: 'deadlines' });
     expect(d.message).toBe(
-      'time-budget: 1h57m59s left, a worker may take up to 1h58m0s (the sum of its own deadlines): no new node started; 1 node left',
+      'time-budget: 1h58m59s left, a worker may take up to 1h59m0s (the sum of its own deadlines): no new node started; 1 node left',
     );
   });
 
   it('quick nodes earlier in the run do not lower the estimate: the next drain may be held by a PDB for all of drain-timeout', () => {
     const d = decide({ nowMs: 1_000_000 + 100 * MIN, finished: [worker(4), worker(6), worker(0.2)] });
-    expect(d).toMatchObject({ allowed: false, neededMs: 118 * MIN, basis: 'deadlines' });
+    expect(d).toMatchObject({ allowed: false, neededMs: 119 * MIN, basis: 'deadlines' });
   });
 
   it('a node of its kind that took longer than the sum raises the estimate (the short calls between the waits are not in the sum)', () => {
@@ -111,7 +113,7 @@ describe('budgetAllows', () => {
 
   it('weighs each kind on its own observed times', () => {
     const d = decide({ role: 'control-plane', finished: [worker(150)], nowMs: 1_000_000 + 70 * MIN });
-    expect(d).toMatchObject({ allowed: true, basis: 'deadlines', neededMs: 118 * MIN });
+    expect(d).toMatchObject({ allowed: true, basis: 'deadlines', neededMs: 119 * MIN });
   });
 
   it('an overrun budget shows 0 left and never allows', () => {
@@ -124,27 +126,27 @@ describe('budgetAllows', () => {
 
 describe('budgetTooShort: a budget no node fits in is refused up front', () => {
   const deadlines = nodeDeadlines({ ...DEFAULTS, drainTimeoutMs: 10 * MIN, readyTimeoutMs: 5 * MIN });
-  // 1 + 11 + 13 + 6 + 7 = 38 minutes
+  // 1 + 11 + 13 + 7 + 7 = 39 minutes
   it("no budget, or one at least the sum of one node's deadlines, fits", () => {
     expect(budgetTooShort(undefined, deadlines)).toBeUndefined();
-    expect(budgetTooShort(38 * MIN, deadlines)).toBeUndefined();
+    expect(budgetTooShort(39 * MIN, deadlines)).toBeUndefined();
   });
   it('a budget below the sum names the sum and every deadline in it', () => {
-    expect(budgetTooShort(38 * MIN - 1, deadlines)).toMatch(
-      /is shorter than what one node may take at worst, 38m0s \(the wait for Talos to restart cri 1m0s \+ the drain 11m0s \+ .* \+ the wait for \/readyz and for Ready 7m0s\), so no node could start/,
+    expect(budgetTooShort(39 * MIN - 1, deadlines)).toMatch(
+      /is shorter than what one node may take at worst, 39m0s \(the wait for Talos to restart cri 1m0s \+ the drain 11m0s \+ .* \+ the wait for \/readyz and for Ready 7m0s\), so no node could start/,
     );
   });
 
   it('with the defaults and a 50-minute budget: the whole text, naming the inputs to lower, how often each counts, and how far the largest goes', () => {
     const defaults = nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN });
     expect(budgetTooShort(50 * MIN, defaults)).toBe(
-      '50m0s is shorter than what one node may take at worst, 2h8m0s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
-        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + talosctl reboot --wait 11m0s + ' +
+      '50m0s is shorter than what one node may take at worst, 2h9m0s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
+        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + the boot id read and talosctl reboot --wait 12m0s + ' +
         'the wait for /readyz and for Ready 12m0s), so no node could start. ' +
-        'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 7m0s of fixed margins: ' +
+        'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 8m0s of fixed margins: ' +
         'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget ' +
-        '(the difference is the time in which nodes may start; lowering drain-timeout alone to 6m0s would just fit one node, with no time left to start another), ' +
-        'or raise time-budget above 2h8m0s. docs/parallel.md, "Sizing a short job", shows how',
+        '(the difference is the time in which nodes may start; lowering drain-timeout alone to 5m30s would just fit one node, with no time left to start another), ' +
+        'or raise time-budget above 2h9m0s. docs/parallel.md, "Sizing a short job", shows how',
     );
   });
 
@@ -156,10 +158,10 @@ describe('budgetTooShort: a budget no node fits in is refused up front', () => {
 
   it("the docs' example for a 60-minute job fits: time-budget 50m with drain-timeout 8m, ready-timeout 5m, settle-timeout 5m", () => {
     const d = nodeDeadlines({ ...DEFAULTS, drainTimeoutMs: 8 * MIN, readyTimeoutMs: 5 * MIN, settleTimeoutMs: 5 * MIN });
-    expect(d.reduce((n, x) => n + x.ms, 0)).toBe(39 * MIN);
+    expect(d.reduce((n, x) => n + x.ms, 0)).toBe(40 * MIN);
     expect(budgetTooShort(50 * MIN, d)).toBeUndefined();
-    // and nodes may start during the first 11 minutes of the budget
-    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 11 * MIN }).allowed).toBe(true);
-    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 11 * MIN + 1 }).allowed).toBe(false);
+    // and nodes may start during the first 10 minutes of the budget
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 10 * MIN }).allowed).toBe(true);
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 10 * MIN + 1 }).allowed).toBe(false);
   });
 });

@@ -6,6 +6,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Kubectl } from '../../src/adapters/kube/kubectl.js';
 import { Runner } from '../../src/adapters/exec.js';
 import { ToolError } from '../../src/core/errors.js';
+import type { JsonPatchOp } from '../../src/core/model/patch.js';
+import { APISERVER_SHUTTING_DOWN, ETCD_REQUEST_TIMEOUT } from '../../sim/kube/faults.js';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl, kubectl } from './helpers.js';
 
@@ -86,5 +88,39 @@ describe('Kubectl.getNodeAndLease', () => {
     sim.failNext({ path: /^\/api\/v1\/nodes\/w-1$/, count: 20 }, { drop: true });
     const e = await kube.getNodeAndLease('w-1', NS, LEASE).catch((x: unknown) => x);
     expect((e as ToolError).kind).toBe('transport');
+  });
+});
+
+// What a Lease update meets while etcd or the apiserver is away, as the real kubectl prints it, and
+// what the adapter makes of it: a `server` failure, which a release tries again (src/rules/releaseRetry.ts).
+describe('a Lease update answered by a passing server failure', () => {
+  const LEASE_PATH = new RegExp(`^/apis/coordination\\.k8s\\.io/v1/namespaces/${NS}/leases/${LEASE}$`);
+  const renew: JsonPatchOp[] = [{ op: 'add', path: '/spec/renewTime', value: '2026-12-01T10:01:00.000000Z' }];
+
+  it("etcd's timeout: a 500 Status without a reason, printed as `Error from server: etcdserver: request timed out`, classified server", async () => {
+    await createLease('run-42');
+    sim.failNext({ method: 'PATCH', path: LEASE_PATH }, ETCD_REQUEST_TIMEOUT);
+    const raw = await kubectl(sim, ['patch', 'lease', LEASE, '-n', NS, '--type=json', '-p', JSON.stringify(renew)]);
+    expect(raw.code).toBe(1);
+    expect(raw.stderr.trim()).toBe('Error from server: etcdserver: request timed out');
+    sim.failNext({ method: 'PATCH', path: LEASE_PATH }, ETCD_REQUEST_TIMEOUT);
+    const e = await kube.patchLease(NS, LEASE, renew).catch((x: unknown) => x);
+    expect((e as ToolError).kind).toBe('server');
+    expect((e as ToolError).message).toContain('etcdserver: request timed out');
+  });
+
+  it('an apiserver shutting down: its 503 carries Retry-After, so kubectl tries again by itself; without it (its retries spent) it surfaces as ServiceUnavailable, classified server', async () => {
+    await createLease('run-42');
+    sim.failNext({ method: 'PATCH', path: LEASE_PATH }, APISERVER_SHUTTING_DOWN);
+    await expect(kube.patchLease(NS, LEASE, renew)).resolves.toMatchObject({ holderIdentity: 'run-42' });
+    expect(sim.requests.filter((q) => q.method === 'PATCH').map((q) => q.status)).toEqual([503, 200]);
+
+    const { retryAfterSeconds: _, ...spent } = APISERVER_SHUTTING_DOWN as { retryAfterSeconds?: number };
+    sim.failNext({ method: 'PATCH', path: LEASE_PATH }, spent as typeof APISERVER_SHUTTING_DOWN);
+    const raw = await kubectl(sim, ['patch', 'lease', LEASE, '-n', NS, '--type=json', '-p', JSON.stringify(renew)]);
+    expect(raw.stderr.trim()).toBe('Error from server (ServiceUnavailable): apiserver is shutting down');
+    sim.failNext({ method: 'PATCH', path: LEASE_PATH }, spent as typeof APISERVER_SHUTTING_DOWN);
+    const e = await kube.patchLease(NS, LEASE, renew).catch((x: unknown) => x);
+    expect((e as ToolError).kind).toBe('server');
   });
 });

@@ -9,7 +9,44 @@
  * answers, until the client gives up (kubectl's --request-timeout) or is killed.
  */
 export type FaultAction =
-  { status: number; reason?: string; message?: string; land?: boolean } | { drop: true; land?: boolean } | { hang: true; land?: boolean };
+  | {
+      status: number;
+      /** the Status's reason; `''`: none (StatusReasonUnknown, omitted from the JSON); unset: the code's usual one */
+      reason?: string;
+      message?: string;
+      land?: boolean;
+      /** a `Retry-After` header: client-go then retries the request itself (up to 10 times, that many seconds apart) */
+      retryAfterSeconds?: number;
+    }
+  | { drop: true; land?: boolean }
+  | { hang: true; land?: boolean };
+
+/**
+ * etcd's own timeout on a write, as the kube-apiserver answers it: the etcd client's error
+ * (rpctypes.ErrTimeout, "etcdserver: request timed out") comes back from the etcd3 store as it is
+ * (k8s.io/apiserver/pkg/storage/etcd3/store.go, GuaranteedUpdate: `return err` after the Txn),
+ * InterpretUpdateError passes it through (storage/errors/storage.go, its default case), and
+ * ErrorToAPIStatus (endpoints/handlers/responsewriters/status.go, "an error that is not an
+ * metav1.Status") answers a 500 Status with reason StatusReasonUnknown (empty, so omitted) and the
+ * error's text as message. kubectl prints `Error from server: etcdserver: request timed out` (no reason
+ * in parentheses: kubectl/pkg/cmd/util/helpers.go StandardErrorMessage). The proposal may still commit
+ * after the timeout: `{ ...ETCD_REQUEST_TIMEOUT, land: true }`.
+ */
+export const ETCD_REQUEST_TIMEOUT: FaultAction = { status: 500, reason: '', message: 'etcdserver: request timed out' };
+
+/**
+ * A kube-apiserver shutting down (a restart), as it answers the requests it no longer takes:
+ * k8s.io/apiserver/pkg/server/filters/waitgroup.go WithWaitGroup writes
+ * NewServiceUnavailable("apiserver is shutting down") with `Retry-After: 1`, so client-go retries by
+ * itself (rest/request.go, checkWait: a 5xx with Retry-After) and kubectl prints
+ * `Error from server (ServiceUnavailable): apiserver is shutting down` only when its retries ran out.
+ */
+export const APISERVER_SHUTTING_DOWN: FaultAction = {
+  status: 503,
+  reason: 'ServiceUnavailable',
+  message: 'apiserver is shutting down',
+  retryAfterSeconds: 1,
+};
 
 export interface FaultMatch {
   method?: string;

@@ -164,7 +164,14 @@ export class HttpFront {
       const status = isInternal
         ? failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] })
         : failure(fault.status, reason, message);
-      this.send(req, res, fault.status, status, at);
+      this.send(
+        req,
+        res,
+        fault.status,
+        status,
+        at,
+        fault.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(fault.retryAfterSeconds) },
+      );
       return;
     }
 

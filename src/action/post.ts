@@ -10,15 +10,18 @@
 // step's.
 import { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
-import { casLost, errorMessage, ToolError } from '../core/errors.js';
+import type { KubeClient } from '../adapters/types.js';
+import { realClock, type Clock } from '../core/clock.js';
+import { errorMessage, ToolError } from '../core/errors.js';
 import { annotationKeys, type AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import { formatCommandLine } from '../report/log.js';
 import { postStepEvents, type PostNodeResult, type PostReport } from '../report/postStep.js';
 import { EventWriter } from '../pipeline/events.js';
-import { releaseLeasePatch } from '../rules/lease.js';
+import { releaseLease } from '../pipeline/lease.js';
+import { releaseNodeRetrying, type ReleaseRetryDeps } from '../pipeline/releaseRetry.js';
 import { choosePostAction, leftAfter } from '../rules/postStep.js';
-import { guardedReleasePatch } from '../rules/release.js';
+import { guardedReleasePatch, releaseShows } from '../rules/release.js';
 import { readInputSecrets } from './inputs.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish } from './publish.js';
@@ -30,6 +33,9 @@ export interface PostPorts {
   log: (line: string) => void;
   /** the step's masking, applied to every Event message */
   redact?: (text: string) => string;
+  /** tests: the cluster and the clock of the release retries (default: kubectl as saved, real time) */
+  kube?: (access: { kubeconfig?: string; kubeContext?: string }, runner: Runner) => KubeClient;
+  clock?: Clock;
 }
 
 /** The post step as a mode: never throws; a failure ends the report with what was done before it. */
@@ -43,7 +49,7 @@ export async function postMode(ports: PostPorts): Promise<PostReport> {
   return report;
 }
 
-async function cleanup({ state, log, redact }: PostPorts, report: PostReport): Promise<void> {
+async function cleanup({ state, log, redact, kube: openKube, clock = realClock }: PostPorts, report: PostReport): Promise<void> {
   const load = <T>(what: () => T, fallback: T): { value: T; broken: boolean } => {
     try {
       return { value: what(), broken: false };
@@ -69,13 +75,15 @@ async function cleanup({ state, log, redact }: PostPorts, report: PostReport): P
   report.kubectl = { kubeconfig, kubeContext };
   const runner = new Runner();
   runner.onCommand((r) => log(formatCommandLine(r)));
-  const kube = new Kubectl({ runner, kubeconfig, context: kubeContext });
+  const kube = openKube ? openKube({ kubeconfig, kubeContext }, runner) : new Kubectl({ runner, kubeconfig, context: kubeContext });
+  // a release that fails for a reason that passes is tried again, a re-read deciding (src/pipeline/releaseRetry.ts)
+  const retry = { clock, note: (m: string) => log(m) };
 
   // a held list that could not be read may name a node this run left claimed: keep the Lease for it
   let keepLease = held.broken;
   report.leftClaimed = held.broken;
   for (const h of held.value) {
-    const result = await cleanupNode(kube, keys, h);
+    const result = await cleanupNode(kube, keys, h, retry);
     report.nodes.push(result);
     const left = leftAfter(result.choice, result.releaseError !== undefined);
     if (left.left) report.leftClaimed = true;
@@ -91,25 +99,28 @@ async function cleanup({ state, log, redact }: PostPorts, report: PostReport): P
     if (keepLease) report.lease = { namespace, name, outcome: 'kept' };
     else {
       try {
-        await kube.patchLease(namespace, name, releaseLeasePatch(owner));
-        report.lease = { namespace, name, outcome: 'released' };
+        const r = await releaseLease({ kube, clock, log }, namespace, name, owner);
+        report.lease = r.released
+          ? { namespace, name, outcome: 'released' }
+          : { namespace, name, outcome: 'not-released', why: r.why ?? r.message };
       } catch (e) {
-        const why = casLost(e) ? 'it is no longer held by this run' : errorMessage(e);
-        report.lease = { namespace, name, outcome: 'not-released', why };
+        report.lease = { namespace, name, outcome: 'not-released', why: errorMessage(e) };
       }
     }
   }
 }
 
 /** One held node: read it, ask the rule, and release it when the rule says so. */
-async function cleanupNode(kube: Kubectl, keys: AnnotationKeys, held: HeldNode): Promise<PostNodeResult> {
+async function cleanupNode(kube: KubeClient, keys: AnnotationKeys, held: HeldNode, retry: ReleaseRetryDeps): Promise<PostNodeResult> {
   const read = await kube.getNode(held.node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
   const now = read instanceof Error ? undefined : read;
   const choice = choosePostAction(held, now, keys);
   const result: PostNodeResult = { held, choice, now, readError: read instanceof Error ? read.message : undefined };
   if (choice.action !== 'release') return result;
   try {
-    await kube.patchNode(held.node, guardedReleasePatch(held.capture, keys, choice.expectedPhase));
+    await releaseNodeRetrying({ ...retry, kube }, held.capture, keys, guardedReleasePatch(held.capture, keys, choice.expectedPhase), (n) =>
+      releaseShows(n, held.capture, keys, {}),
+    );
   } catch (e) {
     result.releaseError = e instanceof ToolError ? `${e.kind}: ${e.message}` : String(e);
   }

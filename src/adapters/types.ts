@@ -141,10 +141,18 @@ export interface TalosClient {
    */
   patchMachineConfig(address: string): Promise<void>;
   /**
-   * Reboots and resolves when the node answers with a new boot id, within `timeoutMs`: `talosctl reboot
-   * --wait --timeout`, or over the API MachineService.Reboot and the boot id (talos/api/reboot.ts)
+   * The kernel's boot id (`/proc/sys/kernel/random/boot_id`, trimmed), one read within `timeoutMs`:
+   * over the API `Read`, or `talosctl read`. Throws ToolError (`forbidden`: the role may not Read).
    */
-  reboot(address: string, timeoutMs: number): Promise<void>;
+  bootId(address: string, timeoutMs: number): Promise<string>;
+  /**
+   * Reboots and resolves when the node answers with a boot id other than `bootBefore` (read just before
+   * with bootId), within `timeoutMs` of the Reboot's answer: over the API MachineService.Reboot and the
+   * boot id (talos/api/reboot.ts), or `talosctl reboot --wait --timeout`, whose own read of the boot id
+   * before it answers at once after ours. `bootBefore` undefined (the role may not read it): through
+   * talosctl, which follows the reboot by its event stream.
+   */
+  reboot(address: string, timeoutMs: number, bootBefore?: string): Promise<void>;
   /**
    * plan mode: what the credential patch would change in one node's machine config, from the action's
    * own change list (the config is read, nothing is applied, not even as a dry run: docs/plan.md). API

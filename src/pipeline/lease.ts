@@ -6,12 +6,14 @@ import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js'
 import { casLost, errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
 import { LeaseContendedError, LeaseHeldError, LeaseLostError, LeaseUnknownError } from './errors.js';
 import { readAfterUnknown } from './transport.js';
+import { releaseRetrying, type ReleaseSeen } from './releaseRetry.js';
 import { formatDuration } from '../core/format.js';
 import { GITHUB_SERVER_URL } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
 import {
   acquireSpec,
   judgeLease,
+  type LeaseJudgement,
   LEASE_DURATION_SECONDS,
   parseMicroTime,
   releaseLeasePatch,
@@ -35,6 +37,8 @@ export interface RunLockOptions {
 export interface LeaseReleaseOutcome {
   released: boolean;
   message: string;
+  /** not released: why (who holds it now, or that it is gone) */
+  why?: string;
 }
 
 // A renewal rejected for one of these will not succeed on a later tick: the Lease is someone else's
@@ -305,16 +309,7 @@ export class RunLock {
     try {
       const now = await this.kube.getLease(this.namespace, this.name);
       const j = judgeLease(now, this.owner, this.clock.now(), this.serverUrl);
-      switch (j.kind) {
-        case 'absent':
-          return 'the Lease was deleted';
-        case 'free':
-          return 'the Lease was released by someone else';
-        case 'ours':
-          return `the write was rejected although the Lease still names us (${errorMessage(e)})`;
-        case 'held':
-          return `the Lease is now held by ${j.holder}${j.runUrl ? ` (workflow run ${j.runUrl})` : ''}`;
-      }
+      return j.kind === 'ours' ? `the write was rejected although the Lease still names us (${errorMessage(e)})` : whoHolds(j);
     } catch (readError) {
       return `${errorMessage(e)}; reading the Lease again also failed: ${errorMessage(readError)}`;
     }
@@ -330,25 +325,88 @@ export class RunLock {
 
   /**
    * CAS release: clears the holder only while it is still us. A Lease that is gone or held by
-   * another run is reported in the outcome and left alone (never clobbered). Any other failure
-   * (transport, 5xx) is thrown: the Lease may still name us, and the caller must say so.
+   * another run is reported in the outcome and left alone (never clobbered). A transient failure (5xx,
+   * transport, timeout, 409, 429) is tried again with backoff, a re-read deciding between tries
+   * (releaseLease); one that outlasts RELEASE_RETRY_MS, or any other failure, is thrown: the Lease may
+   * still name us, and the caller must say so (the post step tries again).
    */
   async release(): Promise<LeaseReleaseOutcome> {
     this.stop();
     if (this.state === 'idle' || this.state === 'released') {
       return { released: false, message: `Lease ${this.lease}: not held by this run, nothing to release` };
     }
-    try {
-      await this.kube.patchLease(this.namespace, this.name, releaseLeasePatch(this.owner));
-      this.state = 'released';
-      this.log(`Lease ${this.lease}: released`);
-      return { released: true, message: `Lease ${this.lease}: released` };
-    } catch (e) {
-      if (!casLost(e)) throw e;
-      const why = await this.describeLoss(e);
-      this.state = 'released';
-      this.log(`Lease ${this.lease}: not released, ${why}; left as it is`);
-      return { released: false, message: `Lease ${this.lease}: not released, ${why}; left as it is` };
+    const outcome = await releaseLease(
+      { kube: this.kube, clock: this.clock, log: this.log, serverUrl: this.serverUrl },
+      this.namespace,
+      this.name,
+      this.owner,
+    );
+    this.state = 'released';
+    this.log(outcome.message);
+    return outcome;
+  }
+}
+
+/**
+ * The run Lease's release, for the main step (RunLock.release) and the post step alike: the CAS patch
+ * (releaseLeasePatch), tried again on a transient failure (src/pipeline/releaseRetry.ts) with a
+ * re-read of the Lease between tries: free means our release landed although its answer was lost
+ * (released); another holder, or no Lease at all, means it is not ours to touch (left as it is); still
+ * naming us means send it again. A 422 or 404 on the first try is the CAS refusing: who holds it now is
+ * read and said. Throws when the Lease may still name us (the failure outlasted the retries, or a
+ * definite failure such as a 403).
+ */
+export async function releaseLease(
+  deps: { kube: KubeClient; clock: Clock; log?: (message: string) => void; serverUrl?: string; cancelled?: () => boolean },
+  namespace: string,
+  name: string,
+  owner: string,
+): Promise<LeaseReleaseOutcome> {
+  const lease = `${namespace}/${name}`;
+  const serverUrl = deps.serverUrl ?? GITHUB_SERVER_URL;
+  const judgeNow = async (): Promise<LeaseJudgement> =>
+    judgeLease(await deps.kube.getLease(namespace, name), owner, deps.clock.now(), serverUrl);
+  try {
+    const r = await releaseRetrying(
+      { clock: deps.clock, cancelled: deps.cancelled, note: deps.log },
+      `Lease ${lease}: release`,
+      () => deps.kube.patchLease(namespace, name, releaseLeasePatch(owner)),
+      async (): Promise<ReleaseSeen<true>> => {
+        const j = await judgeNow();
+        if (j.kind === 'free') return { kind: 'released', value: true };
+        if (j.kind === 'ours') return { kind: 'ours' };
+        return { kind: 'not-ours', why: whoHolds(j) };
+      },
+    );
+    if (r.kind === 'sent') return { released: true, message: `Lease ${lease}: released` };
+    if (r.kind === 'seen-released') {
+      return {
+        released: true,
+        message: `Lease ${lease}: released (the answer to the release was lost: ${errorMessage(r.after)}; a re-read shows it free)`,
+      };
     }
+    return { released: false, why: r.why, message: `Lease ${lease}: not released, ${r.why}; left as it is` };
+  } catch (e) {
+    if (!casLost(e)) throw e;
+    let why: string;
+    try {
+      const j = await judgeNow();
+      why = j.kind === 'ours' ? `the write was rejected although the Lease still names us (${errorMessage(e)})` : whoHolds(j);
+    } catch (readError) {
+      why = `${errorMessage(e)}; reading the Lease again also failed: ${errorMessage(readError)}`;
+    }
+    return { released: false, why, message: `Lease ${lease}: not released, ${why}; left as it is` };
+  }
+}
+
+/** Who has the Lease now, when it is not ours. */
+function whoHolds(j: Exclude<LeaseJudgement, { kind: 'ours' }>): string {
+  switch (j.kind) {
+    case 'absent':
+      return 'the Lease was deleted';
+    case 'free':
+      return 'the Lease was released by someone else';
+    case 'held':
+      return `the Lease is now held by ${j.holder}${j.runUrl ? ` (workflow run ${j.runUrl})` : ''}`;
   }
 }

@@ -21,6 +21,7 @@ import type { NodeRun } from './nodeRun.js';
 import { rebootNode } from './reboot.js';
 import { NodeStop } from './stop.js';
 import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
+import { releaseNodeRetrying } from './releaseRetry.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const fresh = await readFresh(ctx, run); // 3.1
@@ -275,7 +276,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
     try {
       await run.step(STEP.release, async () => {
         await beforeMutation(ctx, { fresh: true, read });
-        return patchNodeSurvivingTransport(ctx, run.node.name, buildReleasePatch(run.capture!, keys, { marker }), (n) =>
+        // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
+        // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
+        return releaseNodeRetrying(ctx, run.capture!, keys, buildReleasePatch(run.capture!, keys, { marker }), (n) =>
           releaseShows(n, run.capture!, keys, { marker }),
         );
       });

@@ -9,6 +9,7 @@ import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';
 import { STEP } from '../core/steps.js';
 import type { RunContext } from './context.js';
+import { readBootIdBefore } from './bootIdBefore.js';
 import { drainNode } from './drain.js';
 import { readOne } from './evidence.js';
 import { beforeMutation, readNodeForMutation, type FenceRead } from './fence.js';
@@ -27,7 +28,8 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRe
   // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
   ctx.absentPaths.delete(run.address);
   await sendReboot(ctx, run, rebootProof);
-  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready.
+  // ready-timeout bounds the whole coming back: the proof (cri up), then Ready. (The boot id read
+  // before the reboot has its own bound, src/pipeline/bootIdBefore.ts, and never spends it.)
   const deadline = ctx.clock.now() + ctx.config.readyTimeoutMs;
 
   // Prove it first: Talos reads only, and Talos answers (the reboot returned once its boot id changed).
@@ -39,12 +41,18 @@ export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRe
   return waitForReady(ctx, run, bootBefore, deadline);
 }
 
-/** The reboot, once the Lease is proven; a reboot never sent gives the node back, as after a failed drain. */
+/**
+ * The reboot, once the boot id before it was read (within its own bound) and the Lease is proven; the
+ * adapter's wait for a new boot id, ready-timeout, starts at the Reboot's answer. A reboot never sent
+ * (the boot id unreadable past its bound) gives the node back, as after a failed drain.
+ */
 async function sendReboot(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined): Promise<void> {
   try {
     await run.step(STEP.reboot, async () => {
+      const bootBefore = await readBootIdBefore(ctx, run.address, run.node.name);
+      // (the fence read still proves the Lease after the reads only while its renewal has not expired: confirm() checks)
       await beforeMutation(ctx, { fresh: true, read: proof });
-      return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs);
+      return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs, bootBefore);
     });
   } catch (e) {
     if (!(e instanceof RebootNotSentError)) throw e;

@@ -31,6 +31,7 @@ import type { PodOwnerReading } from '../core/workloads.js';
 import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
+import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 
 export interface RolloutResult {
   /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
@@ -379,6 +380,7 @@ function deadlinesOf(ctx: RunContext) {
     verifyImage: !!config.verifyImage,
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
     rebootGraceMs: REBOOT_GRACE_MS,
+    bootIdReadMs: BOOT_ID_READ_MS,
     readyzWaitMs: READYZ_WAIT_MS,
     settleTimeoutMs: ctx.settle.timeoutMs,
   });

@@ -12,7 +12,7 @@ import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/r
 import type { RunContext } from './context.js';
 import { LEFT, type NodeRun } from './nodeRun.js';
 import { quarantineNode, type QuarantineCause } from './quarantine.js';
-import { patchNodeSurvivingTransport } from './transport.js';
+import { releaseNodeRetrying } from './releaseRetry.js';
 
 /**
  * What a stop asks for the node:
@@ -107,9 +107,10 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
     const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
-        // a lost answer is resolved by re-reading the node, as for the verified release
+        // a lost answer, or a failure that passes, is resolved by re-reading the node and trying again
+        // (src/pipeline/releaseRetry.ts), as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
-          patchNodeSurvivingTransport(ctx, nodeRun.node.name, buildReleasePatch(nodeRun.capture!, ctx.keys, {}), (n) =>
+          releaseNodeRetrying(ctx, nodeRun.capture!, ctx.keys, buildReleasePatch(nodeRun.capture!, ctx.keys, {}), (n) =>
             releaseShows(n, nodeRun.capture!, ctx.keys, {}),
           ),
         );

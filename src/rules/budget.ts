@@ -37,6 +37,8 @@ export interface DeadlineInputs {
   drainKillGraceMs: number;
   /** how long past its `--timeout` a `talosctl reboot --wait` may run before it is killed */
   rebootGraceMs: number;
+  /** the boot id read before the reboot: its own bound, outside ready-timeout (src/pipeline/bootIdBefore.ts) */
+  bootIdReadMs: number;
   /** the wait for `/readyz` after a transport failure, before the one retry */
   readyzWaitMs: number;
   /** `settle-timeout`: the settle gate's wait before the drain (0 or absent: no gate) */
@@ -74,7 +76,7 @@ export function nodeDeadlines(d: DeadlineInputs): Deadline[] {
       ms: d.readyzWaitMs + d.drainTimeoutMs + d.drainKillGraceMs,
       from: drain,
     },
-    { what: 'talosctl reboot --wait', ms: d.readyTimeoutMs + d.rebootGraceMs, from: ready },
+    { what: 'the boot id read and talosctl reboot --wait', ms: d.bootIdReadMs + d.readyTimeoutMs + d.rebootGraceMs, from: ready },
     { what: 'the wait for /readyz and for Ready', ms: d.readyzWaitMs + d.readyTimeoutMs, from: ready },
   ];
   if (d.verifyImage) waits.push({ what: 'verify-image', ms: d.readyTimeoutMs, from: ready });

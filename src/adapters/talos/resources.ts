@@ -77,3 +77,6 @@ export function isUnregisteredType(rpcError: string): boolean {
     /code = PermissionDenied desc = resource type "[^"]+" is not supported/.test(rpcError)
   );
 }
+
+/** the kernel's boot id, as talosctl's action tracker reads it (both paths read it before a reboot) */
+export const BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id';

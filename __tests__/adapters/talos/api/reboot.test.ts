@@ -1,6 +1,8 @@
-// The reboot over the Talos API against the twin's gRPC server: boot id → Reboot → boot id until it
+// The reboot over the Talos API against the twin's gRPC server: the boot id read (bootId, which the
+// pipeline calls within its own bound, src/pipeline/bootIdBefore.ts) → Reboot → boot id until it
 // changes, with no talosctl started; each error class (Reboot refused, a node that never goes down,
-// one that never comes back, cancellation) and the talosctl fallback when the role cannot Read.
+// one that never comes back, cancellation), the boot id read's own failures, and the talosctl fallback
+// when the role cannot Read.
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ import { MIN_POLL_CALL_MS } from '../../../../src/adapters/talos/api/reboot.js';
 import { loadTalosContext } from '../../../../src/adapters/talos/api/talosconfig.js';
 import { Talosctl } from '../../../../src/adapters/talos/cli/talosctl.js';
 import { openTalosClient, type OpenedTalos } from '../../../../src/adapters/talos/open.js';
-import { RebootNotSentError, ToolError } from '../../../../src/core/errors.js';
+import { ToolError } from '../../../../src/core/errors.js';
 import { TalosSim } from '../../../../sim/talos/index.js';
 import { recordingHooks } from '../../../sim-talos/helpers.js';
 
@@ -49,6 +51,11 @@ afterAll(async () => {
 const talosctlReboots = () => sim.commands.filter((c) => c.command === 'reboot');
 const callsTo = (node: string, since: number) => sim.apiCalls.slice(since).filter((c) => c.node === node);
 
+/** the boot id as the pipeline reads it before the reboot, then the reboot */
+async function rebootOf(client: TalosApi, node: string, timeoutMs: number): Promise<void> {
+  return client.reboot(node, timeoutMs, await client.bootId(node, 5000));
+}
+
 async function rejection(p: Promise<unknown>): Promise<ToolError> {
   const e = await p.then(
     () => undefined,
@@ -64,11 +71,11 @@ describe('reboot over the API', () => {
     expect(opened.describe).toMatch(/the credential patch through talosctl \(no auth patch given\)/);
   });
 
-  it('reads the boot id, sends Reboot, and resolves once the node answers with a new boot id; no talosctl', async () => {
+  it('with the boot id read before, sends Reboot, and resolves once the node answers with a new boot id; no talosctl', async () => {
     const before = sim.node(W1).bootID;
     const since = sim.apiCalls.length;
     const t0 = Date.now();
-    await api.reboot(W1, 20_000);
+    await rebootOf(api, W1, 20_000);
     // the node was down for REBOOT_MS: resolving earlier would mean the old boot id was accepted
     expect(Date.now() - t0).toBeGreaterThanOrEqual(REBOOT_MS);
     expect(sim.node(W1).bootID).not.toBe(before);
@@ -86,7 +93,7 @@ describe('reboot over the API', () => {
   it('a refused Reboot (PermissionDenied) fails as forbidden at once; the node is not rebooted', async () => {
     const before = sim.node(W2).bootID;
     sim.failNext({ command: 'reboot', node: W2 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
-    const e = await rejection(api.reboot(W2, 20_000));
+    const e = await rejection(rebootOf(api, W2, 20_000));
     expect(e.kind).toBe('forbidden');
     expect(e.tool).toBe('talos-api');
     expect(e.message).toContain('/machine.MachineService/Reboot');
@@ -98,7 +105,7 @@ describe('reboot over the API', () => {
   it('a node that never comes back fails as timeout at the deadline, the outage itself being no error', async () => {
     sim.failNextReboot(W3, 'stays-down');
     const t0 = Date.now();
-    const e = await rejection(api.reboot(W3, 2500));
+    const e = await rejection(rebootOf(api, W3, 2500));
     const took = Date.now() - t0;
     expect(e.kind).toBe('timeout');
     expect(e.message).toMatch(/did not answer with a new boot id within 2\.5 ?s/);
@@ -112,7 +119,7 @@ describe('reboot over the API', () => {
   it('a Reboot answered but never carried out fails as timeout, the boot id unchanged', async () => {
     const before = sim.node(W4).bootID;
     sim.failNextReboot(W4, 'ignored');
-    const e = await rejection(api.reboot(W4, 2000));
+    const e = await rejection(rebootOf(api, W4, 2000));
     expect(e.kind).toBe('timeout');
     expect(e.message).toContain('last: the boot id was unchanged');
     expect(sim.node(W4).bootID).toBe(before);
@@ -125,7 +132,7 @@ describe('reboot over the API', () => {
     const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }), { reboot: { signal: abort.signal } });
     try {
       sim.failNextReboot(W5, 'stays-down');
-      const p = client.reboot(W5, 60_000);
+      const p = rebootOf(client, W5, 60_000);
       setTimeout(() => abort.abort(), 1500);
       const t0 = Date.now();
       const e = await rejection(p);
@@ -136,59 +143,40 @@ describe('reboot over the API', () => {
     }
   });
 
-  // The boot id read before the reboot comes before anything is sent. A failure
-  // there is read again within the deadline; when it still fails, the reboot was never requested
-  // (RebootNotSentError), so the caller may give the node back as it is.
-  it('the boot id read before the reboot failing once (Unavailable) is read again, then the reboot goes on', async () => {
+  // The boot id read before the reboot: its failures are classified once here (a cut stream is an
+  // outage, `transport`); the pipeline reads it again within its own bound and sends nothing without it.
+  it('a boot id read failing as an outage (Unavailable, a cut stream) is a transport failure; nothing is sent', async () => {
     const before = sim.node(W7).bootID;
     const since = sim.apiCalls.length;
-    sim.failNext({ command: 'read', node: W7 }, { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 });
-    await api.reboot(W7, 20_000);
-    expect(sim.node(W7).bootID).not.toBe(before);
-    expect(
-      callsTo(W7, since)
-        .slice(0, 3)
-        .map((c) => [c.method, c.code]),
-    ).toEqual([
-      ['/machine.MachineService/Read', 14],
-      ['/machine.MachineService/Read', 0],
-      ['/machine.MachineService/Reboot', 0],
-    ]);
+    for (const stderr of [
+      'rpc error: code = Unavailable desc = connection error\n',
+      'rpc error: code = Canceled desc = context canceled\n',
+    ]) {
+      sim.failNext({ command: 'read', node: W7 }, { stderr, exitCode: 1 });
+      const e = await rejection(api.bootId(W7, 2000));
+      expect(e.kind).toBe('transport');
+      expect(e.message).toContain('/machine.MachineService/Read');
+    }
+    expect(await api.bootId(W7, 2000)).toBe(before);
+    expect(callsTo(W7, since).map((c) => c.method)).toEqual(Array(3).fill('/machine.MachineService/Read'));
+    expect(sim.node(W7).bootID).toBe(before);
   });
 
-  it('the boot id read before the reboot failing until the deadline: not sent (RebootNotSentError), the node untouched', async () => {
-    const before = sim.node(W8).bootID;
-    const since = sim.apiCalls.length;
-    sim.failNext(
-      { command: 'read', node: W8, count: 1000 },
-      { stderr: 'rpc error: code = Unavailable desc = connection error\n', exitCode: 1 },
-    );
+  it("the wait for a new boot id counts from the Reboot's answer: a boot id read long before spends none of it", async () => {
+    const before = await api.bootId(W8, 2000);
+    await new Promise((r) => setTimeout(r, 1500));
     const t0 = Date.now();
-    const e = await api.reboot(W8, 3000).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(RebootNotSentError);
-    expect((e as Error).message).toMatch(/not sent: the boot id to compare with after the reboot could not be read \(read \d+ times\)/);
-    expect((e as Error).message).toContain('Unavailable');
-    expect(((e as Error).cause as ToolError).kind).toBe('transport');
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
-    expect(Date.now() - t0).toBeLessThan(3000 + 1500);
-    const calls = callsTo(W8, since);
-    expect(calls.length).toBeGreaterThan(1);
-    expect(calls.every((c) => c.method === '/machine.MachineService/Read')).toBe(true);
-    expect(sim.node(W8).bootID).toBe(before);
+    await api.reboot(W8, 1500 + REBOOT_MS, before);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(REBOOT_MS);
+    expect(sim.node(W8).bootID).not.toBe(before);
   });
 
-  it('a boot id read failing otherwise than an outage is not read again: not sent, at once', async () => {
+  it('a boot id read failing otherwise than an outage keeps its kind (the pipeline does not read it again)', async () => {
     const since = sim.apiCalls.length;
     sim.failNext({ command: 'read', node: W9 }, { stderr: 'rpc error: code = Internal desc = read failed\n', exitCode: 1 });
-    const e = await api.reboot(W9, 20_000).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(RebootNotSentError);
-    expect((e as Error).message).toMatch(/\(read once\): .*read failed/);
+    const e = await rejection(api.bootId(W9, 2000));
+    expect(e.kind).not.toBe('transport');
+    expect(e.message).toMatch(/read failed/);
     expect(callsTo(W9, since).map((c) => c.method)).toEqual(['/machine.MachineService/Read']);
   });
 
@@ -201,7 +189,9 @@ describe('reboot over the API', () => {
       const before = sim.node(W6).bootID;
       const since = sim.apiCalls.length;
       sim.failNext({ command: 'read', node: W6 }, { stderr: 'rpc error: code = PermissionDenied desc = not authorized\n', exitCode: 1 });
-      await client.reboot(W6, 20_000);
+      const read = await rejection(client.bootId(W6, 2000));
+      expect(read.kind).toBe('forbidden');
+      await client.reboot(W6, 20_000, undefined);
       expect(sim.node(W6).bootID).not.toBe(before);
       // nothing was sent over the API: the only call was the refused boot id read
       expect(callsTo(W6, since).map((c) => [c.method, c.code])).toEqual([['/machine.MachineService/Read', 7]]);

@@ -506,7 +506,7 @@ describe('a certificate refused on a reconnection', () => {
     try {
       const before = t.node(CP).bootID;
       t.moveApiAddress(1200);
-      await client.reboot(CP, 20_000);
+      await client.reboot(CP, 20_000, before);
       expect(t.node(CP).bootID).not.toBe(before);
       expect(t.apiCalls.filter((c) => c.method === '/machine.MachineService/Reboot')).toHaveLength(1);
     } finally {

@@ -756,6 +756,22 @@ describe('Talosctl: single-node calls', () => {
     expect(err).toMatchObject({ kind: 'timeout', node: '10.0.0.12' });
   });
 
+  it('bootId: `talosctl read /proc/sys/kernel/random/boot_id`, trimmed; a failure keeps its kind (PermissionDenied: forbidden)', async () => {
+    const { talos, calls } = setup([
+      { match: on('10.0.0.11', 'read /proc/sys/kernel/random/boot_id'), stdout: '8f1c2b7e-3d4a-4b6c-9e0f-1a2b3c4d5e6f\n' },
+      {
+        match: on('10.0.0.12', 'read /proc/sys/kernel/random/boot_id'),
+        stderr: 'error reading: rpc error: code = PermissionDenied desc = not authorized\n',
+        exit: 1,
+      },
+      { match: on('10.0.0.13', 'read /proc/sys/kernel/random/boot_id'), stderr: `error reading: ${REFUSED('10.0.0.13')}\n`, exit: 1 },
+    ]);
+    expect(await talos.bootId('10.0.0.11', 5000)).toBe('8f1c2b7e-3d4a-4b6c-9e0f-1a2b3c4d5e6f');
+    expect(globalsOk(calls()[0], '10.0.0.11')).toEqual(['read', '/proc/sys/kernel/random/boot_id']);
+    expect(await talos.bootId('10.0.0.12', 5000).catch((e: unknown) => e)).toMatchObject({ kind: 'forbidden', node: '10.0.0.12' });
+    expect(await talos.bootId('10.0.0.13', 5000).catch((e: unknown) => e)).toMatchObject({ kind: 'transport', node: '10.0.0.13' });
+  });
+
   it('etcdStatus and etcdAlarms parse the tables; an empty alarm list is no alarm', async () => {
     const status = goTabwriter(
       'NODE\tMEMBER\tDB SIZE\tIN USE\tLEADER\tRAFT INDEX\tRAFT TERM\tRAFT APPLIED INDEX\tLEARNER\tPROTOCOL\tSTORAGE\tERRORS\n' +

@@ -14,6 +14,9 @@ const RULES: Array<[RegExp, FailureCause]> = [
   [/Error from server \(Forbidden\)|You must be logged in|Unauthorized/, 'forbidden'],
   [/Error from server \(TooManyRequests\)/, 'too-many-requests'],
   [/Error from server \((InternalError|ServiceUnavailable|Timeout|ServerTimeout)\)|an error on the server/, 'server'],
+  // a Status without a reason: the apiserver's answer to an error its storage did not classify, a 500
+  // (etcd's "etcdserver: request timed out", docs/kubernetes-facts.md#k8-kubectl-errors)
+  [/^Error from server: /m, 'server'],
   [/global timeout reached|timed out waiting for the condition|context deadline exceeded/, 'timeout'],
   [/unknown flag|unknown shorthand flag|unknown command|required flag|error: (flag|invalid argument)/, 'usage'],
 ];

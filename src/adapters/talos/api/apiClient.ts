@@ -43,7 +43,7 @@ import {
   unparseable,
   type Plain,
 } from './answers.js';
-import { BootIdForbidden, rebootOverApi, type ApiRebootOptions } from './reboot.js';
+import { readBootId, rebootOverApi, type ApiRebootOptions } from './reboot.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
 import { scalarText } from '../../../core/text.js';
 
@@ -273,15 +273,19 @@ export class TalosApi implements TalosClient {
     return this.mutations.patchMachineConfig(address);
   }
 
-  /** MachineService.Reboot, resolved when the node answers with a new boot id (reboot.ts); `timeoutMs` bounds it. */
-  async reboot(address: string, timeoutMs: number): Promise<void> {
-    try {
-      await rebootOverApi(this.conn, address, timeoutMs, this.opts.reboot ?? {});
-    } catch (e) {
-      // nothing was sent: talosctl follows the reboot through events without reading the boot id
-      if (e instanceof BootIdForbidden) return this.mutations.reboot(address, timeoutMs);
-      throw e;
-    }
+  /** `Read` of /proc/sys/kernel/random/boot_id (reboot.ts); `forbidden` for a role that may not Read (os:operator). */
+  bootId(address: string, timeoutMs: number): Promise<string> {
+    return readBootId(this.conn, address, timeoutMs, this.opts.reboot?.signal);
+  }
+
+  /**
+   * MachineService.Reboot, resolved when the node answers with a boot id other than `bootBefore`
+   * (reboot.ts); `timeoutMs` bounds the wait from the Reboot's answer. Without `bootBefore` (the role
+   * may not read it) talosctl follows the reboot through events.
+   */
+  async reboot(address: string, timeoutMs: number, bootBefore?: string): Promise<void> {
+    if (bootBefore === undefined) return this.mutations.reboot(address, timeoutMs);
+    await rebootOverApi(this.conn, address, timeoutMs, bootBefore, this.opts.reboot ?? {});
   }
 
   // --- machinery -------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import type { Runner } from '../../exec.js';
 import { ParseError } from '../../parseError.js';
 import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
 import { parseCriRegistryAuth } from '../criToml.js';
-import { COSI, etcFileId, isUnregisteredType } from '../resources.js';
+import { BOOT_ID_PATH, COSI, etcFileId, isUnregisteredType } from '../resources.js';
 import { classifyTalosError } from '../talosErrors.js';
 import { TalosctlCalls } from './calls.js';
 import { TalosctlFiles } from './files.js';
@@ -237,6 +237,19 @@ export class Talosctl implements TalosClient {
     if (call.result.exitCode !== 0 || call.result.timedOut) throw this.calls.toolError(call, this.calls.causeOf(call), address);
   }
 
+  /** `talosctl read /proc/sys/kernel/random/boot_id`, trimmed, within `timeoutMs` */
+  async bootId(address: string, timeoutMs: number): Promise<string> {
+    const call = await this.calls.call([address], ['read', BOOT_ID_PATH], timeoutMs);
+    if (call.result.exitCode !== 0 || call.result.timedOut) throw this.calls.toolError(call, this.calls.causeOf(call), address);
+    return call.result.stdout.trim();
+  }
+
+  /**
+   * `talosctl reboot --wait`: its tracker reads the boot id itself before the Reboot, under the same
+   * `--timeout`; the pipeline read it a moment before (bootId, within its own bound), so that read
+   * answers at once and the timeout is, within a call, the wait from the Reboot. The boot id read before
+   * is not taken: talosctl has no flag for it.
+   */
   async reboot(address: string, timeoutMs: number): Promise<void> {
     const t = timeoutMs > 0 ? timeoutMs : this.rebootTimeoutMs;
     // talosctl parses --timeout with time.ParseDuration; whole seconds keep the flag readable in logs
