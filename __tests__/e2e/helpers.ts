@@ -23,6 +23,11 @@ export function verifiedRev(annotations: Record<string, string>, host = 'ghcr.io
 }
 export const REVISION = '2026-11-30.1';
 
+/** A node's verified marker as a release writes it (src/rules/marker.ts): `host` proven at `revision`. */
+export function verifiedMarker(host: string, revision = REVISION, at = '2026-11-30T12:00:00.000Z'): Record<string, string> {
+  return { [A.verified]: JSON.stringify({ [host]: { revision, at } }) };
+}
+
 /** set once kubectl answered in this worker: the files of a worker share their modules (`isolate: false`) and PATH */
 let kubectlFound = false;
 

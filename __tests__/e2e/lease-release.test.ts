@@ -6,7 +6,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { APISERVER_SHUTTING_DOWN, ETCD_REQUEST_TIMEOUT } from '../../sim/kube/faults.js';
-import { A, act, ann, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, act, ann, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -45,7 +45,7 @@ describe('e2e: the run Lease released through passing server failures', () => {
     const first = await act(c, { nodes: 'worker-1' });
     expect(first.exitCode, first.stdout).toBe(0);
     expect(first.outputs.result).toBe('processed');
-    expect(ann(c, 'worker-1')[A.verified]).toBe(REVISION);
+    expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);
     expect(leaseHolder(c)).toBe('');
     expect(first.stdout).toMatch(/etcdserver: request timed out\); still ours, trying again in/);
     const tries = leasePatches(c, since).slice(-2);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { A, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { A, verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 const NODES = ['cp-1', 'worker-1', 'worker-2'];
 const LEASE_NS = 'kube-system';
@@ -29,21 +29,21 @@ beforeAll(async () => {
   requireKubectl();
   // no kubelet heartbeat within a test: a node's resourceVersion moves only if someone writes it
   c = await startCluster({ defaultNodes: false, heartbeatMs: 3_600_000 });
-  for (const name of NODES) {
-    c.addNode({
-      name,
-      role: name.startsWith('cp-') ? 'control-plane' : 'worker',
-      current: true,
-      labels: { pool: name.startsWith('cp-') ? 'control' : 'general' },
-      annotations: { [A.verified]: REVISION },
-    });
-  }
   reg = await RegistrySim.start({
     username: NEW_CREDENTIAL.username,
     password: NEW_CREDENTIAL.password,
     repositories: { 'acme/app': ['1.4.2'] },
   });
   reg.outage = true;
+  for (const name of NODES) {
+    c.addNode({
+      name,
+      role: name.startsWith('cp-') ? 'control-plane' : 'worker',
+      current: true,
+      labels: { pool: name.startsWith('cp-') ? 'control' : 'general' },
+      annotations: verifiedMarker(reg.host),
+    });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'noop-e2e-'));
   caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, reg.caPem);

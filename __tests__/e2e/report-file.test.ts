@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { act, PREFIX, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { act, REVISION, requireKubectl, startCluster, verifiedMarker } from './helpers.js';
 
 const NODES = ['worker-1', 'worker-2', 'worker-3', 'cp-1', 'cp-2', 'cp-3'];
 let c: SimCluster | undefined;
@@ -81,7 +81,7 @@ describe('e2e: the report file and the old-credential verdict', () => {
       role: 'worker',
       current: true,
       labels: { pool: 'blue' },
-      annotations: { [`${PREFIX}/verified-revision`]: REVISION },
+      annotations: verifiedMarker('ghcr.io'),
     });
     c.addNode({ name: 'cp-1', role: 'control-plane', current: true });
     const scoped = await act(c, { 'node-selector': 'pool=blue' });
@@ -90,7 +90,7 @@ describe('e2e: the report file and the old-credential verdict', () => {
     expect(scoped.outputs['old-credential-revocable']).toBe('false');
     expect(scoped.outputs['selection-converged']).toBe('true');
     expect(scoped.summary).toContain('not safe to revoke yet');
-    expect(scoped.summary).toContain('<li><code>cp-1</code> (outside nodes/node-selector): no verified-revision marker');
+    expect(scoped.summary).toContain('<li><code>cp-1</code> (outside nodes/node-selector): no verified marker for ghcr.io');
     const doc = reportOf(scoped.outputs['report-file']);
     expect(doc.oldCredential).toMatchObject({ revocable: false, selectionConverged: true, judged: 3, outsideScope: 1 });
     expect(doc.oldCredential.holders.map((h: any) => [h.node, h.selected])).toEqual([['cp-1', false]]);
@@ -98,7 +98,7 @@ describe('e2e: the report file and the old-credential verdict', () => {
     // cp-1 verified meanwhile (as its own pool's job would leave it): the same scoped run, nothing left
     // to roll, now sees every node of the cluster carry the marker, so the old credential may go
     c.kube.mutateNode('cp-1', (o) => {
-      o.metadata.annotations = { ...o.metadata.annotations, [`${PREFIX}/verified-revision`]: REVISION };
+      o.metadata.annotations = { ...o.metadata.annotations, ...verifiedMarker('ghcr.io') };
     });
     const again = await act(c, { 'node-selector': 'pool=blue' });
     expect(again.outputs.result).toBe('clean');

@@ -4,7 +4,7 @@
 // node is given back as after a failed drain, never rebooted blind and left fenced.
 import { describe, expect, it } from 'vitest';
 import { BOOT_ID_READ_MS } from '../../src/pipeline/bootIdBefore.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, verifiedRev } from './harness.js';
 
 const SEC = 1000;
 
@@ -24,7 +24,7 @@ describe('the boot id read before the reboot', () => {
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
   });
 
   it('reads that still fail past their bound send no reboot: the node is released, not left fenced, and the run fails', async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { RELEASE_RETRY_MS } from '../../src/rules/releaseRetry.js';
-import { keys, makeCluster, OWNER, roll } from './harness.js';
+import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
 const OTHER = 'acme/infra/runs/43/attempts/1/bbbb';
@@ -174,7 +174,7 @@ describe("a node's claim: its release is tried again the same way", () => {
     expect(res.result).toBe('processed');
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     expect(s.unschedulable).toBe(false);
     expect(sent.at(-1)! - sent[0]).toBeGreaterThanOrEqual(30 * SEC);
     expect(await holder(c)).toBeFalsy(); // freed (no holder)
