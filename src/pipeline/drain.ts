@@ -114,8 +114,8 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
       (node) => {
         if (lost) return;
         lastSeen = node;
-        // the node lifecycle controller's condition taints come and go with the kubelet's reports: no other actor
-        const problems = node ? claimProblems(ctx, run, node, { allowConditionTaints: true }) : [`${name} was deleted`];
+        // the controller taints (the condition taints, the cordon mirror) are no other actor (checkGuard)
+        const problems = node ? claimProblems(ctx, run, node) : [`${name} was deleted`];
         if (problems.length === 0) return;
         lost = problems;
         endDrain.abort();
