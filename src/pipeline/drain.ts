@@ -32,6 +32,7 @@ export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ draine
   const beforeDrain = await guard(ctx, run, CHECKPOINT.beforeDrain);
   const drainProof = await quorumOrRelease(ctx, run, beforeDrain, CHECKPOINT.beforeDrain, REFUSED_BEFORE_DRAIN);
   await drain(ctx, run, drainProof, beforeDrain.node);
+  run.drainDone();
   const drained = await guard(ctx, run, CHECKPOINT.afterDrain);
   const rebootProof = await quorumOrRelease(ctx, run, drained, CHECKPOINT.afterDrain, REFUSED_AFTER_DRAIN);
   return { drained, rebootProof };

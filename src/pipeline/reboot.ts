@@ -23,7 +23,6 @@ import { isTransport, waitForApiserver } from './transport.js';
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
   const { drained, rebootProof } = await drainNode(ctx, run);
   const bootBefore = drained.node.bootID;
-  run.enter('rebooting');
   // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
   ctx.absentPaths.delete(run.address);
   await sendReboot(ctx, run, rebootProof);
@@ -44,6 +43,9 @@ async function sendReboot(ctx: RunContext, run: NodeRun, proof: FenceRead | unde
   try {
     await run.step(STEP.reboot, async () => {
       await beforeMutation(ctx, { fresh: true, read: proof });
+      // `rebooting` from the moment the request may go out, not before the Lease proof: a run that
+      // stops on the proof (a lost Lease, a cancellation) sent no reboot and must not say it did
+      run.enter('rebooting');
       return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs);
     });
   } catch (e) {
