@@ -221,6 +221,20 @@ describe('the node lifecycle controller is no other actor', () => {
     expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
   });
 
+  it('memory pressure reported between the read and the claim: the claim retries (a benign move), the node is rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    let once = false;
+    c.kube.beforePatch = (name) => {
+      if (once) return;
+      once = true; // the claim's exact `test` of spec.taints fails on it
+      c.kube.mutate(name, (o) => (o.spec.taints = [...(o.spec.taints ?? []), taint('node.kubernetes.io/memory-pressure', 'NoSchedule')]));
+    };
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.claim).toEqual({ attempts: 2, conflicts: ['condition taint node.kubernetes.io/memory-pressure:NoSchedule appeared'] });
+  });
+
   it('memory pressure lifted between the claim and the guard before the drain (the settle wait): no other actor', async () => {
     const c = makeCluster([{ name: 'w1', taints: [taint('node.kubernetes.io/memory-pressure', 'NoSchedule')] }]);
     const patch = c.kube.patchNode.bind(c.kube);

@@ -312,8 +312,10 @@ export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string
  *   The claim holds; the guard re-checks the node before anything disruptive.
  * - `retry`: same uid, not being deleted, no owner/phase annotation, spec.unschedulable still as
  *   captured and the scheduling taints (key, value and effect) unchanged as a set. Only things that
- *   cannot make a drain unsafe moved (the cordon-mirror or advisory taint, the taint list's order or
- *   timestamps, an annotations map appeared, or nothing visible at all). A taint whose value changed
+ *   cannot make a drain unsafe moved (a controller taint: a condition taint such as memory-pressure or
+ *   an unreachable blip, the cordon mirror, the autoscaler's hint; the taint list's order or
+ *   timestamps, an annotations map appeared, or nothing visible at all; __tests__/rules/claim.test.ts
+ *   judgeClaimRejection rows). A taint whose value changed
  *   is a conflict: tolerations match on the value. The caller rebuilds the patch from the re-read and retries
  *   after claimBackoffMs, up to `claim-attempts`.
  * - `conflict`: anything else. Refuse without draining, naming what changed.
