@@ -120,6 +120,10 @@ describe('the node lifecycle controller is no other actor', () => {
     ['disk pressure', [taint('node.kubernetes.io/disk-pressure', 'NoSchedule')]],
     ['pid pressure', [taint('node.kubernetes.io/pid-pressure', 'NoSchedule')]],
     ['the network plugin reports NetworkUnavailable', [taint('node.kubernetes.io/network-unavailable', 'NoSchedule')]],
+    [
+      'the Cilium agent restarts (agent-not-ready, the Ready wait tolerates it too)',
+      [taint('node.cilium.io/agent-not-ready', 'NoSchedule')],
+    ],
   ];
   for (const [what, taints] of conditionTaints) {
     it(`${what}, added and removed again during the drain: the drain goes on and the node is rolled`, async () => {

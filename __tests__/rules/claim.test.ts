@@ -5,6 +5,7 @@ import {
   CONTROLLER_TAINTS,
   ADVISORY_TAINT,
   isControllerTaint,
+  LIFECYCLE_TAINT_KEYS,
   MIRROR_TAINT,
   buildClaimPatch,
   buildPhasePatch,
@@ -426,7 +427,7 @@ describe('checkGuard', () => {
     { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
     { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
   ];
-  const rows: Array<{ name: string; n: NodeState; allow?: boolean; want: string[] }> = [
+  const rows: Array<{ name: string; n: NodeState; want: string[] }> = [
     {
       name: 'held as claimed (mirror taint and status changes are fine)',
       n: { ...claimed, ready: 'False', resourceVersion: '9' },
@@ -452,9 +453,9 @@ describe('checkGuard', () => {
       want: ['deletion started at 2026-08-20T10:00:00Z'],
     },
     {
-      name: 'the Cilium boot taint counts without allowLifecycleTaints (the condition ones never do)',
+      name: 'the boot-time lifecycle taints (the Cilium one too) never count, in any guard',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
-      want: ['taint node.cilium.io/agent-not-ready:NoSchedule appeared'],
+      want: [],
     },
     {
       name: 'a taint value changed',
@@ -462,32 +463,28 @@ describe('checkGuard', () => {
       want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
     },
     {
-      name: 'a taint value changed still counts with allowLifecycleTaints',
+      name: 'a taint value changed still counts beside the lifecycle taints',
       n: { ...claimed, taints: [{ ...gpu, value: 'shared' }, mirror, ...notReady] },
-      allow: true,
       want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
     },
     {
-      name: 'lifecycle taints with a value are ignored with allowLifecycleTaints too',
+      name: 'lifecycle taints with a value are ignored too',
       n: { ...claimed, taints: [...claimed.taints, { key: 'node.kubernetes.io/not-ready', value: 'x', effect: 'NoExecute' }] },
-      allow: true,
       want: [],
     },
     {
-      name: 'lifecycle taints ignored with allowLifecycleTaints',
+      name: 'lifecycle taints ignored',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
-      allow: true,
       want: [],
     },
     {
-      name: 'other taints still count with allowLifecycleTaints',
+      name: 'other taints still count beside the lifecycle taints',
       n: { ...claimed, taints: [...notReady, dedicated, gpu] },
-      allow: true,
       want: ['taint dedicated=db:NoExecute appeared'],
     },
   ];
-  it.each(rows)('$name', ({ n, allow, want }) => {
-    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: allow })).toEqual(want);
+  it.each(rows)('$name', ({ n, want }) => {
+    expect(checkGuard(capture, n, keys)).toEqual(want);
   });
 
   // every guard: Kubernetes' own controllers are never another actor, appearing or disappearing
@@ -524,26 +521,22 @@ describe('checkGuard', () => {
     const unreachable: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' };
     expect(checkGuard(atClaim, { ...claimed, taints: [gpu, mirror, pressure, unreachable] }, keys)).toEqual([]);
   });
-  it('the controller taints are one list: the condition taints, the cordon mirror and the autoscaler hint', () => {
+  it('the controller taints are one list: the condition taints, the CNI agent, the cordon mirror and the autoscaler hint', () => {
     expect(CONTROLLER_TAINTS.map((t) => `${t.key}:${t.effect ?? '*'}`)).toEqual([
       ...CONDITION_TAINT_KEYS.map((k) => `${k}:*`),
+      'node.cilium.io/agent-not-ready:*',
       MIRROR_TAINT,
       ADVISORY_TAINT,
     ]);
+    // every key the wait for a rebooted node tolerates is one of them
+    for (const key of LIFECYCLE_TAINT_KEYS) expect(isControllerTaint({ key, effect: 'NoSchedule' })).toBe(true);
     for (const t of [...conditionTaints, mirror, advisory]) expect(isControllerTaint(t)).toBe(true);
-    for (const t of [gpu, dedicated, { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' as const }]) {
+    for (const t of [gpu, dedicated, { key: 'node.cilium.io/not-a-known-key', effect: 'NoSchedule' as const }]) {
       expect(isControllerTaint(t)).toBe(false);
     }
   });
-  it('the Cilium boot taint and any other taint still count', () => {
-    const n = { ...claimed, taints: [...claimed.taints, ...notReady, dedicated] };
-    expect(checkGuard(capture, n, keys)).toEqual([
-      'taint dedicated=db:NoExecute appeared',
-      'taint node.cilium.io/agent-not-ready:NoSchedule appeared',
-    ]);
-  });
-  it('allowLifecycleTaints (the Ready wait) ignores the condition taints too', () => {
-    const n = { ...claimed, taints: [...claimed.taints, ...conditionTaints] };
-    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: true })).toEqual([]);
+  it('any other taint still counts beside them', () => {
+    const n = { ...claimed, taints: [...claimed.taints, ...notReady, ...conditionTaints, dedicated] };
+    expect(checkGuard(capture, n, keys)).toEqual(['taint dedicated=db:NoExecute appeared']);
   });
 });

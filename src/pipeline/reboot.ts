@@ -89,7 +89,7 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
         continue;
       }
       const node = read.node;
-      const problems = [...identityChanges(run.node, node), ...checkGuard(run.capture!, node, keys, { allowLifecycleTaints: true })];
+      const problems = [...identityChanges(run.node, node), ...checkGuard(run.capture!, node, keys)];
       if (problems.length > 0) throw new NodeStop('failed', `while waiting for ${name} to come back: ${problems.join('; ')}`);
       if (node.ready === 'True' && lifecycleTaints(node).length === 0 && node.bootID !== bootBefore) return read;
       if (clock.now() + ctx.pollIntervalMs > deadline) {

@@ -34,11 +34,14 @@ export const CONDITION_TAINTS = {
   networkUnavailable: 'node.kubernetes.io/network-unavailable',
 } as const;
 export const CONDITION_TAINT_KEYS: readonly string[] = Object.values(CONDITION_TAINTS);
+/** Cilium's agent, while it is not ready on the node (at boot, or an agent restart): the CNI describing itself. */
+export const CNI_AGENT_TAINT_KEY = 'node.cilium.io/agent-not-ready';
 
 /**
  * THE one list of what Kubernetes' own controllers write to a node: the condition taints (by key, any
  * effect and value), the cordon mirror and the autoscaler's advisory taint (by key and effect, any
- * value). None of them is evidence of another actor: every guard ignores them in both directions, at
+ * value), and the CNI agent's not-ready taint, the one lifecycle key the wait for a rebooted node
+ * tolerates that is no condition taint (LIFECYCLE_TAINT_KEYS). None of them is evidence of another actor: every guard ignores them in both directions, at
  * the claim (its retry of a failed `test`, the adoption of a lost answer), before and after the drain,
  * beside the drain (its watch), before the credential patch and while waiting for the rebooted node,
  * because schedulingTaints leaves them out of what those compare. A memory-pressure taint the claim saw
@@ -47,6 +50,7 @@ export const CONDITION_TAINT_KEYS: readonly string[] = Object.values(CONDITION_T
  */
 export const CONTROLLER_TAINTS: ReadonlyArray<{ key: string; effect?: Taint['effect']; writer: string }> = [
   ...CONDITION_TAINT_KEYS.map((key) => ({ key, writer: 'condition taint' })),
+  { key: CNI_AGENT_TAINT_KEY, writer: 'CNI agent taint' },
   { ...byKind(MIRROR_TAINT), writer: 'cordon-mirror taint' },
   { ...byKind(ADVISORY_TAINT), writer: 'autoscaler advisory taint' },
 ];
@@ -67,11 +71,10 @@ export function isControllerTaint(t: Taint): boolean {
 }
 
 /**
- * Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot (and
- * gone before it counts as back). The condition ones are controller taints (ignored by every guard);
- * the Cilium one only by the wait for the rebooted node (checkGuard's allowLifecycleTaints).
+ * Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot, and
+ * gone before the node counts as back. All are controller taints (CONTROLLER_TAINTS): no guard counts them.
  */
-export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS.unreachable, 'node.cilium.io/agent-not-ready'] as const;
+export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS.unreachable, CNI_AGENT_TAINT_KEY] as const;
 
 const CLAIMED: AnnotatedPhase = 'claimed';
 
@@ -100,11 +103,6 @@ function kindOf(t: Taint): string {
  */
 export function taintId(t: Taint): string {
   return t.value !== undefined && t.value !== '' ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
-}
-
-/** The key of a `taintId` (keys contain neither `=` nor `:`). */
-function keyOfTaintId(id: string): string {
-  return /^[^=:]*/.exec(id)![0];
 }
 
 /**
@@ -364,17 +362,12 @@ export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, pha
  *
  * Never compared, on either side, appearing or disappearing: the controller taints (CONTROLLER_TAINTS,
  * through schedulingTaints): a NotReady or unreachable blip, memory, disk or PID pressure (relieved by
- * our own drain, say), the network unavailable, the cordon mirror, the autoscaler's hint. Whether an
+ * our own drain, say), the network unavailable, the cordon mirror, the autoscaler's hint, Cilium's
+ * agent-not-ready (at our own reboot, or an agent restart). Whether an
  * unreachable node can still be rolled is the Talos API's to say, not the guard's (src/pipeline/fence.ts,
- * reachable). With `allowLifecycleTaints` (while waiting for a rebooted node) the boot-time Cilium
- * agent-not-ready taint is ignored too: our own reboot makes it come and go.
+ * reachable).
  */
-export function checkGuard(
-  capture: ClaimCapture,
-  node: NodeState,
-  keys: AnnotationKeys,
-  opts: { allowLifecycleTaints?: boolean } = {},
-): string[] {
+export function checkGuard(capture: ClaimCapture, node: NodeState, keys: AnnotationKeys): string[] {
   const problems: string[] = [];
   if (node.uid !== capture.uid) problems.push(`uid changed from ${capture.uid} to ${node.uid} (the node was re-created)`);
   if (node.deletionTimestamp) problems.push(`deletion started at ${node.deletionTimestamp}`);
@@ -383,8 +376,6 @@ export function checkGuard(
     problems.push(owner === undefined ? `${keys.owner} was removed` : `${keys.owner} is held by ${JSON.stringify(owner)}, not by this run`);
   }
   if (!node.unschedulable) problems.push('spec.unschedulable is no longer true (someone uncordoned the node)');
-  const ignored = new Set<string>(opts.allowLifecycleTaints ? LIFECYCLE_TAINT_KEYS : []);
-  const scope = (ids: string[]) => ids.filter((id) => !ignored.has(keyOfTaintId(id)));
-  problems.push(...describeTaintDiff(scope(capture.schedulingTaints), scope(schedulingTaints(node.taints))));
+  problems.push(...describeTaintDiff(capture.schedulingTaints, schedulingTaints(node.taints)));
   return problems;
 }
