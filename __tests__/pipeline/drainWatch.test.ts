@@ -159,6 +159,10 @@ describe('the node lifecycle controller is no other actor', () => {
   };
 
   it('an unreachable blip still on when the drain ends: Talos answers, so the node is rebooted, proven and released', async () => {
+    const renewals = (c: ReturnType<typeof makeCluster>) => c.kube.calls.filter((x) => x.method === 'patchLease').length;
+    const plain = makeCluster([{ name: 'w1' }]);
+    slowDrain(plain, () => undefined);
+    await roll(plain);
     const c = makeCluster([{ name: 'w1' }]);
     liftOnReboot(c);
     const evicted = slowDrain(c, () => c.kube.mutate('w1', (o) => (o.spec.taints = [...(o.spec.taints ?? []), ...unreachable])));
@@ -175,6 +179,8 @@ describe('the node lifecycle controller is no other actor', () => {
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
     expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    // the guard read is no Lease proof for the reboot once Talos was asked after it: one renewal more
+    expect(renewals(c)).toBe(renewals(plain) + 1);
   });
 
   it('unreachable and the Talos API does not answer either: failed as a failed drain fails, released, never "left as they set it"', async () => {

@@ -86,8 +86,10 @@ export function claimLost(label: string, problems: string[], seen: NodeState | u
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
   const { problems, ...read } = await fenceProblems(ctx, run, guardStep(label));
   if (problems.length > 0) throw claimLost(label, problems, read.node);
-  await reachable(ctx, run, read.node, label);
-  return read;
+  if (!(await reachable(ctx, run, read.node, label))) return read;
+  // Talos was asked after the fence read: it no longer immediately precedes the next mutation, so its
+  // Lease is no proof for it (beforeMutation); the mutation proves the Lease by a renewal instead
+  return { node: read.node };
 }
 
 /**
@@ -96,16 +98,17 @@ export async function guard(ctx: RunContext, run: NodeRun, label: string): Promi
  * node). When Talos does not answer either, the node cannot be reached at all: it is stopped as a
  * failed drain stops it, released (nothing was rebooted, its containerd runs as before), with what to
  * check; never left as another actor set it. One Talos read, only on a node marked unreachable.
+ * Returns whether Talos was asked.
  */
-async function reachable(ctx: RunContext, run: NodeRun, node: NodeState, label: string): Promise<void> {
+async function reachable(ctx: RunContext, run: NodeRun, node: NodeState, label: string): Promise<boolean> {
   const silent = kubeletUnreachable(node);
-  if (!silent) return;
+  if (!silent) return false;
   const answer = await run.step(
     STEP.talosAnswers,
     async () => (await ctx.talos.version([run.address])).get(run.address) ?? { ok: false as const, error: 'no answer' },
     (r) => (r.ok ? `Talos ${r.value} answers; going on (${silent})` : undefined),
   );
-  if (answer.ok) return;
+  if (answer.ok) return true;
   throw new NodeStop(
     'failed',
     `${run.node.name} cannot be reached ${label}: ${silent}, and the Talos API does not answer either: ${answer.error}`,
