@@ -48,6 +48,10 @@ export interface SimNodeSpec {
 
 export interface SimClusterOptions {
   heartbeatMs?: number;
+  /** the node lifecycle controller's health pass and grace period, and the kubelet's pressure transition (SimTiming) */
+  nodeMonitorPeriodMs?: number;
+  nodeMonitorGraceMs?: number;
+  pressureTransitionMs?: number;
   rebootMs?: number;
   /** pin the Talos 1.14 restart after a cri.toml write; default drawn from 50–800 ms (sim/talos/timing.ts) */
   criRestartMs?: number;
@@ -80,7 +84,18 @@ export interface SimClusterOptions {
  * again (90 s), a pod's termination grace during a drain (30 s), the kubelet's Ready after boot and
  * the CNI agent's readiness (10 s, 5 s), and the kubelet heartbeat (10 s).
  */
-export const REALISTIC_MS = { rebootMs: 90_000, terminationMs: 30_000, bootDelayMs: 10_000, ciliumDelayMs: 5_000, heartbeatMs: 10_000 };
+export const REALISTIC_MS = {
+  rebootMs: 90_000,
+  terminationMs: 30_000,
+  bootDelayMs: 10_000,
+  ciliumDelayMs: 5_000,
+  heartbeatMs: 10_000,
+  // kube-controller-manager's --node-monitor-period and --node-monitor-grace-period (50 s since 1.32), the
+  // kubelet's --eviction-pressure-transition-period (docs/kubernetes-facts.md#k15-condition-taints)
+  nodeMonitorPeriodMs: 5_000,
+  nodeMonitorGraceMs: 50_000,
+  pressureTransitionMs: 300_000,
+};
 
 export class SimCluster {
   private ipSeq = 10;
@@ -114,6 +129,9 @@ export class SimCluster {
             terminationMs: scaled(REALISTIC_MS.terminationMs),
             bootDelayMs: scaled(REALISTIC_MS.bootDelayMs),
             ciliumDelayMs: scaled(REALISTIC_MS.ciliumDelayMs),
+            nodeMonitorPeriodMs: scaled(REALISTIC_MS.nodeMonitorPeriodMs),
+            nodeMonitorGraceMs: scaled(REALISTIC_MS.nodeMonitorGraceMs),
+            pressureTransitionMs: scaled(REALISTIC_MS.pressureTransitionMs),
           };
     const talos = await TalosSim.start({
       kube: hooks,
@@ -132,6 +150,9 @@ export class SimCluster {
     kube = await KubeSim.start({
       heartbeatMs: opts.heartbeatMs ?? (s === undefined ? 1000 : scaled(REALISTIC_MS.heartbeatMs)),
       ...kubeTiming,
+      ...(opts.nodeMonitorPeriodMs === undefined ? {} : { nodeMonitorPeriodMs: opts.nodeMonitorPeriodMs }),
+      ...(opts.nodeMonitorGraceMs === undefined ? {} : { nodeMonitorGraceMs: opts.nodeMonitorGraceMs }),
+      ...(opts.pressureTransitionMs === undefined ? {} : { pressureTransitionMs: opts.pressureTransitionMs }),
       imagePull: talos.imagePull,
       dir: join(dir, 'kube'),
     });

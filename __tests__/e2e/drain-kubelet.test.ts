@@ -1,7 +1,26 @@
-// End to end: the node lifecycle controller's taints during a drain are no other actor.
+// End to end: the node lifecycle controller's taints during a drain are no other actor, in the watch
+// beside the drain and in every guard around it (the condition taints: docs/kubernetes-facts.md#k15-condition-taints).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
+
+const taintKeys = (cluster: SimCluster, name: string): string[] =>
+  ((node(cluster, name).spec.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`);
+const leaseHolder = (cluster: SimCluster): string => cluster.kube.lease('kube-system', 'registry-auth-rollout')?.spec?.holderIdentity ?? '';
+
+/** One worker with one pod its drain evicts (and a DaemonSet pod it leaves): the smallest cluster these cases need. */
+async function oneWorker(opts: Parameters<typeof startCluster>[0] = {}): Promise<SimCluster> {
+  const cluster = await startCluster({ ...opts, defaultNodes: false });
+  cluster.addNode({ name: 'worker-1', role: 'worker' });
+  cluster.kube.addPod({ namespace: 'default', name: 'web-1', nodeName: 'worker-1', owner: { kind: 'ReplicaSet', name: 'web-7d4b9' } });
+  cluster.kube.addPod({
+    namespace: 'kube-system',
+    name: 'cilium-worker-1',
+    nodeName: 'worker-1',
+    owner: { kind: 'DaemonSet', name: 'cilium' },
+  });
+  return cluster;
+}
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -46,5 +65,68 @@ describe('e2e: the node lifecycle controller during a drain is no other actor', 
     expect(cluster.kube.requests.filter((r) => r.path.endsWith('/pods/web-1/eviction') && r.status === 201)).toHaveLength(1);
     expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
     expect(node(cluster, 'worker-1').metadata.annotations?.[A.verified]).toBeDefined();
+  });
+
+  it('a worker claimed under memory pressure, relieved by its own drain: the taint lifted, it is rebooted, proven, released, the Lease too', async () => {
+    const cluster = (c = await oneWorker());
+    // the kubelet reports MemoryPressure; the first eviction of the drain relieves it, the condition
+    // clears and the controller lifts the taint while the drain runs or just after it
+    cluster.kube.kubeletMemoryPressure('worker-1');
+    const pressure = 'node.kubernetes.io/memory-pressure:NoSchedule';
+    await expect.poll(() => taintKeys(cluster, 'worker-1'), { timeout: 5000, interval: 20 }).toContain(pressure);
+    // sampled from the twin: the taint was on when the claim landed and lifted while the node was claimed
+    const seen = { claimedUnderPressure: false, liftedWhileClaimed: false };
+    const t = setInterval(() => {
+      if (!node(cluster, 'worker-1').metadata.annotations?.[A.owner]) return;
+      if (taintKeys(cluster, 'worker-1').includes(pressure)) seen.claimedUnderPressure = true;
+      else if (seen.claimedUnderPressure) seen.liftedWhileClaimed = true;
+    }, 10);
+    const run = await act(cluster, { nodes: 'worker-1' }).finally(() => clearInterval(t));
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.outputs.result).toBe('processed');
+    expect(seen).toEqual({ claimedUnderPressure: true, liftedWhileClaimed: true });
+    const d = byName(run)['worker-1'];
+    expect(d.outcome, d.reason).toBe('rebooted');
+    expect(d.proof?.verdict).toBe('skip');
+    expect(d.steps.find((s) => s.name === 'guard (after drain)')?.ok).toBe(true);
+    expect(taintKeys(cluster, 'worker-1')).not.toContain(pressure);
+    expect(node(cluster, 'worker-1').metadata.annotations?.[A.verified]).toBeDefined();
+    expect(node(cluster, 'worker-1').metadata.annotations?.[A.owner]).toBeUndefined();
+    expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
+    expect(leaseHolder(cluster)).toBe('');
+  });
+
+  it('an unreachable blip still on when the drain ends (the NoExecute taint waits for the next health pass): Talos answers, the node is rolled', async () => {
+    // health passes every 1.5 s: after the kubelet is back its NoExecute taint stays until the next one
+    const cluster = (c = await oneWorker({ nodeMonitorPeriodMs: 1500, nodeMonitorGraceMs: 300 }));
+    const unreachable = (effect: string) => taintKeys(cluster, 'worker-1').includes(`node.kubernetes.io/unreachable:${effect}`);
+    let cut = false;
+    cluster.kube.beforeWrite({ method: 'POST', path: /\/pods\/[^/]+\/eviction$/ }, () => {
+      if (!cut) {
+        cut = true;
+        cluster.kube.kubeletDisconnect('worker-1'); // the evicted pods stay Terminating until it is back
+      }
+    });
+    const t = setInterval(() => {
+      if (
+        unreachable('NoExecute') &&
+        node(cluster, 'worker-1').status.conditions.some((x: any) => x.type === 'Ready' && x.status === 'Unknown')
+      )
+        cluster.kube.kubeletReconnect('worker-1');
+    }, 20);
+    const run = await act(cluster, { nodes: 'worker-1' }).finally(() => clearInterval(t));
+    expect(run.exitCode, run.stdout).toBe(0);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome, d.reason).toBe('rebooted');
+    // the guard after the drain saw the node unreachable and asked Talos, which answered
+    const names = d.steps.map((s) => s.name);
+    const asked = names.indexOf('ask the Talos API (Kubernetes cannot reach the node)');
+    expect(asked, names.join(' | ')).toBeGreaterThan(names.indexOf('guard (after drain)'));
+    expect(d.steps[asked]).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/answers; going on \(Kubernetes marks it node\.kubernetes\.io\/unreachable/),
+    });
+    expect(node(cluster, 'worker-1').metadata.annotations?.[A.verified]).toBeDefined();
+    expect(leaseHolder(cluster)).toBe('');
   });
 });

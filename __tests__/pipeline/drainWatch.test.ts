@@ -1,6 +1,7 @@
 // The claim must hold for as long as the drain evicts: one watch of the node runs beside the drain,
 // and the moment the node stops being ours (owner, cordon, uid) the drain is ended and the node is
-// left as the other actor set it, reported as the guard reports it.
+// left as the other actor set it, reported as the guard reports it. Kubernetes' own controllers
+// (the condition taints) are no other actor, beside the drain or in the guards around it.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { keys, makeCluster, roll } from './harness.js';
@@ -119,6 +120,10 @@ describe('the node lifecycle controller is no other actor', () => {
     ['disk pressure', [taint('node.kubernetes.io/disk-pressure', 'NoSchedule')]],
     ['pid pressure', [taint('node.kubernetes.io/pid-pressure', 'NoSchedule')]],
     ['the network plugin reports NetworkUnavailable', [taint('node.kubernetes.io/network-unavailable', 'NoSchedule')]],
+    [
+      'the Cilium agent restarts (agent-not-ready, the Ready wait tolerates it too)',
+      [taint('node.cilium.io/agent-not-ready', 'NoSchedule')],
+    ],
   ];
   for (const [what, taints] of conditionTaints) {
     it(`${what}, added and removed again during the drain: the drain goes on and the node is rolled`, async () => {
@@ -139,16 +144,124 @@ describe('the node lifecycle controller is no other actor', () => {
     });
   }
 
-  it('a condition taint still on the node when the drain ends: the guard after the drain still judges it', async () => {
+  // Kubernetes' observation, not a foreign write: the guard after the drain goes on while Talos answers
+  const unreachable = [taint('node.kubernetes.io/unreachable', 'NoSchedule'), taint('node.kubernetes.io/unreachable', 'NoExecute')];
+  /** the kubelet reports again once the machine booted: the controller lifts what it added */
+  const liftOnReboot = (c: ReturnType<typeof makeCluster>) => {
+    const hook = c.talos.rebootHook!;
+    c.talos.rebootHook = (t) => {
+      hook(t);
+      c.kube.mutate(
+        t.name,
+        (o) => (o.spec.taints = (o.spec.taints ?? []).filter((x: { key: string }) => x.key !== 'node.kubernetes.io/unreachable')),
+      );
+    };
+  };
+
+  it('an unreachable blip still on when the drain ends: Talos answers, so the node is rebooted, proven and released', async () => {
+    const renewals = (c: ReturnType<typeof makeCluster>) => c.kube.calls.filter((x) => x.method === 'patchLease').length;
+    const plain = makeCluster([{ name: 'w1' }]);
+    slowDrain(plain, () => undefined);
+    await roll(plain);
     const c = makeCluster([{ name: 'w1' }]);
+    liftOnReboot(c);
+    const evicted = slowDrain(c, () => c.kube.mutate('w1', (o) => (o.spec.taints = [...(o.spec.taints ?? []), ...unreachable])));
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first', 'rest']);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    const asked = r.steps.find((s) => s.name === 'ask the Talos API (Kubernetes cannot reach the node)');
+    expect(asked).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^Talos v1\.13\.8 answers; going on \(Kubernetes marks it node\.kubernetes\.io\/unreachable/),
+    });
+    expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toHaveLength(1);
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    // the guard read is no Lease proof for the reboot once Talos was asked after it: one renewal more
+    expect(renewals(c)).toBe(renewals(plain) + 1);
+  });
+
+  it('unreachable and the Talos API does not answer either: failed as a failed drain fails, released, never "left as they set it"', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const evicted = slowDrain(c, () => c.kube.mutate('w1', (o) => (o.spec.taints = [...(o.spec.taints ?? []), ...unreachable])));
+    const version = c.talos.version.bind(c.talos);
+    let down = false;
+    c.talos.version = async (addresses) =>
+      down
+        ? new Map(addresses.map((a) => [a, { ok: false as const, error: `${a}: rpc error: code = Unavailable desc = connection refused` }]))
+        : version(addresses);
+    c.kube.drainBody = ((body) => async (name, signal) => {
+      await body!(name, signal);
+      down = true; // the machine went away with the drain
+    })(c.kube.drainBody);
+    const res = await roll(c);
+    expect([...evicted]).toEqual(['first', 'rest']);
+    const r = res.records[0];
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toMatch(
+      /^w1 cannot be reached after drain: Kubernetes marks it node\.kubernetes\.io\/unreachable .*, and the Talos API does not answer either: .*connection refused/,
+    );
+    expect(r.nextStep).toMatch(
+      /^The node was released .* and was not rebooted\. Neither Kubernetes nor the Talos API at 10\.0\.0\.10 reaches it/,
+    );
+    expect(r.nextStep).not.toMatch(/left exactly as they set it/);
+    expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toEqual([]);
+    const s = c.kube.state('w1');
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.unschedulable).toBe(false);
+    // released, so the run keeps no Lease for it
+    expect(c.kube.leases.get('kube-system/registry-auth-rollout')?.spec?.holderIdentity ?? '').toBe('');
+  });
+
+  it('a worker claimed under memory pressure, relieved by its own drain (the taint lifted): rebooted, proven, released', async () => {
+    const c = makeCluster([{ name: 'w1', taints: [taint('node.kubernetes.io/memory-pressure', 'NoSchedule')] }]);
     const evicted = slowDrain(c, () =>
-      c.kube.mutate('w1', (o) => (o.spec.taints = [taint('node.kubernetes.io/unreachable', 'NoSchedule')])),
+      c.kube.mutate(
+        'w1',
+        (o) => (o.spec.taints = (o.spec.taints ?? []).filter((t: { key: string }) => t.key !== 'node.kubernetes.io/memory-pressure')),
+      ),
     );
     const res = await roll(c);
     expect([...evicted]).toEqual(['first', 'rest']);
-    expect(res.records[0].outcome).toBe('failed');
-    expect(res.records[0].reason).toMatch(/^guard failed after drain: .*node\.kubernetes\.io\/unreachable:NoSchedule appeared/);
-    expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toEqual([]);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
+  });
+
+  it('memory pressure reported between the read and the claim: the claim retries (a benign move), the node is rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    let once = false;
+    c.kube.beforePatch = (name) => {
+      if (once) return;
+      once = true; // the claim's exact `test` of spec.taints fails on it
+      c.kube.mutate(name, (o) => (o.spec.taints = [...(o.spec.taints ?? []), taint('node.kubernetes.io/memory-pressure', 'NoSchedule')]));
+    };
+    const res = await roll(c);
+    const r = res.records[0];
+    expect(r.outcome, r.reason).toBe('rebooted');
+    expect(r.claim).toEqual({ attempts: 2, conflicts: ['condition taint node.kubernetes.io/memory-pressure:NoSchedule appeared'] });
+  });
+
+  it('memory pressure lifted between the claim and the guard before the drain (the settle wait): no other actor', async () => {
+    const c = makeCluster([{ name: 'w1', taints: [taint('node.kubernetes.io/memory-pressure', 'NoSchedule')] }]);
+    const patch = c.kube.patchNode.bind(c.kube);
+    let lifted = false;
+    c.kube.patchNode = async (name, ops) => {
+      const out = await patch(name, ops);
+      if (!lifted) {
+        lifted = true; // right after the claim landed
+        c.kube.mutate(
+          'w1',
+          (o) => (o.spec.taints = (o.spec.taints ?? []).filter((t: { key: string }) => t.key !== 'node.kubernetes.io/memory-pressure')),
+        );
+      }
+      return out;
+    };
+    const res = await roll(c);
+    expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
   });
 
   it('any other taint added during the drain still ends it at once', async () => {

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { NodeState, Taint } from '../../src/core/model/node.js';
 import {
   CONDITION_TAINT_KEYS,
+  CONTROLLER_TAINTS,
   ADVISORY_TAINT,
+  isControllerTaint,
+  LIFECYCLE_TAINT_KEYS,
   MIRROR_TAINT,
   buildClaimPatch,
   buildPhasePatch,
@@ -71,6 +74,16 @@ describe('constants and helpers', () => {
       name: 'same key with another effect is kept',
       taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoExecute' }],
       want: ['node.kubernetes.io/unschedulable:NoExecute'],
+    },
+    {
+      name: 'the condition taints are excluded, any effect and value (the node lifecycle controller writes them)',
+      taints: [
+        { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' },
+        { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: '2026-08-20T10:00:00Z' },
+        { key: 'node.kubernetes.io/not-ready', value: 'x', effect: 'NoSchedule' },
+        gpu,
+      ],
+      want: ['nvidia.com/gpu=present:NoSchedule'],
     },
     {
       name: 'advisory key with a hard effect is kept',
@@ -220,6 +233,31 @@ describe('judgeClaimRejection', () => {
       reread: (n) => ({ ...n, taints: [{ ...advisory, value: '1755699999' }, gpu] }),
       kind: 'retry',
       want: [`autoscaler advisory taint ${ADVISORY_TAINT} re-written`],
+    },
+    // the node lifecycle controller's condition taints move with the kubelet's reports: no other actor
+    {
+      name: 'a memory-pressure taint lifted between the read and the claim',
+      from: node({ name: 'w9', taints: [gpu, { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' }] }),
+      reread: (n) => ({ ...n, taints: [gpu] }),
+      kind: 'retry',
+      want: ['condition taint node.kubernetes.io/memory-pressure:NoSchedule disappeared'],
+    },
+    {
+      name: 'an unreachable blip tainted between the read and the claim',
+      from: base,
+      reread: (n) => ({
+        ...n,
+        taints: [
+          ...n.taints,
+          { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' },
+          { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
+        ],
+      }),
+      kind: 'retry',
+      want: [
+        'condition taint node.kubernetes.io/unreachable:NoExecute appeared',
+        'condition taint node.kubernetes.io/unreachable:NoSchedule appeared',
+      ],
     },
     {
       name: 'taint list re-ordered and re-stamped',
@@ -389,7 +427,7 @@ describe('checkGuard', () => {
     { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
     { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
   ];
-  const rows: Array<{ name: string; n: NodeState; allow?: boolean; want: string[] }> = [
+  const rows: Array<{ name: string; n: NodeState; want: string[] }> = [
     {
       name: 'held as claimed (mirror taint and status changes are fine)',
       n: { ...claimed, ready: 'False', resourceVersion: '9' },
@@ -415,13 +453,9 @@ describe('checkGuard', () => {
       want: ['deletion started at 2026-08-20T10:00:00Z'],
     },
     {
-      name: 'lifecycle taints count without allowLifecycleTaints',
+      name: 'the boot-time lifecycle taints (the Cilium one too) never count, in any guard',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
-      want: [
-        'taint node.cilium.io/agent-not-ready:NoSchedule appeared',
-        'taint node.kubernetes.io/not-ready:NoSchedule appeared',
-        'taint node.kubernetes.io/unreachable:NoExecute appeared',
-      ],
+      want: [],
     },
     {
       name: 'a taint value changed',
@@ -429,37 +463,33 @@ describe('checkGuard', () => {
       want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
     },
     {
-      name: 'a taint value changed still counts with allowLifecycleTaints',
+      name: 'a taint value changed still counts beside the lifecycle taints',
       n: { ...claimed, taints: [{ ...gpu, value: 'shared' }, mirror, ...notReady] },
-      allow: true,
       want: ['taint nvidia.com/gpu=shared:NoSchedule appeared', 'taint nvidia.com/gpu=present:NoSchedule disappeared'],
     },
     {
-      name: 'lifecycle taints with a value are ignored with allowLifecycleTaints too',
+      name: 'lifecycle taints with a value are ignored too',
       n: { ...claimed, taints: [...claimed.taints, { key: 'node.kubernetes.io/not-ready', value: 'x', effect: 'NoExecute' }] },
-      allow: true,
       want: [],
     },
     {
-      name: 'lifecycle taints ignored with allowLifecycleTaints',
+      name: 'lifecycle taints ignored',
       n: { ...claimed, taints: [...claimed.taints, ...notReady] },
-      allow: true,
       want: [],
     },
     {
-      name: 'other taints still count with allowLifecycleTaints',
+      name: 'other taints still count beside the lifecycle taints',
       n: { ...claimed, taints: [...notReady, dedicated, gpu] },
-      allow: true,
       want: ['taint dedicated=db:NoExecute appeared'],
     },
   ];
-  it.each(rows)('$name', ({ n, allow, want }) => {
-    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: allow })).toEqual(want);
+  it.each(rows)('$name', ({ n, want }) => {
+    expect(checkGuard(capture, n, keys)).toEqual(want);
   });
 
-  // the drain's watch: the node lifecycle controller's condition taints, and nothing else
+  // every guard: Kubernetes' own controllers are never another actor, appearing or disappearing
   const conditionTaints = CONDITION_TAINT_KEYS.map((key) => ({ key, effect: 'NoSchedule' as const }));
-  it('allowConditionTaints ignores every taint the node lifecycle controller writes from the conditions, with any effect', () => {
+  it('the condition taints are never another actor: appearing, any effect and value', () => {
     expect(CONDITION_TAINT_KEYS).toEqual([
       'node.kubernetes.io/not-ready',
       'node.kubernetes.io/unreachable',
@@ -470,23 +500,43 @@ describe('checkGuard', () => {
     ]);
     const n = {
       ...claimed,
-      taints: [...claimed.taints, ...conditionTaints, { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' as const }],
+      taints: [
+        ...claimed.taints,
+        ...conditionTaints,
+        { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' },
+        { key: 'node.kubernetes.io/not-ready', value: 'x', effect: 'NoExecute' },
+      ],
     };
-    expect(checkGuard(capture, n, keys, { allowConditionTaints: true })).toEqual([]);
-    // ... and a condition taint the claim saw that goes away
-    const pressured = captureClaim({ ...claimed, taints: [...claimed.taints, conditionTaints[2]] }, OWNER);
-    expect(checkGuard(pressured, claimed, keys, { allowConditionTaints: true })).toEqual([]);
-    expect(checkGuard(pressured, claimed, keys)).toEqual(['taint node.kubernetes.io/memory-pressure:NoSchedule disappeared']);
+    expect(checkGuard(capture, n, keys)).toEqual([]);
   });
-  it('allowConditionTaints still counts the Cilium boot taint and any other taint', () => {
-    const n = { ...claimed, taints: [...claimed.taints, ...notReady, dedicated] };
-    expect(checkGuard(capture, n, keys, { allowConditionTaints: true })).toEqual([
-      'taint dedicated=db:NoExecute appeared',
-      'taint node.cilium.io/agent-not-ready:NoSchedule appeared',
+  it.each(CONDITION_TAINT_KEYS)('a %s taint the claim saw that is lifted is no other actor', (key) => {
+    const pressured = captureClaim({ ...before, taints: [...before.taints, { key, effect: 'NoSchedule' }] }, OWNER);
+    expect(checkGuard(pressured, claimed, keys)).toEqual([]);
+  });
+  it('a worker claimed under memory pressure, relieved by its own drain: the guard after the drain passes', () => {
+    const pressure: Taint = { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule', timeAdded: '2026-08-20T09:59:00Z' };
+    const atClaim = captureClaim({ ...before, taints: [gpu, pressure] }, OWNER);
+    expect(checkGuard(atClaim, { ...claimed, taints: [gpu, mirror] }, keys)).toEqual([]);
+    // ... and one that comes back during the settle wait, with the unreachable blip beside it
+    const unreachable: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' };
+    expect(checkGuard(atClaim, { ...claimed, taints: [gpu, mirror, pressure, unreachable] }, keys)).toEqual([]);
+  });
+  it('the controller taints are one list: the condition taints, the CNI agent, the cordon mirror and the autoscaler hint', () => {
+    expect(CONTROLLER_TAINTS.map((t) => `${t.key}:${t.effect ?? '*'}`)).toEqual([
+      ...CONDITION_TAINT_KEYS.map((k) => `${k}:*`),
+      'node.cilium.io/agent-not-ready:*',
+      MIRROR_TAINT,
+      ADVISORY_TAINT,
     ]);
+    // every key the wait for a rebooted node tolerates is one of them
+    for (const key of LIFECYCLE_TAINT_KEYS) expect(isControllerTaint({ key, effect: 'NoSchedule' })).toBe(true);
+    for (const t of [...conditionTaints, mirror, advisory]) expect(isControllerTaint(t)).toBe(true);
+    for (const t of [gpu, dedicated, { key: 'node.cilium.io/not-a-known-key', effect: 'NoSchedule' as const }]) {
+      expect(isControllerTaint(t)).toBe(false);
+    }
   });
-  it('allowLifecycleTaints (the Ready wait) ignores the condition taints too', () => {
-    const n = { ...claimed, taints: [...claimed.taints, ...conditionTaints] };
-    expect(checkGuard(capture, n, keys, { allowLifecycleTaints: true })).toEqual([]);
+  it('any other taint still counts beside them', () => {
+    const n = { ...claimed, taints: [...claimed.taints, ...notReady, ...conditionTaints, dedicated] };
+    expect(checkGuard(capture, n, keys)).toEqual(['taint dedicated=db:NoExecute appeared']);
   });
 });

@@ -34,6 +34,14 @@ describe('choosePostAction: by the saved phase', () => {
     expect(choosePostAction(held('left-fenced'), ours, keys)).toEqual({ action: 'leave-fenced', stoppedWhile: 'changing-config' });
   });
 
+  it('left fenced before any reboot was sent: said from the phase and whether the drain had finished, never "rebooting"', () => {
+    const leftIn = (stoppedIn: NodePhase, drained?: true) => choosePostAction({ ...held('left-fenced', stoppedIn), drained }, ours, keys);
+    expect(leftIn('draining', true)).toEqual({ action: 'leave-fenced', stoppedWhile: 'drained' });
+    expect(leftIn('draining')).toEqual({ action: 'leave-fenced', stoppedWhile: 'draining' });
+    expect(leftIn('settling')).toEqual({ action: 'leave-fenced', stoppedWhile: 'settling' });
+    expect(leftIn('proving', true)).toEqual({ action: 'leave-fenced', stoppedWhile: 'rebooting' });
+  });
+
   it('left as set: never written, read or not; the Lease stays only once the run had reached phase=mutating', () => {
     expect(choosePostAction(held('left-as-set', 'claimed'), undefined, keys)).toEqual({ action: 'report-as-set', keepsLease: false });
     expect(choosePostAction(held('left-as-set', 'draining'), ours, keys)).toEqual({ action: 'report-as-set', keepsLease: true });
@@ -82,7 +90,7 @@ describe('the one guarded release and the one left-fenced next step', () => {
   });
 
   it('fencedNextStep: what to check, the release command, and why the run stopped when known', () => {
-    const text = fencedNextStep({ node: 'w1', address: '10.0.0.1', release: '`kubectl patch …`', stoppedWhile: 'it was being rebooted' });
+    const text = fencedNextStep({ node: 'w1', address: '10.0.0.1', release: '`kubectl patch …`', stopped: 'while it was being rebooted' });
     expect(text).toContain('phase=mutating) because the run stopped while it was being rebooted');
     for (const s of ['`kubectl get node w1`', '`talosctl -n 10.0.0.1 service cri`', '`talosctl -n 10.0.0.1 version`', '`kubectl patch …`'])
       expect(text).toContain(s);

@@ -6,8 +6,28 @@ import type { Timers } from './timers.js';
 export interface SimTiming {
   /** kubelet node-status heartbeat (and node Lease renewal) interval per node */
   heartbeatMs: number;
-  /** node lifecycle controller delay before it reconciles taints (and marks a silent node Unknown) */
+  /**
+   * node lifecycle controller: from a node update to its NoSchedule tainting pass's write (the
+   * nodeUpdateQueue worker, doNoScheduleTaintingPass: the condition taints and the cordon mirror)
+   */
   taintDelayMs: number;
+  /**
+   * node lifecycle controller: its health pass (`--node-monitor-period`, 5 s), monitorNodeHealth: marks a
+   * silent node Unknown, and the NoExecute not-ready/unreachable taints are written (doNoExecuteTaintingPass)
+   * and lifted (markNodeAsReachable) from the Ready it observed at a pass. Default: taintDelayMs.
+   */
+  nodeMonitorPeriodMs: number;
+  /**
+   * node lifecycle controller: how long it hears nothing from a kubelet (status or node Lease) before the
+   * health pass marks the node Unknown (`--node-monitor-grace-period`: 40 s, 50 s since Kubernetes 1.32).
+   * Default: taintDelayMs.
+   */
+  nodeMonitorGraceMs: number;
+  /**
+   * the kubelet's `--eviction-pressure-transition-period` (5 min): how long a pressure condition stays
+   * True once the pressure is gone. Default: taintDelayMs.
+   */
+  pressureTransitionMs: number;
   /** from nodeUp() to the kubelet's first status with the new bootID */
   bootDelayMs: number;
   /** how long Cilium's agent-not-ready taint stays after boot */

@@ -113,7 +113,10 @@ export class KubeSim implements KubeNodeHooks {
         ...(c ? { owner: `${c.kind}/${c.name}` } : {}),
       });
     };
-    ctx.api.hooks.podEvicted = (p) => podEvent('evicted', p);
+    ctx.api.hooks.podEvicted = (p) => {
+      podEvent('evicted', p);
+      if (p.spec?.nodeName) nodesCtl.podEvicted(p.spec.nodeName);
+    };
     workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.seeder.workloadOf(p)}`) ?? 0;
     ctx.store.onChange((e) => {
       if (e.def === R.pods && e.type !== 'DELETED' && isPodReady(e.obj) && !isPodReady(e.prev)) podEvent('ready', e.obj);
@@ -126,6 +129,7 @@ export class KubeSim implements KubeNodeHooks {
         unschedulable: !!o.spec?.unschedulable,
         annotations: { ...(o.metadata.annotations ?? {}) },
         labels: { ...(o.metadata.labels ?? {}) },
+        taints: ((o.spec?.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`),
         deleted: e.type === 'DELETED',
       });
     });
@@ -135,6 +139,9 @@ export class KubeSim implements KubeNodeHooks {
     const timing: SimTiming = {
       heartbeatMs: opts.heartbeatMs ?? 1000,
       taintDelayMs: opts.taintDelayMs ?? 100,
+      nodeMonitorPeriodMs: opts.nodeMonitorPeriodMs ?? opts.taintDelayMs ?? 100,
+      nodeMonitorGraceMs: opts.nodeMonitorGraceMs ?? opts.taintDelayMs ?? 100,
+      pressureTransitionMs: opts.pressureTransitionMs ?? opts.taintDelayMs ?? 100,
       bootDelayMs: opts.bootDelayMs ?? 100,
       ciliumDelayMs: opts.ciliumDelayMs ?? 300,
       pullDelayMs: opts.pullDelayMs ?? 200,
@@ -289,10 +296,11 @@ export class KubeSim implements KubeNodeHooks {
   }
 
   /**
-   * A network blip between the node's kubelet and the apiserver, the machine running on: after
-   * `taintDelayMs` (the controller's grace period, 40-50 s in a real cluster) the node is Unknown and
-   * the lifecycle controller adds `node.kubernetes.io/unreachable` NoSchedule and NoExecute;
-   * kubeletReconnect ends it (Ready again, the taints removed one reconcile later).
+   * A network blip between the node's kubelet and the apiserver, the machine running on: at the first
+   * health pass `nodeMonitorGraceMs` after the kubelet was last heard (40-50 s in a real cluster) the node
+   * is Unknown; the lifecycle controller adds `node.kubernetes.io/unreachable` NoSchedule a moment later
+   * and NoExecute at the next health pass. kubeletReconnect ends it: Ready again, the NoSchedule taint
+   * lifted a moment later, the NoExecute one at the next health pass (up to `nodeMonitorPeriodMs`).
    */
   kubeletDisconnect(name: string): void {
     if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
@@ -301,6 +309,16 @@ export class KubeSim implements KubeNodeHooks {
 
   kubeletReconnect(name: string): void {
     this.nodesCtl.reconnect(name);
+  }
+
+  /**
+   * The node's kubelet reports MemoryPressure=True (the controller adds `memory-pressure:NoSchedule`);
+   * relieved by the first pod evicted from the node (a drain) or after `reliefMs`, it reports False
+   * `pressureTransitionMs` later and the controller lifts the taint (NodeControllers.memoryPressure).
+   */
+  kubeletMemoryPressure(name: string, opts: { reliefMs?: number } = {}): void {
+    if (!this.ctx.store.peek(R.nodes, '', name)) throw new Error(`node ${name} not found`);
+    this.nodesCtl.memoryPressure(name, opts);
   }
 
   /**

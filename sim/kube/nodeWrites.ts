@@ -13,6 +13,8 @@ export interface NodeWrite {
   unschedulable: boolean;
   annotations: Record<string, string>;
   labels: Record<string, string>;
+  /** spec.taints as `key:effect`, in stored order */
+  taints: string[];
   deleted: boolean;
 }
 

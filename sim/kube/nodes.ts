@@ -1,7 +1,16 @@
-// Node-side actors: each node's kubelet (status heartbeats, node Lease renewals, reboot behaviour) and the
-// node lifecycle controller that derives the NoSchedule/NoExecute taints from spec.unschedulable and the
-// conditions, always as a separate, later, RV-locked write (docs/kubernetes-facts.md#k9-unschedulable-taint,
-// docs/kubernetes-facts.md#k10-kubelet-heartbeats).
+// Node-side actors: each node's kubelet (status heartbeats, node Lease renewals, reboot behaviour, memory
+// pressure) and the node lifecycle controller that derives the NoSchedule/NoExecute taints from
+// spec.unschedulable and the conditions, always as a separate, later, RV-locked write
+// (docs/kubernetes-facts.md#k9-unschedulable-taint, docs/kubernetes-facts.md#k10-kubelet-heartbeats,
+// docs/kubernetes-facts.md#k15-condition-taints). Its two loops, as in
+// kubernetes:pkg/controller/nodelifecycle/node_lifecycle_controller.go (Run):
+// - the NoSchedule tainting pass (doNoScheduleTaintingPass, a nodeUpdateQueue worker) runs on every node
+//   update: the condition taints and the cordon mirror follow the node a moment later (taintDelayMs);
+// - the health pass (monitorNodeHealth, every `--node-monitor-period`, 5 s) marks a node Unknown once it
+//   has heard nothing for `--node-monitor-grace-period` (40 s; 50 s since 1.32, kubernetes#126287), and
+//   from the Ready it observed queues the NoExecute not-ready/unreachable taint (doNoExecuteTaintingPass,
+//   every 100 ms) or lifts it (markNodeAsReachable). So the NoExecute taint comes and goes up to a period
+//   after its NoSchedule twin: an unreachable blip can still be on the node after the kubelet is back.
 import { ApiError } from './status.js';
 import type { SimContext } from './context.js';
 import { buildNodeLease, conditionTypes, taintKeys, type Taint } from './objects.js';
@@ -37,9 +46,11 @@ export function desiredLifecycleTaints(node: any): Taint[] {
   return out;
 }
 
-export function lifecycleDiff(node: any): { add: Taint[]; del: Taint[] } {
-  const want = desiredLifecycleTaints(node);
-  const have = ((node.spec?.taints ?? []) as Taint[]).filter(isControlled);
+/** Every controller taint the node lacks or carries in excess (a settled cluster: addNode); `effect` narrows it to one pass. */
+export function lifecycleDiff(node: any, effect?: 'NoSchedule' | 'NoExecute'): { add: Taint[]; del: Taint[] } {
+  const mine = (t: Taint) => effect === undefined || t.effect === effect;
+  const want = desiredLifecycleTaints(node).filter(mine);
+  const have = ((node.spec?.taints ?? []) as Taint[]).filter((t) => isControlled(t) && mine(t));
   return {
     add: want.filter((w) => !have.some((h) => id(h) === id(w))),
     del: have.filter((h) => !want.some((w) => id(w) === id(h))),
@@ -59,6 +70,10 @@ interface Kubelet {
   /** bumps on every boot; pods started under an older generation are restarted */
   boot: number;
   lastBeatSec: number;
+  /** when the controller last heard from it (a status or a node Lease renewal), ms: what its grace period counts from */
+  heardAtMs: number;
+  /** under memory pressure (kubeletMemoryPressure): relieved by an eviction from the node, or after reliefMs */
+  pressure?: { relievedOnEviction: boolean; cancel: () => void };
   stopBeat: () => void;
   cancel: Array<() => void>;
 }
@@ -66,6 +81,7 @@ interface Kubelet {
 export class NodeControllers {
   private readonly kubelets = new Map<string, Kubelet>();
   private readonly pending = new Map<string, () => void>();
+  private readonly pendingHealth = new Map<string, () => void>();
   /** called when a node's kubelet is up and the node is Ready again (pods may start) */
   onNodeRunning: (name: string) => void = () => {};
   /** called when a disconnected kubelet reaches the apiserver again (it re-posts its pods' statuses) */
@@ -95,7 +111,14 @@ export class NodeControllers {
   /** A registered node: its kubelet starts heartbeating and owns a Lease in kube-node-lease. */
   register(name: string): void {
     this.unregister(name, false);
-    const k: Kubelet = { up: true, boot: 1, lastBeatSec: Math.floor(Date.now() / 1000), stopBeat: () => {}, cancel: [] };
+    const k: Kubelet = {
+      up: true,
+      boot: 1,
+      lastBeatSec: Math.floor(Date.now() / 1000),
+      heardAtMs: Date.now(),
+      stopBeat: () => {},
+      cancel: [],
+    };
     this.kubelets.set(name, k);
     this.ensureLease(name);
     this.startHeartbeat(name, k);
@@ -105,11 +128,14 @@ export class NodeControllers {
     const k = this.kubelets.get(name);
     if (k) {
       k.stopBeat();
+      k.pressure?.cancel();
       for (const c of k.cancel) c();
       this.kubelets.delete(name);
     }
     this.pending.get(name)?.();
     this.pending.delete(name);
+    this.pendingHealth.get(name)?.();
+    this.pendingHealth.delete(name);
     if (deleteLease && this.ctx.store.peek(R.leases, 'kube-node-lease', name)) this.ctx.store.delete(R.leases, 'kube-node-lease', name);
   }
 
@@ -146,7 +172,44 @@ export class NodeControllers {
     this.renewLease(name);
   }
 
+  /**
+   * The kubelet's eviction manager finds memory short (kubelet:pkg/kubelet/eviction/eviction_manager.go):
+   * its next status reports MemoryPressure=True (nodestatus MemoryPressureCondition), and the controller
+   * taints the node `memory-pressure:NoSchedule` a moment later. The pressure is relieved by the first
+   * pod evicted from the node (a drain frees the memory; the twin's kubelet evicts nothing itself) or,
+   * with `reliefMs`, after that long; the condition turns False `pressureTransitionMs` after the relief
+   * (`--eviction-pressure-transition-period`), and the controller lifts the taint.
+   */
+  memoryPressure(name: string, opts: { reliefMs?: number } = {}): void {
+    const k = this.kubelets.get(name);
+    if (!k) throw new Error(`node ${name} has no kubelet`);
+    k.pressure?.cancel();
+    this.setCondition(name, 'MemoryPressure', 'True', 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available');
+    const pressure = { relievedOnEviction: true, cancel: () => {} };
+    k.pressure = pressure;
+    if (opts.reliefMs !== undefined) pressure.cancel = this.ctx.timers.after(opts.reliefMs, () => this.relieve(name));
+  }
+
+  /** A pod was evicted from the node: memory under pressure is relieved. */
+  podEvicted(name: string): void {
+    if (this.kubelets.get(name)?.pressure?.relievedOnEviction) this.relieve(name);
+  }
+
+  private relieve(name: string): void {
+    const k = this.kubelets.get(name);
+    if (!k?.pressure) return;
+    k.pressure.cancel();
+    k.pressure.relievedOnEviction = false;
+    k.pressure.cancel = this.ctx.timers.after(this.ctx.timing.pressureTransitionMs, () => {
+      k.pressure = undefined;
+      if (!this.ctx.store.peek(R.nodes, '', name)) return;
+      this.setCondition(name, 'MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available');
+    });
+  }
+
   private renewLease(name: string): void {
+    const k = this.kubelets.get(name);
+    if (k) k.heardAtMs = Date.now();
     const lease = this.ctx.store.get(R.leases, 'kube-node-lease', name);
     if (!lease) return;
     lease.spec.renewTime = nowMicro();
@@ -162,16 +225,46 @@ export class NodeControllers {
     this.pending.set(name, cancel);
   }
 
-  /** SwapNodeControllerTaint: add the missing taints, then remove the stale ones, each an RV-locked SMP. */
+  /**
+   * The NoSchedule tainting pass (doNoScheduleTaintingPass): SwapNodeControllerTaint, add the missing
+   * taints, then remove the stale ones, each an RV-locked SMP. A NoExecute taint to write or lift waits
+   * for the next health pass.
+   */
   reconcile(name: string): void {
-    const { add, del } = lifecycleDiff(this.ctx.store.peek(R.nodes, '', name) ?? {});
+    if (this.swap(name, 'NoSchedule')) this.scheduleReconcile(name);
+    const node = this.ctx.store.peek(R.nodes, '', name);
+    const { add, del } = lifecycleDiff(node ?? {}, 'NoExecute');
+    if (node && (add.length || del.length)) this.scheduleHealthPass(name);
+  }
+
+  /** The controller's taints of one effect swapped to what the node's conditions want; true: a conflict, try again. */
+  private swap(name: string, effect: 'NoSchedule' | 'NoExecute'): boolean {
+    const { add, del } = lifecycleDiff(this.ctx.store.peek(R.nodes, '', name) ?? {}, effect);
     try {
       if (add.length) this.writeTaints(name, (ts) => [...ts, ...add.map((t) => ({ ...t, timeAdded: nowTime() }))]);
       if (del.length) this.writeTaints(name, (ts) => ts.filter((t) => !del.some((d) => id(d) === id(t))));
     } catch (e) {
-      if (e instanceof ApiError && e.code === 409) this.scheduleReconcile(name);
-      else if (!(e instanceof ApiError && e.code === 404)) throw e;
+      if (e instanceof ApiError && e.code === 409) return true;
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
     }
+    return false;
+  }
+
+  /** ms until the controller's next health pass strictly after now (the passes run every nodeMonitorPeriodMs). */
+  private untilNextPass(atLeastMs = 0): number {
+    const period = Math.max(1, this.ctx.timing.nodeMonitorPeriodMs);
+    const from = Date.now() + atLeastMs;
+    return Math.floor(from / period) * period + period - Date.now();
+  }
+
+  /** The next health pass writes or lifts the node's NoExecute taint from the Ready it then observes. */
+  private scheduleHealthPass(name: string): void {
+    if (this.pendingHealth.has(name)) return;
+    const cancel = this.ctx.timers.after(this.untilNextPass(), () => {
+      this.pendingHealth.delete(name);
+      if (this.swap(name, 'NoExecute')) this.scheduleHealthPass(name);
+    });
+    this.pendingHealth.set(name, cancel);
   }
 
   /** PatchNodeTaints: the complete new list plus metadata.resourceVersion, so a concurrent write makes it retry. */
@@ -183,7 +276,11 @@ export class NodeControllers {
     this.ctx.api.patch(R.nodes, '', name, undefined, 'strategic', JSON.stringify(patch));
   }
 
-  /** The machine went down: heartbeats stop; after the controller's delay the node turns Unknown. */
+  /**
+   * The machine went down: heartbeats stop; the first health pass once the controller has heard nothing
+   * for nodeMonitorGraceMs (counted from the last status or Lease renewal, tryUpdateNodeHealth) marks the
+   * node Unknown and its pods not Ready (MarkPodsNotReady); its taints follow (reconcile).
+   */
   down(name: string): void {
     const k = this.kubelets.get(name);
     if (!k) return;
@@ -191,8 +288,9 @@ export class NodeControllers {
     k.stopBeat();
     for (const c of k.cancel.splice(0)) c();
     const boot = k.boot;
+    const silentFor = Date.now() - k.heardAtMs;
     k.cancel.push(
-      this.ctx.timers.after(this.ctx.timing.taintDelayMs, () => {
+      this.ctx.timers.after(this.untilNextPass(Math.max(0, this.ctx.timing.nodeMonitorGraceMs - silentFor)), () => {
         if (k.up || k.boot !== boot) return;
         const node = this.ctx.store.get(R.nodes, '', name);
         if (!node) return;
@@ -292,6 +390,8 @@ export class NodeControllers {
     k.up = false;
     k.disconnected = false;
     k.reported = undefined;
+    k.pressure?.cancel(); // a fresh boot reports no pressure
+    k.pressure = undefined;
     k.stopBeat();
     for (const c of k.cancel.splice(0)) c();
     k.boot += 1;

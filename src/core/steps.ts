@@ -41,6 +41,8 @@ export const STEP = {
   settleBaseline: "read their controllers' counts before the drain (settle gate)",
   readBlockingPdbs: 'read the PodDisruptionBudgets that blocked the drain',
   quarantine: 'quarantine (keep the cordon, give up the claim)',
+  /** Kubernetes cannot reach the node's kubelet: does the Talos API still answer? */
+  talosAnswers: 'ask the Talos API (Kubernetes cannot reach the node)',
 } as const;
 
 /** Where in a node's roll a guard (the fence read before a mutation) and the quorum gate run. */

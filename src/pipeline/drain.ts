@@ -32,6 +32,7 @@ export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ draine
   const beforeDrain = await guard(ctx, run, CHECKPOINT.beforeDrain);
   const drainProof = await quorumOrRelease(ctx, run, beforeDrain, CHECKPOINT.beforeDrain, REFUSED_BEFORE_DRAIN);
   await drain(ctx, run, drainProof, beforeDrain.node);
+  run.drainDone();
   const drained = await guard(ctx, run, CHECKPOINT.afterDrain);
   const rebootProof = await quorumOrRelease(ctx, run, drained, CHECKPOINT.afterDrain, REFUSED_AFTER_DRAIN);
   return { drained, rebootProof };
@@ -114,8 +115,8 @@ async function watchedDrain(ctx: RunContext, run: NodeRun, since: NodeState): Pr
       (node) => {
         if (lost) return;
         lastSeen = node;
-        // the node lifecycle controller's condition taints come and go with the kubelet's reports: no other actor
-        const problems = node ? claimProblems(ctx, run, node, { allowConditionTaints: true }) : [`${name} was deleted`];
+        // the controller taints (the condition taints, the cordon mirror) are no other actor (checkGuard)
+        const problems = node ? claimProblems(ctx, run, node) : [`${name} was deleted`];
         if (problems.length === 0) return;
         lost = problems;
         endDrain.abort();

@@ -1,13 +1,15 @@
 // The fence before each mutation: the fence read (the node, and the run Lease beside it in the same
 // command), the proof that the run may mutate now (not cancelled, the Lease still ours), and the
-// guard (the node still shows this run's claim; another actor's change leaves it as they set it).
+// guard (the node still shows this run's claim; another actor's change leaves it as they set it; a node
+// Kubernetes cannot reach goes on while the Talos API answers).
 // docs/architecture.md#lease-proof says why a read beside the node proves the Lease.
 import type { LeaseReading } from '../adapters/types.js';
 import { unique } from '../core/async.js';
 import type { NodeState } from '../core/model/node.js';
-import { guardStep } from '../core/steps.js';
+import { guardStep, STEP } from '../core/steps.js';
 import { checkGuard } from '../rules/claim.js';
 import { identityChanges } from '../rules/inventory.js';
+import { kubeletUnreachable } from '../rules/reachability.js';
 import type { RolloutDeps, RunContext } from './context.js';
 import { CancelledError } from './errors.js';
 import type { NodeRun } from './nodeRun.js';
@@ -54,8 +56,8 @@ export async function beforeMutation(
 }
 
 /** What the node must still show while we hold it: the identity we read, and the fence we set. */
-export function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState, opts: { allowConditionTaints?: boolean } = {}): string[] {
-  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys, opts)]);
+export function claimProblems(ctx: RunContext, run: NodeRun, node: NodeState): string[] {
+  return unique([...identityChanges(run.node, node), ...checkGuard(run.capture!, node, ctx.keys)]);
 }
 
 export async function fenceProblems(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead & { problems: string[] }> {
@@ -76,9 +78,45 @@ export function claimLost(label: string, problems: string[], seen: NodeState | u
   });
 }
 
-/** The guard: a fresh read of the node must still show our claim (claimLost otherwise). */
+/**
+ * The guard: a fresh read of the node must still show our claim (claimLost otherwise), and a node
+ * Kubernetes cannot reach must still answer over the Talos API (reachable). Runs only before the
+ * reboot is sent (around the drain), which is why a node that cannot be reached at all is released.
+ */
 export async function guard(ctx: RunContext, run: NodeRun, label: string): Promise<FenceRead> {
   const { problems, ...read } = await fenceProblems(ctx, run, guardStep(label));
   if (problems.length > 0) throw claimLost(label, problems, read.node);
-  return read;
+  if (!(await reachable(ctx, run, read.node, label))) return read;
+  // Talos was asked after the fence read: it no longer immediately precedes the next mutation, so its
+  // Lease is no proof for it (beforeMutation); the mutation proves the Lease by a renewal instead
+  return { node: read.node };
+}
+
+/**
+ * An unreachable node (kubeletUnreachable) is Kubernetes' observation, not another actor's write: the
+ * roll goes on while the Talos API answers (the reboot, the wait for Ready and the proof then judge the
+ * node). When Talos does not answer either, the node cannot be reached at all: it is stopped as a
+ * failed drain stops it, released (nothing was rebooted, its containerd runs as before), with what to
+ * check; never left as another actor set it. One Talos read, only on a node marked unreachable.
+ * Returns whether Talos was asked.
+ */
+async function reachable(ctx: RunContext, run: NodeRun, node: NodeState, label: string): Promise<boolean> {
+  const silent = kubeletUnreachable(node);
+  if (!silent) return false;
+  const answer = await run.step(
+    STEP.talosAnswers,
+    async () => (await ctx.talos.version([run.address])).get(run.address) ?? { ok: false as const, error: 'no answer' },
+    (r) => (r.ok ? `Talos ${r.value} answers; going on (${silent})` : undefined),
+  );
+  if (answer.ok) return true;
+  throw new NodeStop(
+    'failed',
+    `${run.node.name} cannot be reached ${label}: ${silent}, and the Talos API does not answer either: ${answer.error}`,
+    {
+      disposition: 'release',
+      nextStep:
+        `The node was released (uncordoned unless it was cordoned before the run) and was not rebooted. Neither Kubernetes nor the Talos API at ${run.address} reaches it: ` +
+        `check the machine (power, network), \`talosctl -n ${run.address} version\` and \`kubectl get node ${run.node.name}\`, then rerun.`,
+    },
+  );
 }

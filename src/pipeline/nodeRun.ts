@@ -32,6 +32,7 @@ export class NodeRun {
   #capture?: ClaimCapture;
   #talosTouched = false;
   #desired: readonly DesiredCredential[];
+  #drained = false;
   readonly address: string;
 
   constructor(
@@ -102,6 +103,12 @@ export class NodeRun {
   /** 3.5 the credential patch is about to be sent to Talos */
   touchTalos(): void {
     this.#talosTouched = true;
+  }
+
+  /** 3.7 the drain finished: the node is drained, and stays in `draining` until the reboot is sent */
+  drainDone(): void {
+    this.#drained = true;
+    this.onPhase();
   }
 
   /** 3.3 the evidence read before the credential patch */
@@ -181,6 +188,7 @@ export class NodeRun {
     if (NOT_HELD.has(this.current) || !this.#capture) return undefined;
     const held: HeldNode = { node: this.node.name, phase: this.current, capture: this.#capture, owner: this.#capture.owner };
     if (this.stoppedIn) held.stoppedIn = this.stoppedIn;
+    if (this.#drained) held.drained = true;
     return held;
   }
 

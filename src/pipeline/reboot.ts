@@ -24,7 +24,6 @@ import { isTransport, waitForApiserver } from './transport.js';
 export async function rebootNode(ctx: RunContext, run: NodeRun): Promise<FenceRead> {
   const { drained, rebootProof } = await drainNode(ctx, run);
   const bootBefore = drained.node.bootID;
-  run.enter('rebooting');
   // /etc is rebuilt at boot: what the listings before the reboot showed absent is no fact about the next boot
   ctx.absentPaths.delete(run.address);
   await sendReboot(ctx, run, rebootProof);
@@ -52,6 +51,9 @@ async function sendReboot(ctx: RunContext, run: NodeRun, proof: FenceRead | unde
       const bootBefore = await readBootIdBefore(ctx, run.address, run.node.name);
       // (the fence read still proves the Lease after the reads only while its renewal has not expired: confirm() checks)
       await beforeMutation(ctx, { fresh: true, read: proof });
+      // `rebooting` from the moment the request may go out, not before the Lease proof: a run that
+      // stops on the proof (a lost Lease, a cancellation) sent no reboot and must not say it did
+      run.enter('rebooting');
       return ctx.talos.reboot(run.address, ctx.config.readyTimeoutMs, bootBefore);
     });
   } catch (e) {
@@ -95,7 +97,7 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
         continue;
       }
       const node = read.node;
-      const problems = [...identityChanges(run.node, node), ...checkGuard(run.capture!, node, keys, { allowLifecycleTaints: true })];
+      const problems = [...identityChanges(run.node, node), ...checkGuard(run.capture!, node, keys)];
       if (problems.length > 0) throw new NodeStop('failed', `while waiting for ${name} to come back: ${problems.join('; ')}`);
       if (node.ready === 'True' && lifecycleTaints(node).length === 0 && node.bootID !== bootBefore) return read;
       if (clock.now() + ctx.pollIntervalMs > deadline) {

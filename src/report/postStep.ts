@@ -6,7 +6,7 @@ import type { RolloutEvent } from '../core/events.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
-import type { PostChoice, ReleasedFrom } from '../rules/postStep.js';
+import type { PostChoice, ReleasedFrom, StoppedWhile } from '../rules/postStep.js';
 import type { Annotation } from './annotations.js';
 
 /** One held node: what the post step chose and what came of it. */
@@ -107,6 +107,17 @@ const RELEASED_WHILE: Record<ReleasedFrom, string> = {
   settling: 'the settle gate was waiting before its drain; nothing was drained and no reboot had started',
   draining: 'it was being drained; no reboot had started',
 };
+const DRAINED_NOT_REBOOTED = 'it had been drained; no reboot had been sent';
+
+/** When the run stopped on a node it left fenced (src/rules/postStep.ts StoppedWhile): only what happened. */
+const STOPPED: Record<StoppedWhile, string> = {
+  'changing-config': 'while its Talos configuration was being changed',
+  settling: 'while it waited to drain it, after its Talos configuration was changed; nothing was drained and no reboot was sent',
+  draining: 'while it was being drained, after its Talos configuration was changed; no reboot was sent',
+  drained:
+    'after it was drained, before any reboot was sent (its Talos configuration was changed; its containerd still runs the old credential)',
+  rebooting: 'while it was being rebooted',
+};
 
 function presentNode(
   n: PostNodeResult,
@@ -161,7 +172,7 @@ function presentNode(
       out.annotations.push({
         kind: 'notice',
         title: `${node}: released by the post step`,
-        message: `released ${node} (${RELEASED_WHILE[c.from]}) and ${restored}`,
+        message: `released ${node} (${c.from === 'draining' && n.held.drained ? DRAINED_NOT_REBOOTED : RELEASED_WHILE[c.from]}) and ${restored}`,
       });
       return;
     }
@@ -172,7 +183,7 @@ function presentNode(
           node,
           address: capture.internalIP,
           release: releaseCommand(capture, keys, kubectl),
-          stoppedWhile: c.stoppedWhile === 'rebooting' ? 'it was being rebooted' : 'its Talos configuration was being changed',
+          stopped: STOPPED[c.stoppedWhile],
         }),
       );
   }

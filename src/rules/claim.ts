@@ -23,7 +23,7 @@ export const ADVISORY_TAINT = 'DeletionCandidateOfClusterAutoscaler:PreferNoSche
  * nodeConditionToTaintKeyStatusMap: NoSchedule; not-ready and unreachable also NoExecute;
  * docs/kubernetes-facts.md#k15-condition-taints). They say what the kubelet reports, or that it stopped
  * reporting (a network blip of tens of seconds is enough), never that someone changed where pods may
- * run on purpose. The one list of them: the drain's watch and the Ready wait ignore them (checkGuard).
+ * run on purpose.
  */
 export const CONDITION_TAINTS = {
   notReady: 'node.kubernetes.io/not-ready',
@@ -34,9 +34,47 @@ export const CONDITION_TAINTS = {
   networkUnavailable: 'node.kubernetes.io/network-unavailable',
 } as const;
 export const CONDITION_TAINT_KEYS: readonly string[] = Object.values(CONDITION_TAINTS);
+/** Cilium's agent, while it is not ready on the node (at boot, or an agent restart): the CNI describing itself. */
+export const CNI_AGENT_TAINT_KEY = 'node.cilium.io/agent-not-ready';
 
-/** Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot (and gone before it counts as back). */
-export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS.unreachable, 'node.cilium.io/agent-not-ready'] as const;
+/**
+ * THE one list of what Kubernetes' own controllers write to a node: the condition taints (by key, any
+ * effect and value), the cordon mirror and the autoscaler's advisory taint (by key and effect, any
+ * value), and the CNI agent's not-ready taint, the one lifecycle key the wait for a rebooted node
+ * tolerates that is no condition taint (LIFECYCLE_TAINT_KEYS). None of them is evidence of another actor: every guard ignores them in both directions, at
+ * the claim (its retry of a failed `test`, the adoption of a lost answer), before and after the drain,
+ * beside the drain (its watch), before the credential patch and while waiting for the rebooted node,
+ * because schedulingTaints leaves them out of what those compare. A memory-pressure taint the claim saw
+ * and the drain's own evictions relieved, or an unreachable blip still on when the drain ends, is the
+ * cluster describing the node, not someone working on it.
+ */
+export const CONTROLLER_TAINTS: ReadonlyArray<{ key: string; effect?: Taint['effect']; writer: string }> = [
+  ...CONDITION_TAINT_KEYS.map((key) => ({ key, writer: 'condition taint' })),
+  { key: CNI_AGENT_TAINT_KEY, writer: 'CNI agent taint' },
+  { ...byKind(MIRROR_TAINT), writer: 'cordon-mirror taint' },
+  { ...byKind(ADVISORY_TAINT), writer: 'autoscaler advisory taint' },
+];
+
+function byKind(kind: string): { key: string; effect: Taint['effect'] } {
+  const [key, effect] = kind.split(':');
+  return { key, effect };
+}
+
+/** The CONTROLLER_TAINTS entry a taint matches, if any. */
+function controllerTaint(t: Taint): (typeof CONTROLLER_TAINTS)[number] | undefined {
+  return CONTROLLER_TAINTS.find((c) => c.key === t.key && (c.effect === undefined || c.effect === t.effect));
+}
+
+/** Whether Kubernetes' own controllers wrote this taint (CONTROLLER_TAINTS): never another actor's. */
+export function isControllerTaint(t: Taint): boolean {
+  return controllerTaint(t) !== undefined;
+}
+
+/**
+ * Taints Kubernetes/Cilium put on a node while it boots; expected to come and go around our reboot, and
+ * gone before the node counts as back. All are controller taints (CONTROLLER_TAINTS): no guard counts them.
+ */
+export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS.unreachable, CNI_AGENT_TAINT_KEY] as const;
 
 const CLAIMED: AnnotatedPhase = 'claimed';
 
@@ -67,21 +105,17 @@ export function taintId(t: Taint): string {
   return t.value !== undefined && t.value !== '' ? `${t.key}=${t.value}:${t.effect}` : `${t.key}:${t.effect}`;
 }
 
-/** The key of a `taintId` (keys contain neither `=` nor `:`). */
-function keyOfTaintId(id: string): string {
-  return /^[^=:]*/.exec(id)![0];
-}
-
 /**
- * The taints that decide where pods may run, as sorted, de-duplicated `taintId` strings (key, value
- * and effect). Excluded, by key and effect whatever their value: the cordon mirror (it follows
- * spec.unschedulable, which is compared on its own, and it appears a moment after our own cordon) and
- * the autoscaler's advisory PreferNoSchedule taint (it never blocks scheduling; its value is a
- * timestamp the autoscaler rewrites). A set comparison of this list is what "someone else changed
- * the node's scheduling" means for the claim retry and the guard, which both use it.
+ * The taints someone set on purpose to decide where pods may run, as sorted, de-duplicated `taintId`
+ * strings (key, value and effect). Excluded: every controller taint (CONTROLLER_TAINTS): the condition
+ * taints (they follow the kubelet's reports), the cordon mirror (it follows spec.unschedulable, which is
+ * compared on its own, and it appears a moment after our own cordon) and the autoscaler's advisory
+ * PreferNoSchedule taint (it never blocks scheduling; its value is a timestamp the autoscaler rewrites).
+ * A set comparison of this list is what "someone else changed the node's scheduling" means for the
+ * claim retry and every guard, which all use it.
  */
 export function schedulingTaints(taints: Taint[]): string[] {
-  const ids = new Set(taints.filter((t) => kindOf(t) !== MIRROR_TAINT && kindOf(t) !== ADVISORY_TAINT).map(taintId));
+  const ids = new Set(taints.filter((t) => !isControllerTaint(t)).map(taintId));
   return [...ids].sort();
 }
 
@@ -230,8 +264,9 @@ function claimConflicts(capture: ClaimCapture, reread: NodeState, keys: Annotati
   return reasons;
 }
 
-function hasTaint(taints: Taint[], kind: string): boolean {
-  return taints.some((t) => kindOf(t) === kind);
+/** The controller taints (CONTROLLER_TAINTS) on a node, as `key:effect` kinds, in a fixed order. */
+function controllerKinds(taints: Taint[]): string[] {
+  return [...new Set(taints.filter(isControllerTaint).map(kindOf))].sort();
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -241,23 +276,22 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** The benign moves a re-read shows, for the retry warning (what made the `test` fail without mattering). */
 function benignChanges(capture: ClaimCapture, reread: NodeState): string[] {
   const changed: string[] = [];
-  for (const [id, what] of [
-    [MIRROR_TAINT, 'cordon-mirror taint'],
-    [ADVISORY_TAINT, 'autoscaler advisory taint'],
-  ] as const) {
-    const before = hasTaint(capture.taints, id);
-    const after = hasTaint(reread.taints, id);
-    if (before !== after) changed.push(`${what} ${id} ${after ? 'appeared' : 'disappeared'}`);
-    else if (before) {
+  const before = controllerKinds(capture.taints);
+  const after = controllerKinds(reread.taints);
+  for (const kind of [...new Set([...before, ...after])].sort()) {
+    const what = CONTROLLER_TAINTS.find((c) => kind.startsWith(`${c.key}:`))!.writer;
+    if (before.includes(kind) !== after.includes(kind))
+      changed.push(`${what} ${kind} ${after.includes(kind) ? 'appeared' : 'disappeared'}`);
+    else {
       // Same taint, re-written (e.g. the lifecycle controller re-added it with a new timeAdded):
       // the claim's exact `test` of spec.taints fails on it, though drain safety did not move.
-      const pick = (ts: Taint[]) => ts.filter((t) => kindOf(t) === id).map(storedTaint);
-      if (!sameJson(pick(capture.taints), pick(reread.taints))) changed.push(`${what} ${id} re-written`);
+      const pick = (ts: Taint[]) => ts.filter((t) => kindOf(t) === kind).map(storedTaint);
+      if (!sameJson(pick(capture.taints), pick(reread.taints))) changed.push(`${what} ${kind} re-written`);
     }
   }
   // Reached only when the scheduling taints are equal as a set of key=value:effect: what moved is the
   // order or a timeAdded, never a value (that is a conflict, see taintId).
-  const keep = (ts: Taint[]) => ts.filter((t) => kindOf(t) !== MIRROR_TAINT && kindOf(t) !== ADVISORY_TAINT).map(storedTaint);
+  const keep = (ts: Taint[]) => ts.filter((t) => !isControllerTaint(t)).map(storedTaint);
   if (!sameJson(keep(capture.taints), keep(reread.taints))) {
     changed.push('spec.taints rewritten with the same scheduling taints (order or timeAdded changed)');
   }
@@ -276,8 +310,10 @@ export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string
  *   The claim holds; the guard re-checks the node before anything disruptive.
  * - `retry`: same uid, not being deleted, no owner/phase annotation, spec.unschedulable still as
  *   captured and the scheduling taints (key, value and effect) unchanged as a set. Only things that
- *   cannot make a drain unsafe moved (the cordon-mirror or advisory taint, the taint list's order or
- *   timestamps, an annotations map appeared, or nothing visible at all). A taint whose value changed
+ *   cannot make a drain unsafe moved (a controller taint: a condition taint such as memory-pressure or
+ *   an unreachable blip, the cordon mirror, the autoscaler's hint; the taint list's order or
+ *   timestamps, an annotations map appeared, or nothing visible at all; __tests__/rules/claim.test.ts
+ *   judgeClaimRejection rows). A taint whose value changed
  *   is a conflict: tolerations match on the value. The caller rebuilds the patch from the re-read and retries
  *   after claimBackoffMs, up to `claim-attempts`.
  * - `conflict`: anything else. Refuse without draining, naming what changed.
@@ -315,8 +351,8 @@ export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, pha
 }
 
 /**
- * The guard, re-checked before the drain, before the reboot, and while waiting for the rebooted node:
- * problems (empty = still safe to continue).
+ * The guard, re-checked before the drain, beside it (its watch), after it, before the credential patch,
+ * and while waiting for the rebooted node: problems (empty = still safe to continue).
  * - uid different: the node was re-created; we would act on a machine we never claimed.
  * - deletion started: someone is removing the node; continuing would race them.
  * - owner not ours: someone took or released our claim.
@@ -324,20 +360,14 @@ export function buildPhasePatch(capture: ClaimCapture, keys: AnnotationKeys, pha
  * - scheduling taints (key, value and effect: see taintId) differ from the capture: someone else is
  *   changing where pods may run.
  *
- * Ignored on both sides (the capture and the node), by key whatever their effect and value:
- * - with `allowConditionTaints` (the watch beside the drain), the taints the node lifecycle controller
- *   writes from the node's conditions (CONDITION_TAINT_KEYS): a NotReady or unreachable blip, memory,
- *   disk or PID pressure, the network unavailable. They come and go without anyone holding the node;
- *   the guard after the drain, which has no such allowance, still judges the node as it then is;
- * - with `allowLifecycleTaints` (while waiting for a rebooted node), those and the boot-time Cilium
- *   agent-not-ready taint: our own reboot makes them come and go.
+ * Never compared, on either side, appearing or disappearing: the controller taints (CONTROLLER_TAINTS,
+ * through schedulingTaints): a NotReady or unreachable blip, memory, disk or PID pressure (relieved by
+ * our own drain, say), the network unavailable, the cordon mirror, the autoscaler's hint, Cilium's
+ * agent-not-ready (at our own reboot, or an agent restart). Whether an
+ * unreachable node can still be rolled is the Talos API's to say, not the guard's (src/pipeline/fence.ts,
+ * reachable).
  */
-export function checkGuard(
-  capture: ClaimCapture,
-  node: NodeState,
-  keys: AnnotationKeys,
-  opts: { allowLifecycleTaints?: boolean; allowConditionTaints?: boolean } = {},
-): string[] {
+export function checkGuard(capture: ClaimCapture, node: NodeState, keys: AnnotationKeys): string[] {
   const problems: string[] = [];
   if (node.uid !== capture.uid) problems.push(`uid changed from ${capture.uid} to ${node.uid} (the node was re-created)`);
   if (node.deletionTimestamp) problems.push(`deletion started at ${node.deletionTimestamp}`);
@@ -346,11 +376,6 @@ export function checkGuard(
     problems.push(owner === undefined ? `${keys.owner} was removed` : `${keys.owner} is held by ${JSON.stringify(owner)}, not by this run`);
   }
   if (!node.unschedulable) problems.push('spec.unschedulable is no longer true (someone uncordoned the node)');
-  const ignored = new Set<string>([
-    ...(opts.allowLifecycleTaints || opts.allowConditionTaints ? CONDITION_TAINT_KEYS : []),
-    ...(opts.allowLifecycleTaints ? LIFECYCLE_TAINT_KEYS : []),
-  ]);
-  const scope = (ids: string[]) => ids.filter((id) => !ignored.has(keyOfTaintId(id)));
-  problems.push(...describeTaintDiff(scope(capture.schedulingTaints), scope(schedulingTaints(node.taints))));
+  problems.push(...describeTaintDiff(capture.schedulingTaints, schedulingTaints(node.taints)));
   return problems;
 }

@@ -46,7 +46,7 @@ export function unknownClaimCheck(node: string, keys: AnnotationKeys, release: s
 /**
  * The next step of a node left fenced (phase=mutating: Talos may carry the change, nothing proved it):
  * what to check and how to release it. One text for the main step, which says it when it stops on the
- * node, and the post step, which adds why the run stopped (`stoppedWhile`). `recover-fences` never
+ * node, and the post step, which adds when the run stopped (`stopped`). `recover-fences` never
  * releases a node in phase=mutating; it frees the run Lease this run keeps, once the run is completed.
  */
 export function fencedNextStep(args: {
@@ -55,11 +55,11 @@ export function fencedNextStep(args: {
   address: string;
   /** the release command (releaseCommand, above) */
   release: string;
-  /** what the run was doing when it stopped; absent: not said */
-  stoppedWhile?: string;
+  /** when the run stopped, e.g. `while it was being rebooted`; absent: not said */
+  stopped?: string;
 }): string {
-  const { node, address, release, stoppedWhile } = args;
-  const because = stoppedWhile ? ` because the run stopped while ${stoppedWhile}` : '';
+  const { node, address, release, stopped } = args;
+  const because = stopped ? ` because the run stopped ${stopped}` : '';
   return (
     `Node ${node} is left cordoned and claimed (phase=mutating)${because}. ` +
     `Check it: \`kubectl get node ${node}\` (Ready, bootID), \`talosctl -n ${address} service cri\`, \`talosctl -n ${address} version\`. ` +

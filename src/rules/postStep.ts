@@ -13,7 +13,8 @@
 //   does after a failed drain, guarded by the phase annotation the main step had written (`mutating`
 //   from the settle gate on, else `claimed`), so a node moved on since the state was saved is kept;
 // - any other phase (`mutating`, `rebooting`, `proving`, `left-fenced`): leave it cordoned and
-//   claimed, and say what to check and how to release it.
+//   claimed, and say what to check and how to release it, and when the run stopped (StoppedWhile),
+//   derived from the phase it stopped in and whether its drain had finished, never assumed.
 // A node the main step quarantined is not handed over at all: the quarantine gave up the claim.
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { AnnotatedPhase, HeldNode, NodePhase } from '../core/model/phase.js';
@@ -27,12 +28,18 @@ export type PostChoice =
   | { action: 'unreadable'; claimMayBeOn: boolean }
   | { action: 'nothing'; claimDidNotLand: boolean }
   | { action: 'release'; from: ReleasedFrom; expectedPhase: AnnotatedPhase }
-  | { action: 'leave-fenced'; stoppedWhile: 'rebooting' | 'changing-config' };
+  | { action: 'leave-fenced'; stoppedWhile: StoppedWhile };
+
+/**
+ * What the run was doing with a node it left fenced when it stopped, from the phase it was in and
+ * whether its drain had finished (HeldNode.drained): `rebooting` only once the reboot was sent.
+ */
+export type StoppedWhile = 'changing-config' | 'settling' | 'draining' | 'drained' | 'rebooting';
 
 const RELEASED_FROM: ReadonlySet<NodePhase> = new Set<NodePhase>(['claiming', 'claimed', 'settling', 'draining']);
 
 export function choosePostAction(
-  held: Pick<HeldNode, 'phase' | 'stoppedIn' | 'owner' | 'capture'>,
+  held: Pick<HeldNode, 'phase' | 'stoppedIn' | 'drained' | 'owner' | 'capture'>,
   /** the node as read now; undefined: it could not be read */
   now: Pick<NodeState, 'uid' | 'annotations'> | undefined,
   keys: Pick<AnnotationKeys, 'owner'>,
@@ -48,7 +55,14 @@ export function choosePostAction(
     return { action: 'release', from, expectedPhase: from === 'settling' || from === 'draining' ? 'mutating' : 'claimed' };
   }
   const at = phase === 'left-fenced' ? (held.stoppedIn ?? 'mutating') : phase;
-  return { action: 'leave-fenced', stoppedWhile: at === 'rebooting' || at === 'proving' ? 'rebooting' : 'changing-config' };
+  return { action: 'leave-fenced', stoppedWhile: stoppedWhile(at, held.drained === true) };
+}
+
+function stoppedWhile(at: NodePhase, drained: boolean): StoppedWhile {
+  if (at === 'rebooting' || at === 'proving') return 'rebooting';
+  if (at === 'draining') return drained ? 'drained' : 'draining';
+  if (at === 'settling') return 'settling';
+  return 'changing-config';
 }
 
 /**

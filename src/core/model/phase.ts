@@ -13,8 +13,10 @@ import type { ClaimCapture } from './node.js';
  * - `settling`: the credential patch was applied and the settle gate waits (or reads) before the
  *   drain: nothing drained, no reboot started, so a run that ends here gives the node back, as in
  *   `draining` (the annotation still says phase=mutating);
- * - `draining`: the credential patch was applied, the drain runs, no reboot started;
- * - `rebooting`: the reboot was sent; `proving`: the node is back, the proof is read;
+ * - `draining`: the credential patch was applied, the drain runs (then the gates after it), no reboot
+ *   sent (HeldNode.drained says whether the drain finished);
+ * - `rebooting`: the reboot is being sent (entered once the Lease is proven, just before the request);
+ *   `proving`: the node is back, the proof is read;
  * - `released`: given back (verified or restored); nothing of this run is left on it;
  * - `left-fenced`: left cordoned and claimed for a person to check (Talos may have changed);
  * - `left-as-set`: another actor changed the node while this run held it: left exactly as they set it;
@@ -51,6 +53,8 @@ export interface HeldNode {
   phase: NodePhase;
   /** for `left-fenced` / `left-as-set`: the phase the node was in when the run stopped on it */
   stoppedIn?: NodePhase;
+  /** the drain finished (absent: it did not, or did not start); `draining` lasts until the reboot is sent */
+  drained?: true;
   capture: ClaimCapture;
   owner: string;
 }
