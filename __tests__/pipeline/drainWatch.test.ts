@@ -4,7 +4,7 @@
 // (the condition taints) are no other actor, beside the drain or in the guards around it.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, verifiedRev } from './harness.js';
 
 const OTHER = 'acme/infra/runs/43/attempts/1/bbbb';
 
@@ -178,7 +178,7 @@ describe('the node lifecycle controller is no other actor', () => {
     expect(c.talos.mutatingCalls().filter((m) => m.startsWith('reboot'))).toHaveLength(1);
     const s = c.kube.state('w1');
     expect(s.annotations[keys.owner]).toBeUndefined();
-    expect(s.annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(s)).toBe('rev-2');
     // the guard read is no Lease proof for the reboot once Talos was asked after it: one renewal more
     expect(renewals(c)).toBe(renewals(plain) + 1);
   });
@@ -227,7 +227,7 @@ describe('the node lifecycle controller is no other actor', () => {
     expect([...evicted]).toEqual(['first', 'rest']);
     const r = res.records[0];
     expect(r.outcome, r.reason).toBe('rebooted');
-    expect(c.kube.state('w1').annotations[keys.verifiedRevision]).toBe('rev-2');
+    expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
     expect(c.kube.state('w1').annotations[keys.owner]).toBeUndefined();
   });
 
