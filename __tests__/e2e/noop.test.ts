@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { A, verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
 
 const NODES = ['cp-1', 'worker-1', 'worker-2'];
 const LEASE_NS = 'kube-system';
