@@ -12,17 +12,23 @@ export function isObject(v: unknown): v is Record<string, any> {
 
 /** Key-sorted encoding: Go encodes typed structs in a fixed order, so semantically equal objects are byte-equal there. */
 export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']';
+  // Every write to the twin's store compares two objects this way: plain loops, no per-level arrays of pieces.
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + canonical(v[i]);
+    return out + ']';
+  }
   if (isObject(v)) {
-    return (
-      '{' +
-      Object.keys(v)
-        .filter((k) => v[k] !== undefined)
-        .sort()
-        .map((k) => JSON.stringify(k) + ':' + canonical(v[k]))
-        .join(',') +
-      '}'
-    );
+    const keys = Object.keys(v).sort();
+    let out = '{';
+    let first = true;
+    for (const k of keys) {
+      const x = v[k];
+      if (x === undefined) continue;
+      out += (first ? '' : ',') + JSON.stringify(k) + ':' + canonical(x);
+      first = false;
+    }
+    return out + '}';
   }
   return JSON.stringify(v ?? null);
 }

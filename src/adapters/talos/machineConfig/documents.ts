@@ -54,8 +54,32 @@ const GO_OCTAL = {
   resolve: (s: string) => parseInt(s.replace(/_/g, ''), 8),
 };
 
-/** The config's documents and their values, ints read as Go's YAML reads them (as Talos does). */
+/**
+ * The config's documents and their values, ints read as Go's YAML reads them (as Talos does). The
+ * answer is shared and read-only (its values frozen): an apply parses the patched text, then the
+ * same text read back twice more (the pending changes, the read-back drift), so the last few texts'
+ * answers are kept. A text that does not parse is never kept: its error names `what` each time.
+ */
 export function parseConfig(text: string, what = "the node's machine config"): ParsedConfig {
+  const known = parsedOf.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseFresh(text, what);
+  if (parsedOf.size >= PARSED_KEPT) parsedOf.delete(parsedOf.keys().next().value as string);
+  parsedOf.set(text, parsed);
+  return parsed;
+}
+
+const parsedOf = new Map<string, ParsedConfig>();
+const PARSED_KEPT = 8;
+
+/** Freezes a plain value and everything it holds (YAML aliases may share objects; a frozen one is done). */
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
+}
+
+function parseFresh(text: string, what: string): ParsedConfig {
   const docs = parseAllDocuments(text, { customTags: (tags) => [GO_OCTAL, ...tags] });
   const values: unknown[] = [];
   for (const [i, doc] of docs.entries()) {
@@ -69,7 +93,8 @@ export function parseConfig(text: string, what = "the node's machine config"): P
     }
     values.push(doc.toJS() as unknown);
   }
-  return { docs, values };
+  deepFreeze(values);
+  return Object.freeze({ docs, values });
 }
 
 export function v1alpha1Index(values: unknown[]): number {

@@ -119,6 +119,21 @@ function authFields(a: Tree) {
  * this run rolls. Throws MachineConfigError (a position, never the text) when it is not YAML.
  */
 export function configSecrets(configText: string): string[] {
+  const known = secretsOf.get(configText);
+  if (known !== undefined) return [...known];
+  const found = secretsIn(configText);
+  // a few texts are read again and again in one run: the config before the patch, the patched one
+  // that is sent, and the same text read back after the apply (each a full YAML parse, for the same answer)
+  if (secretsOf.size >= SECRETS_KEPT) secretsOf.delete(secretsOf.keys().next().value as string);
+  secretsOf.set(configText, found);
+  return [...found];
+}
+
+/** configSecrets' answers for the last texts it read (a pure function of the text; errors are not kept). */
+const secretsOf = new Map<string, readonly string[]>();
+const SECRETS_KEPT = 16;
+
+function secretsIn(configText: string): string[] {
   const out = new Set<string>();
   const auths: Array<ReturnType<typeof authFields>> = [];
   for (const [i, doc] of parseAllDocuments(configText).entries()) {
