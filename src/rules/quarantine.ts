@@ -3,6 +3,7 @@
 // `<prefix>/quarantined` annotation: a JSON object (QuarantineRecord, src/rules/quarantineRecord.ts) that says why, when, by
 // which run, and whether the node was cordoned before the run, so a later run restores it right.
 // Pure: the pipeline reads the PDBs and sends the patch (src/pipeline/quarantine.ts).
+import { matchesLabels, type LabelOperator, type LabelRequirement } from '../core/labelSelector.js';
 import type { Config } from '../core/config.js';
 import type { LabelSelector, PdbState, PodLabels } from '../core/model/cluster.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
@@ -72,18 +73,27 @@ export function quarantineRecord(args: {
  */
 export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
   if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  const requirements: LabelRequirement[] = Object.entries(selector.matchLabels ?? {}).map(([key, v]) => ({
+    key,
+    operator: '=',
+    values: [v],
+  }));
   for (const x of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, x.key);
-    const values = x.values ?? [];
-    if (x.operator === 'In' && !(has && values.includes(labels[x.key]))) return false;
-    if (x.operator === 'NotIn' && has && values.includes(labels[x.key])) return false;
-    if (x.operator === 'Exists' && !has) return false;
-    if (x.operator === 'DoesNotExist' && has) return false;
-    if (!['In', 'NotIn', 'Exists', 'DoesNotExist'].includes(x.operator)) return false;
+    const operator = EXPRESSION_OPERATORS[x.operator];
+    if (!operator) return false;
+    requirements.push({ key: x.key, operator, values: x.values ?? [] });
   }
-  return true;
+  // one Requirement.Matches for the PDB's structured selector and the node-selector's text alike
+  return matchesLabels({ text: '', requirements }, labels);
 }
+
+/** metav1.LabelSelectorOperator → the selector package's operator (LabelSelectorAsSelector). */
+const EXPRESSION_OPERATORS: Readonly<Record<string, LabelOperator | undefined>> = {
+  In: 'in',
+  NotIn: 'notin',
+  Exists: 'exists',
+  DoesNotExist: 'doesNotExist',
+};
 
 /**
  * Groups the pods that kept the drain from finishing (`namespace/name`) by the PDB that covers each
