@@ -3,12 +3,13 @@
 // an unreachable registry and every bad input stop the run before anything is mutated, which the
 // twin's own state shows: no Lease, no request that writes to the apiserver, no Talos mutation.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import http from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { RegistrySim } from '../../sim/registry/server.js';
+import { RegistrySim, type RegistrySimOptions } from '../../sim/registry/server.js';
 import { clusterCerts } from '../../sim/talos/api/certs.js';
 import { startConnectProxy } from '../fakes/connectProxy.js';
 import type { ActionRun } from '../../runner/runAction.js';
@@ -25,12 +26,13 @@ afterEach(async () => {
 
 const dir = mkdtempSync(join(tmpdir(), 'preflight-e2e-'));
 
-async function setup() {
+async function setup(over: Partial<RegistrySimOptions> = {}) {
   const cluster = (c = await startCluster());
   const registry = (reg = await RegistrySim.start({
     username: NEW_CREDENTIAL.username,
     password: NEW_CREDENTIAL.password,
     repositories: { 'acme/app': ['1.4.2'] },
+    ...over,
   }));
   const caFile = join(dir, `ca-${registry.host.replace(':', '-')}.pem`);
   writeFileSync(caFile, registry.caPem);
@@ -208,6 +210,29 @@ describe('e2e: pre-flight credential check', () => {
       expect(registry.requests.filter((r) => !proxy.tunnelPorts.has(r.peerPort))).toEqual([]);
     } finally {
       await proxy.stop();
+    }
+  });
+
+  it('a token endpoint that redirects to plain http on another port: refused with the credential attached, nothing reaches it, nothing touched', async () => {
+    // a listener that only counts: the redirect's target, which must never see the Basic credential
+    const seen: Array<{ authorization: boolean }> = [];
+    const sink = http.createServer((req, res) => {
+      seen.push({ authorization: req.headers.authorization !== undefined });
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (sink.address() as AddressInfo).port;
+      const { cluster, registry, caFile } = await setup({ tokenRedirect: `http://127.0.0.1:${port}/token` });
+      const run = await preflightRun(cluster, registry, caFile);
+      expect(run.exitCode, run.stdout).toBe(1);
+      expect(run.stdout).toContain('a credential is never sent after a redirect from https to http');
+      expect(seen).toEqual([]);
+      expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v2/', 'GET /token']);
+      assertNoSecret(run, NEW_CREDENTIAL.password);
+      assertUntouched(cluster);
+    } finally {
+      await new Promise<void>((resolve) => sink.close(() => resolve()));
     }
   });
 

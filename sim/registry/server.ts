@@ -29,6 +29,12 @@ export interface RegistrySimOptions {
    * 400; a server that routes only GET answers 405). undefined: the POST is served.
    */
   oauthPost?: 400 | 401 | 404 | 405;
+  /**
+   * Where the token endpoint sends every request instead (a `302 Found` with this `Location`), as a
+   * registry whose auth service moved, or one fronted by a misconfigured load balancer, answers.
+   * undefined: the token endpoint serves.
+   */
+  tokenRedirect?: string;
 }
 
 export interface RegistryRequest {
@@ -136,6 +142,10 @@ export class RegistrySim {
   private token(method: string, url: URL, auth: string | undefined, body: string, res: import('node:http').ServerResponse): void {
     let accepted: boolean;
     let params = url.searchParams;
+    if (this.opts.tokenRedirect) {
+      res.writeHead(302, { Location: this.opts.tokenRedirect, 'Content-Length': 0 });
+      return void res.end();
+    }
     if (method === 'POST' && this.opts.oauthPost) return error(res, this.opts.oauthPost, 'UNSUPPORTED');
     if (method === 'POST') {
       params = new URLSearchParams(body);
