@@ -1,20 +1,30 @@
-// What the README tells a user to run must work as shown.
+// What the README tells a user to run must work as shown; the README stays a five-minute read, every
+// page of docs/ is on the docs map, and no relative link in the README, docs/ or bench/README.md leads
+// nowhere.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../runner/runAction.js';
 import { requireKubectl } from '../e2e/helpers.js';
+import { anchorsOf, relativeLinks } from './markdown.js';
 
 const run = promisify(execFile);
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+/** What the demo prints and offers is shown on its own page, which the README links. */
+const demoDoc = readFileSync(join(repoRoot, 'docs', 'demo.md'), 'utf8');
+const docPages = readdirSync(join(repoRoot, 'docs')).filter((f) => f.endsWith('.md') && f !== 'README.md');
+/** The Markdown a reader follows links through: the README, every page of docs/ and the benchmarks' page. */
+const linkedFiles = ['README.md', 'docs/README.md', ...docPages.map((f) => `docs/${f}`), 'bench/README.md'];
+/** The longest README a newcomer reads in five minutes; the rest belongs in docs/. */
+const README_MAX_LINES = 250;
 const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
-/** Every `npm …` command the README shows in a code block or inline code. */
+/** Every `npm …` command the README or the demo's page shows in a code block or inline code. */
 function npmCommands(): string[] {
   const found = new Set<string>();
-  for (const m of readme.matchAll(/npm (?:run [\w:-]+(?: -- [^`\n#]*)?|test|ci)\b/g)) found.add(m[0].trim());
+  for (const m of (readme + demoDoc).matchAll(/npm (?:run [\w:-]+(?: -- [^`\n#]*)?|test|ci)\b/g)) found.add(m[0].trim());
   return [...found];
 }
 
@@ -40,7 +50,7 @@ describe('README', () => {
     const { stdout } = await run('npm', ['run', '--silent', 'demo', '--', '--mode', 'plan'], { cwd: repoRoot, timeout: 120_000 });
     for (const section of ['── annotations', '── outputs', '── cluster afterwards', '── job summary']) {
       expect(stdout).toContain(section);
-      expect(readme).toContain(section);
+      expect(demoDoc).toContain(section);
     }
     expect(stdout).toMatch(/result: planned/);
     expect(stdout).toMatch(/worker-3: planned skip/);
@@ -69,7 +79,61 @@ describe('README', () => {
     );
     expect(err?.code).toBe(2);
     for (const name of ['default', 'churn', 'pdb', 'etcd-alarm', 'talos-1.14']) expect(err?.stderr).toContain(name);
-    // every non-default scenario the demo knows is one the README offers
-    for (const name of ['churn', 'pdb', 'etcd-alarm', 'talos-1.14']) expect(readme).toContain(`--scenario ${name}`);
+    // every non-default scenario the demo knows is one the demo's page offers
+    for (const name of ['churn', 'pdb', 'etcd-alarm', 'talos-1.14']) expect(demoDoc).toContain(`--scenario ${name}`);
+  });
+});
+
+/** Every link of `file` (relative to the repository) that points at a file, or a heading, that is not there. */
+function brokenLinks(file: string, read: (path: string) => string | undefined): string[] {
+  const text = read(file) ?? '';
+  const problems: string[] = [];
+  for (const link of relativeLinks(text)) {
+    const target = link.path === '' ? file : relative(repoRoot, join(repoRoot, dirname(file), link.path));
+    const at = `${file}:${link.line}: ${link.path}${link.anchor === undefined ? '' : `#${link.anchor}`}`;
+    const body = read(target);
+    if (body === undefined) problems.push(`${at}: no such file`);
+    else if (link.anchor !== undefined && target.endsWith('.md') && !anchorsOf(body).has(link.anchor))
+      problems.push(`${at}: no such heading`);
+  }
+  return problems;
+}
+
+/** A file's text; a folder reads as empty (a link to a folder is followed), a missing path as undefined. */
+function readRepo(path: string): string | undefined {
+  const abs = join(repoRoot, path);
+  if (!existsSync(abs)) return undefined;
+  return statSync(abs).isDirectory() ? '' : readFileSync(abs, 'utf8');
+}
+
+describe('the README is a five-minute read, and docs/ is mapped', () => {
+  it(`README.md has at most ${README_MAX_LINES} lines`, () => {
+    expect(readme.replace(/\n$/, '').split('\n').length).toBeLessThanOrEqual(README_MAX_LINES);
+  });
+
+  it('docs/README.md lists every page of docs/, and the README links the map', () => {
+    const map = readFileSync(join(repoRoot, 'docs', 'README.md'), 'utf8');
+    const listed = new Set(relativeLinks(map).map((l) => l.path));
+    expect(docPages.length).toBeGreaterThan(10);
+    expect(docPages.filter((f) => !listed.has(f))).toEqual([]);
+    expect(relativeLinks(readme).some((l) => l.path === 'docs/README.md')).toBe(true);
+  });
+
+  it('the link checker follows what a reader clicks and flags what leads nowhere', () => {
+    const files: Record<string, string> = {
+      'guide/a.md':
+        '# A\n## Two words\n[ok](b.md#b) [self](#two-words) [up](../README.md) [web](https://x.io/y#z)\n`[shown](gone.md)`\n```\n[code](gone.md)\n```\n[bad](gone.md) [bad anchor](b.md#nope) [bad self](#nope)',
+      'guide/b.md': '# B',
+      'README.md': '# R',
+    };
+    expect(brokenLinks('guide/a.md', (p) => files[p])).toEqual([
+      'guide/a.md:8: gone.md: no such file',
+      'guide/a.md:8: b.md#nope: no such heading',
+      'guide/a.md:8: #nope: no such heading',
+    ]);
+  });
+
+  it('no relative link in README.md, docs/*.md or bench/README.md points at a missing file or #anchor', () => {
+    expect(linkedFiles.flatMap((f) => brokenLinks(f, readRepo))).toEqual([]);
   });
 });

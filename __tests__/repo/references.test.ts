@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../runner/runAction.js';
+import { anchorsOf } from './markdown.js';
 
 const ROOTS = ['src', 'sim', 'demo', 'runner', 'bench', '__tests__', 'scripts', 'docs', 'README.md', 'action.yml'];
 const SKIP_DIRS = new Set(['node_modules']);
@@ -20,24 +21,6 @@ const ISSUE = new RegExp('\\b[Ii]ssues? #?\\d+\\b|(?<![&\\w/#])#\\d+\\b');
 const DOC_POINTER = /\bdocs\/([\w.-]+\.md)(?:#([\w-]+))?/g;
 /** A same-file link inside a Markdown document. */
 const LOCAL_ANCHOR = /\]\(#([\w-]+)\)/g;
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-export function anchorsOf(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  const seen = new Map<string, number>();
-  const text = markdown.replace(/^```[\s\S]*?^```/gm, '');
-  for (const m of text.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const base = m[1]
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  for (const m of text.matchAll(/\bid="([\w-]+)"/g)) anchors.add(m[1]);
-  return anchors;
-}
 
 /** Every problem of one file; `docAnchors` gives a docs/ file's anchors, or undefined when it does not exist. */
 export function problemsIn(file: string, text: string, docAnchors: (doc: string) => Set<string> | undefined): string[] {
