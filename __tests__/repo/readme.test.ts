@@ -106,6 +106,34 @@ function readRepo(path: string): string | undefined {
   return statSync(abs).isDirectory() ? '' : readFileSync(abs, 'utf8');
 }
 
+/**
+ * Where each section of the long README went when it was cut to a five-minute read: every one is still
+ * a heading a reader reaches from the README or from the docs map.
+ */
+const SECTIONS_MOVED: Record<string, string[]> = {
+  'talos-registry-auth-rollout (what the demo prints)': ['README.md#talos-registry-auth-rollout', 'docs/demo.md#what-it-prints'],
+  Why: ['README.md#why'],
+  'The two decision rules, in plain words': ['README.md#how-it-decides', 'docs/decision-rules.md#the-two-decision-rules'],
+  'Two read paths: the Talos API, and talosctl as the fallback': ['docs/read-paths.md#server-identity'],
+  Usage: ['README.md#usage', 'docs/usage.md#run-mode-plan-first'],
+  'Several registries': ['docs/registries.md#several-registries'],
+  Inputs: ['README.md#inputs'],
+  'Outputs (set also when the step fails)': ['README.md#outputs-set-also-when-the-step-fails', 'docs/outputs.md#the-report-file'],
+  'Node annotations (under `annotation-prefix`)': ['docs/annotations.md#node-annotations-under-annotation-prefix'],
+  'Kubernetes Events': ['README.md#kubernetes-events', 'docs/events.md#kubernetes-events'],
+  'Safety rails': ['README.md#safety-rails', 'docs/safety.md#safety-rails'],
+  'Undrainable nodes: `undrainable: quarantine`': ['docs/undrainable.md#lifting-it'],
+  'Large clusters: several workers at once, a time budget, a run that resumes': ['docs/large-clusters.md#sizing-for-a-fleet'],
+  'A merge-queue run with nothing to do': ['docs/merge-queue.md#a-merge-queue-run-with-nothing-to-do'],
+  'A selection that selects nothing': ['docs/merge-queue.md#a-selection-that-selects-nothing'],
+  'Recovery runbook': ['README.md#recovery-runbook'],
+  'Security model': ['docs/security-model.md#what-it-needs-in-the-cluster-and-what-it-changes'],
+  'Supported versions': ['README.md#supported-versions'],
+  Performance: ['bench/README.md#how-to-read-pass-and-miss', 'bench/README.md#several-workers-at-once'],
+  Development: ['README.md#development'],
+  License: ['README.md#license'],
+};
+
 describe('the README is a five-minute read, and docs/ is mapped', () => {
   it(`README.md has at most ${README_MAX_LINES} lines`, () => {
     expect(readme.replace(/\n$/, '').split('\n').length).toBeLessThanOrEqual(README_MAX_LINES);
@@ -135,5 +163,22 @@ describe('the README is a five-minute read, and docs/ is mapped', () => {
 
   it('no relative link in README.md, docs/*.md or bench/README.md points at a missing file or #anchor', () => {
     expect(linkedFiles.flatMap((f) => brokenLinks(f, readRepo))).toEqual([]);
+  });
+
+  it('every section the long README had is a heading reached from the README or the docs map', () => {
+    const map = readFileSync(join(repoRoot, 'docs', 'README.md'), 'utf8');
+    const reached = new Set(['README.md', 'docs/README.md']);
+    for (const l of relativeLinks(readme)) reached.add(relative(repoRoot, join(repoRoot, l.path)));
+    for (const l of relativeLinks(map)) reached.add(relative(repoRoot, join(repoRoot, 'docs', l.path)));
+    const problems: string[] = [];
+    for (const [section, places] of Object.entries(SECTIONS_MOVED)) {
+      for (const place of places) {
+        const [file, anchor] = place.split('#');
+        const body = readRepo(file);
+        if (body === undefined || !anchorsOf(body).has(anchor)) problems.push(`${section}: ${place} is no heading`);
+        else if (!reached.has(file)) problems.push(`${section}: ${file} is linked neither from the README nor from docs/README.md`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 });
