@@ -338,5 +338,6 @@ describe('a reboot that was never sent releases the drained node', () => {
     const s = c.kube.state('w1');
     expect(s.unschedulable).toBe(true);
     expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(res.records[0].cordonKept).toMatch(/cordoned before this run claimed it: kept as found/);
   });
 });

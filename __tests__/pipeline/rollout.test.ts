@@ -206,6 +206,16 @@ describe('rollout: the whole pipeline on fakes', () => {
     expect(s.unschedulable).toBe(true);
     expect(verifiedRev(s)).toBe('rev-2');
     expect(s.annotations[keys.wasCordoned]).toBeUndefined();
+    // and the record says why it stays cordoned (the summary's row and details show it)
+    expect(res.records[0].cordonKept).toMatch(/cordoned before this run claimed it/);
+  });
+
+  it('a node the release uncordons records no kept cordon', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const res = await roll(c);
+    expect(res.records[0].outcome).toBe('rebooted');
+    expect(c.kube.state('w1').unschedulable).toBe(false);
+    expect(res.records[0].cordonKept).toBeUndefined();
   });
 
   it('a drain failure restores schedulability, releases without verified-revision and fails', async () => {

@@ -6,6 +6,8 @@ export function verdict(kind: 'skip' | 'reboot', reason: string, overrides: Part
   return {
     verdict: kind,
     reason,
+    // a reboot verdict as the rule gives it for a config still holding the old credential
+    ...(kind === 'reboot' ? { failedRule: 'credential' as const, contradicts: true } : {}),
     values: {
       criState: 'Running',
       criHealth: 'OK',

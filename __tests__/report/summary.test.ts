@@ -41,6 +41,18 @@ describe('renderSummary', () => {
     );
   });
 
+  // The Reason cell is a few words (the rule the evidence rested on, and for a rebooted node its proof);
+  // the evidence columns beside it back them, the whole sentence is in the details.
+  const BRIEF: Record<string, string> = {
+    rebooted:
+      'rebooted: the node’s config held an old credential, or none, for the registry · proven: containerd started after the new config',
+    'reboot-skipped': 'no reboot needed: containerd started after the config with the new credential was written',
+    'planned-reboot': 'would reboot: the node’s config held an old credential, or none, for the registry',
+    'planned-skip': 'would skip the reboot: containerd started after the config with the new credential was written',
+    refused: 'claim conflict: owner held by another run',
+    failed: 'drain timed out after 45m',
+  };
+
   it.each<[Outcome, string]>([
     ['rebooted', 'rebooted'],
     ['reboot-skipped', 'reboot skipped'],
@@ -56,7 +68,7 @@ describe('renderSummary', () => {
     expect(cells).toHaveLength(9);
     expect(cells[1]).toBe('worker');
     expect(cells[2]).toContain(label);
-    expect(cells[3]).toBe(r.reason);
+    expect(cells[3]).toBe(BRIEF[outcome]);
     // a record with only the ISO strings (no bounds) still shows them
     expect(cells[4]).toBe('2026-03-01T10:00:05.000Z');
     expect(cells[5]).toBe('2026-03-01T09:59:00.000Z');
@@ -73,7 +85,13 @@ describe('renderSummary', () => {
     for (const s of r.steps) expect(details).toContain(`<td>${s.name}</td><td>${s.startedAt}</td>`);
     if (r.nextStep) expect(details).toContain(`<b>Next step:</b> ${r.nextStep}`);
     else expect(details).not.toContain('Next step');
-    if (r.proof) expect(details).toContain('Proof after the patch or the reboot');
+    // a rebooted node's proof is worded as a proof, never as "skip the reboot"
+    if (r.proof) {
+      expect(details).toContain(
+        '<b>Proof after the reboot:</b> proven: the running containerd started after the config with the new credential was written',
+      );
+      expect(details).not.toMatch(/Proof[^<]*:<\/b> skip the reboot/);
+    }
   });
 
   it('a rebooted node shows the post-reboot proof that decided, compactly, with the gap and its read path', () => {

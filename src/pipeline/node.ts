@@ -290,7 +290,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
       fence = again;
     }
   }
-  run.enter('released');
+  run.released(true);
 }
 
 /** How many times a verified release is rebuilt after another step's marker landed first (benign). */

@@ -12,7 +12,7 @@ import type { DesiredCredential } from '../core/model/credential.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { StaleHost } from '../rules/marker.js';
 import { releaseCommand } from '../rules/commands.js';
-import { leftAsSetKeepsLease } from '../rules/release.js';
+import { keptCordonReason, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
 
 /**
@@ -174,6 +174,16 @@ export class NodeRun {
   /** for a node left: the phase it was in when the run stopped on it */
   get stoppedInPhase(): NodePhase | undefined {
     return this.stoppedIn;
+  }
+
+  /**
+   * The release landed (verified: with the marker; otherwise the claim given back as found): the node is
+   * released, and the record says why it stays cordoned when it does (src/rules/release.ts).
+   */
+  released(verified: boolean): void {
+    const why = this.#capture ? keptCordonReason(this.#capture, this.ctx.keys, verified) : undefined;
+    if (why) this.#record.cordonKept = why;
+    this.enter('released');
   }
 
   /** Move to `phase` and publish it (the post step acts on the last published phase). */

@@ -114,7 +114,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
             releaseShows(n, nodeRun.capture!, ctx.keys, {}),
           ),
         );
-        nodeRun.enter('released');
+        nodeRun.released(false);
         nextStep ??= `The claim was released (the cordon state restored); ${talos}. Fix the cause and rerun.`;
       } catch (error) {
         // The node stays in the phase it is in (already published): the post step tries the same

@@ -98,6 +98,7 @@ function cloneVerdict(v: EvidenceVerdict): EvidenceVerdict {
   };
   if (v.ordering !== undefined) out.ordering = v.ordering;
   if (v.contradicts !== undefined) out.contradicts = v.contradicts;
+  if (v.failedRule !== undefined) out.failedRule = v.failedRule;
   return out;
 }
 
@@ -118,6 +119,7 @@ function compact(d: DecisionOutput, level: number): DecisionOutput {
       reason: v.reason,
       ordering: v.ordering,
       contradicts: v.contradicts,
+      failedRule: v.failedRule,
       values: { criStartEarliest, configWrittenLatest, gapMs, gap, readPath, marginMs, files: [] },
     };
   };

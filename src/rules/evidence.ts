@@ -60,12 +60,15 @@ export function rebootEvidence(
 ): EvidenceVerdict {
   const marginMs = opts.marginMs;
   const values: EvidenceValues = { marginMs, files: [] };
-  const { c, collected } = newCollector();
+  const { c, collected, checking } = newCollector();
   if (r.talosVersion.ok) values.talosVersion = r.talosVersion.value;
+  checking('margin');
   if (!Number.isFinite(marginMs) || marginMs < 0) c.fail(`the evidence margin (${marginMs} ms) is not a non-negative duration`);
 
   const fileValues = new Map<ConfigFileReadings, EvidenceValues['files'][number]>();
+  checking('cri-service');
   checkCriService(r, values, c);
+  checking('containerd-start');
   const start = containerdStart(r, values, c);
   if (start) {
     values.criStartEarliest = iso(start.earliestMs);
@@ -73,11 +76,16 @@ export function rebootEvidence(
     values.criStartSource = start.source;
     values.criStart = { earliestMs: start.earliestMs, latestMs: start.latestMs };
   }
+  checking('launch-after-patch');
   if (opts.afterPatch) launchedAfterPatch(start, opts.afterPatch.before, values, c);
+  checking('config-write');
   const { latest: write, perFile } = configLastWrite(r, values, c, fileValues);
+  checking('credential');
   checkCredential(r, desired, c, fileValues);
+  checking('clock');
   checkClock(r, start, perFile, values, c);
 
+  checking('ordering');
   const ordering = orderStartAfterWrite(start, write, { marginMs, clockDoubted: collected.clockDoubted }, values, c);
 
   if (collected.failures.length === 0 && start && write && ordering === 'after') {
@@ -99,5 +107,6 @@ export function rebootEvidence(
     contradicts: collected.contradicts,
   };
   if (collected.incomplete !== undefined) verdict.incomplete = collected.incomplete;
+  if (collected.firstRule !== undefined) verdict.failedRule = collected.firstRule;
   return verdict;
 }

@@ -35,9 +35,37 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
     ops.push({ op: 'add', path: annotationPath(key), value: '' });
     ops.push({ op: 'remove', path: annotationPath(key) });
   }
-  const staysCordoned = verified ? capture.wasCordoned : cordonedAtClaim(capture);
-  if (!staysCordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
+  if (!releaseKeepsCordon(capture, verified)) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
+}
+
+/**
+ * Whether a release leaves the node cordoned (the rule above, one home): a verified release restores the
+ * schedulability from before the claim (before the quarantine, for a quarantined node); any other
+ * release gives back what the claim found.
+ */
+export function releaseKeepsCordon(capture: Pick<ClaimCapture, 'wasCordoned' | 'quarantined'>, verified: boolean): boolean {
+  return verified ? capture.wasCordoned : cordonedAtClaim(capture);
+}
+
+/**
+ * Why a released node stays cordoned, one line for the summary (a person reading "released" and seeing
+ * the node still cordoned must not think the run forgot it); undefined when the release uncordons it.
+ */
+export function keptCordonReason(
+  capture: Pick<ClaimCapture, 'wasCordoned' | 'quarantined'>,
+  keys: Pick<AnnotationKeys, 'quarantined'>,
+  verified: boolean,
+): string | undefined {
+  if (!releaseKeepsCordon(capture, verified)) return undefined;
+  if (verified) {
+    return capture.quarantined !== undefined
+      ? 'it was cordoned before its quarantine: the quarantine is lifted, that earlier cordon is kept'
+      : 'it was cordoned before this run claimed it (an operator’s cordon): kept as found';
+  }
+  return capture.quarantined !== undefined
+    ? `it is still quarantined (${keys.quarantined}): only a verified release lifts a quarantine`
+    : 'it was cordoned before this run claimed it: kept as found';
 }
 
 /**

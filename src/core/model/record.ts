@@ -84,6 +84,12 @@ export interface DecisionRecord {
   /** for refused/failed: what to check and how to recover */
   nextStep?: string;
   /**
+   * optional: why the node stays cordoned although this run released it (one line: an operator's
+   * cordon found at the claim, a quarantine kept). Absent: the release left it schedulable, or the node
+   * was not released (its reason and next step say what is left on it).
+   */
+  cordonKept?: string;
+  /**
    * optional, only on a `rebooted` node: the node came back (new boot id, Ready, the config carrying the
    * desired credential) but the proof could not order containerd's start after the config write.
    * Set means the roll did not fail on it; see ProofUndecided.

@@ -71,6 +71,13 @@ export interface CriLaunch {
  */
 export type EvidenceOrdering = 'after' | 'undecidable' | 'before' | 'unknown';
 
+/**
+ * The evidence rule's conditions, in the order it checks them (src/rules/evidence.ts): which one gave a
+ * `reboot` verdict its reason, for a reader who wants the why in a few words (the summary's table).
+ */
+export type EvidenceRule =
+  'margin' | 'cri-service' | 'containerd-start' | 'launch-after-patch' | 'config-write' | 'credential' | 'clock' | 'ordering';
+
 export interface EvidenceVerdict {
   verdict: 'skip' | 'reboot';
   /** one line a user reads in the summary table */
@@ -78,6 +85,8 @@ export interface EvidenceVerdict {
   values: EvidenceValues;
   /** optional: the ordering of start and write (see EvidenceOrdering) */
   ordering?: EvidenceOrdering;
+  /** optional, on a `reboot`: the condition that reported `reason` (the first that failed); absent: none failed outright */
+  failedRule?: EvidenceRule;
   /**
    * optional: true when the readings prove the running containerd does NOT hold the desired
    * credential (cri not Running, an old or absent credential in an existing config file, or a start

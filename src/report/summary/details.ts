@@ -8,6 +8,7 @@ import { bytes, e, MAX_NAME, MAX_TEXT, MAX_VALUE, referenceDay } from './cells.j
 import { renderConfigPreview } from './configPreview.js';
 import { renderEvidence } from './evidence.js';
 import { renderForecast } from './forecast.js';
+import { renderProse } from './prose.js';
 import { renderQuarantine } from './quarantine.js';
 
 const MAX_STEP_DETAIL = 1000;
@@ -38,7 +39,8 @@ function renderDetails(r: DecisionRecord): string {
   out.push(`<p>${e(r.reason, MAX_TEXT)}</p>`);
   if (r.hosts?.length)
     out.push(`<p><b>Rolled for:</b> ${r.hosts.map((h) => `<code>${e(h.host, MAX_NAME)}</code> (${e(h.why, MAX_VALUE)})`).join('; ')}</p>`);
-  if (r.nextStep) out.push(`<p><b>Next step:</b> ${e(r.nextStep, MAX_TEXT)}</p>`);
+  if (r.cordonKept) out.push(`<p><b>Stays cordoned:</b> ${e(r.cordonKept, MAX_VALUE)}</p>`);
+  if (r.nextStep) out.push(renderProse('Next step', r.nextStep, MAX_TEXT));
   if (r.quarantine) out.push(renderQuarantine(r.quarantine));
   if (r.configPreview) out.push(renderConfigPreview(r.configPreview));
   if (r.drainForecast) out.push(renderForecast(r.drainForecast));
@@ -46,7 +48,7 @@ function renderDetails(r: DecisionRecord): string {
     `<p>role ${e(r.role)} · uid <code>${e(r.uid)}</code> · InternalIP <code>${e(r.internalIP)}</code> · took ${e(formatDuration(r.durationMs))}</p>`,
   );
   if (r.claim) out.push(renderClaim(r.claim));
-  if (r.evidence || r.proof) out.push(renderEvidence(r.evidence, r.proof, referenceDay(r)));
+  if (r.evidence || r.proof) out.push(renderEvidence(r.evidence, r.proof, referenceDay(r), r.outcome === 'rebooted' ? 'reboot' : 'patch'));
   if (r.steps.length) out.push(renderSteps(r.steps));
   out.push('</details>');
   return out.join('\n');

@@ -6,17 +6,31 @@ import { e, gapCell, instantCell, MAX_TEXT } from './cells.js';
 
 const MAX_FILES = 20;
 
-function verdictLine(title: string, v: EvidenceVerdict): string {
-  const verdict = v.verdict === 'skip' ? 'skip the reboot' : 'reboot';
+function verdictLine(title: string, verdict: string, v: EvidenceVerdict): string {
   return `<p><b>${title}:</b> ${e(verdict)} — ${e(v.reason, MAX_TEXT)}</p>`;
 }
 
 const EVIDENCE_TITLE = 'Evidence before the credential patch';
-const PROOF_TITLE = 'Proof after the patch or the reboot';
+const PROOF_TITLE = { reboot: 'Proof after the reboot', patch: 'Proof after the patch (Talos restarted cri)' } as const;
+
+/**
+ * The proof's verdict in its own words: the evidence rule's `skip` read after a reboot means the new
+ * containerd is proven to run the new credential, not that a reboot would be skipped.
+ */
+function proofWord(v: EvidenceVerdict): string {
+  if (v.verdict === 'skip') return 'proven: the running containerd started after the config with the new credential was written';
+  return v.contradicts ? 'contradicted: the readings show containerd without the new credential' : 'not proven';
+}
 
 // Evidence and proof share one table, side by side, so a reader compares before and after at a
 // glance and the block stays small enough for many nodes to keep their details.
-export function renderEvidence(evidence: EvidenceVerdict | undefined, proof: EvidenceVerdict | undefined, refMs?: number): string {
+export function renderEvidence(
+  evidence: EvidenceVerdict | undefined,
+  proof: EvidenceVerdict | undefined,
+  refMs?: number,
+  /** what the proof was read after: the node's reboot, or the patch (Talos >= 1.14 restarts cri itself) */
+  proofAfter: keyof typeof PROOF_TITLE = 'reboot',
+): string {
   const columns = [
     evidence && { head: 'before the patch', values: evidence.values },
     proof && { head: 'proof', values: proof.values },
@@ -24,8 +38,8 @@ export function renderEvidence(evidence: EvidenceVerdict | undefined, proof: Evi
   const cells = columns.map((c) => valueCells(c.values, refMs));
   const rows = VALUE_LABELS.map((label, i) => `<tr><td>${label}</td>${cells.map((c) => `<td>${c[i]}</td>`).join('')}</tr>`);
   const out: string[] = [];
-  if (evidence) out.push(verdictLine(EVIDENCE_TITLE, evidence));
-  if (proof) out.push(verdictLine(PROOF_TITLE, proof));
+  if (evidence) out.push(verdictLine(EVIDENCE_TITLE, evidence.verdict === 'skip' ? 'skip the reboot' : 'reboot', evidence));
+  if (proof) out.push(verdictLine(PROOF_TITLE[proofAfter], proofWord(proof), proof));
   out.push(`<table>\n<tr><th>value</th>${columns.map((c) => `<th>${c.head}</th>`).join('')}</tr>\n${rows.join('\n')}\n</table>`);
   for (const c of columns) {
     const files = renderFiles(c.head, c.values);

@@ -1,6 +1,7 @@
 // The quarantine section of a node's details: what blocked its drain and how to lift the quarantine.
 import type { QuarantineNote } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
+import { renderProse } from './prose.js';
 
 // What blocked the drain of a quarantined node, one item per PDB, and how to lift it.
 export function renderQuarantine(q: QuarantineNote): string {
@@ -12,5 +13,6 @@ export function renderQuarantine(q: QuarantineNote): string {
     return `<li>${what}: ${e(b.pods.join(', '), MAX_TEXT)}</li>`;
   });
   const list = items.length ? `<ul>${items.join('')}</ul>` : '<p>kubectl drain named no pod it was waiting for.</p>';
-  return `<p><b>Drain blocked by:</b></p>\n${list}\n<p><b>Lift the quarantine:</b> ${e(q.lift, MAX_TEXT)}; or by hand (the node keeps the old credential in containerd until it is rebooted): <code>${e(q.byHand.replace(/^`|`$/g, ''), MAX_TEXT)}</code></p>`;
+  const byHand = renderProse('Or by hand', `(the node keeps the old credential in containerd until it is rebooted): ${q.byHand}`, MAX_TEXT);
+  return `<p><b>Drain blocked by:</b></p>\n${list}\n<p><b>Lift the quarantine:</b> ${e(q.lift, MAX_TEXT)}</p>\n${byHand}`;
 }

@@ -4,6 +4,7 @@ import type { DecisionRecord, Outcome } from '../../core/model/record.js';
 import type { EvidenceValues } from '../../core/model/verdict.js';
 import { outcomeLabel } from '../log.js';
 import { describeDropped, type Item, type Kept, NOT_REACHED_RANK, rank } from './budget.js';
+import { briefReason } from './brief.js';
 import { e, gapCell, instantCell, MAX_NAME, referenceDay } from './cells.js';
 
 const MAX_TABLE_REASON = 300;
@@ -81,9 +82,10 @@ function renderRow(r: DecisionRecord): string {
     e(r.node, MAX_NAME),
     e(r.role),
     outcomeCell(r.outcome, r),
-    e(r.reason, MAX_TABLE_REASON) +
+    e(briefReason(r), MAX_TABLE_REASON) +
       (r.hosts?.length ? `<br><b>Hosts:</b> ${e(hostsCell(r.hosts), MAX_TABLE_REASON)}` : '') +
-      (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : ''),
+      (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : '') +
+      (r.cordonKept ? `<br><b>Stays cordoned:</b> ${e(r.cordonKept, MAX_TABLE_REASON)}` : ''),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
     e(gapCell(v)),

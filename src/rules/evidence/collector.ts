@@ -1,3 +1,5 @@
+import type { EvidenceRule } from '../../core/model/verdict.js';
+
 // The one collector every evidence condition reports to (src/rules/evidence.ts turns it into the verdict).
 // A condition never decides the verdict itself: it says which way a failed check counts, and the first
 // reason reported is the verdict's reason.
@@ -27,26 +29,36 @@ export interface Collected {
   clockDoubted: boolean;
   /** the first reading found missing (EvidenceVerdict.incomplete) */
   incomplete?: string;
+  /** the condition that reported the first failure (EvidenceVerdict.failedRule) */
+  firstRule?: EvidenceRule;
 }
 
 /** A collector and what it collected: every reason in order, and how the failed checks count. */
-export function newCollector(): { c: Collector; collected: Collected } {
+export function newCollector(): { c: Collector; collected: Collected; checking: (rule: EvidenceRule) => void } {
   const collected: Collected = { failures: [], contradicts: false, clockDoubted: false };
-  const failures = collected.failures;
+  let current: EvidenceRule | undefined;
+  const push = (reason: string): void => {
+    if (collected.failures.length === 0) collected.firstRule = current;
+    collected.failures.push(reason);
+  };
   const c: Collector = {
-    fail: (reason) => failures.push(reason),
+    fail: push,
     contradict: (reason) => {
       collected.contradicts = true;
-      failures.push(reason);
+      push(reason);
     },
     doubtClock: (reason) => {
       collected.clockDoubted = true;
-      failures.push(reason);
+      push(reason);
     },
     missing: (reason) => {
       collected.incomplete ??= reason;
-      if (!failures.includes(reason)) failures.push(reason);
+      if (!collected.failures.includes(reason)) push(reason);
     },
   };
-  return { c, collected };
+  // which condition reports from now on (src/rules/evidence.ts says it before running each)
+  const checking = (rule: EvidenceRule): void => {
+    current = rule;
+  };
+  return { c, collected, checking };
 }
