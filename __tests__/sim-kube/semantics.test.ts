@@ -272,6 +272,26 @@ describe('HTTP', () => {
     expect((await del.json()).metadata.deletionTimestamp).toBeTruthy();
   });
 
+  it('a minAvailable budget (addPdbMinAvailable) follows its pods: eviction refused while the other pod is not Ready, allowed once it is', async () => {
+    sim.setReadiness('default', 'cart', 'never');
+    sim.addPod({ name: 'cart-1', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'cart' }, labels: { app: 'cart' } });
+    sim.addPod({
+      name: 'cart-2',
+      owner: { kind: 'Deployment', name: 'cart' },
+      labels: { app: 'cart' },
+      nodeSelector: { 'kubernetes.io/hostname': 'w-2' },
+    });
+    sim.addPdbMinAvailable({ name: 'cart', selector: { app: 'cart' }, minAvailable: 1 });
+    await until(() => sim.pods().find((p) => p.metadata.name === 'cart-2')?.status?.containerStatuses);
+    await until(() => sim.pdb('default', 'cart')?.status?.expectedPods === 2);
+    expect(sim.pdb('default', 'cart').status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 });
+    const ev = { kind: 'Eviction', apiVersion: 'policy/v1', metadata: { name: 'cart-1', namespace: 'default' }, deleteOptions: {} };
+    expect((await req('POST', '/api/v1/namespaces/default/pods/cart-1/eviction', ev)).status).toBe(429);
+    sim.readyNow('default', 'cart');
+    await until(() => sim.pdb('default', 'cart')?.status?.disruptionsAllowed === 1);
+    expect((await req('POST', '/api/v1/namespaces/default/pods/cart-1/eviction', ev)).status).toBe(201);
+  });
+
   it('pod admission injects the service account pull secrets; the kubelet pulls through the hooks', async () => {
     const pulls: string[] = [];
     sim.setImagePullHooks({

@@ -408,6 +408,21 @@ export class KubeSim implements KubeNodeHooks {
     this.workloads.recomputePdbs(ns);
   }
 
+  /**
+   * A PDB as a user writes it (`spec.minAvailable`): its status follows its pods' readiness, recomputed
+   * by the disruption controller (sim/kube/disruption.ts, after Kubernetes'
+   * pkg/controller/disruption/disruption.go), so an eviction waits until enough of them are Ready.
+   */
+  addPdbMinAvailable(spec: { namespace?: string; name: string; selector: Record<string, string>; minAvailable: number | string }): void {
+    const ns = spec.namespace ?? 'default';
+    this.addNamespace(ns);
+    this.ctx.api.create(R.poddisruptionbudgets, ns, {
+      metadata: { name: spec.name, namespace: ns },
+      spec: { selector: { matchLabels: spec.selector }, minAvailable: spec.minAvailable },
+    });
+    this.workloads.recomputePdbs(ns);
+  }
+
   setPdbAllowed(namespace: string, name: string, disruptionsAllowed: number): void {
     if (!this.ctx.store.peek(R.poddisruptionbudgets, namespace, name))
       throw new Error(`poddisruptionbudget ${namespace}/${name} not found`);
