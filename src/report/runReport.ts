@@ -5,9 +5,10 @@
 // plain data in, a plain object out; src/action/publish.ts serialises it and writes it through the
 // masking port.
 //
-// Versioning: `schema` names the document, `version` its shape. A change that only adds keys keeps
-// the version; one that removes, renames or retypes a key bumps it, so a consumer can refuse a shape
-// it does not know instead of misreading it.
+// Versioning: `schema` names the document, `version` its shape, and schema/run-report.v<version>.json
+// is its published JSON Schema. A change that only adds keys or values keeps the version and updates
+// that file; one that removes, renames or retypes a key bumps the version into a new file, so a
+// consumer can refuse a shape it does not know instead of misreading it (docs/report-file.md).
 import { OUTCOMES, type ConfigPreview, type DecisionRecord, type Outcome } from '../core/model/record.js';
 import type { RolloutResult, RolloutView } from '../core/model/rolloutResult.js';
 import type { Redactor } from '../core/redact.js';
