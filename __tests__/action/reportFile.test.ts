@@ -12,6 +12,7 @@ import { Redactor } from '../../src/core/redact.js';
 import type { RolloutReport } from '../../src/pipeline/rolloutMode.js';
 import { RUN_REPORT_SCHEMA } from '../../src/report/runReport.js';
 import { record } from '../report/fixtures.js';
+import { readReport } from '../report/reportSchema.js';
 import { recorder } from './recorder.js';
 
 const OWNER = 'acme/platform/runs/4242/attempts/2/a1b2c3';
@@ -53,9 +54,8 @@ describe('the report file', () => {
     const path = rec.outputs()['report-file'];
     expect(path).toBe(join(runnerTemp, 'talos-registry-auth-rollout-4242-2-a1b2c3.json'));
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const text = readFileSync(path, 'utf8');
-    expect(text).not.toContain(secret);
-    const doc = JSON.parse(text);
+    expect(readFileSync(path, 'utf8')).not.toContain(secret);
+    const doc = readReport(path);
     expect(doc).toMatchObject({ schema: RUN_REPORT_SCHEMA, version: 1, mode: 'apply', result: 'processed', upToDate: ['w2'] });
     expect(doc.run).toEqual({
       repository: 'acme/platform',

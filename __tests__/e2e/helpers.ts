@@ -4,6 +4,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
 import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../runner/runAction.js';
+import { readReport } from '../report/reportSchema.js';
+
+export { readReport };
 
 export const PREFIX = 'registry-auth-rollout';
 export const A = {
@@ -113,9 +116,13 @@ export function byName(run: ActionRun): Record<string, Decision> {
  */
 export const TEST_KNOBS = { RAR_RELIST_PAUSE_MS: '300' } as const;
 
-/** Run the bundle against the twin (the run's own poll interval, TEST_KNOBS); `inputs` override the defaults. */
-export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: Partial<RunActionOptions> = {}): Promise<ActionRun> {
-  return runAction({
+/**
+ * Run the bundle against the twin (the run's own poll interval, TEST_KNOBS); `inputs` override the
+ * defaults. The report file the run writes, if any, is held to its schema before the test sees the run
+ * (readReport): every end-to-end run's report is validated, and one the schema refuses fails the test.
+ */
+export async function act(c: SimCluster, inputs: Record<string, string> = {}, extra: Partial<RunActionOptions> = {}): Promise<ActionRun> {
+  const run = await runAction({
     inputs: {
       'auth-patch': c.writeAuthPatch(),
       revision: REVISION,
@@ -131,6 +138,9 @@ export function act(c: SimCluster, inputs: Record<string, string> = {}, extra: P
     env: { ...c.env(), ...TEST_KNOBS },
     ...extra,
   });
+  const report = run.outputs['report-file'];
+  if (report) readReport(report);
+  return run;
 }
 
 export function postStep(c: SimCluster, run: ActionRun): Promise<ActionRun> {

@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { act, REVISION, requireKubectl, startCluster, verifiedMarker } from './helpers.js';
+import { act, readReport, REVISION, requireKubectl, startCluster, verifiedMarker } from './helpers.js';
 
 const NODES = ['worker-1', 'worker-2', 'worker-3', 'cp-1', 'cp-2', 'cp-3'];
 let c: SimCluster | undefined;
@@ -16,11 +16,11 @@ afterEach(async () => {
   c = undefined;
 });
 
+/** The report file of a run, checked against its schema (readReport) and for the credential. */
 function reportOf(path: string | undefined): any {
   expect(path, 'the report-file output').toBeTruthy();
-  const text = readFileSync(path!, 'utf8');
-  expect(text).not.toContain(NEW_CREDENTIAL.password);
-  return JSON.parse(text);
+  expect(readFileSync(path!, 'utf8')).not.toContain(NEW_CREDENTIAL.password);
+  return readReport(path!);
 }
 
 describe('e2e: the report file and the old-credential verdict', () => {

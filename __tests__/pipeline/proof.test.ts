@@ -29,9 +29,9 @@ describe('the post-reboot proof', () => {
     expect(warnings[0].message).toMatch(/Could not prove: containerd .*started .*after the last write/);
     expect(warnings[0].message).toMatch(/Residual risk: containerd may have read its CRI config before the credential for ghcr\.io/);
     expect(warnings[0].message).toMatch(/set verify-image and rerun .*proves w1 again/);
-    const decisions = JSON.parse(buildOutputs(res.result, res.records).decisions);
+    const decisions = JSON.parse(buildOutputs(res).decisions);
     expect(decisions[0].proofUndecided).toMatchObject({ settledBy: 'warning' });
-    expect(buildOutputs(res.result, res.records).rebooted).toBe('1');
+    expect(buildOutputs(res).rebooted).toBe('1');
     expect(renderSummary({ mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', result: res.result, records: res.records })).toMatch(
       /rebooted \(proof undecided; ⚠️ released with a warning\)/,
     );

@@ -18,7 +18,7 @@ const OUTCOMES: Outcome[] = [
 describe('buildOutputs', () => {
   const records = OUTCOMES.map((o, i) => record(`w${i}`, o));
   records[2].claim = { attempts: 3, conflicts: ['taint node.kubernetes.io/unschedulable:NoSchedule appeared', 'annotations map appeared'] };
-  const out = buildOutputs('failed', records);
+  const out = buildOutputs({ result: 'failed', records });
 
   it('counts each outcome as a string', () => {
     expect(out.result).toBe('failed');
@@ -52,13 +52,13 @@ describe('buildOutputs', () => {
 
   it('does not share objects with the records', () => {
     const before = JSON.stringify(records);
-    const decisions = JSON.parse(buildOutputs('processed', records).decisions) as DecisionOutput[];
+    const decisions = JSON.parse(buildOutputs({ result: 'processed', records }).decisions) as DecisionOutput[];
     decisions[0].evidence!.values.files.push({ path: 'x' });
     expect(JSON.stringify(records)).toBe(before);
   });
 
   it('is an empty array with zero counts when nothing was selected', () => {
-    expect(buildOutputs('clean', [])).toEqual({
+    expect(buildOutputs({ result: 'clean', records: [] })).toEqual({
       result: 'clean',
       decisions: '[]',
       rebooted: '0',
@@ -77,7 +77,7 @@ describe('buildOutputs', () => {
     );
     const full = JSON.stringify(many);
     expect(Buffer.byteLength(full)).toBeGreaterThan(1024 * 1024);
-    const o = buildOutputs('processed', many);
+    const o = buildOutputs({ result: 'processed', records: many });
     expect(Buffer.byteLength(o.decisions)).toBeLessThanOrEqual(900_000);
     const decisions = JSON.parse(o.decisions) as DecisionOutput[];
     expect(decisions).toHaveLength(1000);

@@ -46,7 +46,7 @@ describe('a quarantined node', () => {
     expect(a).toHaveLength(1);
     expect(a[0].title).toBe('w2: quarantined');
     expect(a[0].message).toContain('Next step: To lift the quarantine');
-    const [d] = JSON.parse(buildOutputs('failed', [QUARANTINED]).decisions);
+    const [d] = JSON.parse(buildOutputs({ result: 'failed', records: [QUARANTINED] }).decisions);
     expect(d.outcome).toBe('quarantined');
     expect(d.quarantine.blockers[0].pdb).toBe('shop/db');
     expect(formatGroupTitle(QUARANTINED)).toMatch(/^w2 \(worker\): quarantined in /);

@@ -50,18 +50,18 @@ function leakyRecords(): DecisionRecord[] {
 
 describe('report sinks redact every form of the credential', () => {
   it('the sinks see the secret at all without a redactor (so the checks below can fail)', () => {
-    expect(leaks(buildOutputs('failed', leakyRecords()).decisions)).not.toEqual([]);
+    expect(leaks(buildOutputs({ result: 'failed', records: leakyRecords() }).decisions)).not.toEqual([]);
   });
 
   it('the decisions output', () => {
-    const out = buildOutputs('failed', leakyRecords(), { redactor });
+    const out = buildOutputs({ result: 'failed', records: leakyRecords() }, { redactor });
     expect(leaks(JSON.stringify(out))).toEqual([]);
     expect(out.decisions).toContain(REDACTED);
     expect(out.decisions).toContain('failed to decode patch');
   });
 
   it('the decisions output when it has to be compacted', () => {
-    const out = buildOutputs('failed', leakyRecords(), { redactor, budgetBytes: 100 });
+    const out = buildOutputs({ result: 'failed', records: leakyRecords() }, { redactor, budgetBytes: 100 });
     expect(leaks(out.decisions)).toEqual([]);
   });
 

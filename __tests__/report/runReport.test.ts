@@ -7,6 +7,10 @@ import { DECISIONS_BUDGET_BYTES } from '../../src/report/outputs.js';
 import type { RevocationVerdict } from '../../src/rules/revocation.js';
 import { record } from './fixtures.js';
 import { HOLDS, W1 } from './timelineFixture.js';
+import { checkReport } from './reportSchema.js';
+
+/** The document as built, held to the report file's schema (schema/run-report.v1.json). */
+const report: typeof buildRunReport = (input, options) => checkReport(buildRunReport(input, options));
 
 const IDENTITY = {
   repository: 'acme/platform',
@@ -40,7 +44,7 @@ function input(over: Partial<RunReportInput> = {}): RunReportInput {
 
 describe('buildRunReport', () => {
   it('names its schema and version, the run, the mode, and every node with its evidence and steps', () => {
-    const doc = buildRunReport(input({ upToDate: ['cp-1'], notReached: ['w3'], revocation: HOLDING }));
+    const doc = report(input({ upToDate: ['cp-1'], notReached: ['w3'], revocation: HOLDING }));
     expect(doc.schema).toBe(RUN_REPORT_SCHEMA);
     expect(doc.version).toBe(RUN_REPORT_VERSION);
     expect(doc.run).toEqual(IDENTITY);
@@ -58,7 +62,7 @@ describe('buildRunReport', () => {
   });
 
   it("carries the timeline's data: each started node's span with its steps' phases, the holds, the in-flight count", () => {
-    const doc = buildRunReport(input({ records: [W1, record('w9', 'planned-skip')], holds: HOLDS, inFlightMax: 2, maxUnavailable: 2 }));
+    const doc = report(input({ records: [W1, record('w9', 'planned-skip')], holds: HOLDS, inFlightMax: 2, maxUnavailable: 2 }));
     expect(doc.timeline.nodes.map((n) => n.node)).toEqual(['w1']);
     expect(doc.timeline.nodes[0]).toMatchObject({ startedAt: W1.startedAt, endedAt: W1.endedAt });
     expect(doc.timeline.nodes[0].steps.map((s) => s.phase)).toContain('drain');
@@ -69,7 +73,7 @@ describe('buildRunReport', () => {
     const many = Array.from({ length: 1000 }, (_, i) =>
       record(`node-${i}`, 'rebooted', { steps: record('x', 'rebooted').steps.map((s) => ({ ...s, detail: 'x'.repeat(400) })) }),
     );
-    const doc = buildRunReport(input({ records: many }));
+    const doc = report(input({ records: many }));
     expect(Buffer.byteLength(JSON.stringify(doc))).toBeGreaterThan(DECISIONS_BUDGET_BYTES);
     expect(doc.nodes).toHaveLength(1000);
     expect(doc.nodes.every((n) => n.steps.length === 13 && n.steps.every((s) => s.detail === 'x'.repeat(400)))).toBe(true);
@@ -77,7 +81,7 @@ describe('buildRunReport', () => {
 
   it('plan: the machine-config change list rides along; no identity, no verdict: null', () => {
     const configPreview = { shown: false as const, why: 'read through talosctl' };
-    const doc = buildRunReport(
+    const doc = report(
       input({ mode: 'plan', result: 'planned', identity: undefined, records: [record('w1', 'planned-reboot', { configPreview })] }),
     );
     expect(doc.nodes[0].configPreview).toEqual(configPreview);
@@ -90,7 +94,7 @@ describe('buildRunReport', () => {
     const secret = 's3cr3t-passw0rd';
     const records = [record('w1', 'failed', { reason: `kubectl said ${secret}` })];
     const before = JSON.stringify(records);
-    const doc = buildRunReport(input({ records, error: `boom ${secret}` }), { redactor: new Redactor([secret]) });
+    const doc = report(input({ records, error: `boom ${secret}` }), { redactor: new Redactor([secret]) });
     expect(JSON.stringify(doc)).not.toContain(secret);
     expect(doc.nodes[0].reason).toBe('kubectl said ***');
     expect(JSON.stringify(records)).toBe(before);

@@ -10,6 +10,7 @@
 // error annotation, never the step's failure: the run's own result, outputs, summary and exit status
 // stand as they are, and `report-file` is empty.
 import { errorMessage, PreflightError, RolloutError } from '../core/errors.js';
+import { rolloutFacts } from '../core/model/rolloutResult.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
@@ -96,29 +97,6 @@ export async function publish(report: ActionReport, port: PublishPort, options: 
   for (const f of p.failures) port.setFailed(f);
 }
 
-/** What the job summary and the report file both tell of a rollout: one mapping, so the two cannot drift. */
-function rolloutFacts(r: RolloutReport) {
-  return {
-    mode: r.mode,
-    registry: r.registry,
-    revision: r.revision,
-    result: r.result,
-    records: r.records,
-    notReached: r.notReached,
-    upToDate: r.upToDate,
-    error: r.error ? errorMessage(r.error) : undefined,
-    notice: r.notice,
-    talosReads: r.talosReads,
-    inFlightMax: r.inFlightMax,
-    maxUnavailable: r.maxUnavailable,
-    topologyKey: r.topologyKey,
-    holds: r.holds,
-    settleWaits: r.settleWaits,
-    revocation: r.revocation,
-    preflight: r.preflight?.lines,
-  };
-}
-
 /** The outputs of the report file and of its verdict, and what went wrong writing it (the run's result stands). */
 interface ReportFileOutcome {
   outputs: { 'report-file': string; 'old-credential-revocable': 'true' | 'false'; 'selection-converged': 'true' | 'false' };
@@ -174,7 +152,7 @@ export function present(report: ActionReport, options: PublishOptions = {}): Pub
   if (report.kind === 'post') return presentPostReport(report);
   // the outputs still say `failed`: a later step may read them
   return {
-    outputs: buildOutputs('failed', []),
+    outputs: buildOutputs({ result: 'failed', records: [] }),
     log: [],
     annotations: [],
     failures: [errorMessage(report.error)],
@@ -196,7 +174,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched
   const stop = r.error instanceof PreflightError ? r.error : undefined;
   return {
-    outputs: buildOutputs(r.result, r.records, { redactor, left: r.notReached.length, inFlightMax: r.inFlightMax ?? 0 }),
+    outputs: buildOutputs(r, { redactor }),
     log,
     annotations,
     summary: stop ? () => renderPreflightStop(stop.lines, stop.message) : () => renderSummary(rolloutFacts(r), { redactor }),

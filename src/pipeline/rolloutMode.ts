@@ -1,29 +1,20 @@
 // `mode: apply` and `mode: plan` as one function: the run's ports in, a plain report out. The
 // report carries the run's result and the facts its summary names; it renders nothing (the
 // action's one publisher, src/action/publish.ts, turns it into outputs, annotations and summary).
-import { judgeRevocation, type RevocationVerdict } from '../rules/revocation.js';
+import type { RolloutResult } from '../core/model/rolloutResult.js';
+import { judgeRevocation } from '../rules/revocation.js';
 import type { RolloutDeps } from './context.js';
-import { runRollout, type RolloutResult } from './run.js';
+import { runRollout, type ScopedFindings } from './run.js';
 
-export interface RolloutReport extends Omit<RolloutResult, 'scope'> {
+/** The run's result (core/model/rolloutResult.ts), as the mode hands it to the publisher. */
+export interface RolloutReport extends RolloutResult {
   kind: 'rollout';
-  mode: 'apply' | 'plan';
-  /** the registry host the credential is for */
-  registry: string;
-  revision: string;
-  topologyKey?: string;
-  /** a `partial` run fails the step */
-  failOnPartial: boolean;
-  /** this run's claim token (repository, run id, attempt, nonce): the run's identity in the report file */
-  owner?: string;
-  /** may the old credential be revoked now, and has the selection converged (src/rules/revocation.ts), judged on the run's last listing of every node */
-  revocation?: RevocationVerdict;
 }
 
 /** Never throws: however the run ends, the report says so (`failed` with its error when it threw). */
 export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> {
   const { config } = deps;
-  let result: RolloutResult;
+  let result: ScopedFindings;
   try {
     result = await runRollout(deps);
   } catch (e) {

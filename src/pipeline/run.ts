@@ -3,7 +3,8 @@
 // result lists every node it touched with what became of it.
 import { errorMessage, InputError } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
-import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
+import type { DecisionRecord } from '../core/model/record.js';
+import type { RolloutFindings } from '../core/model/rolloutResult.js';
 import { fenceCapture } from '../rules/fences.js';
 import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
 import { releaseCommand } from '../rules/commands.js';
@@ -28,37 +29,14 @@ import { NodeRuns } from './nodeRun.js';
 import { planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
-import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 
-export interface RolloutResult {
-  /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
-  result: ActionResult;
-  records: DecisionRecord[];
-  /** selected nodes the roll did not reach because it stopped earlier (the `left` output) */
-  notReached: string[];
-  upToDate: string[];
-  error?: Error;
-  /** the budget's message when it stopped the roll (result `partial`) */
-  notice?: string;
-  /** the largest number of nodes in flight at once (the `in-flight-max` output) */
-  inFlightMax?: number;
-  /** max-unavailable as resolved against the selected workers */
-  maxUnavailable?: number;
-  /** when the settle gate or the time budget held starts back (the summary's timeline) */
-  holds?: RollHold[];
-  /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
-  settleWaits?: string[];
-  /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
-  eventsWarning?: string;
+/** What the run found and did (core/model/rolloutResult.ts), and the listing the old-credential verdict is judged on. */
+export interface ScopedFindings extends RolloutFindings {
   /** every node of the cluster as the run last listed it, and which of them the inputs select (src/rules/revocation.ts) */
   scope?: Scope;
-  /** the pre-flight check's lines, when it ran (not on an apply run with nothing to roll) */
-  preflight?: PreflightSummary;
-  /** which path read Talos and why, one line; none when the run opened no Talos client (nothing to roll) */
-  talosReads?: string;
 }
 
 /** Every node of the cluster as one listing saw it, and the uids of those the `nodes` / `node-selector` inputs select. */
@@ -121,7 +99,7 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
  * node touched. The order: the listing, then (only when it selects a node to roll, or in plan) the
  * pre-flight check and the Talos client, then (apply) the Lease, then the first mutation.
  */
-export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
+export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   const ctx = makeContext(deps);
   const { config } = ctx;
   const runStartMs = ctx.clock.now();

@@ -2,6 +2,7 @@
 // happened to each node without parsing the summary.
 import type { Role } from '../core/model/node.js';
 import type { ActionResult, DecisionRecord, DrainForecast, Outcome, ProofUndecided, QuarantineNote } from '../core/model/record.js';
+import type { RolloutResult } from '../core/model/rolloutResult.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
 import type { FenceRow } from '../rules/fences.js';
@@ -128,11 +129,11 @@ function compact(d: DecisionOutput, level: number): DecisionOutput {
 
 const MAX_LEVEL = 4;
 
-export function buildOutputs(
-  result: ActionResult,
-  records: readonly DecisionRecord[],
-  options: { budgetBytes?: number; redactor?: Redactor; left?: number; inFlightMax?: number } = {},
-): ActionOutputs {
+/** What the outputs of a run read of its result (src/core/model/rolloutResult.ts): how it ended, its nodes, how many it left and ran at once. */
+export type OutputsInput = Pick<RolloutResult, 'result' | 'records'> & Partial<Pick<RolloutResult, 'notReached' | 'inFlightMax'>>;
+
+export function buildOutputs(run: OutputsInput, options: { budgetBytes?: number; redactor?: Redactor } = {}): ActionOutputs {
+  const { result, records } = run;
   const budget = options.budgetBytes ?? DECISIONS_BUDGET_BYTES;
   // A later step's script reads this output as it is: the runner's log masking never applies to it.
   const full = records.map(toDecisionOutput).map((d) => (options.redactor ? options.redactor.redactData(d) : d));
@@ -147,8 +148,8 @@ export function buildOutputs(
     rebooted: count('rebooted'),
     'reboots-skipped': count('reboot-skipped'),
     refused: count('refused'),
-    left: String(options.left ?? 0),
-    'in-flight-max': String(options.inFlightMax ?? 0),
+    left: String(run.notReached?.length ?? 0),
+    'in-flight-max': String(run.inFlightMax ?? 0),
   };
 }
 

@@ -2,7 +2,7 @@
 // `selection-converged` outputs' values and the job summary's line (with every node of the cluster that
 // still holds, or may hold, the old credential). The rule that decides it, and why, is
 // src/rules/revocation.ts.
-import type { RevocationVerdict } from '../rules/revocation.js';
+import type { RevocationVerdict } from '../core/model/revocation.js';
 import { escapeCell, truncateText } from './escape.js';
 
 /** Nodes past this many are counted in the summary, not listed: the report file lists every one. */

@@ -5,13 +5,14 @@
 // plain data in, a plain object out; src/action/publish.ts serialises it and writes it through the
 // masking port.
 //
-// Versioning: `schema` names the document, `version` its shape. A change that only adds keys keeps
-// the version; one that removes, renames or retypes a key bumps it, so a consumer can refuse a shape
-// it does not know instead of misreading it.
-import type { ActionResult, ConfigPreview, DecisionRecord, Outcome, RollHold } from '../core/model/record.js';
+// Versioning: `schema` names the document, `version` its shape, and schema/run-report.v<version>.json
+// is its published JSON Schema. A change that only adds keys or values keeps the version and updates
+// that file; one that removes, renames or retypes a key bumps the version into a new file, so a
+// consumer can refuse a shape it does not know instead of misreading it (docs/report-file.md).
+import { OUTCOMES, type ConfigPreview, type DecisionRecord, type Outcome } from '../core/model/record.js';
+import type { RolloutResult, RolloutView } from '../core/model/rolloutResult.js';
 import type { Redactor } from '../core/redact.js';
 import { stepPhase, type StepPhase } from '../core/steps.js';
-import type { RevocationVerdict } from '../rules/revocation.js';
 import { toDecisionOutput, type DecisionOutput } from './outputs.js';
 
 export const RUN_REPORT_SCHEMA = 'talos-registry-auth-rollout/run-report';
@@ -27,28 +28,12 @@ export interface RunIdentity {
   url?: string;
 }
 
-/** What the document is built from: the rollout report's facts (the publisher maps them). */
-export interface RunReportInput {
+/** What the document is built from: the run's result as text tells it (src/core/model/rolloutResult.ts), who ran it and when. */
+export type RunReportInput = RolloutView & {
   identity?: RunIdentity;
   /** ISO instant the document was built (the runner's clock) */
   generatedAt: string;
-  mode: 'apply' | 'plan';
-  registry: string;
-  revision: string;
-  result: ActionResult;
-  records: readonly DecisionRecord[];
-  notReached?: readonly string[];
-  upToDate?: readonly string[];
-  error?: string;
-  notice?: string;
-  talosReads?: string;
-  inFlightMax?: number;
-  maxUnavailable?: number;
-  topologyKey?: string;
-  holds?: readonly RollHold[];
-  settleWaits?: readonly string[];
-  revocation?: RevocationVerdict;
-}
+};
 
 /** One node's bar on the timeline, as data: its span and each step's phase (src/core/steps.ts). */
 export interface TimelineNode {
@@ -68,10 +53,10 @@ export interface RunReportDocument {
   generatedAt: string;
   /** null: the run's identity was not known */
   run: RunIdentity | null;
-  mode: 'apply' | 'plan';
-  registry: string;
-  revision: string;
-  result: ActionResult;
+  mode: RolloutResult['mode'];
+  registry: RolloutResult['registry'];
+  revision: RolloutResult['revision'];
+  result: RolloutResult['result'];
   error: string | null;
   notice: string | null;
   talosReads: string | null;
@@ -87,17 +72,15 @@ export interface RunReportDocument {
     maxUnavailable: number | null;
     topologyKey: string | null;
     /** the settle gate's waits and the time budget's stop */
-    holds: RollHold[];
+    holds: NonNullable<RolloutResult['holds']>;
     /** apply: one entry per node started, in processing order; plan: empty */
     nodes: TimelineNode[];
   };
   /** plan: the workloads the settle gate would wait for; null: the gate is off or nothing was predicted */
   settleWaits: string[] | null;
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
-  oldCredential: RevocationVerdict | null;
+  oldCredential: NonNullable<RolloutResult['revocation']> | null;
 }
-
-const OUTCOMES: readonly Outcome[] = ['rebooted', 'reboot-skipped', 'planned-reboot', 'planned-skip', 'refused', 'failed', 'quarantined'];
 
 function timelineNode(r: DecisionRecord): TimelineNode {
   return {

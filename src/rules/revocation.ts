@@ -36,34 +36,10 @@
 import { notVerifiedWhy } from './marker.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';
+import type { OldCredentialHolder, RevocationVerdict } from '../core/model/revocation.js';
 import { compareNames } from '../core/order.js';
 
-/** Why a node still holds, or may hold, the old credential. */
-export type HolderKind = 'not-verified' | 'not-reached' | 'planned' | 'quarantined' | 'claimed' | 'proof-undecided' | 'refused' | 'failed';
-
-export interface OldCredentialHolder {
-  node: string;
-  kind: HolderKind;
-  /** one line a person reads */
-  why: string;
-  /** whether the `nodes` / `node-selector` inputs select it (false: this run does not roll it) */
-  selected: boolean;
-}
-
-export interface RevocationVerdict {
-  /** no node of the cluster can still hold the old credential (the `old-credential-revocable` output) */
-  revocable: boolean;
-  /** one line: why the answer is what it is */
-  reason: string;
-  /** the nodes of the cluster that hold or may hold the old credential, sorted by name; empty when revocable */
-  holders: OldCredentialHolder[];
-  /** how many nodes the run listed: every node of the cluster, each judged */
-  judged: number;
-  /** how many of them the `nodes` / `node-selector` inputs leave out (judged too) */
-  outsideScope: number;
-  /** every node the inputs select carries this revision's marker, none held (the `selection-converged` output); false when none is selected */
-  selectionConverged: boolean;
-}
+export type { HolderKind, OldCredentialHolder, RevocationVerdict } from '../core/model/revocation.js';
 
 /** What the rule judges. */
 export interface RevocationInput {

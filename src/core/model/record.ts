@@ -14,7 +14,9 @@ import type { EvidenceVerdict } from './verdict.js';
 export const ACTION_RESULTS = ['clean', 'processed', 'planned', 'partial', 'failed'] as const;
 export type ActionResult = (typeof ACTION_RESULTS)[number];
 
-export type Outcome = 'rebooted' | 'reboot-skipped' | 'planned-reboot' | 'planned-skip' | 'refused' | 'failed' | 'quarantined';
+/** What became of one node the run reached (the report file's schema and its counts take the list from here). */
+export const OUTCOMES = ['rebooted', 'reboot-skipped', 'planned-reboot', 'planned-skip', 'refused', 'failed', 'quarantined'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
 
 /** One thing that kept a drain from finishing: a PodDisruptionBudget and the pods it protected, or pods without one. */
 export interface DrainBlocker {
