@@ -16,6 +16,7 @@ import {
   type QuarantineNote,
   type RollHold,
 } from '../../src/core/model/record.js';
+import { EVIDENCE_RULES } from '../../src/core/model/verdict.js';
 import { HOLDER_KINDS, type OldCredentialHolder, type RevocationVerdict } from '../../src/core/model/revocation.js';
 import { RUN_MODES } from '../../src/core/model/rolloutResult.js';
 import type { EvidenceValues, EvidenceVerdict } from '../../src/core/model/verdict.js';
@@ -234,6 +235,7 @@ describe('schema/run-report.v1.json', () => {
       proof: true,
       claim: true,
       nextStep: true,
+      cordonKept: true,
       proofUndecided: true,
       durationMs: true,
       startedAt: true,
@@ -244,7 +246,15 @@ describe('schema/run-report.v1.json', () => {
       configPreview: true,
     };
     const step: Keys<DecisionStepOutput> = { name: true, startedAt: true, durationMs: true, ok: true, detail: true };
-    const ev: Keys<EvidenceVerdict> = { verdict: true, reason: true, values: true, ordering: true, contradicts: true, incomplete: true };
+    const ev: Keys<EvidenceVerdict> = {
+      verdict: true,
+      reason: true,
+      values: true,
+      ordering: true,
+      contradicts: true,
+      incomplete: true,
+      failedRule: true,
+    };
     const values: Keys<EvidenceValues> = {
       criState: true,
       criHealth: true,
@@ -348,6 +358,7 @@ describe('schema/run-report.v1.json', () => {
     expect(at(['nodes', '[]', 'outcome']).enum).toEqual([...OUTCOMES]);
     expect(at(['timeline', 'nodes', '[]', 'steps', '[]', 'phase']).enum).toEqual([...STEP_PHASES, 'other']);
     expect(at(['oldCredential', 'holders', '[]', 'kind']).enum).toEqual([...HOLDER_KINDS]);
+    expect(at(['nodes', '[]', 'evidence', 'failedRule']).enum).toEqual([...EVIDENCE_RULES]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

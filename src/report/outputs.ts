@@ -29,6 +29,8 @@ export interface DecisionOutput {
   proof: EvidenceVerdict | null;
   claim: { attempts: number; conflicts: string[] } | null;
   nextStep: string | null;
+  /** why a node this run released stays cordoned (an operator's cordon, a quarantine kept); absent: it does not */
+  cordonKept?: string;
   /** set on a rebooted node whose post-reboot proof could not be decided (see ProofUndecided) */
   proofUndecided: ProofUndecided | null;
   durationMs: number;
@@ -75,6 +77,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     proof: r.proof ? cloneVerdict(r.proof) : null,
     claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
     nextStep: r.nextStep ?? null,
+    ...(r.cordonKept ? { cordonKept: r.cordonKept } : {}),
     proofUndecided: r.proofUndecided ? { ...r.proofUndecided } : null,
     durationMs: r.durationMs,
     ...(r.startedAt ? { startedAt: r.startedAt } : {}),

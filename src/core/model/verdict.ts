@@ -75,8 +75,17 @@ export type EvidenceOrdering = 'after' | 'undecidable' | 'before' | 'unknown';
  * The evidence rule's conditions, in the order it checks them (src/rules/evidence.ts): which one gave a
  * `reboot` verdict its reason, for a reader who wants the why in a few words (the summary's table).
  */
-export type EvidenceRule =
-  'margin' | 'cri-service' | 'containerd-start' | 'launch-after-patch' | 'config-write' | 'credential' | 'clock' | 'ordering';
+export const EVIDENCE_RULES = [
+  'margin',
+  'cri-service',
+  'containerd-start',
+  'launch-after-patch',
+  'config-write',
+  'credential',
+  'clock',
+  'ordering',
+] as const;
+export type EvidenceRule = (typeof EVIDENCE_RULES)[number];
 
 export interface EvidenceVerdict {
   verdict: 'skip' | 'reboot';
