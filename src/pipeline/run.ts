@@ -32,6 +32,7 @@ import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
+import { windowClosed, windowPlan } from './windows.js';
 
 export interface RolloutResult {
   /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
@@ -41,8 +42,12 @@ export interface RolloutResult {
   notReached: string[];
   upToDate: string[];
   error?: Error;
-  /** the budget's message when it stopped the roll (result `partial`) */
+  /** the budget's or the windows' message when it stopped the roll (result `partial`) */
   notice?: string;
+  /** what stopped the roll when the result is `partial` */
+  stoppedBy?: 'budget' | 'window';
+  /** plan, with maintenance windows: whether one is open now (until when) and when the next opens */
+  windows?: string;
   /** the largest number of nodes in flight at once (the `in-flight-max` output) */
   inFlightMax?: number;
   /** max-unavailable as resolved against the selected workers */
@@ -143,6 +148,10 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   // while another run is mid-roll: a node it holds carries its claim, which the inventory above refuses
   // (docs/preflight.md "Another run holding the Lease"). A plan asks the registry whatever it selects:
   // a refused credential is what it must predict.
+  // Outside every maintenance window an apply run with work claims nothing: no registry request, no
+  // Talos client, no Lease (docs/windows.md); a run with nothing to roll stays `clean` whatever the window.
+  const closed = config.mode === 'apply' && first.selected.length > 0 ? windowClosed(ctx) : undefined;
+  if (closed) return outsideEveryWindow(ctx, first, closed);
   const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
   const checked = preflight ? { preflight } : {};
   if (first.selected.length === 0)
@@ -155,7 +164,10 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
     const settleWaits = await predictSettle(ctx, records, pods);
+    const windows = windowPlan(ctx);
+    if (windows) ctx.log.info(windows);
     return {
+      ...(windows ? { windows } : {}),
       result: 'planned',
       records,
       notReached: [],
@@ -213,13 +225,29 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
     notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
-    ...(end.result === 'partial' ? { notice: end.notice } : {}),
+    ...(end.result === 'partial' ? { notice: end.notice, stoppedBy: end.stoppedBy } : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
     ...facts,
+  };
+}
+
+/** A run started outside every maintenance window: `partial`, every selected node left, nothing read past the listing. */
+function outsideEveryWindow(ctx: RunContext, first: Listing, notice: string): RolloutResult {
+  ctx.holds.start('window', ctx.clock.now(), notice, first.selected[0].name);
+  ctx.log.info(notice);
+  return {
+    result: 'partial',
+    records: [],
+    notReached: first.selected.map((n) => n.name),
+    upToDate: first.upToDate,
+    notice,
+    stoppedBy: 'window',
+    holds: ctx.holds.all,
+    scope: first.scope,
   };
 }
 

@@ -37,8 +37,10 @@ export interface SummaryInput {
   inFlightMax?: number;
   maxUnavailable?: number;
   topologyKey?: string;
-  /** why the roll stopped early without a failure (the time budget) */
+  /** why the roll stopped early without a failure (the time budget, the maintenance windows) */
   notice?: string;
+  /** plan, with maintenance windows: whether one is open now and when the next opens, one line */
+  windows?: string;
   /** when the settle gate or the time budget held new starts back (drawn on the timeline) */
   holds?: RollHold[];
   /** plan: the workloads the settle gate would wait for (undefined: the gate is off) */
