@@ -35,7 +35,7 @@ import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 import { windowClosed, windowPlan } from './windows.js';
 
 export interface RolloutResult {
-  /** `partial`: the time budget stopped the roll with nodes left; every node it started ended cleanly */
+  /** `partial`: the time budget or the maintenance windows stopped the roll with nodes left; every node it started ended cleanly */
   result: ActionResult;
   records: DecisionRecord[];
   /** selected nodes the roll did not reach because it stopped earlier (the `left` output) */
@@ -123,8 +123,9 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
 /**
  * Runs before anything is changed throw (a bad input, a refused pre-flight check, another run's
  * Lease); once the Lease is taken every ending, a cancellation included, returns a result with every
- * node touched. The order: the listing, then (only when it selects a node to roll, or in plan) the
- * pre-flight check and the Talos client, then (apply) the Lease, then the first mutation.
+ * node touched. The order: the listing, then (apply, a node to roll) the maintenance windows, then (only
+ * when it selects a node to roll, or in plan) the pre-flight check and the Talos client, then (apply)
+ * the Lease, then the first mutation.
  */
 export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const ctx = makeContext(deps);
@@ -142,16 +143,17 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector?.text, inScope: first.scope.selected.size });
   if (empty) throw new InputError(empty.input, empty.message);
 
+  // Outside every maintenance window an apply run with work claims nothing: no registry request, no
+  // Talos client, no Lease (docs/windows.md); a run with nothing to roll stays `clean` whatever the window.
+  const closed = config.mode === 'apply' && first.selected.length > 0 ? windowClosed(ctx) : undefined;
+  if (closed) return outsideEveryWindow(ctx, first, closed);
+
   // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
   // every node verified needs nothing but the node list (no registry request, no Talos call, no Lease
   // read or write), so another run holding the Lease does not fail it. Why that listing may be trusted
   // while another run is mid-roll: a node it holds carries its claim, which the inventory above refuses
   // (docs/preflight.md "Another run holding the Lease"). A plan asks the registry whatever it selects:
   // a refused credential is what it must predict.
-  // Outside every maintenance window an apply run with work claims nothing: no registry request, no
-  // Talos client, no Lease (docs/windows.md); a run with nothing to roll stays `clean` whatever the window.
-  const closed = config.mode === 'apply' && first.selected.length > 0 ? windowClosed(ctx) : undefined;
-  if (closed) return outsideEveryWindow(ctx, first, closed);
   const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
   const checked = preflight ? { preflight } : {};
   if (first.selected.length === 0)
