@@ -184,4 +184,19 @@ export const SCENARIOS: Record<string, Scenario> = {
       };
     },
   },
+  window: {
+    description:
+      'maintenance-windows: a window that opened this second, lasts 15 s and comes back every hour at the same minute (UTC): the first nodes start inside it; once it has closed no further node starts, the nodes in flight finish, and the run ends partial with a notice saying when the next window opens (the timeline marks the moment with #)',
+    setup: () => [],
+    // built when the demo runs, not when this file loads: the window opens as the run starts
+    prepare: async () => {
+      const now = new Date();
+      return {
+        inputs: {
+          'maintenance-windows': `- { start: '${now.getUTCSeconds()} ${now.getUTCMinutes()} * * * *', duration: 15s, timezone: UTC }`,
+        },
+        stop: async () => undefined,
+      };
+    },
+  },
 };

@@ -167,7 +167,8 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   if (r.result === 'partial') {
     const message = `${r.notReached.length} node(s) left for the next run (${r.notice ?? 'the time budget stopped the roll'}); every node started ended released or verified, and a rerun continues with the rest`;
     if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
-    else annotations.push({ kind: 'notice', title: 'time-budget reached', message });
+    else
+      annotations.push({ kind: 'notice', title: r.stoppedBy === 'window' ? 'maintenance window closed' : 'time-budget reached', message });
   }
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);

@@ -4,6 +4,8 @@ import { isIP } from 'node:net';
 import { InputError } from './errors.js';
 import { parseLabelSelector, type LabelSelectorInput } from './labelSelector.js';
 import { readPreflightInputs, type PreflightConfig } from './preflight.js';
+import type { MaintenanceWindow } from './model/windows.js';
+import { readWindowsInput, WINDOWS_INPUT } from './windows.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
@@ -49,6 +51,8 @@ export interface Config extends PreflightConfig {
   /** undefined: no budget */
   timeBudgetMs?: number;
   failOnPartial: boolean;
+  /** `maintenance-windows`: a node starts only while one is open (docs/windows.md); empty or absent: always open */
+  maintenanceWindows?: MaintenanceWindow[];
 }
 
 /** `max-unavailable`: a count of workers, or a whole percentage of the selected workers. */
@@ -181,6 +185,7 @@ export function readConfig(get: InputReader): Config {
     githubToken: str('github-token') || undefined,
     ...readParallelInputs(str),
     ...readPreflightInputs(str, BOOLEANS),
+    maintenanceWindows: readWindowsInput(get(WINDOWS_INPUT) ?? '', parseDuration),
   };
 }
 

@@ -32,6 +32,7 @@ import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
+import { windowClosed, windowPlan } from './windows.js';
 
 /** What the run found and did (core/model/rolloutResult.ts), and the listing the old-credential verdict is judged on. */
 export interface ScopedFindings extends RolloutFindings {
@@ -96,8 +97,9 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
 /**
  * Runs before anything is changed throw (a bad input, a refused pre-flight check, another run's
  * Lease); once the Lease is taken every ending, a cancellation included, returns a result with every
- * node touched. The order: the listing, then (only when it selects a node to roll, or in plan) the
- * pre-flight check and the Talos client, then (apply) the Lease, then the first mutation.
+ * node touched. The order: the listing, then (apply, a node to roll) the maintenance windows, then (only
+ * when it selects a node to roll, or in plan) the pre-flight check and the Talos client, then (apply)
+ * the Lease, then the first mutation.
  */
 export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   const ctx = makeContext(deps);
@@ -114,6 +116,11 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   const first = await listAndSelect(ctx, 0);
   const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector?.text, inScope: first.scope.selected.size });
   if (empty) throw new InputError(empty.input, empty.message);
+
+  // Outside every maintenance window an apply run with work claims nothing: no registry request, no
+  // Talos client, no Lease (docs/windows.md); a run with nothing to roll stays `clean` whatever the window.
+  const closed = config.mode === 'apply' && first.selected.length > 0 ? windowClosed(ctx) : undefined;
+  if (closed) return outsideEveryWindow(ctx, first, closed);
 
   // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
   // every node verified needs nothing but the node list (no registry request, no Talos call, no Lease
@@ -133,7 +140,10 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
     const settleWaits = await predictSettle(ctx, records, pods);
+    const windows = windowPlan(ctx);
+    if (windows) ctx.log.info(windows);
     return {
+      ...(windows ? { windows } : {}),
       result: 'planned',
       records,
       notReached: [],
@@ -191,13 +201,29 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
-    ...(end.result === 'partial' ? { notice: end.notice } : {}),
+    ...(end.result === 'partial' ? { notice: end.notice, stoppedBy: end.stoppedBy } : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
     ...facts,
+  };
+}
+
+/** A run started outside every maintenance window: `partial`, every selected node left, nothing read past the listing. */
+function outsideEveryWindow(ctx: RunContext, first: Listing, notice: string): ScopedFindings {
+  ctx.holds.start('window', ctx.clock.now(), notice, first.selected[0].name);
+  ctx.log.info(notice);
+  return {
+    result: 'partial',
+    records: [],
+    notReached: first.selected.map((n) => n.name),
+    upToDate: first.upToDate,
+    notice,
+    stoppedBy: 'window',
+    holds: ctx.holds.all,
+    scope: first.scope,
   };
 }
 

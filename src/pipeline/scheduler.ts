@@ -12,6 +12,7 @@ import { CancelledError, CapacityStopError, NodesFailedError, type NodeFailure }
 import { rollNode } from './node.js';
 import type { NodeRuns } from './nodeRun.js';
 import { NodeStop, stopNode } from './stop.js';
+import { windowClosed } from './windows.js';
 
 /**
  * How the passes ended, in what only they know; the run (src/pipeline/run.ts) builds its result from it once.
@@ -20,7 +21,7 @@ import { NodeStop, stopNode } from './stop.js';
 export type RollEnd =
   | { result: 'processed' }
   | { result: 'failed'; error: Error; notReached: string[] }
-  | { result: 'partial'; notice: string; notReached: string[] };
+  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: 'budget' | 'window' };
 
 /** What the passes of one run share: the resolved max-unavailable, the budget's clock and deadlines, the peak. */
 export interface RollState {
@@ -47,7 +48,7 @@ export interface RollState {
  * node may start, src/rules/budget.ts whether the time left allows it; docs/parallel.md). Each node
  * runs its whole pipeline under its own claim; a node's run never throws out of here: a stop is
  * turned into its record by stopNode, exactly as with one node at a time. The first failure, a
- * cancellation or the budget stops new starts; nodes in flight always run to their own end.
+ * cancellation, the budget or the maintenance windows stop new starts; nodes in flight always run to their own end.
  * Returns how the roll ended when it stopped early, or undefined when the pass finished every node.
  */
 export async function rollNodes(
@@ -64,7 +65,7 @@ export async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle' | 'capacity'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'window' | 'settle' | 'capacity'; message: string } | undefined;
   let settleError: Error | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
@@ -142,6 +143,14 @@ export async function rollNodes(
     }
     for (const name of held ? [] : d.start) {
       const node = byName.get(name)!;
+      // outside every maintenance window nothing new starts; nodes in flight finish (docs/windows.md)
+      const closed = windowClosed(ctx);
+      if (closed) {
+        stop = { why: 'window', message: closed };
+        ctx.holds.start('window', clock.now(), closed, name);
+        roll.logs.info(closed);
+        break;
+      }
       const b = budgetAllows({
         budgetMs: config.timeBudgetMs,
         runStartMs: roll.runStartMs,
@@ -191,7 +200,7 @@ export async function rollNodes(
     });
     return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
   }
-  if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
+  if (stop?.why === 'budget' || stop?.why === 'window') return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
   return undefined;
 }
 

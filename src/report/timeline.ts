@@ -54,6 +54,11 @@ const PHASE_CHAR: Record<StepPhase, string> = {
 };
 const SETTLE = 'S';
 const BUDGET = '!';
+const WINDOW = '#';
+/** said only under a timeline that has the mark, so a run without maintenance windows reads as before */
+const WINDOW_LEGEND = '# maintenance window: none open, nothing new started from here';
+/** the stops that end the roll's starts: drawn as one mark, not a span */
+const STOP_MARK: Partial<Record<RollHold['kind'], string>> = { budget: BUDGET, window: WINDOW };
 
 const LEGEND = [
   'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
@@ -178,6 +183,7 @@ export function buildTimeline(input: TimelineInput, options: TimelineOptions = {
     rule,
     `most nodes in flight at once: ${inFlight}${counted}`,
     ...LEGEND,
+    ...(holds.some((h) => h.kind === 'window') ? [WINDOW_LEGEND] : []),
     ...holdLines(holds, t0, suffix),
   ];
 
@@ -268,14 +274,14 @@ function barRow(axis: Axis, bar: Bar): string {
   return cells.join('');
 }
 
-/** The settle gate's waits as spans, the budget's refusal as a mark (drawn last: it ends the roll's starts). */
+/** The settle gate's waits as spans, the budget's and the windows' stop as a mark (drawn last: it ends the roll's starts). */
 function holdsRow(axis: Axis, holds: Hold[]): string {
   const cells = Array<string>(axis.width).fill(' ');
-  for (const h of holds.filter((x) => x.kind !== 'budget')) {
+  for (const h of holds.filter((x) => !STOP_MARK[x.kind])) {
     const end = h.endMs ?? axis.t0 + axis.spanMs;
     for (let c = axis.col(h.startMs); c <= axis.lastCol(h.startMs, end); c++) cells[c] = SETTLE;
   }
-  for (const h of holds.filter((x) => x.kind === 'budget')) cells[axis.col(h.startMs)] = BUDGET;
+  for (const h of holds) if (STOP_MARK[h.kind]) cells[axis.col(h.startMs)] = STOP_MARK[h.kind]!;
   return cells.join('');
 }
 
@@ -283,10 +289,14 @@ function holdsRow(axis: Axis, holds: Hold[]): string {
 function holdLines(holds: Hold[], t0: number, suffix: string): string[] {
   const lines = holds.slice(0, MAX_HOLD_LINES).map((h) => {
     const at = formatDuration(h.startMs - t0);
-    const when =
-      h.kind === 'budget' ? `at ${at}` : h.endMs === undefined ? `from ${at}, still holding` : `${at} to ${formatDuration(h.endMs - t0)}`;
+    const when = STOP_MARK[h.kind]
+      ? `at ${at}`
+      : h.endMs === undefined
+        ? `from ${at}, still holding`
+        : `${at} to ${formatDuration(h.endMs - t0)}`;
     const node = h.node ? ` (${chartName(h.node, suffix)})` : '';
-    const what = h.kind === 'budget' ? `${BUDGET} time budget` : `${SETTLE} settle gate`;
+    const what =
+      h.kind === 'budget' ? `${BUDGET} time budget` : h.kind === 'window' ? `${WINDOW} maintenance window` : `${SETTLE} settle gate`;
     return `${what} ${when}${node}: ${truncateText(oneLine(h.detail), MAX_DETAIL)}`;
   });
   if (holds.length > MAX_HOLD_LINES) lines.push(`... ${holds.length - MAX_HOLD_LINES} more holds`);

@@ -51,9 +51,10 @@ export interface StepRecord {
  * start (`startedAt` only: from then on nothing new starts). ISO instants of the runner's clock.
  */
 export interface RollHold {
-  kind: 'settle' | 'budget';
+  /** `window`: no maintenance window was open at a start (docs/windows.md); like `budget`, a stop that never ends */
+  kind: 'settle' | 'budget' | 'window';
   startedAt: string;
-  /** absent while it holds, and for a budget stop */
+  /** absent while it holds, and for a budget or window stop */
   endedAt?: string;
   /** one line: what it waited for, or the budget's message */
   detail: string;

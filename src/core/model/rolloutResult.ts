@@ -15,7 +15,7 @@ export type RunMode = (typeof RUN_MODES)[number];
 
 /** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged). */
 export interface RolloutFindings {
-  /** how the run ended; `partial`: the time budget stopped the roll with nodes left, every node it started ended cleanly */
+  /** how the run ended; `partial`: the time budget or the maintenance windows stopped the roll with nodes left, every node it started ended cleanly */
   result: ActionResult;
   /** one per node the run reached, in processing order */
   records: DecisionRecord[];
@@ -25,8 +25,12 @@ export interface RolloutFindings {
   upToDate: string[];
   /** why the run failed, when it did */
   error?: Error;
-  /** the budget's message when it stopped the roll (result `partial`) */
+  /** the budget's or the windows' message when it stopped the roll (result `partial`) */
   notice?: string;
+  /** what stopped the roll when the result is `partial` */
+  stoppedBy?: 'budget' | 'window';
+  /** plan, with maintenance windows: whether one is open now (until when) and when the next opens */
+  windows?: string;
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
   eventsWarning?: string;
   /** the largest number of nodes in flight at once (the `in-flight-max` output) */

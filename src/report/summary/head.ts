@@ -22,6 +22,7 @@ export function renderHead(input: SummaryInput): string[] {
     );
   }
   if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
+  if (input.windows) head.push(`<p><b>Maintenance windows:</b> ${e(input.windows.replace(/^maintenance windows: /, ''), MAX_TEXT)}</p>`);
   if (input.settleWaits) {
     const list = input.settleWaits.length ? input.settleWaits.map((w) => `<code>${e(w, MAX_NAME)}</code>`).join(', ') : 'none';
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
