@@ -101,6 +101,53 @@ describe('the main step: held with the marks, released without them', () => {
   });
 });
 
+const isClaimPatch = (ops: JsonPatchOp[]) =>
+  ops.some((o) => o.op === 'add' && (o.path.endsWith('~1owner') || o.path === '/metadata/annotations'));
+const TIMEOUT_504 = 'Error from server (Timeout): Timeout: request did not complete within requested timeout - context deadline exceeded';
+
+describe('the claim: its retry and the adoption of a lost answer', () => {
+  it("an operator's scale-down-disabled written between the claim's read and its PATCH: the CAS fails, the retry keeps theirs, the release leaves it", async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    let written = false;
+    c.kube.beforePatch = (name, ops) => {
+      if (written || !isClaimPatch(ops)) return;
+      written = true;
+      c.kube.mutate(name, (o) => (o.metadata.annotations = { ...o.metadata.annotations, [CA]: 'false' }));
+    };
+    const held = atRelease(c);
+    const res = await roll(c);
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(res.records[0].claim?.attempts).toBe(2);
+    expect(res.records[0].claim?.conflicts.join(' ')).toContain(`${CA} appeared (kept as set)`);
+    expect(held.w1).toMatchObject({ [CA]: 'false', [KARPENTER]: 'true', [keys.autoscalerMarks]: KARPENTER });
+    expect(c.kube.state('w1').annotations[CA]).toBe('false');
+    expect(c.kube.state('w1').annotations[KARPENTER]).toBeUndefined();
+  });
+
+  it('the claim lands, its answer lost (504): adopted from the re-read, and the release still removes the marks it wrote', async () => {
+    const c = makeCluster([{ name: 'w1', annotations: { [CA]: 'true' } }]);
+    const orig = c.kube.patchNode.bind(c.kube);
+    let lost = false;
+    c.kube.patchNode = async (name, ops) => {
+      const r = await orig(name, ops);
+      if (!lost && isClaimPatch(ops)) {
+        lost = true;
+        throw new ToolError({ tool: 'kubectl', command: 'kubectl patch node w1', kind: 'server', exitCode: 1, stderr: TIMEOUT_504 });
+      }
+      return r;
+    };
+    const held = atRelease(c);
+    const res = await roll(c);
+    expect(lost).toBe(true);
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(res.records[0].claim?.attempts).toBe(1);
+    expect(held.w1).toMatchObject({ [KARPENTER]: 'true', [keys.autoscalerMarks]: KARPENTER });
+    expect(c.kube.state('w1').annotations).toEqual(expect.objectContaining({ [CA]: 'true' }));
+    expect(c.kube.state('w1').annotations[KARPENTER]).toBeUndefined();
+    expect(c.kube.state('w1').annotations[keys.autoscalerMarks]).toBeUndefined();
+  });
+});
+
 function store(): StateStore {
   const m = new Map<string, string>();
   return { saveState: (k, v) => void m.set(k, v), getState: (k) => m.get(k) ?? '' };
