@@ -320,7 +320,8 @@ export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string
  *   captured and the scheduling taints (key, value and effect) unchanged as a set. Only things that
  *   cannot make a drain unsafe moved (a controller taint: a condition taint such as memory-pressure or
  *   an unreachable blip, the cordon mirror, the autoscaler's hint; the taint list's order or
- *   timestamps, an annotations map appeared, or nothing visible at all; __tests__/rules/claim.test.ts
+ *   timestamps, an annotations map appeared, an autoscaler mark the claim was to write set by someone
+ *   else (kept as theirs: __tests__/rules/autoscalerMarks.test.ts), or nothing visible at all; __tests__/rules/claim.test.ts
  *   judgeClaimRejection rows). A taint whose value changed
  *   is a conflict: tolerations match on the value. The caller rebuilds the patch from the re-read and retries
  *   after claimBackoffMs, up to `claim-attempts`.
