@@ -98,6 +98,9 @@ describe('e2e rails: cancellation and the post step', () => {
     expect(JSON.parse(main.state.lease)).toEqual({ namespace: LEASE_NS, name: LEASE_NAME, owner });
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
     expect(c.kube.pods().some((p: any) => p.metadata.name === 'web-1')).toBe(true);
+    // Left held by the killed main step: the autoscalers are kept off it until the post step releases it.
+    const marks = ['cluster-autoscaler.kubernetes.io/scale-down-disabled', 'karpenter.sh/do-not-disrupt'];
+    for (const k of marks) expect(ann(c, 'worker-1')[k]).toBe('true');
 
     const post = await postStep(c, main);
     expect(post.exitCode, post.stdout).toBe(0);
@@ -114,7 +117,9 @@ describe('e2e rails: cancellation and the post step', () => {
     await expect
       .poll(() => (node(c!, 'worker-1').spec.taints ?? []).map((t: any) => t.key), { timeout: 5000, interval: 100 })
       .not.toContain('node.kubernetes.io/unschedulable');
-    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(c, 'worker-1')[k]).toBeUndefined();
+    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified, ...marks, 'registry-auth-rollout/autoscaler-marks']) {
+      expect(ann(c, 'worker-1')[k]).toBeUndefined();
+    }
     expect(leaseHolder(c)).toBe('');
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
   });

@@ -126,6 +126,9 @@ describe('buildClaimPatch: exact shape', () => {
           'registry-auth-rollout/owner': OWNER,
           'registry-auth-rollout/phase': 'claimed',
           'registry-auth-rollout/was-cordoned': 'false',
+          'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true',
+          'karpenter.sh/do-not-disrupt': 'true',
+          'registry-auth-rollout/autoscaler-marks': 'cluster-autoscaler.kubernetes.io/scale-down-disabled,karpenter.sh/do-not-disrupt',
         },
       },
       { op: 'add', path: '/spec/unschedulable', value: true },
@@ -158,6 +161,16 @@ describe('buildClaimPatch: exact shape', () => {
       { op: 'add', path: P.owner, value: OWNER },
       { op: 'add', path: P.phase, value: 'claimed' },
       { op: 'add', path: P.wasCordoned, value: 'true' },
+      // the autoscaler marks the node does not carry, each tested absent, and their record
+      { op: 'test', path: '/metadata/annotations/cluster-autoscaler.kubernetes.io~1scale-down-disabled', value: null },
+      { op: 'add', path: '/metadata/annotations/cluster-autoscaler.kubernetes.io~1scale-down-disabled', value: 'true' },
+      { op: 'test', path: '/metadata/annotations/karpenter.sh~1do-not-disrupt', value: null },
+      { op: 'add', path: '/metadata/annotations/karpenter.sh~1do-not-disrupt', value: 'true' },
+      {
+        op: 'add',
+        path: '/metadata/annotations/registry-auth-rollout~1autoscaler-marks',
+        value: 'cluster-autoscaler.kubernetes.io/scale-down-disabled,karpenter.sh/do-not-disrupt',
+      },
       { op: 'add', path: '/spec/unschedulable', value: true },
     ]);
   });

@@ -118,8 +118,12 @@ async function cleanupNode(kube: KubeClient, keys: AnnotationKeys, held: HeldNod
   const result: PostNodeResult = { held, choice, now, readError: read instanceof Error ? read.message : undefined };
   if (choice.action !== 'release') return result;
   try {
-    await releaseNodeRetrying({ ...retry, kube }, held.capture, keys, guardedReleasePatch(held.capture, keys, choice.expectedPhase), (n) =>
-      releaseShows(n, held.capture, keys, {}),
+    await releaseNodeRetrying(
+      { ...retry, kube },
+      held.capture,
+      keys,
+      (c) => guardedReleasePatch(c, keys, choice.expectedPhase),
+      (n) => releaseShows(n, held.capture, keys, {}),
     );
   } catch (e) {
     result.releaseError = e instanceof ToolError ? `${e.kind}: ${e.message}` : String(e);

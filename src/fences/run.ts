@@ -8,6 +8,7 @@ import { casLost as lostCas, errorMessage } from '../core/errors.js';
 import { annotationKeys } from '../core/model/node.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
+import { sendKeepingTheirMarks } from '../pipeline/autoscalerMarks.js';
 import { judgeFences, ownersToLookUp, type FenceDecision } from '../rules/fences.js';
 import { releaseLeasePatch } from '../rules/lease.js';
 import { guardedReleasePatch } from '../rules/release.js';
@@ -98,9 +99,15 @@ export async function runFences(args: FencesArgs): Promise<FencesReport> {
         continue;
       }
       // the release tests uid and owner, and phase=claimed makes the decision itself part of the
-      // CAS: a fence that moved to `mutating` since the read is not released.
+      // CAS: a fence that moved to `mutating` since the read is not released. An autoscaler mark the
+      // claim recorded that someone changed since is kept as they set it (src/pipeline/autoscalerMarks.ts).
       try {
-        await kube.patchNode(d.node, guardedReleasePatch(d.capture, keys, 'claimed'));
+        await sendKeepingTheirMarks(
+          { kube, keys, note: (m) => actions.push(m) },
+          d.capture,
+          (c) => guardedReleasePatch(c, keys, 'claimed'),
+          (ops) => kube.patchNode(d.node, ops),
+        );
         releasedNodes.push(d.node);
         actions.push(`${d.node}: released (${d.reason})`);
       } catch (e) {

@@ -278,8 +278,12 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
         await beforeMutation(ctx, { fresh: true, read });
         // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
         // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
-        return releaseNodeRetrying(ctx, run.capture!, keys, buildReleasePatch(run.capture!, keys, { marker }), (n) =>
-          releaseShows(n, run.capture!, keys, { marker }),
+        return releaseNodeRetrying(
+          ctx,
+          run.capture!,
+          keys,
+          (c) => buildReleasePatch(c, keys, { marker }),
+          (n) => releaseShows(n, run.capture!, keys, { marker }),
         );
       });
       break;

@@ -17,6 +17,7 @@ import {
 } from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
+import { sendKeepingTheirMarks } from './autoscalerMarks.js';
 import { patchNodeSurvivingTransport } from './transport.js';
 
 /** Why a node is quarantined: what blocked the drain, the drain-timeout that ran out (as formatted), and both in one line. */
@@ -113,12 +114,19 @@ export async function quarantineNode(
   });
   const text = formatQuarantine(record);
   try {
+    // an autoscaler mark someone changed during the hold is kept as they set it (src/pipeline/autoscalerMarks.ts)
     await nodeRun.step(STEP.quarantine, () =>
-      patchNodeSurvivingTransport(
-        ctx,
-        nodeRun.node.name,
-        buildQuarantinePatch(capture, ctx.keys, record),
-        (n) => n.annotations[ctx.keys.owner] === undefined && n.annotations[ctx.keys.quarantined] === text,
+      sendKeepingTheirMarks(
+        { kube: ctx.kube, keys: ctx.keys, note: (m) => ctx.log.info(m) },
+        capture,
+        (c) => buildQuarantinePatch(c, ctx.keys, record),
+        (ops) =>
+          patchNodeSurvivingTransport(
+            ctx,
+            nodeRun.node.name,
+            ops,
+            (n) => n.annotations[ctx.keys.owner] === undefined && n.annotations[ctx.keys.quarantined] === text,
+          ),
       ),
     );
   } catch (error) {

@@ -19,6 +19,7 @@ import { formatDuration } from '../core/format.js';
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import { releaseBackoffMs, releaseTransient, RELEASE_RETRY_MS } from '../rules/releaseRetry.js';
+import { sendKeepingTheirMarks } from './autoscalerMarks.js';
 
 /** What a re-read between two tries shows. */
 export type ReleaseSeen<T> = { kind: 'released'; value: T } | { kind: 'ours' } | { kind: 'not-ours'; why: string };
@@ -87,24 +88,36 @@ export async function releaseRetrying<S, T>(
 }
 
 /**
- * A node claim's release (`ops`, a CAS-guarded release patch of `capture`), tried again on a transient
- * failure: the re-read shows it released (`landed`, src/rules/release.ts releaseShows), still ours (the
- * same uid with our owner token), or not ours any more (another owner, none without our release, or the
- * node gone), which stops the tries. Returns the node as released; throws the failure otherwise (the
- * callers keep the node in its phase and say how to release it).
+ * A node claim's release (`build(capture)`, a CAS-guarded release patch of `capture`), tried again on a
+ * transient failure: the re-read shows it released (`landed`, src/rules/release.ts releaseShows), still
+ * ours (the same uid with our owner token), or not ours any more (another owner, none without our
+ * release, or the node gone), which stops the tries. An autoscaler mark someone changed during the hold
+ * is left as they set it and the release sent again without it (src/pipeline/autoscalerMarks.ts).
+ * Returns the node as released; throws the failure otherwise (the callers keep the node in its phase
+ * and say how to release it).
  */
 export async function releaseNodeRetrying(
   deps: ReleaseRetryDeps & { kube: Pick<KubeClient, 'patchNode' | 'getNode'>; log?: { info(message: string): void } },
-  capture: Pick<ClaimCapture, 'node' | 'uid' | 'owner'>,
+  capture: ClaimCapture,
   keys: Pick<AnnotationKeys, 'owner'>,
-  ops: JsonPatchOp[],
+  build: (capture: ClaimCapture) => JsonPatchOp[],
   landed: (n: NodeState) => boolean,
 ): Promise<NodeState> {
   const name = capture.node;
+  const note = deps.note ?? ((m: string) => deps.log?.info(m));
+  // the marks still ours, kept across the tries once a re-read dropped one
+  let current = capture;
   const r = await releaseRetrying(
-    { clock: deps.clock, cancelled: deps.cancelled, note: deps.note ?? ((m) => deps.log?.info(m)) },
+    { clock: deps.clock, cancelled: deps.cancelled, note },
     `the release of ${name}`,
-    () => deps.kube.patchNode(name, ops),
+    () =>
+      sendKeepingTheirMarks(
+        { kube: deps.kube, keys, note },
+        current,
+        build,
+        (ops) => deps.kube.patchNode(name, ops),
+        (c) => (current = c),
+      ),
     async (): Promise<ReleaseSeen<NodeState>> => {
       let n: NodeState;
       try {

@@ -110,8 +110,12 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
         // a lost answer, or a failure that passes, is resolved by re-reading the node and trying again
         // (src/pipeline/releaseRetry.ts), as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
-          releaseNodeRetrying(ctx, nodeRun.capture!, ctx.keys, buildReleasePatch(nodeRun.capture!, ctx.keys, {}), (n) =>
-            releaseShows(n, nodeRun.capture!, ctx.keys, {}),
+          releaseNodeRetrying(
+            ctx,
+            nodeRun.capture!,
+            ctx.keys,
+            (c) => buildReleasePatch(c, ctx.keys, {}),
+            (n) => releaseShows(n, nodeRun.capture!, ctx.keys, {}),
           ),
         );
         nodeRun.released(false);

@@ -11,7 +11,11 @@
 import type { AnnotationKeys, ClaimCapture, NodeState, Taint } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase } from '../core/model/phase.js';
+import { claimMarkOps, claimMarkValues, marksAppeared, marksToWrite } from './autoscalerMarks.js';
+import { annotationPath } from './pointer.js';
 import { quarantineOf } from './quarantineRecord.js';
+
+export { annotationPath, escapePointer } from './pointer.js';
 
 /** Added by the node lifecycle controller whenever spec.unschedulable is true: it mirrors the cordon. */
 export const MIRROR_TAINT = 'node.kubernetes.io/unschedulable:NoSchedule';
@@ -78,15 +82,6 @@ export const LIFECYCLE_TAINT_KEYS = [CONDITION_TAINTS.notReady, CONDITION_TAINTS
 
 const CLAIMED: AnnotatedPhase = 'claimed';
 
-/** RFC 6901 path segment: `~` → `~0` first, then `/` → `~1` (annotation keys contain `/`). */
-export function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-export function annotationPath(key: string): string {
-  return `/metadata/annotations/${escapePointer(key)}`;
-}
-
 /** `key:effect`: how the two well-known taints are recognised, whatever value they carry. */
 function kindOf(t: Taint): string {
   return `${t.key}:${t.effect}`;
@@ -133,6 +128,7 @@ export function lifecycleTaints(node: NodeState): string[] {
  */
 export function captureClaim(node: NodeState, owner: string, keys?: Pick<AnnotationKeys, 'quarantined'>): ClaimCapture {
   const quarantine = keys ? quarantineOf(node, keys) : undefined;
+  const marks = marksToWrite(node);
   return {
     node: node.name,
     uid: node.uid,
@@ -144,6 +140,7 @@ export function captureClaim(node: NodeState, owner: string, keys?: Pick<Annotat
     owner,
     hadAnnotationsMap: node.hasAnnotationsMap,
     ...(quarantine ? { quarantined: quarantine.text } : {}),
+    ...(marks.length > 0 ? { autoscalerMarks: marks } : {}),
   };
 }
 
@@ -175,15 +172,23 @@ function taintsTestValue(taints: Taint[]): Record<string, string>[] | null {
   return taints.length === 0 ? null : taints.map(storedTaint);
 }
 
-/** The claim's annotation writes; the whole map when the node has none (add below a missing parent fails). */
+/**
+ * The claim's annotation writes, then the autoscaler marks it writes and their record
+ * (src/rules/autoscalerMarks.ts); the whole map when the node has none (add below a missing parent fails).
+ */
 function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
+  const capture = captureClaim(node, owner, keys);
+  const marks = capture.autoscalerMarks ?? [];
   const values: Record<string, string> = {
     [keys.owner]: owner,
     [keys.phase]: CLAIMED,
-    [keys.wasCordoned]: captureClaim(node, owner, keys).wasCordoned ? 'true' : 'false',
+    [keys.wasCordoned]: capture.wasCordoned ? 'true' : 'false',
   };
-  if (!node.hasAnnotationsMap) return [{ op: 'add', path: '/metadata/annotations', value: values }];
-  return Object.entries(values).map(([k, v]) => ({ op: 'add' as const, path: annotationPath(k), value: v }));
+  if (!node.hasAnnotationsMap) return [{ op: 'add', path: '/metadata/annotations', value: { ...values, ...claimMarkValues(marks, keys) } }];
+  return [
+    ...Object.entries(values).map(([k, v]) => ({ op: 'add' as const, path: annotationPath(k), value: v })),
+    ...claimMarkOps(marks, keys),
+  ];
 }
 
 /**
@@ -207,7 +212,9 @@ function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys
  *   (captureClaim), so a quarantine rewritten meanwhile fails the claim instead of being misread.
  *
  * Then: add `owner`, `phase=claimed`, `was-cordoned` ("true"/"false" as read, or from the quarantine's
- * record) and set `spec.unschedulable=true`, all in the same atomic write.
+ * record), the autoscaler marks the node does not carry (each tested absent) with their record
+ * `autoscaler-marks` (src/rules/autoscalerMarks.ts), and set `spec.unschedulable=true`, all in the same
+ * atomic write.
  */
 export function buildClaimPatch(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [
@@ -296,6 +303,7 @@ function benignChanges(capture: ClaimCapture, reread: NodeState): string[] {
     changed.push('spec.taints rewritten with the same scheduling taints (order or timeAdded changed)');
   }
   if (capture.hadAnnotationsMap === false && reread.hasAnnotationsMap) changed.push('metadata.annotations map appeared');
+  changed.push(...marksAppeared(capture, reread));
   if (changed.length === 0) changed.push('no change in the fields the claim tests (e.g. only status, labels or other annotations moved)');
   return changed;
 }
@@ -312,7 +320,8 @@ export type ClaimRejection = { kind: 'ours' } | { kind: 'retry'; changed: string
  *   captured and the scheduling taints (key, value and effect) unchanged as a set. Only things that
  *   cannot make a drain unsafe moved (a controller taint: a condition taint such as memory-pressure or
  *   an unreachable blip, the cordon mirror, the autoscaler's hint; the taint list's order or
- *   timestamps, an annotations map appeared, or nothing visible at all; __tests__/rules/claim.test.ts
+ *   timestamps, an annotations map appeared, an autoscaler mark the claim was to write set by someone
+ *   else (kept as theirs: __tests__/rules/autoscalerMarks.test.ts), or nothing visible at all; __tests__/rules/claim.test.ts
  *   judgeClaimRejection rows). A taint whose value changed
  *   is a conflict: tolerations match on the value. The caller rebuilds the patch from the re-read and retries
  *   after claimBackoffMs, up to `claim-attempts`.

@@ -10,6 +10,7 @@ import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node
 import { parseOwnerToken, type OwnerToken } from '../core/owner.js';
 import { shellQuote } from '../core/shell.js';
 import { kubectlCommand, releaseCommand } from './commands.js';
+import { recordedMarks } from './autoscalerMarks.js';
 import { captureClaim } from './claim.js';
 import { releaseLeasePatch } from './lease.js';
 import { describeBlockers, liftQuarantine, quarantineOf } from './quarantine.js';
@@ -113,13 +114,21 @@ function wasCordonedValue(text: string | undefined): boolean | undefined {
  * release uncordon the node, `true` leaves it cordoned (someone cordoned it for their own reason
  * before the run did). When the annotation is missing or garbled the capture says `true`, so the
  * printed command never uncordons a node that may have been cordoned on purpose.
+ *
+ * The autoscaler marks to remove are the ones the claim recorded on the node (`autoscaler-marks`,
+ * src/rules/autoscalerMarks.ts recordedMarks), never the ones the node carries: an operator's are not
+ * in the record.
  */
 export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCapture {
   // The node as it is now, but owned by the fence's token and with the cordon state from before its claim.
-  return {
+  const capture: ClaimCapture = {
     ...captureClaim(node, node.annotations[keys.owner] ?? '', keys),
     wasCordoned: wasCordonedValue(node.annotations[keys.wasCordoned]) ?? true,
   };
+  // captureClaim names the marks a new claim would write; a release takes the record's
+  delete capture.autoscalerMarks;
+  const marks = recordedMarks(node, keys);
+  return marks !== undefined ? { ...capture, autoscalerMarks: marks } : capture;
 }
 
 /** The CAS-guarded command that frees the Lease from `holder` (fails if someone else holds it by then). */

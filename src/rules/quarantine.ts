@@ -10,6 +10,7 @@ import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { DrainBlocker, Outcome } from '../core/model/record.js';
 import { shellQuote } from '../core/shell.js';
+import { releaseMarkOps } from './autoscalerMarks.js';
 import { annotationPath, holdTests } from './claim.js';
 import { kubectlCommand } from './commands.js';
 import { formatQuarantine, quarantineOf, type QuarantineRecord } from './quarantineRecord.js';
@@ -26,6 +27,8 @@ export { formatQuarantine, parseQuarantine, quarantineOf, type QuarantineRecord 
  *   they set it.
  * - remove owner; `phase` and `was-cordoned` are first `add`ed then removed (a `remove` of a missing
  *   key fails the whole patch, as in the release);
+ * - the autoscaler marks the claim wrote, and their record, removed as by a release (releaseMarkOps):
+ *   nothing of the claim stays on the node;
  * - add `quarantined` (the record). No `spec.unschedulable` write: the cordon stays as it is, and no
  *   verified marker: the node is not verified.
  */
@@ -36,6 +39,7 @@ export function buildQuarantinePatch(capture: ClaimCapture, keys: AnnotationKeys
     ops.push({ op: 'add', path: annotationPath(key), value: '' });
     ops.push({ op: 'remove', path: annotationPath(key) });
   }
+  ops.push(...releaseMarkOps(capture, keys));
   ops.push({ op: 'add', path: annotationPath(keys.quarantined), value: formatQuarantine(record) });
   return ops;
 }

@@ -3,6 +3,7 @@
 import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase, NodePhase } from '../core/model/phase.js';
+import { releaseMarkOps } from './autoscalerMarks.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
 import { markerShows, type MarkerWrite } from './marker.js';
 
@@ -14,6 +15,9 @@ import { markerShows, type MarkerWrite } from './marker.js';
  * - remove owner, phase and was-cordoned. `phase` and `was-cordoned` are first `add`ed then removed:
  *   `remove` of a missing key fails the whole patch (docs/kubernetes-facts.md#k5-json-patch-semantics), and a human deleting one of them by hand
  *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
+ * - the autoscaler marks the claim wrote (`capture.autoscalerMarks`, its record on the node), each
+ *   behind a `test` of "true", and their record (src/rules/autoscalerMarks.ts releaseMarkOps); an
+ *   operator's own value was never recorded, so it stays.
  * - `spec.unschedulable=false` ONLY when the node was schedulable before the claim. A node that was
  *   already cordoned (`was-cordoned=true`) stays cordoned: someone cordoned it for their own reason.
  * - a node that was quarantined when claimed (`capture.quarantined`): the verified release lifts the
@@ -35,6 +39,7 @@ export function buildReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, o
     ops.push({ op: 'add', path: annotationPath(key), value: '' });
     ops.push({ op: 'remove', path: annotationPath(key) });
   }
+  ops.push(...releaseMarkOps(capture, keys));
   if (!releaseKeepsCordon(capture, verified)) ops.push({ op: 'add', path: '/spec/unschedulable', value: false });
   return ops;
 }

@@ -1,6 +1,7 @@
 // A node as the action reads it and as its claim captures it: the fields of a Kubernetes Node the rules
 // judge, the annotation keys under the user's prefix, and what the claim's fresh read recorded for the
 // guard and the release. Plain data, no I/O; every value one a test can write by hand.
+import type { AutoscalerMark } from './autoscalerMarks.js';
 
 /** One taint exactly as the apiserver stores it (`timeAdded` kept, so a JSON Patch `test` can match it byte for byte). */
 export interface Taint {
@@ -48,6 +49,8 @@ export interface AnnotationKeys {
   verifiedRevision: string;
   /** a node left cordoned because its drain timed out (`undrainable: quarantine`; src/rules/quarantine.ts) */
   quarantined: string;
+  /** which autoscaler marks (src/core/model/autoscalerMarks.ts) the claim wrote, so every release removes only those (src/rules/autoscalerMarks.ts) */
+  autoscalerMarks: string;
 }
 
 export function annotationKeys(prefix: string): AnnotationKeys {
@@ -58,6 +61,7 @@ export function annotationKeys(prefix: string): AnnotationKeys {
     verified: `${prefix}/verified`,
     verifiedRevision: `${prefix}/verified-revision`,
     quarantined: `${prefix}/quarantined`,
+    autoscalerMarks: `${prefix}/autoscaler-marks`,
   };
 }
 
@@ -80,4 +84,10 @@ export interface ClaimCapture {
    * the claim BECAUSE of a quarantine, and `wasCordoned` is the quarantine's record of the time before.
    */
   quarantined?: string;
+  /**
+   * the autoscaler marks (src/core/model/autoscalerMarks.ts) this claim wrote, recorded on the node in
+   * `autoscaler-marks` by the claim itself; absent: the claim wrote none and no record. A release
+   * removes exactly these (and the record), each only while it still says "true".
+   */
+  autoscalerMarks?: AutoscalerMark[];
 }
