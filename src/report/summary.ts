@@ -9,7 +9,6 @@
 // This file assembles the sections (src/report/summary/) within the byte budget: the head and totals
 // (head.ts), the node table (table.ts), the timeline (../timeline.ts), the per-node details (details.ts:
 // the quarantine, the config preview, the evidence); what is kept when the budget is short, budget.ts.
-import type { ActionResult, DecisionRecord, RollHold } from '../core/model/record.js';
 import type { Redactor } from '../core/redact.js';
 import { renderTimeline } from './timeline.js';
 import { MIN_DETAILS_BYTES, pick } from './summary/budget.js';
@@ -17,37 +16,10 @@ import { bytes } from './summary/cells.js';
 import { detailItems, droppedDetailsNote } from './summary/details.js';
 import { renderHead } from './summary/head.js';
 import { renderTable, rowItems, TABLE_CLOSE, TABLE_OPEN } from './summary/table.js';
-import type { RevocationVerdict } from '../rules/revocation.js';
+import type { SummaryInput } from './summary/input.js';
 
-export interface SummaryInput {
-  mode: 'apply' | 'plan';
-  registry: string;
-  revision: string;
-  result: ActionResult;
-  /** one per node the run got to, in processing order */
-  records: DecisionRecord[];
-  /** selected nodes the run stopped before */
-  notReached?: string[];
-  error?: string;
-  /** nodes left out because they already verified this revision (their names or their count); counted when given */
-  upToDate?: number | readonly string[];
-  /** optional: which path read Talos and why (the API, or talosctl as the fallback), one line */
-  talosReads?: string;
-  /** the largest number of nodes in flight at once, and the setting it was bounded by */
-  inFlightMax?: number;
-  maxUnavailable?: number;
-  topologyKey?: string;
-  /** why the roll stopped early without a failure (the time budget) */
-  notice?: string;
-  /** when the settle gate or the time budget held new starts back (drawn on the timeline) */
-  holds?: RollHold[];
-  /** plan: the workloads the settle gate would wait for (undefined: the gate is off) */
-  settleWaits?: readonly string[];
-  /** may the old credential be revoked now (src/rules/revocation.ts); one line, and the nodes that may still hold it */
-  revocation?: RevocationVerdict;
-  /** the pre-flight check's lines (src/report/preflight.ts), one per registry host */
-  preflight?: readonly string[];
-}
+// The input's shape has a file of its own (summary/input.ts), which the sections import without this one.
+export type { SummaryInput } from './summary/input.js';
 
 /** GitHub rejects a step summary above 1 MiB. */
 export const GITHUB_SUMMARY_LIMIT_BYTES = 1024 * 1024;
