@@ -26,7 +26,7 @@ export interface RolloutLog {
 /** The per-node log groups of src/report/nodeLog.ts (main routes the runner's command lines through it). */
 export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flushAll'>;
 
-/** What the rollout needs of src/pipeline/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+/** What the rollout needs of src/pipeline/runLock.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
   /** read-only: throws when another run holds the Lease (asked only when the first listing refuses the run) */
   checkNotHeldByAnother(): Promise<void>;
