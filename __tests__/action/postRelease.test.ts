@@ -8,7 +8,7 @@ import { saveAccess, saveHeld, saveLease, type StateStore } from '../../src/acti
 import { ToolError } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { claimNode } from '../../src/pipeline/claim.js';
-import { RunLock } from '../../src/pipeline/lease.js';
+import { RunLock } from '../../src/pipeline/runLock.js';
 import { keys, makeCluster, OWNER } from '../pipeline/harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;

@@ -4,7 +4,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { timelineOf } from '../../demo/summaryText.js';
 import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
-import { REBOOT_GRACE_MS } from '../../src/adapters/talos/cli/talosctl.js';
+import { TALOSCTL_REBOOT_GRACE } from '../../src/adapters/talos/cli/talosctl.js';
+import { API_REBOOT_GRACE_MS } from '../../src/adapters/talos/api/rebootGrace.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
 import { BOOT_ID_READ_MS } from '../../src/pipeline/bootIdBefore.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
@@ -34,7 +35,9 @@ function justAboveOneNodeS(slackS = 6): number {
     criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
     verifyImage: false,
     drainKillGraceMs: DRAIN_KILL_GRACE_MS,
-    rebootGraceMs: REBOOT_GRACE_MS,
+    // the twin's talosconfig has a client certificate: the API path's reboot, talosctl's without the boot id
+    rebootGraceMs: API_REBOOT_GRACE_MS,
+    rebootWithoutBootIdGraceMs: TALOSCTL_REBOOT_GRACE.withoutBootIdMs,
     bootIdReadMs: BOOT_ID_READ_MS,
     readyzWaitMs: READYZ_WAIT_MS,
     settleTimeoutMs: 30_000, // act()'s default settle-timeout

@@ -25,6 +25,8 @@ export interface FakeNodeSpec {
 }
 
 export class FakeKube implements KubeClient {
+  /** kubectl's margin past a drain's timeout (src/adapters/kube/kubectl.ts), as the time budget counts it */
+  readonly drainKillGraceMs = 60_000;
   readonly nodes = new Map<string, Json>();
   readonly calls: Array<{ method: string; name?: string; ops?: JsonPatchOp[] }> = [];
   private rv = 100;

@@ -1,7 +1,7 @@
 // An in-memory TalosClient for pipeline tests: the node state is plain data, and each reading is
 // derived from it the way talosctl would report it (ages on the client clock, one-second mtimes).
 import { createHash } from 'node:crypto';
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../src/adapters/types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, RebootGrace, TalosClient } from '../../src/adapters/types.js';
 import { RebootNotSentError, ToolError } from '../../src/core/errors.js';
 import type { AuthFields } from '../../src/core/model/credential.js';
 import type {
@@ -48,6 +48,8 @@ export interface FakeTalosNode {
 }
 
 export class FakeTalos implements TalosClient {
+  /** the reboot's margins as the time budget counts them: talosctl's by default (a test sets the API path's) */
+  rebootGrace: RebootGrace = { withBootIdMs: 60_000, withoutBootIdMs: 60_000 };
   readonly nodes = new Map<string, FakeTalosNode>();
   readonly calls: Array<{ method: string; addresses: string[] }> = [];
   /** what the credential patch renders, per host */

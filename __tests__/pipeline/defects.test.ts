@@ -2,7 +2,7 @@
 // held, in which phase, and what a failure, a lost Lease or a cancellation does with it.
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
-import { RunLock } from '../../src/pipeline/lease.js';
+import { RunLock } from '../../src/pipeline/runLock.js';
 import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;

@@ -3,7 +3,7 @@ import type { Config } from '../../src/core/config.js';
 import { DEFAULT_CRI_CONFIG_PATHS } from '../../src/core/config.js';
 import type { AuthFields, DesiredCredential } from '../../src/core/model/credential.js';
 import { annotationKeys } from '../../src/core/model/node.js';
-import { RunLock } from '../../src/pipeline/lease.js';
+import { RunLock } from '../../src/pipeline/runLock.js';
 import { readMarkers } from '../../src/rules/marker.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { runRollout } from '../../src/pipeline/run.js';

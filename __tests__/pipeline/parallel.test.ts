@@ -132,6 +132,39 @@ describe('rollout: several workers in flight (fakes)', () => {
     expect(c.kube.mutatingCalls()).toEqual([]);
   });
 
+  // The Talos path's reboot grace is its port's (src/adapters/types.ts RebootGrace): the API path's
+  // reboot never outlives ready-timeout, and without the role to read the boot id talosctl's grace
+  // takes the place of the boot id read's unspent bound; the time budget adds talosctl's only on its path.
+  const API_GRACE = { withBootIdMs: 0, withoutBootIdMs: MIN };
+  const DEFAULT_WAITS = { drainTimeoutMs: 45 * MIN, readyTimeoutMs: 10 * MIN, settleTimeoutMs: 10 * MIN };
+
+  it('on the API path the budget counts the API reboot’s grace, not talosctl’s: one node may take 2h8m', async () => {
+    const c = makeCluster(workers(1));
+    c.talos.rebootGrace = API_GRACE;
+    const err = await roll(c, { ...DEFAULT_WAITS, timeBudgetMs: 50 * MIN }).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/^input "time-budget": 50m0s is shorter than what one node may take at worst, 2h8m0s \(/);
+    expect((err as Error).message).toContain('the boot id read and the reboot 11m0s');
+    // a budget the API path fits in but talosctl's would not: the node starts
+    const ok = await roll(c, { ...DEFAULT_WAITS, timeBudgetMs: 128 * MIN + 30_000 });
+    expect(ok.result).toBe('processed');
+  });
+
+  it('before the Talos path is chosen the budget is checked with the shortest grace, then again with the opened path’s, before the Lease', async () => {
+    const c = makeCluster(workers(1));
+    const open = (grace: typeof API_GRACE) => async () => {
+      c.talos.rebootGrace = grace;
+      return { client: c.talos, describe: 'test' };
+    };
+    const budget = { ...DEFAULT_WAITS, timeBudgetMs: 128 * MIN + 30_000 };
+    const viaCli = { talos: undefined, rebootGraceBeforeOpen: API_GRACE, openTalos: open({ withBootIdMs: MIN, withoutBootIdMs: MIN }) };
+    const err = await roll(c, budget, viaCli).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/^input "time-budget": 2h8m30s is shorter than what one node may take at worst, 2h9m0s \(/);
+    expect(c.kube.mutatingCalls()).toEqual([]);
+    expect(c.kube.calls.filter((k) => /lease/i.test(k.method))).toEqual([]);
+    const viaApi = { talos: undefined, rebootGraceBeforeOpen: API_GRACE, openTalos: open(API_GRACE) };
+    expect((await roll(c, budget, viaApi)).result).toBe('processed');
+  });
+
   it('the time budget over several nodes: nodes start while the sum of their deadlines fits, and all end within the budget', async () => {
     const c = makeCluster(workers(4));
     const one = await roll(makeCluster(workers(1)), {});

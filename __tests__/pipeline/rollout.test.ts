@@ -447,7 +447,7 @@ describe('rollout: the run Lease', () => {
       ]);
       await lockRef.tick();
     };
-    const { RunLock } = await import('../../src/pipeline/lease.js');
+    const { RunLock } = await import('../../src/pipeline/runLock.js');
     lockRef = new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock });
     const res = await roll(c, {}, { lock: lockRef });
     expect(res.result).toBe('failed');

@@ -3,7 +3,7 @@ import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import type { KubeClient, LeaseState } from '../../src/adapters/types.js';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import { LeaseContendedError, LeaseHeldError, LeaseLostError } from '../../src/pipeline/errors.js';
-import { RunLock } from '../../src/pipeline/lease.js';
+import { RunLock } from '../../src/pipeline/runLock.js';
 import { acquireSpec, microTime } from '../../src/rules/lease.js';
 import { TestClock } from '../fakes/clock.js';
 import { FakeKube } from '../fakes/fakeKube.js';

@@ -20,6 +20,7 @@ const DEFAULTS: DeadlineInputs = {
   verifyImage: false,
   drainKillGraceMs: 1 * MIN,
   rebootGraceMs: 1 * MIN,
+  rebootWithoutBootIdGraceMs: 1 * MIN,
   bootIdReadMs: 1 * MIN,
   readyzWaitMs: 2 * MIN,
 };
@@ -45,11 +46,20 @@ describe('nodeDeadlines: what one node may take at worst', () => {
       ['the wait for Talos to restart cri', 1],
       ['the drain', 46], // --timeout, and the grace before the process is killed
       ['the wait for /readyz and a second drain after a transport failure', 48],
-      ['the boot id read and talosctl reboot --wait', 12], // its own bound before the Reboot, then ready-timeout and the grace
+      ['the boot id read and the reboot', 12], // its own bound before the Reboot, then ready-timeout and the grace
       ['the wait for /readyz and for Ready', 12],
     ]);
     expect(sum(DEFAULTS)).toBe(119 * MIN);
     expect(sum(DEFAULTS)).toBeGreaterThan(DEFAULTS.drainTimeoutMs + DEFAULTS.readyTimeoutMs);
+  });
+
+  it('the reboot: the boot id read within its bound and the path’s grace, or a read refused at once and talosctl’s grace', () => {
+    const reboot = (d: DeadlineInputs) => nodeDeadlines(d).find((w) => w.what === 'the boot id read and the reboot')!.ms / MIN;
+    // talosctl: its grace after the read's bound
+    expect(reboot(DEFAULTS)).toBe(12);
+    // the API: no grace past ready-timeout; without the boot id, talosctl's minute in place of the read's unspent bound
+    expect(reboot({ ...DEFAULTS, rebootGraceMs: 0 })).toBe(11);
+    expect(reboot({ ...DEFAULTS, rebootGraceMs: 0, rebootWithoutBootIdGraceMs: 3 * MIN })).toBe(13);
   });
 
   it('the settle gate adds its wait of up to settle-timeout before the drain (none when it is off)', () => {
@@ -141,7 +151,7 @@ describe('budgetTooShort: a budget no node fits in is refused up front', () => {
     const defaults = nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN });
     expect(budgetTooShort(50 * MIN, defaults)).toBe(
       '50m0s is shorter than what one node may take at worst, 2h9m0s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
-        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + the boot id read and talosctl reboot --wait 12m0s + ' +
+        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + the boot id read and the reboot 12m0s + ' +
         'the wait for /readyz and for Ready 12m0s), so no node could start. ' +
         'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 8m0s of fixed margins: ' +
         'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget ' +

@@ -1,7 +1,7 @@
-// The run Lease as the apply mode gets it: src/pipeline/lease.ts's RunLock, with its holding recorded in the
+// The run Lease as the apply mode gets it: src/pipeline/runLock.ts's RunLock, with its holding recorded in the
 // step state so the post step can release it whatever ends the main step.
 import { LeaseUnknownError } from '../pipeline/errors.js';
-import { RunLock, type RunLockOptions } from '../pipeline/lease.js';
+import { RunLock, type RunLockOptions } from '../pipeline/runLock.js';
 import type { RunLockLike } from '../pipeline/context.js';
 import { saveLease, type StateStore } from './state.js';
 

@@ -16,32 +16,14 @@
 // written past this port (a crash's stack trace on stderr).
 import { Redactor } from '../core/redact.js';
 import { writePrivateFile } from './reportFile.js';
-import { runnerProtocol } from './runnerCommands.js';
+import { runnerProtocol, type AnnotationProps, type CorePort } from './runnerCommands.js';
+
+// The raw port's shape is the protocol's (runnerCommands.ts implements it); named here too, so every
+// other file reaches the runner's protocol only through this one.
+export type { AnnotationProps, CorePort } from './runnerCommands.js';
 
 /** Writes a file's text (masked already): the report file's writer (src/action/reportFile.ts), or a recorder in tests. */
 export type FileSink = (path: string, text: string) => void;
-
-/** An annotation's properties as the action sets them. */
-export interface AnnotationProps {
-  title?: string;
-}
-
-/** The part of the runner's protocol the action uses (src/action/runnerCommands.ts), or a recorder in tests. */
-export interface CorePort {
-  getInput(name: string): string;
-  getState(name: string): string;
-  setSecret(secret: string): void;
-  info(message: string): void;
-  notice(message: string, properties?: AnnotationProps): void;
-  warning(message: string, properties?: AnnotationProps): void;
-  error(message: string, properties?: AnnotationProps): void;
-  startGroup(name: string): void;
-  endGroup(): void;
-  setOutput(name: string, value: string): void;
-  setFailed(message: string): void;
-  saveState(name: string, value: string): void;
-  summary: { addRaw(text: string): { write(): Promise<unknown> } };
-}
 
 /** `raw` with every text it is given masked first; `addSecret` registers a secret with both the masking and the runner. */
 export class MaskedCore implements CorePort {

@@ -4,7 +4,7 @@
 // One composition: the main step runs it (src/action/main.ts) and the benchmarks reuse it (bench/lib.ts).
 import type { Runner } from '../adapters/exec.js';
 import { Kubectl } from '../adapters/kube/kubectl.js';
-import { openTalosClient, type OpenedTalos } from '../adapters/talos/open.js';
+import { openTalosClient, SHORTEST_REBOOT_GRACE, type OpenedTalos } from '../adapters/talos/open.js';
 import { requireTalosctl } from './talosctlOnPath.js';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
@@ -73,7 +73,11 @@ export function composeRollout(inputs: ActionInputs, shell: RolloutShell): Compo
   };
   const kube = openKube(runner, config);
   return {
-    deps: { ...rolloutDeps(inputs, { core, kube, logs, cancelled: shell.cancelled }), openTalos },
+    deps: {
+      ...rolloutDeps(inputs, { core, kube, logs, cancelled: shell.cancelled }),
+      openTalos,
+      rebootGraceBeforeOpen: SHORTEST_REBOOT_GRACE,
+    },
     close: () => opened?.close(),
   };
 }

@@ -11,7 +11,28 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, constants, existsSync, promises as fsp } from 'node:fs';
 import { EOL } from 'node:os';
-import type { AnnotationProps, CorePort } from './masked.js';
+
+/** An annotation's properties as the action sets them. */
+export interface AnnotationProps {
+  title?: string;
+}
+
+/** The part of the runner's protocol the action uses (this file), or a recorder in tests; the masking port (src/action/masked.ts) wraps it. */
+export interface CorePort {
+  getInput(name: string): string;
+  getState(name: string): string;
+  setSecret(secret: string): void;
+  info(message: string): void;
+  notice(message: string, properties?: AnnotationProps): void;
+  warning(message: string, properties?: AnnotationProps): void;
+  error(message: string, properties?: AnnotationProps): void;
+  startGroup(name: string): void;
+  endGroup(): void;
+  setOutput(name: string, value: string): void;
+  setFailed(message: string): void;
+  saveState(name: string, value: string): void;
+  summary: { addRaw(text: string): { write(): Promise<unknown> } };
+}
 
 /** Values as @actions/core's toCommandValue makes them text. */
 function commandValue(input: unknown): string {

@@ -3,7 +3,7 @@
 // re-derives an input or its default: the main step saves what it resolved. Nothing here is a secret
 // (node names, claims, the Lease's name, the kubectl flags), and the masking port writes it as it is
 // (src/action/masked.ts): a masked byte would be a wrong reading of the run's own claim.
-import { NODE_PHASES, type HeldNode, type NodePhase } from '../core/model/phase.js';
+import { NODE_PHASES, type HeldNode, type NodePhase, type SavedAccess, type SavedLease } from '../core/model/phase.js';
 
 /** The step-state port: `core.saveState` / `core.getState`, or a map in tests. */
 export interface StateStore {
@@ -21,18 +21,8 @@ const KEY = {
   access: 'access',
 } as const;
 
-export interface SavedLease {
-  namespace: string;
-  name: string;
-  owner: string;
-}
-
-/** The resolved inputs the post step needs to act on the cluster. */
-export interface SavedAccess {
-  annotationPrefix: string;
-  kubeconfig?: string;
-  kubeContext?: string;
-}
+// their shapes are the post step's input too (src/fences/post.ts), so they live with HeldNode
+export type { SavedAccess, SavedLease } from '../core/model/phase.js';
 
 const PHASES: ReadonlySet<NodePhase> = new Set<NodePhase>(NODE_PHASES);
 

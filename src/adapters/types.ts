@@ -41,6 +41,11 @@ export interface PodState {
 
 /** Every call throws a ToolError (src/core/errors.ts) with a classified cause on failure. */
 export interface KubeClient {
+  /**
+   * How long past its own `timeoutMs` a `drain` may run before it is ended: a margin of this client,
+   * part of what one node may take (src/rules/budget.ts).
+   */
+  readonly drainKillGraceMs: number;
   /** every node of the cluster (the run matches `node-selector` against it: src/core/labelSelector.ts) */
   listNodes(): Promise<NodeState[]>;
   getNode(name: string): Promise<NodeState>;
@@ -122,7 +127,20 @@ export type LeaseReading = { ok: true; lease: LeaseState | undefined } | { ok: f
  * Talos is addressed by node address (the InternalIP). The batch reads take several addresses and
  * answer per address; an address whose reading failed maps to `{ok:false}` with the reason.
  */
+/**
+ * How long a Talos client's `reboot` may run past its `timeoutMs`, for the time budget
+ * (src/rules/budget.ts): `withBootIdMs` when the pipeline read the boot id before it (that read has its
+ * own bound, the pipeline's), `withoutBootIdMs` when the role may not read it (that read was refused at
+ * once, so its bound was not spent). A margin of each path: the two paths end a reboot differently.
+ */
+export interface RebootGrace {
+  withBootIdMs: number;
+  withoutBootIdMs: number;
+}
+
 export interface TalosClient {
+  /** see RebootGrace: this path's own margins past a reboot's `timeoutMs` */
+  readonly rebootGrace: RebootGrace;
   version(addresses: string[]): Promise<Map<string, Reading<string>>>;
   criService(addresses: string[]): Promise<Map<string, Reading<CriServiceReading>>>;
   /** undefined value: the node does not offer ServicePIDs (Talos < 1.13) */

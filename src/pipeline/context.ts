@@ -1,7 +1,7 @@
 // What a roll runs with: the ports (kube, talos, Lease, clock, log), the validated config, and the
 // per-run state every step shares (defaults resolved once, the Talos versions read so far, the
 // holds and the settle gate). The fence read before each mutation is src/pipeline/fence.ts.
-import type { KubeClient, LeaseReading, TalosClient } from '../adapters/types.js';
+import type { KubeClient, LeaseReading, RebootGrace, TalosClient } from '../adapters/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
@@ -26,7 +26,7 @@ export interface RolloutLog {
 /** The per-node log groups of src/report/nodeLog.ts (main routes the runner's command lines through it). */
 export type NodeLogsLike = Pick<NodeLogs, 'info' | 'forNode' | 'within' | 'flushAll'>;
 
-/** What the rollout needs of src/pipeline/lease.ts's RunLock (a narrow port, so tests can pass a fake). */
+/** What the rollout needs of src/pipeline/runLock.ts's RunLock (a narrow port, so tests can pass a fake). */
 export interface RunLockLike {
   /** read-only: throws when another run holds the Lease (asked only when the first listing refuses the run) */
   checkNotHeldByAnother(): Promise<void>;
@@ -59,6 +59,11 @@ export interface RolloutDeps {
    * talosctl missing) before anything is changed.
    */
   openTalos?: () => Promise<OpenedTalosPort>;
+  /**
+   * The shortest reboot grace of the Talos paths `openTalos` may choose, for the time-budget check
+   * before anything is read: the path is chosen only when the client is opened (src/pipeline/run.ts).
+   */
+  rebootGraceBeforeOpen?: RebootGrace;
   /**
    * The pre-flight check of the registry (src/pipeline/preflight.ts, as the shell runs it), once, after
    * the first listing and before the plan or the Lease: in apply only when a node is selected to roll

@@ -16,7 +16,7 @@ export class CancelledError extends Error {
   }
 }
 
-// ── the run Lease (src/pipeline/lease.ts) ──
+// ── the run Lease (src/pipeline/runLock.ts) ──
 
 /** Another run holds the Lease. Never overridden by time: see judgeLease. */
 export class LeaseHeldError extends Error {

@@ -13,8 +13,7 @@ import { prefetchVersions } from './evidence.js';
 import { resolveMaxUnavailable } from '../core/config.js';
 import { NodeLogs } from '../report/nodeLog.js';
 import { runEvent } from '../report/events.js';
-import { DRAIN_KILL_GRACE_MS } from '../adapters/kube/kubectl.js';
-import { REBOOT_GRACE_MS } from '../adapters/talos/cli/talosctl.js';
+import type { RebootGrace } from '../adapters/types.js';
 import { budgetTooShort, nodeDeadlines } from '../rules/budget.js';
 import { quarantinedNodes, type QuarantinedOut } from '../rules/quarantine.js';
 import {
@@ -105,10 +104,12 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   const ctx = makeContext(deps);
   const { config } = ctx;
   const runStartMs = ctx.clock.now();
-  // A budget no node fits in is a configuration mistake: say so before anything is read or changed.
-  const deadlines = deadlinesOf(ctx);
-  const tooShort = config.mode === 'apply' ? budgetTooShort(config.timeBudgetMs, deadlines) : undefined;
-  if (tooShort) throw new InputError('time-budget', tooShort);
+  // A budget no node fits in is a configuration mistake: say so before anything is read or changed,
+  // with the Talos path's own reboot grace when the client is given, else with the shortest grace any
+  // path has (deps.rebootGraceBeforeOpen): a budget that fails it fails on every path. Once the client
+  // is open the budget is checked again with its path's grace, still before the Lease.
+  const graceBeforeOpen = deps.talos?.rebootGrace ?? deps.rebootGraceBeforeOpen;
+  if (graceBeforeOpen) refuseShortBudget(ctx, graceBeforeOpen);
 
   // 1–2. Inventory and selection. A selection that selects nothing is a typo, not a clean run
   // (src/rules/inventory.ts emptySelection); only the first listing judges it: a pool the autoscaler
@@ -135,6 +136,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
   const opened = deps.openTalos ? await deps.openTalos() : undefined;
   if (opened) ctx.talos = opened.client;
+  const deadlines = refuseShortBudget(ctx, ctx.talos.rebootGrace);
   const facts = { ...checked, ...(opened ? { talosReads: opened.describe } : {}) };
 
   if (config.mode === 'plan') {
@@ -374,16 +376,28 @@ function endedEarly(e: unknown, processed: number): Error {
   return e instanceof InputError ? e : new EndedEarlyError(e, processed);
 }
 
-/** One node's own deadlines under this run's inputs, with the margins the adapters add (src/rules/budget.ts). */
-function deadlinesOf(ctx: RunContext) {
+/** One node's own deadlines; an apply whose time-budget none fits in is refused as an input error. */
+function refuseShortBudget(ctx: RunContext, grace: RebootGrace) {
+  const deadlines = deadlinesOf(ctx, grace);
+  const tooShort = ctx.config.mode === 'apply' ? budgetTooShort(ctx.config.timeBudgetMs, deadlines) : undefined;
+  if (tooShort) throw new InputError('time-budget', tooShort);
+  return deadlines;
+}
+
+/**
+ * One node's own deadlines under this run's inputs, with the margins the clients' ports declare
+ * (src/rules/budget.ts): kubectl's past a drain's timeout, the Talos path's past a reboot's.
+ */
+function deadlinesOf(ctx: RunContext, grace: RebootGrace) {
   const { config } = ctx;
   return nodeDeadlines({
     drainTimeoutMs: config.drainTimeoutMs,
     readyTimeoutMs: config.readyTimeoutMs,
     criRestartWaitMs: config.criRestartWaitMs,
     verifyImage: !!config.verifyImage,
-    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
-    rebootGraceMs: REBOOT_GRACE_MS,
+    drainKillGraceMs: ctx.kube.drainKillGraceMs,
+    rebootGraceMs: grace.withBootIdMs,
+    rebootWithoutBootIdGraceMs: grace.withoutBootIdMs,
     bootIdReadMs: BOOT_ID_READ_MS,
     readyzWaitMs: READYZ_WAIT_MS,
     settleTimeoutMs: ctx.settle.timeoutMs,

@@ -9,7 +9,6 @@
 // This file assembles the sections (src/report/summary/) within the byte budget: the head and totals
 // (head.ts), the node table (table.ts), the timeline (../timeline.ts), the per-node details (details.ts:
 // the quarantine, the config preview, the evidence); what is kept when the budget is short, budget.ts.
-import type { RolloutView } from '../core/model/rolloutResult.js';
 import type { Redactor } from '../core/redact.js';
 import { renderTimeline } from './timeline.js';
 import { MIN_DETAILS_BYTES, pick } from './summary/budget.js';
@@ -17,12 +16,10 @@ import { bytes } from './summary/cells.js';
 import { detailItems, droppedDetailsNote } from './summary/details.js';
 import { renderHead } from './summary/head.js';
 import { renderTable, rowItems, TABLE_CLOSE, TABLE_OPEN } from './summary/table.js';
+import type { SummaryInput } from './summary/input.js';
 
-/**
- * What the summary renders: the run's result as text tells it (src/core/model/rolloutResult.ts), every
- * fact but what ran and how it ended optional; `upToDate` also as a bare count.
- */
-export type SummaryInput = Omit<RolloutView, 'upToDate'> & { upToDate?: number | readonly string[] };
+// The input's shape has a file of its own (summary/input.ts), which the sections import without this one.
+export type { SummaryInput } from './summary/input.js';
 
 /** GitHub rejects a step summary above 1 MiB. */
 export const GITHUB_SUMMARY_LIMIT_BYTES = 1024 * 1024;

@@ -35,8 +35,13 @@ export interface DeadlineInputs {
   verifyImage: boolean;
   /** how long past `--timeout` a `kubectl drain` may run before it is killed */
   drainKillGraceMs: number;
-  /** how long past its `--timeout` a `talosctl reboot --wait` may run before it is killed */
+  /**
+   * how long past ready-timeout the Talos path's reboot may run when the boot id before it was read:
+   * talosctl's `reboot --wait` until it is killed, nothing over the API (its port says: RebootGrace)
+   */
   rebootGraceMs: number;
+  /** the same when the role may not read the boot id: the read is refused at once, its bound unspent, and talosctl reboots */
+  rebootWithoutBootIdGraceMs: number;
   /** the boot id read before the reboot: its own bound, outside ready-timeout (src/pipeline/bootIdBefore.ts) */
   bootIdReadMs: number;
   /** the wait for `/readyz` after a transport failure, before the one retry */
@@ -76,7 +81,12 @@ export function nodeDeadlines(d: DeadlineInputs): Deadline[] {
       ms: d.readyzWaitMs + d.drainTimeoutMs + d.drainKillGraceMs,
       from: drain,
     },
-    { what: 'the boot id read and talosctl reboot --wait', ms: d.bootIdReadMs + d.readyTimeoutMs + d.rebootGraceMs, from: ready },
+    {
+      what: 'the boot id read and the reboot',
+      // either the read within its bound and the reboot, or a read refused at once and talosctl's reboot
+      ms: d.readyTimeoutMs + Math.max(d.bootIdReadMs + d.rebootGraceMs, d.rebootWithoutBootIdGraceMs),
+      from: ready,
+    },
     { what: 'the wait for /readyz and for Ready', ms: d.readyzWaitMs + d.readyTimeoutMs, from: ready },
   ];
   if (d.verifyImage) waits.push({ what: 'verify-image', ms: d.readyTimeoutMs, from: ready });

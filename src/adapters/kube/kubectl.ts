@@ -48,6 +48,7 @@ const LIST_REQUEST_TIMEOUT = '--request-timeout=60s';
 const READYZ_REQUEST_TIMEOUT = '--request-timeout=10s';
 
 export class Kubectl implements KubeClient {
+  readonly drainKillGraceMs = DRAIN_KILL_GRACE_MS;
   private readonly runner: Runner;
   private readonly binary: string;
   private readonly globals: string[];

@@ -7,8 +7,9 @@
 import { existsSync } from 'node:fs';
 import type { AuthPatch } from '../../core/authPatch.js';
 import type { Runner } from '../exec.js';
-import { Talosctl } from './cli/talosctl.js';
-import type { TalosClient } from '../types.js';
+import { Talosctl, TALOSCTL_REBOOT_GRACE } from './cli/talosctl.js';
+import type { RebootGrace, TalosClient } from '../types.js';
+import { API_REBOOT_GRACE_MS } from './api/rebootGrace.js';
 import { loadTalosContext, talosconfigPath, type TalosconfigSource } from './api/talosconfig.js';
 
 export interface OpenedTalos {
@@ -44,6 +45,15 @@ export interface OpenTalosOptions extends TalosconfigSource {
   /** registers a secret of a machine config read back, for masking wherever text leaves the action */
   secret?: (value: string) => void;
 }
+
+/**
+ * The shortest reboot grace of the two paths, known before one is chosen (the time-budget check before
+ * any read: src/pipeline/run.ts): the API path's, whose reboot without the boot id is talosctl's.
+ */
+export const SHORTEST_REBOOT_GRACE: RebootGrace = {
+  withBootIdMs: Math.min(API_REBOOT_GRACE_MS, TALOSCTL_REBOOT_GRACE.withBootIdMs),
+  withoutBootIdMs: TALOSCTL_REBOOT_GRACE.withoutBootIdMs,
+};
 
 // What the fallback costs, said where the fallback is announced (README, "Two read paths").
 const CLI_PRECISION =

@@ -58,3 +58,17 @@ export interface HeldNode {
   capture: ClaimCapture;
   owner: string;
 }
+
+/** The run Lease while the main step holds it, handed to the post step with the held nodes. */
+export interface SavedLease {
+  namespace: string;
+  name: string;
+  owner: string;
+}
+
+/** The resolved inputs the post step needs to act on the cluster. */
+export interface SavedAccess {
+  annotationPrefix: string;
+  kubeconfig?: string;
+  kubeContext?: string;
+}

@@ -2,7 +2,7 @@
 // (how Talos was read, how many nodes were in flight, why it stopped early, the settle gate, the error).
 import type { Outcome } from '../../core/model/record.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
-import type { SummaryInput } from '../summary.js';
+import type { SummaryInput } from './input.js';
 import { renderRevocation } from '../revocation.js';
 import { renderPreflight } from '../preflight.js';
 

@@ -11,7 +11,7 @@ import { TalosApi } from '../../../../src/adapters/talos/api/apiClient.js';
 import { TalosConnection } from '../../../../src/adapters/talos/api/connection.js';
 import { MIN_POLL_CALL_MS } from '../../../../src/adapters/talos/api/reboot.js';
 import { loadTalosContext } from '../../../../src/adapters/talos/api/talosconfig.js';
-import { Talosctl } from '../../../../src/adapters/talos/cli/talosctl.js';
+import { Talosctl, TALOSCTL_REBOOT_GRACE } from '../../../../src/adapters/talos/cli/talosctl.js';
 import { openTalosClient, type OpenedTalos } from '../../../../src/adapters/talos/open.js';
 import { ToolError } from '../../../../src/core/errors.js';
 import { TalosSim } from '../../../../sim/talos/index.js';
@@ -114,6 +114,11 @@ describe('reboot over the API', () => {
     expect(took).toBeGreaterThanOrEqual(2500 - MIN_POLL_CALL_MS);
     expect(took).toBeLessThan(2500 + 6000);
     expect(sim.node(W3).up).toBe(false);
+  });
+
+  it('the time budget counts no grace past the deadline for this reboot, talosctl’s for the one it hands over (no boot id)', () => {
+    // the test above: the wait ends once less than one short read is left, never past its deadline
+    expect(api.rebootGrace).toEqual({ withBootIdMs: 0, withoutBootIdMs: TALOSCTL_REBOOT_GRACE.withoutBootIdMs });
   });
 
   it('a Reboot answered but never carried out fails as timeout, the boot id unchanged', async () => {

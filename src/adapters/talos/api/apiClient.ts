@@ -22,7 +22,7 @@ import type {
 import type { ConfigPreview } from '../../../core/model/record.js';
 import { parseCriRegistryAuth } from '../criToml.js';
 import { ParseError } from '../../parseError.js';
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, RebootGrace, TalosClient } from '../../types.js';
 import type { CredentialChange } from '../../../core/authPatch.js';
 import { type ApplyOptions, applyCredential, previewCredential, readConfig } from './applyConfig.js';
 import { credentialFormsOf, MachineConfigError } from '../machineConfig/documents.js';
@@ -44,6 +44,7 @@ import {
   type Plain,
 } from './answers.js';
 import { readBootId, rebootOverApi, type ApiRebootOptions } from './reboot.js';
+import { API_REBOOT_GRACE_MS } from './rebootGrace.js';
 import { COSI, etcFileId, isMissingFile, isUnregisteredType, recordedAt } from '../resources.js';
 import { scalarText } from '../../../core/text.js';
 
@@ -57,7 +58,7 @@ export class TalosApi implements TalosClient {
   constructor(
     private readonly conn: TalosConnection,
     /** the CLI adapter that performs the mutations */
-    private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot'>,
+    private readonly mutations: Pick<TalosClient, 'patchMachineConfig' | 'reboot' | 'rebootGrace'>,
     /**
      * `apply`: set when the auth patch is one of the credential forms (it is applied over the API);
      * `reboot`: the reboot's cancellation (the runner's signal) and polling
@@ -73,6 +74,14 @@ export class TalosApi implements TalosClient {
   ) {
     // absent when the patch is applied here: applyConfig.ts writes every form the node carries
     if (!opts.apply) this.readCredentialForms = (address) => this.credentialForms(address);
+  }
+
+  /**
+   * Our own reboot when the boot id before it was read (reboot.ts: no margin past `timeoutMs`); the
+   * CLI adapter's, which this client hands the reboot to, when the role may not read it.
+   */
+  get rebootGrace(): RebootGrace {
+    return { withBootIdMs: API_REBOOT_GRACE_MS, withoutBootIdMs: this.mutations.rebootGrace.withoutBootIdMs };
   }
 
   /** see TalosClient.readCredentialForms: set only when talosctl applies the patch with Talos's merge */

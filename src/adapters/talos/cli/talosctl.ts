@@ -14,7 +14,7 @@ import type {
 } from '../../../core/model/readings.js';
 import type { Runner } from '../../exec.js';
 import { ParseError } from '../../parseError.js';
-import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, TalosClient } from '../../types.js';
+import type { EtcdAlarm, EtcdMember, EtcdMemberStatus, RebootGrace, TalosClient } from '../../types.js';
 import { parseCriRegistryAuth } from '../criToml.js';
 import { BOOT_ID_PATH, COSI, etcFileId, isUnregisteredType } from '../resources.js';
 import { classifyTalosError } from '../talosErrors.js';
@@ -62,7 +62,11 @@ const AGE_ROUNDING_MS = 500;
  */
 export const REBOOT_GRACE_MS = 60_000;
 
+/** talosctl's reboot runs until `--timeout` plus the grace, whether or not our boot id read preceded it. */
+export const TALOSCTL_REBOOT_GRACE: RebootGrace = { withBootIdMs: REBOOT_GRACE_MS, withoutBootIdMs: REBOOT_GRACE_MS };
+
 export class Talosctl implements TalosClient {
+  readonly rebootGrace = TALOSCTL_REBOOT_GRACE;
   private readonly calls: TalosctlCalls;
   private readonly files: TalosctlFiles;
   private readonly patchFile?: string;
