@@ -9,7 +9,7 @@
 // minute says nothing about the next one, whose drain a PodDisruptionBudget may hold for the whole
 // drain-timeout, and whether a node needs a reboot at all is only known after its claim.
 // Not counted: the short calls between the waits (reads, patches; each with its own deadline of
-// seconds to a minute), which the longest observed time covers in a healthy cluster. The README says
+// seconds to a minute), which the longest observed time covers in a healthy cluster. docs/large-clusters.md says
 // to keep a few minutes between `time-budget` and the job's timeout for them and the post step.
 // Workers and control planes are weighed on their own observed times (a control plane also waits on
 // the quorum gate and drains system pods).

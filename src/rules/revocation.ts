@@ -22,7 +22,7 @@
 //   not have changed, and a person has to look).
 // - **A node this run released with a warning may hold it**: its post-reboot proof was undecided and no
 //   `verify-image` pull settled it, so on Talos ≤ 1.13 containerd may have read its config before the
-//   credential was written (README "After a reboot, a proof that cannot be decided"). The marker was
+//   credential was written (docs/decision-rules.md, "After a reboot, a proof that cannot be decided"). The marker was
 //   written, so only this run can tell; a later run sees the marker only.
 // - **This run's record of a node is fresher than the listing**: the listing may predate the roll of
 //   the node (the last pass of a run that hit its pass limit, a relisting that failed), while the
