@@ -4,12 +4,13 @@ import { isIP } from 'node:net';
 import { InputError } from './errors.js';
 import { parseLabelSelector, type LabelSelectorInput } from './labelSelector.js';
 import { readPreflightInputs, type PreflightConfig } from './preflight.js';
+import { readGatesInputs, type GatesConfig } from './gates.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
 export type Undrainable = 'stop' | 'quarantine';
 
-export interface Config extends PreflightConfig {
+export interface Config extends PreflightConfig, GatesConfig {
   mode: Mode;
   authPatch: string;
   /** the registry hosts to roll; empty: every host the auth patch names */
@@ -181,6 +182,7 @@ export function readConfig(get: InputReader): Config {
     githubToken: str('github-token') || undefined,
     ...readParallelInputs(str),
     ...readPreflightInputs(str, BOOLEANS),
+    ...readGatesInputs(str, BOOLEANS, parseDuration),
   };
 }
 

@@ -25,11 +25,12 @@ import {
   QuarantinedNodesError,
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
-import { planNodes } from './plan.js';
+import { planGates, planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import type { PreflightSummary } from '../core/model/preflight.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
+import type { GateValue } from '../core/model/gates.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 
@@ -49,6 +50,8 @@ export interface RolloutResult {
   maxUnavailable?: number;
   /** when the settle gate or the time budget held starts back (the summary's timeline) */
   holds?: RollHold[];
+  /** plan: every health gate's value now (undefined: no gate configured) */
+  gates?: GateValue[];
   /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
   settleWaits?: string[];
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
@@ -148,6 +151,8 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   if (first.selected.length === 0)
     return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
+  // the health gates' kinds, learnt once from discovery: a gate over a kind the cluster does not serve is an input error now
+  await ctx.gates?.resolve(ctx.log);
   const opened = deps.openTalos ? await deps.openTalos() : undefined;
   if (opened) ctx.talos = opened.client;
   const facts = { ...checked, ...(opened ? { talosReads: opened.describe } : {}) };
@@ -155,6 +160,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
     const settleWaits = await predictSettle(ctx, records, pods);
+    const gates = await planGates(ctx);
     return {
       result: 'planned',
       records,
@@ -162,6 +168,7 @@ export async function runRollout(deps: RolloutDeps): Promise<RolloutResult> {
       upToDate: first.upToDate,
       scope: first.scope,
       ...(settleWaits ? { settleWaits } : {}),
+      ...(gates ? { gates } : {}),
       ...facts,
     };
   }

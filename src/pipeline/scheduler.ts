@@ -64,7 +64,7 @@ export async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle' | 'capacity'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'settle' | 'capacity' | 'gate'; message: string } | undefined;
   let settleError: Error | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
@@ -140,6 +140,12 @@ export async function rollNodes(
         held = true;
       }
     }
+    // Every start waits for the health gates (src/pipeline/gates.ts); one false past gate-timeout stops new starts.
+    if (!stop && !held && d.start.length > 0 && ctx.gates) {
+      const g = await ctx.gates.mayStart({ info: (m) => roll.logs.info(m) }, d.start[0]);
+      if (g.kind === 'stop') stop = { why: 'gate', message: g.message };
+      held = g.kind !== 'start';
+    }
     for (const name of held ? [] : d.start) {
       const node = byName.get(name)!;
       const b = budgetAllows({
@@ -191,7 +197,7 @@ export async function rollNodes(
     });
     return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
   }
-  if (stop?.why === 'budget') return { result: 'partial', notReached, notice: stop.message };
+  if (stop?.why === 'budget' || stop?.why === 'gate') return { result: 'partial', notReached, notice: stop.message };
   return undefined;
 }
 

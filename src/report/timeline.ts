@@ -57,7 +57,7 @@ const BUDGET = '!';
 
 const LEGEND = [
   'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
-  '- any other step  S settle gate holding a drain or a start  ! time budget: nothing new started from here',
+  '- any other step  S settle or health gate holding a drain or a start  ! time budget: nothing new started from here',
 ];
 
 interface Bar {
@@ -286,7 +286,7 @@ function holdLines(holds: Hold[], t0: number, suffix: string): string[] {
     const when =
       h.kind === 'budget' ? `at ${at}` : h.endMs === undefined ? `from ${at}, still holding` : `${at} to ${formatDuration(h.endMs - t0)}`;
     const node = h.node ? ` (${chartName(h.node, suffix)})` : '';
-    const what = h.kind === 'budget' ? `${BUDGET} time budget` : `${SETTLE} settle gate`;
+    const what = h.kind === 'budget' ? `${BUDGET} time budget` : h.kind === 'gate' ? `${SETTLE} health gate` : `${SETTLE} settle gate`;
     return `${what} ${when}${node}: ${truncateText(oneLine(h.detail), MAX_DETAIL)}`;
   });
   if (holds.length > MAX_HOLD_LINES) lines.push(`... ${holds.length - MAX_HOLD_LINES} more holds`);

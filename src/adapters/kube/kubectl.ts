@@ -21,6 +21,8 @@ import { podFromJson } from './parse/podJson.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
 import type { RolloutEvent } from '../../core/events.js';
 import { eventList } from './eventList.js';
+import { gateObjectsFromList, resourceArg, servedKindsFromTable } from './gates.js';
+import type { GateObject, ServedKind } from '../../core/model/gates.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -253,6 +255,23 @@ export class Kubectl implements KubeClient {
     const kinds = 'deployments.apps,replicasets.apps,statefulsets.apps';
     const res = await this.run(['get', kinds, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
     return this.parseWith(res, `kubectl get ${kinds} -A`, workloadsFromList);
+  }
+
+  async servedKinds(): Promise<ServedKind[]> {
+    const res = await this.run(['api-resources', LIST_REQUEST_TIMEOUT]);
+    try {
+      return servedKindsFromTable(res.stdout);
+    } catch (e) {
+      if (!(e instanceof ParseError)) throw e;
+      throw new ToolError({ tool: 'kubectl', command: 'kubectl api-resources', kind: 'unparseable', exitCode: 0, stderr: e.message });
+    }
+  }
+
+  async listGateObjects(kinds: readonly ServedKind[]): Promise<GateObject[]> {
+    if (kinds.length === 0) return [];
+    const what = kinds.map(resourceArg).join(',');
+    const res = await this.run(['get', what, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
+    return this.parseWith(res, `kubectl get ${what} -A`, gateObjectsFromList);
   }
 
   /** JSON, then a format parser: either failing is cause 'unparseable', naming the command. */

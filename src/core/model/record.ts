@@ -45,11 +45,11 @@ export interface StepRecord {
 
 /**
  * A moment the roll held new starts back (the run's timeline shows it): the settle gate waiting for
- * evicted workloads to be available again (`startedAt`..`endedAt`), or the time budget refusing a
+ * evicted workloads to be available again or a health gate false (`startedAt`..`endedAt`; docs/gates.md), or the time budget refusing a
  * start (`startedAt` only: from then on nothing new starts). ISO instants of the runner's clock.
  */
 export interface RollHold {
-  kind: 'settle' | 'budget';
+  kind: 'settle' | 'budget' | 'gate';
   startedAt: string;
   /** absent while it holds, and for a budget stop */
   endedAt?: string;
