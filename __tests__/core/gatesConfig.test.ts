@@ -1,6 +1,7 @@
 // The health gates' inputs (src/core/gates.ts through readConfig): defaults, each refusal naming the input.
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/core/config.js';
+import { checkGateExpressions } from '../../src/core/gates.js';
 
 const read = (inputs: Record<string, string>) => readConfig((n) => ({ 'auth-patch': '/tmp/p.yaml', revision: 'r1', ...inputs })[n] ?? '');
 const refused = (inputs: Record<string, string>) => {
@@ -51,10 +52,14 @@ describe('health-gates, storage-gate, gate-timeout', () => {
       },
     ]);
   });
-  it('a malformed expression names the input, the gate and the compiler message', () => {
-    const e = refused({ 'health-gates': '- {name: pg, kind: Cluster, group: x.io, expression: "self.status.ready =="}' });
+  it('a malformed expression names the input, the gate and the compiler message', async () => {
+    const { healthGates } = read({ 'health-gates': '- {name: pg, kind: Cluster, group: x.io, expression: "self.status.ready =="}' });
+    const e = (await checkGateExpressions(healthGates).catch((x: Error) => x)) as Error;
     expect(e).toMatchObject({ name: 'InputError', input: 'health-gates' });
     expect(e.message).toMatch(/^input "health-gates": gate "pg": expression does not compile: .*expecting/);
+    await expect(
+      checkGateExpressions(read({ 'health-gates': '- {name: ok, kind: Pod, group: "", expression: "has(self.status)"}' }).healthGates),
+    ).resolves.toBeUndefined();
   });
   it.each([
     ['not YAML', '- [', /is not YAML/],

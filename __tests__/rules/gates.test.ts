@@ -3,7 +3,10 @@
 // selected object must satisfy, none selected holds".
 import { describe, expect, it } from 'vitest';
 import type { GateObject, GateSpec } from '../../src/core/model/gates.js';
-import { failingLine, gateTest, judgeGate, STORAGE_GATES, storageProblem } from '../../src/rules/gates.js';
+import { compileCel } from '../../src/core/cel.js';
+import { failingLine, gateTest as ruleTest, judgeGate, STORAGE_GATES, storageProblem } from '../../src/rules/gates.js';
+
+const gateTest = (spec: GateSpec) => ruleTest(spec, compileCel);
 
 const obj = (
   group: string,

@@ -1,8 +1,9 @@
 // The health gates' inputs (docs/gates.md): `health-gates` (a YAML list of gates over any kind, each a
 // CEL expression that every selected object must satisfy), `storage-gate` (the built-in storage gates,
 // on by default) and `gate-timeout`. Pure: parsed and checked here, before anything runs; whether a
-// kind is served is asked of the cluster later (src/pipeline/gates.ts), still before any write.
-import { parse as parseCel } from '@bufbuild/cel';
+// kind is served is asked of the cluster later (src/pipeline/gates.ts), still before any write. The
+// expressions are compiled by checkGateExpressions, which loads the CEL library (src/core/cel.ts) only
+// when a gate names one.
 import { parse as parseYaml } from 'yaml';
 import { InputError } from './errors.js';
 import { parseLabelSelector } from './labelSelector.js';
@@ -110,11 +111,6 @@ function oneGate(item: unknown, i: number): GateSpec {
   }
   const expression = field('expression', true)!;
   if (!expression) throw new InputError('health-gates', `${named}: expression is empty`);
-  try {
-    parseCel(expression);
-  } catch (e) {
-    throw new InputError('health-gates', `${named}: expression does not compile: ${(e as Error).message}`);
-  }
   return {
     name,
     kind,
@@ -124,4 +120,18 @@ function oneGate(item: unknown, i: number): GateSpec {
     ...(selector ? { selector } : {}),
     expression,
   };
+}
+
+/**
+ * Every expression of `health-gates` compiled, before anything runs: one that does not compile is an
+ * InputError naming the gate and showing the compiler's message. Loads the CEL library only when there
+ * is a gate (src/core/cel.ts says why).
+ */
+export async function checkGateExpressions(gates: readonly GateSpec[]): Promise<void> {
+  if (!gates.some((g) => g.expression !== undefined)) return;
+  const { celCompileError } = await import('./cel.js');
+  for (const g of gates) {
+    const error = g.expression === undefined ? undefined : celCompileError(g.expression);
+    if (error !== undefined) throw new InputError('health-gates', `gate "${g.name}": expression does not compile: ${error}`);
+  }
 }

@@ -48,6 +48,8 @@ export class HealthGates {
   async resolve(log: GatesLog): Promise<void> {
     if (this.#resolved) return;
     const served = await this.deps.kube.servedKinds();
+    // the CEL library, loaded only when a gate has an expression (src/core/cel.ts says why)
+    const cel = this.deps.user.length > 0 ? await import('../core/cel.js') : undefined;
     const find = (s: GateSpec): ServedKind | undefined => {
       const k = served.find((x) => x.group === s.group && x.kind === s.kind);
       return k && s.version && s.version !== k.version ? { ...k, version: s.version } : k;
@@ -68,7 +70,7 @@ export class HealthGates {
           `gate "${spec.name}": the cluster serves no kind ${named} (kubectl api-resources); nothing was changed`,
         );
       }
-      gates.push({ spec, test: gateTest(spec) });
+      gates.push({ spec, test: gateTest(spec, cel?.compileCel) });
       kinds.set(`${kind.resource}.${kind.version}.${kind.group}`, kind);
     }
     if (skipped.length > 0)

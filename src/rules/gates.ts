@@ -6,7 +6,8 @@
 // lost PVC). A CEL gate is satisfied by an object only when its expression evaluates to the boolean
 // `true`: false, another type, or an error (a missing field: `no such key`) is not, and the error is
 // the gate's value, so a typo in a field name holds the roll back rather than waving it through.
-// The object is bound as `self`, as Kubernetes binds it in a CRD's x-kubernetes-validations rules.
+// The object is bound as `self`, as Kubernetes binds it in a CRD's x-kubernetes-validations rules
+// (src/core/cel.ts).
 //
 // The built-in storage gates (`storage-gate`), each from the kind's own API types:
 // - PersistentVolume: `status.phase` is not `Failed` (core/v1 PersistentVolumePhase: VolumeFailed,
@@ -19,7 +20,6 @@
 // - Longhorn Volume (longhorn.io/v1beta2): `status.robustness` is not `degraded` nor `faulted`
 //   (longhorn-manager k8s/pkg/apis/longhorn/v1beta2/volume.go VolumeRobustness; `unknown` is a
 //   detached volume's and holds).
-import { celEnv, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
 import { matchesLabels, parseLabelSelector } from '../core/labelSelector.js';
 import type { GateKind, GateObject, GateSpec, GateValue } from '../core/model/gates.js';
 
@@ -71,30 +71,17 @@ function reasonOf(o: GateObject): string {
 export type ObjectTest = (o: GateObject) => string | undefined;
 
 /**
- * The test of a gate: a built-in storage rule, or its CEL expression compiled once (the input was
- * checked to compile already: src/core/gates.ts).
+ * The test of a gate: a built-in storage rule, or its CEL expression as `compile` (src/core/cel.ts's
+ * compileCel, loaded by the caller only when a gate has one) compiles it once.
  */
-export function gateTest(spec: GateSpec): ObjectTest {
+export function gateTest(
+  spec: GateSpec,
+  compile?: (expression: string) => (object: Record<string, unknown>) => string | undefined,
+): ObjectTest {
   if (spec.expression === undefined) return storageProblem;
-  const env = celEnv();
-  const run = plan(env, parse(spec.expression)) as (ctx: Record<string, unknown>) => CelResult;
-  return (o) => {
-    let out: CelResult;
-    try {
-      out = run({ self: o.object });
-    } catch (e) {
-      return `error: ${(e as Error).message}`;
-    }
-    if (isCelError(out)) return `error: ${out.message}`;
-    if (out === true) return undefined;
-    return out === false ? 'false' : `not a boolean: ${describe(out)}`;
-  };
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'bigint' || typeof v === 'number' || v === null) return String(v);
-  return typeof v;
+  if (!compile) throw new Error(`gate "${spec.name}" has an expression but no CEL compiler was given`);
+  const test = compile(spec.expression);
+  return (o) => test(o.object);
 }
 
 const sameKind = (a: GateKind, b: GateKind) => a.group === b.group && a.kind === b.kind;
