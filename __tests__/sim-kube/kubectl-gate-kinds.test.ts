@@ -70,6 +70,19 @@ describe('the health gates reads', () => {
     expect(served.some((k) => k.kind === 'Node')).toBe(true);
   });
 
+  it('discovery with one API group failing (an aggregated API down): the other kinds still come, that group is not served', async () => {
+    sim.installLonghorn({ rebuildMs: 50 });
+    sim.installCrd(clusters);
+    sim.failNext(
+      { method: 'GET', path: /^\/apis\/example\.com\/v1alpha1$/, count: 20 },
+      { status: 503, reason: 'ServiceUnavailable', message: 'the server is currently unable to handle the request' },
+    );
+    const served = await kube.servedKinds();
+    expect(served.some((k) => k.kind === 'DbCluster')).toBe(false);
+    expect(served.find((k) => k.group === 'longhorn.io')).toMatchObject({ kind: 'Volume', version: 'v1beta2' });
+    expect(served.some((k) => k.kind === 'PersistentVolume')).toBe(true);
+  });
+
   it('one listing over built-in and CRD kinds, every namespace; Longhorn degraded while the node is down, healthy after the rebuild', async () => {
     const lh = sim.installLonghorn({ rebuildMs: 100 });
     sim.installCrd(clusters);

@@ -258,7 +258,15 @@ export class Kubectl implements KubeClient {
   }
 
   async servedKinds(): Promise<ServedKind[]> {
-    const res = await this.run(['api-resources', LIST_REQUEST_TIMEOUT]);
+    const args = ['api-resources', LIST_REQUEST_TIMEOUT];
+    const res = await this.exec(args);
+    // One API group whose discovery fails (an aggregated API down: metrics-server) makes kubectl print
+    // every other group's kinds and exit 1 with "unable to retrieve the complete list of server APIs"
+    // (kubectl api-resources, ServerGroupsAndResources' partial result): the kinds it printed are
+    // served, and a gate over the failed group's kind is then named as not served.
+    const partial =
+      res.exitCode === 1 && /unable to retrieve the complete list of server APIs/.test(res.stderr) && /^NAME\s/.test(res.stdout);
+    if (res.exitCode !== 0 && !partial) throw this.missingContext(res) ?? this.failure(args, res, res.stderr);
     try {
       return servedKindsFromTable(res.stdout);
     } catch (e) {
