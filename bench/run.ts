@@ -12,7 +12,7 @@
 //   BENCH_STARTUP_RUNS=10
 //   BENCH_WASTED_SEED=10     seed of the wasted-reboots twin's timings
 //   BENCH_CONVERGED=50,500   node counts of the converged run (the bundle with nothing to roll), 3 runs each
-//   BENCH_ONLY=claim,perNode,plan,startup,wasted,preflight,converged   (`parallel` is the 60-worker max-unavailable roll, about
+//   BENCH_ONLY=claim,perNode,plan,startup,wasted,preflight,gates,converged   (`parallel` is the 60-worker max-unavailable roll, about
 //                           35 minutes, so it runs on its own: `npm run bench:parallel`, written to
 //                           bench/results-parallel.{json,md}; BENCH_PARALLEL_NODES=60,
 //                           BENCH_PARALLEL_SETTINGS=1,5,25%, BENCH_PARALLEL_SPEEDUP=6, BENCH_PARALLEL_POLL_MS=2000)
@@ -31,6 +31,7 @@ import { benchPerNode, type PerNodeResult } from './perNode.js';
 import { benchParallel, parallelTargets, type ParallelResult } from './parallel.js';
 import { benchPlan, type PlanResult } from './plan.js';
 import { benchPreflight, type PreflightResult } from './preflight.js';
+import { benchGates, type GatesResult } from './gates.js';
 import { planNotes, profileNotes, wastedNotes } from './notes.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { benchWasted, type WastedResult } from './wasted.js';
@@ -59,7 +60,7 @@ interface Target {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted,preflight,converged'));
+  const only = new Set(envList('BENCH_ONLY', 'claim,perNode,plan,startup,wasted,preflight,gates,converged'));
   const fixedClaims = process.env.BENCH_CLAIMS ? Number(process.env.BENCH_CLAIMS) : undefined;
   const rates = envList('BENCH_RATES', '0,1,10,50').map(Number);
   const planSizes = envList('BENCH_PLAN', '50:1,200:1,500:1').map((s) => {
@@ -88,6 +89,7 @@ async function main(): Promise<number> {
   let claim: ClaimRow[] | undefined;
   let perNode: PerNodeResult | undefined;
   let preflight: PreflightResult | undefined;
+  let gates: GatesResult | undefined;
   let converged: ConvergedResult | undefined;
   let plan: PlanResult | undefined;
   let startup: StartupResult | undefined;
@@ -100,6 +102,7 @@ async function main(): Promise<number> {
   if (only.has('startup')) startup = await timed('startup', () => benchStartup(startupRuns, progress));
   if (only.has('perNode')) perNode = await timed('perNode', () => benchPerNode(progress));
   if (only.has('preflight')) preflight = await timed('preflight', () => benchPreflight(progress));
+  if (only.has('gates')) gates = await timed('gates', () => benchGates(progress));
   if (only.has('converged'))
     converged = await timed('converged', () => benchConverged(envList('BENCH_CONVERGED', '50,500').map(Number), 3, progress));
   if (only.has('parallel')) parallel = await timed('parallel', () => benchParallel(progress));
@@ -142,6 +145,7 @@ async function main(): Promise<number> {
     claim,
     perNode,
     preflight,
+    gates,
     converged,
     plan,
     startup,
@@ -174,6 +178,7 @@ async function main(): Promise<number> {
     claim: claim ?? [],
     perNode: perNode ?? null,
     preflight: preflight ?? null,
+    gates: gates ?? null,
     converged: converged?.rows ?? [],
     plan: plan?.rows ?? [],
     planDetail: plan
@@ -231,6 +236,7 @@ function evaluate(r: {
   claim?: ClaimRow[];
   perNode?: PerNodeResult;
   preflight?: PreflightResult;
+  gates?: GatesResult;
   converged?: ConvergedResult;
   plan?: PlanResult;
   startup?: StartupResult;
@@ -301,6 +307,23 @@ function evaluate(r: {
       section: 'per run',
       metric: `pre-flight check, login only (${p.loginOnly.requests} requests; no preflight-image or verify-image)`,
       measured: ms(p.loginOnly.ms),
+      target: '(shown)',
+      pass: null,
+    });
+  }
+  if (r.gates) {
+    const g = r.gates;
+    t.push({
+      section: 'per node start',
+      metric: `health-gate check: ${g.gates} gates (storage + one CEL gate) over ${g.objects} objects, ${g.checkProcesses} kubectl process (median of ${g.runs}); never in a run with nothing to roll`,
+      measured: ms(g.checkMs),
+      target: '(shown)',
+      pass: null,
+    });
+    t.push({
+      section: 'per run',
+      metric: `health gates' discovery, kubectl api-resources (${g.discoveryProcesses} process, once per run that rolls)`,
+      measured: ms(g.discoveryMs),
       target: '(shown)',
       pass: null,
     });

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../sim/cluster.js';
 import { RegistrySim } from '../sim/registry/server.js';
+import { crdKind } from '../sim/kube/resources.js';
 
 // To add one: a new key in SCENARIOS below (its name on the command line), with a description and a
 // setup; `npm run demo -- --help` lists it by its summary (or the start of its description).
@@ -197,6 +198,29 @@ export const SCENARIOS: Record<string, Scenario> = {
         },
         stop: async () => undefined,
       };
+    },
+  },
+  gate: {
+    description:
+      'Longhorn installed, a volume longhorn-system/pvc-shop-db with a replica on each worker: each worker reboot degrades it until its replica is rebuilt, 20 s after the node is Ready again, and the storage gate (on by default) holds the next start until it is healthy; a CEL gate over a custom resource (shop/db, DbCluster example.com) holds too while its status.ready is false, for the first 10 s',
+    inputs: {
+      'health-gates':
+        '- {name: shop-db-ready, kind: DbCluster, group: example.com, namespace: shop, expression: "self.status.ready == true"}',
+    },
+    setup: (c) => {
+      c.kube.installLonghorn().add('pvc-shop-db', ['worker-1', 'worker-2', 'worker-3']);
+      const db = crdKind({
+        group: 'example.com',
+        version: 'v1',
+        plural: 'dbclusters',
+        singular: 'dbcluster',
+        kind: 'DbCluster',
+        namespaced: true,
+      });
+      c.kube.installCrd(db);
+      c.kube.createObject(db, 'shop', { metadata: { name: 'db' }, spec: {}, status: { ready: false } });
+      const ready = setTimeout(() => c.kube.setStatus(db, 'shop', 'db', { ready: true }), 10_000);
+      return [() => clearTimeout(ready)];
     },
   },
 };

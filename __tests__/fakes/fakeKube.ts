@@ -10,6 +10,7 @@ import type { NodeState, Taint } from '../../src/core/model/node.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import type { DrainPodReading, EvictionAnswer, PodOwnerReading, WorkloadStatus } from '../../src/core/workloads.js';
 import { applyJsonPatch, normalize, PatchRejected } from '../fakes/jsonPatch.js';
+import type { GateObject, ServedKind } from '../../src/core/model/gates.js';
 
 type Json = Record<string, any>;
 
@@ -56,6 +57,16 @@ export class FakeKube implements KubeClient {
   podOwners: PodOwnerReading[] = [];
   /** what listWorkloads answers at each call (the controllers' statuses as the settle gate polls them) */
   workloads: () => WorkloadStatus[] = () => [];
+  /** the kinds the cluster serves (servedKinds): by default the core and storage.k8s.io storage kinds */
+  served: ServedKind[] = [
+    { resource: 'persistentvolumes', group: '', version: 'v1', kind: 'PersistentVolume', namespaced: false },
+    { resource: 'persistentvolumeclaims', group: '', version: 'v1', kind: 'PersistentVolumeClaim', namespaced: true },
+    { resource: 'volumeattachments', group: 'storage.k8s.io', version: 'v1', kind: 'VolumeAttachment', namespaced: false },
+  ];
+  /** what listGateObjects answers at each call (before filtering by the kinds asked) */
+  gateObjects: () => GateObject[] = () => [];
+  /** when set, listGateObjects fails with it */
+  gateListError?: ToolError;
   /** `namespace/name` of the pods a drain of the node evicts: by default, its pods in podOwners */
   drainEvicts?: (name: string) => string[];
 
@@ -361,6 +372,17 @@ export class FakeKube implements KubeClient {
   readonly events: RolloutEvent[] = [];
   /** when set, every createEvents fails with it (RBAC without `create` on events) */
   eventsError?: ToolError;
+
+  async servedKinds(): Promise<ServedKind[]> {
+    this.calls.push({ method: 'servedKinds' });
+    return this.served;
+  }
+
+  async listGateObjects(kinds: readonly ServedKind[]): Promise<GateObject[]> {
+    this.calls.push({ method: 'listGateObjects', name: kinds.map((k) => k.resource).join(',') });
+    if (this.gateListError) throw this.gateListError;
+    return this.gateObjects().filter((o) => kinds.some((k) => k.group === o.group && k.kind === o.kind));
+  }
 
   async createEvents(events: readonly RolloutEvent[]): Promise<void> {
     if (this.eventsError) throw this.eventsError;

@@ -83,6 +83,9 @@ export function config(over: Partial<Config> = {}): Config {
     maxUnavailable: { count: 1 },
     failOnPartial: false,
     preflight: false,
+    healthGates: [],
+    storageGate: false,
+    gateTimeoutMs: 900_000,
     ...over,
   };
 }

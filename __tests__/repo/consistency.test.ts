@@ -516,6 +516,16 @@ describe('deploy/rbac.yaml', () => {
     const { objects, rules } = load(problems);
     const cluster = rules.filter((r) => r.kind === 'ClusterRole');
     if (!grants(cluster, '', 'pods/eviction', 'create')) problems.push('deploy/rbac.yaml: no ClusterRole grants create on pods/eviction');
+    // the storage gate's one listing (src/rules/gates.ts STORAGE_GATES)
+    for (const [group, resource] of [
+      ['', 'persistentvolumes'],
+      ['', 'persistentvolumeclaims'],
+      ['storage.k8s.io', 'volumeattachments'],
+      ['longhorn.io', 'volumes'],
+    ]) {
+      if (!grants(cluster, group, resource, 'list'))
+        problems.push(`deploy/rbac.yaml: no ClusterRole grants list on ${resource} (storage-gate)`);
+    }
     if (!grants(cluster, '', 'nodes', 'patch')) problems.push('deploy/rbac.yaml: no ClusterRole grants patch on nodes');
     for (const verb of ['get', 'list'])
       if (!grants(cluster, '', 'nodes', verb)) problems.push(`deploy/rbac.yaml: no ClusterRole grants ${verb} on nodes`);

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import {
   OUTCOMES,
   ACTION_RESULTS,
+  ROLL_HOLD_KINDS,
   type DrainForecast,
   type ProofUndecided,
   type QuarantineNote,
@@ -359,6 +360,7 @@ describe('schema/run-report.v1.json', () => {
     expect(at(['timeline', 'nodes', '[]', 'steps', '[]', 'phase']).enum).toEqual([...STEP_PHASES, 'other']);
     expect(at(['oldCredential', 'holders', '[]', 'kind']).enum).toEqual([...HOLDER_KINDS]);
     expect(at(['nodes', '[]', 'evidence', 'failedRule']).enum).toEqual([...EVIDENCE_RULES]);
+    expect(at(['timeline', 'holds', '[]', 'kind']).enum).toEqual([...ROLL_HOLD_KINDS]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

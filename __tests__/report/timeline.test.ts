@@ -29,7 +29,7 @@ describe('the timeline of a parallel roll (three workers, max-unavailable 2, a s
         '        +---------------+--------------+--------------+--------------+',
         'most nodes in flight at once: 2',
         'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
-        '- any other step  S settle gate holding a drain or a start  ! time budget: nothing new started from here',
+        '- any other step  S settle or health gate holding a drain or a start  ! time budget: nothing new started from here',
         'S settle gate 18.0 s to 1m0s (w3): deployment default/web: 1 of 2 replicas available',
         '! time budget at 1m55s (w4): time-budget: 40s left, a worker may take 7m36s; w4 is left for the next run',
       ].join('\n'),

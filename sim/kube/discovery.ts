@@ -19,20 +19,25 @@ export function apiVersions(hostPort: string) {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: hostPort }] };
 }
 
-function groupEntry(group: string) {
-  const gv = { groupVersion: `${group}/v1`, version: 'v1' };
-  return { name: group, versions: [gv], preferredVersion: gv };
+// A group's versions are those its kinds are served in (v1 for the built-in ones; a CRD's own, e.g.
+// longhorn.io/v1beta2), the first the preferred one.
+function groupEntry(group: string, all: readonly ResourceDef[]) {
+  const versions = [...new Set(all.filter((r) => r.group === group).map((r) => r.version))].map((version) => ({
+    groupVersion: `${group}/${version}`,
+    version,
+  }));
+  return { name: group, versions, preferredVersion: versions[0] };
 }
 
-const namedGroups = () => [...new Set(resources.map((r) => r.group))].filter((g) => g).sort();
+const namedGroups = (all: readonly ResourceDef[]) => [...new Set(all.map((r) => r.group))].filter((g) => g).sort();
 
-export function apiGroupList() {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups().map(groupEntry) };
+export function apiGroupList(all: readonly ResourceDef[] = resources) {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups(all).map((g) => groupEntry(g, all)) };
 }
 
-export function apiGroup(group: string) {
-  if (!namedGroups().includes(group)) return undefined;
-  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group) };
+export function apiGroup(group: string, all: readonly ResourceDef[] = resources) {
+  if (!namedGroups(all).includes(group)) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, all) };
 }
 
 function entries(r: ResourceDef) {
@@ -56,8 +61,8 @@ function entries(r: ResourceDef) {
   return [main, ...subs];
 }
 
-export function apiResourceList(group: string, version: string) {
-  const rs = resources.filter((r) => r.group === group && r.version === version);
+export function apiResourceList(group: string, version: string, all: readonly ResourceDef[] = resources) {
+  const rs = all.filter((r) => r.group === group && r.version === version);
   if (rs.length === 0) return undefined;
   const gv = group ? `${group}/${version}` : version;
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv, resources: rs.flatMap(entries) };
@@ -65,18 +70,20 @@ export function apiResourceList(group: string, version: string) {
 
 // --- OpenAPI v3 ----------------------------------------------------------------------------------------
 
-const gvPaths = () => [...new Set(resources.map((r) => (r.group ? `apis/${r.group}/${r.version}` : `api/${r.version}`)))];
+const gvPaths = (all: readonly ResourceDef[]) => [
+  ...new Set(all.map((r) => (r.group ? `apis/${r.group}/${r.version}` : `api/${r.version}`))),
+];
 
-export function openapiRoot() {
-  return { paths: Object.fromEntries(gvPaths().map((p) => [p, { serverRelativeURL: `/openapi/v3/${p}?hash=SIM0001` }])) };
+export function openapiRoot(all: readonly ResourceDef[] = resources) {
+  return { paths: Object.fromEntries(gvPaths(all).map((p) => [p, { serverRelativeURL: `/openapi/v3/${p}?hash=SIM0001` }])) };
 }
 
 /**
  * Just enough for kubectl's query-param verifier: one PATCH operation per kind carrying its GVK and a
  * `fieldValidation` parameter, so `kubectl create -f` skips client-side validation and sends fieldValidation=Strict.
  */
-export function openapiGroupVersion(path: string) {
-  const rs = resources.filter((r) => (r.group ? `apis/${r.group}/${r.version}` : `api/${r.version}`) === path);
+export function openapiGroupVersion(path: string, all: readonly ResourceDef[] = resources) {
+  const rs = all.filter((r) => (r.group ? `apis/${r.group}/${r.version}` : `api/${r.version}`) === path);
   if (rs.length === 0) return undefined;
   const paths: Record<string, unknown> = {};
   const schemas: Record<string, unknown> = {};

@@ -30,15 +30,15 @@ interface Route {
   sub?: string;
 }
 
-function parseResource(group: string, version: string, rest: string[]): Route | undefined {
+function parseResource(group: string, version: string, rest: string[], all: readonly ResourceDef[]): Route | undefined {
   if (rest[0] === 'namespaces' && rest.length >= 3) {
-    const def = findResource(group, version, rest[2]!);
+    const def = findResource(group, version, rest[2]!, all);
     if (def?.namespaced) {
       if (rest.length > 5) return undefined;
       return { def, ns: rest[1]!, name: rest[3], sub: rest[4] };
     }
   }
-  const def = findResource(group, version, rest[0]!);
+  const def = findResource(group, version, rest[0]!, all);
   if (!def || rest.length > 3) return undefined;
   if (def.namespaced && rest.length > 1) return undefined;
   return { def, ns: '', name: rest[1], sub: rest[2] };
@@ -60,6 +60,8 @@ export class HttpFront {
     private readonly watches: Watches,
     private readonly faults: Faults,
     private readonly log: RequestRecord[],
+    /** every kind served: the built-in ones and the CRDs a test installed (KubeSim.installCrd) */
+    private readonly kinds: readonly ResourceDef[],
   ) {}
 
   async listen(): Promise<number> {
@@ -220,7 +222,7 @@ export class HttpFront {
     if (segs[0] === 'openapi') {
       if (method !== 'GET') throw methodNotAllowed();
       if (segs[1] === 'v3') {
-        const doc = segs.length === 2 ? openapiRoot() : openapiGroupVersion(segs.slice(2).join('/'));
+        const doc = segs.length === 2 ? openapiRoot(this.kinds) : openapiGroupVersion(segs.slice(2).join('/'), this.kinds);
         if (doc) return this.send(req, res, 200, doc, at);
       }
       throw pathNotFound();
@@ -240,11 +242,11 @@ export class HttpFront {
     } else if (segs[0] === 'apis') {
       if (segs.length === 1) {
         if (method !== 'GET') throw methodNotAllowed();
-        return this.send(req, res, 200, apiGroupList(), at);
+        return this.send(req, res, 200, apiGroupList(this.kinds), at);
       }
       group = segs[1]!;
       if (segs.length === 2) {
-        const g = apiGroup(group);
+        const g = apiGroup(group, this.kinds);
         if (!g) throw pathNotFound();
         return this.send(req, res, 200, g, at);
       }
@@ -254,12 +256,12 @@ export class HttpFront {
       throw pathNotFound();
     }
     if (rest.length === 0) {
-      const list = apiResourceList(group, version!);
+      const list = apiResourceList(group, version!, this.kinds);
       if (!list) throw pathNotFound();
       if (method !== 'GET') throw methodNotAllowed();
       return this.send(req, res, 200, list, at);
     }
-    const r = parseResource(group, version!, rest);
+    const r = parseResource(group, version!, rest, this.kinds);
     if (!r) throw pathNotFound();
     if (r.sub && !(r.sub in r.def.subresources)) throw pathNotFound();
     this.resource(req, res, method, r, q, body, at);

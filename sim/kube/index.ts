@@ -22,7 +22,8 @@ import { HttpFront, type RequestRecord } from './http.js';
 import { clone } from './json.js';
 import { NodeControllers, lifecycleDiff } from './nodes.js';
 import { buildNamespace, buildNode, buildServiceAccount, type NodeSpecInput } from './objects.js';
-import { R, type ResourceDef } from './resources.js';
+import { R, longhornVolumes, resources, type ResourceDef } from './resources.js';
+import { LONGHORN_NAMESPACE, LonghornController } from './longhorn.js';
 import { nowTime } from './schema.js';
 import { Store } from './store.js';
 import { Timers } from './timers.js';
@@ -97,6 +98,7 @@ export class KubeSim implements KubeNodeHooks {
     private readonly ownDir: boolean,
     port: number,
     readonly requests: RequestRecord[],
+    private readonly kinds: ResourceDef[],
   ) {
     this.url = `http://127.0.0.1:${port}`;
     this.seeder = new PodSeeder(ctx);
@@ -159,12 +161,13 @@ export class KubeSim implements KubeNodeHooks {
     new AppsControllers(ctx);
     workloads.pullHooks = opts.imagePull;
     const log: RequestRecord[] = [];
-    const http = new HttpFront(api, watches, faults, log);
+    const kinds: ResourceDef[] = [...resources];
+    const http = new HttpFront(api, watches, faults, log, kinds);
     const port = await http.listen();
     const ownDir = !opts.dir;
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kube-sim-'));
     mkdirSync(join(dir, 'cache'), { recursive: true });
-    const sim = new KubeSim(ctx, http, faults, nodesCtl, workloads, dir, ownDir, port, log);
+    const sim = new KubeSim(ctx, http, faults, nodesCtl, workloads, dir, ownDir, port, log, kinds);
     for (const ns of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) sim.addNamespace(ns);
     writeFileSync(
       sim.kubeconfigPath,
@@ -289,6 +292,48 @@ export class KubeSim implements KubeNodeHooks {
 
   nodeDown(name: string): void {
     this.nodesCtl.down(name);
+    this.longhorn?.nodeDown(name);
+  }
+
+  /** Longhorn's controller once installLonghorn ran (its volumes' robustness over reboots: sim/kube/longhorn.ts) */
+  longhorn?: LonghornController;
+
+  /**
+   * Serve a kind through a CustomResourceDefinition from now on (discovery, `kubectl get <plural>.<group>`):
+   * build it with `crdKind` (sim/kube/resources.ts). Install before the first kubectl call, as a cluster
+   * has its CRDs before a run (kubectl caches discovery).
+   */
+  installCrd(def: ResourceDef): void {
+    if (!this.kinds.includes(def)) this.kinds.push(def);
+  }
+
+  /**
+   * Longhorn installed: its Volume CRD served and its controller running; a volume's replica on a node
+   * that reboots degrades it until `rebuildMs` after the node is Ready again (default 20 s, as a small
+   * volume's replica rebuild; tests pass less).
+   */
+  installLonghorn(opts: { rebuildMs?: number } = {}): LonghornController {
+    this.installCrd(longhornVolumes);
+    this.addNamespace(LONGHORN_NAMESPACE);
+    this.longhorn ??= new LonghornController(this.ctx, opts.rebuildMs ?? 20_000);
+    return this.longhorn;
+  }
+
+  /** Create any object of a served kind (a PV, a PVC, a custom resource), its status included as given. */
+  createObject(def: ResourceDef, namespace: string, obj: Record<string, unknown>): void {
+    if (def.namespaced) this.addNamespace(namespace);
+    const status = obj.status;
+    this.ctx.api.create(def, def.namespaced ? namespace : '', obj);
+    if (status !== undefined && def.statusSubresource) this.setStatus(def, namespace, String((obj.metadata as any).name), status);
+  }
+
+  /** Write an object's status, as its controller would (through /status when the kind has it). */
+  setStatus(def: ResourceDef, namespace: string, name: string, status: unknown): void {
+    const ns = def.namespaced ? namespace : '';
+    const cur = this.ctx.store.get(def, ns, name);
+    if (!cur) throw new Error(`${def.plural} ${namespace}/${name} not found`);
+    cur.status = status;
+    this.ctx.api.update(def, ns, name, def.statusSubresource ? 'status' : undefined, cur);
   }
 
   nodeUp(name: string, bootID: string): void {

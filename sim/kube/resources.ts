@@ -501,6 +501,82 @@ export const resources: ResourceDef[] = [
   }),
 ];
 
+// Storage kinds every Kubernetes cluster serves (the health gates' storage gate reads them:
+// docs/gates.md); typed loosely like the workloads, their status as the real controllers write it.
+resources.push(
+  def({
+    group: '',
+    plural: 'persistentvolumes',
+    singular: 'persistentvolume',
+    kind: 'PersistentVolume',
+    namespaced: false,
+    shortNames: ['pv'],
+    schema: openObject('PersistentVolume'),
+    statusSubresource: true,
+    subresources: { status: { kind: 'PersistentVolume', verbs: ['get', 'patch', 'update'] } },
+    validate: (x) => metaErrors(x),
+  }),
+  def({
+    group: '',
+    plural: 'persistentvolumeclaims',
+    singular: 'persistentvolumeclaim',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    shortNames: ['pvc'],
+    schema: openObject('PersistentVolumeClaim'),
+    statusSubresource: true,
+    subresources: { status: { kind: 'PersistentVolumeClaim', verbs: ['get', 'patch', 'update'] } },
+    validate: (x) => metaErrors(x),
+  }),
+  def({
+    group: 'storage.k8s.io',
+    plural: 'volumeattachments',
+    singular: 'volumeattachment',
+    kind: 'VolumeAttachment',
+    namespaced: false,
+    schema: openObject('VolumeAttachment'),
+    statusSubresource: true,
+    subresources: { status: { kind: 'VolumeAttachment', verbs: ['get', 'patch', 'update'] } },
+    validate: (x) => metaErrors(x),
+  }),
+);
+
+/**
+ * A kind served through a CustomResourceDefinition (the twin serves it once a test installs it:
+ * KubeSim.installCrd): apiextensions-apiserver serves it like a built-in kind in discovery, with a
+ * /status subresource when the CRD declares one; unknown fields pass through (preserved, as with
+ * `x-kubernetes-preserve-unknown-fields`).
+ */
+export function crdKind(d: {
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames?: string[];
+}): ResourceDef {
+  return def({
+    ...d,
+    schema: openObject(d.kind),
+    statusSubresource: true,
+    generation: true,
+    subresources: { status: { kind: d.kind, verbs: ['get', 'patch', 'update'] } },
+    validate: (x) => metaErrors(x),
+  });
+}
+
+/** Longhorn's Volume (longhorn-manager k8s/pkg/apis/longhorn/v1beta2/volume.go; the CRD from deploy/longhorn.yaml). */
+export const longhornVolumes = crdKind({
+  group: 'longhorn.io',
+  version: 'v1beta2',
+  plural: 'volumes',
+  singular: 'volume',
+  kind: 'Volume',
+  namespaced: true,
+  shortNames: ['lhv'],
+});
+
 export const R = Object.fromEntries(resources.map((r) => [r.plural, r])) as Record<
   | 'namespaces'
   | 'nodes'
@@ -512,12 +588,20 @@ export const R = Object.fromEntries(resources.map((r) => [r.plural, r])) as Reco
   | 'statefulsets'
   | 'leases'
   | 'events'
-  | 'poddisruptionbudgets',
+  | 'poddisruptionbudgets'
+  | 'persistentvolumes'
+  | 'persistentvolumeclaims'
+  | 'volumeattachments',
   ResourceDef
 >;
 
-export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
-  return resources.find((r) => r.group === group && r.version === version && r.plural === plural);
+export function findResource(
+  group: string,
+  version: string,
+  plural: string,
+  all: readonly ResourceDef[] = resources,
+): ResourceDef | undefined {
+  return all.find((r) => r.group === group && r.version === version && r.plural === plural);
 }
 
 export const groups = [...new Set(resources.map((r) => r.group))];

@@ -4,6 +4,7 @@
 // Everything is written through one masking port (src/action/masked.ts): the log, the log groups,
 // the saved state, the publication.
 import { readInputs } from './inputs.js';
+import { checkGateExpressions } from '../core/gates.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
 import { composeRollout, openKube } from './rollout.js';
@@ -41,6 +42,8 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
     (secret) => core.addSecret(secret),
   );
   const { config } = inputs;
+  // the health gates' CEL, compiled before anything runs (the library is loaded only when a gate names one)
+  await checkGateExpressions(config.healthGates);
   if (config.mode === 'fences' || config.mode === 'recover-fences') {
     runner.onCommand((rec) => core.info(formatCommandLine(rec)));
     // Loaded only here: the GitHub client (octokit, undici) is most of the bundle's start-up cost.

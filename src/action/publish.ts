@@ -79,6 +79,13 @@ export interface PublishOptions {
   reportFile?: ReportFileOptions;
 }
 
+/** The notice's title for a run that stopped early without a failure, by what stopped it. */
+const PARTIAL_TITLE = {
+  budget: 'time-budget reached',
+  window: 'maintenance window closed',
+  gate: 'health gate false past gate-timeout',
+} as const;
+
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);
   const file = p.outputs && options.reportFile ? writeReportFile(report, port, options.reportFile, options) : undefined;
@@ -167,8 +174,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   if (r.result === 'partial') {
     const message = `${r.notReached.length} node(s) left for the next run (${r.notice ?? 'the time budget stopped the roll'}); every node started ended released or verified, and a rerun continues with the rest`;
     if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
-    else
-      annotations.push({ kind: 'notice', title: r.stoppedBy === 'window' ? 'maintenance window closed' : 'time-budget reached', message });
+    else annotations.push({ kind: 'notice', title: PARTIAL_TITLE[r.stoppedBy ?? 'budget'], message });
   }
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);

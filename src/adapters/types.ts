@@ -16,6 +16,7 @@ import type {
 } from '../core/model/readings.js';
 import type { ConfigPreview } from '../core/model/record.js';
 import type { CredentialForms } from '../core/model/credential.js';
+import type { GateObject, ServedKind } from '../core/model/gates.js';
 
 // The data the rules judge lives in core/model/cluster.ts; re-exported for the adapters' callers.
 export type { EtcdAlarm, EtcdMember, EtcdMemberStatus, LeaseState } from '../core/model/cluster.js';
@@ -118,6 +119,10 @@ export interface KubeClient {
    * creates the others).
    */
   createEvents(events: readonly RolloutEvent[]): Promise<void>;
+  /** Every kind the cluster serves, in its preferred version (`kubectl api-resources`): the health gates ask once per run. */
+  servedKinds(): Promise<ServedKind[]>;
+  /** Every object of `kinds`, all namespaces, in one command (`kubectl get a,b,c -A -o json`): one health-gate check. */
+  listGateObjects(kinds: readonly ServedKind[]): Promise<GateObject[]>;
 }
 
 /** The Lease as read beside a node: undefined when it does not exist; `error` when it could not be read. */

@@ -6,12 +6,13 @@ import { parseLabelSelector, type LabelSelectorInput } from './labelSelector.js'
 import { readPreflightInputs, type PreflightConfig } from './preflight.js';
 import type { MaintenanceWindow } from './model/windows.js';
 import { readWindowsInput, WINDOWS_INPUT } from './windows.js';
+import { readGatesInputs, type GatesConfig } from './gates.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
 export type Undrainable = 'stop' | 'quarantine';
 
-export interface Config extends PreflightConfig {
+export interface Config extends PreflightConfig, GatesConfig {
   mode: Mode;
   authPatch: string;
   /** the registry hosts to roll; empty: every host the auth patch names */
@@ -186,6 +187,7 @@ export function readConfig(get: InputReader): Config {
     ...readParallelInputs(str),
     ...readPreflightInputs(str, BOOLEANS),
     maintenanceWindows: readWindowsInput(get(WINDOWS_INPUT) ?? '', parseDuration),
+    ...readGatesInputs(str, BOOLEANS, parseDuration),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Config } from '../core/config.js';
 import type { NodeLogs } from '../report/nodeLog.js';
 import { HoldRecorder } from './holds.js';
 import { SettleGate } from './settle.js';
+import { HealthGates } from './gates.js';
 import type { DesiredCredential, PatchForms } from '../core/model/credential.js';
 import type { AnnotationKeys } from '../core/model/node.js';
 import type { HeldNode } from '../core/model/phase.js';
@@ -112,6 +113,8 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   holds: HoldRecorder;
   /** the settle gate: what this run's drains evicted, and the wait for it (src/pipeline/settle.ts); shared by every node's view */
   settle: SettleGate;
+  /** the health gates checked before each start (src/pipeline/gates.ts); undefined: none configured */
+  gates?: HealthGates;
   /** the run's Kubernetes Events (src/pipeline/events.ts); shared by every node's view */
   events: EventWriter;
   /** what the verified marker must prove (src/rules/marker.ts): the hosts rolled, the revision, the verify-image */
@@ -149,6 +152,17 @@ export function makeContext(deps: RolloutDeps): RunContext {
     holds,
     want: { hosts: deps.desired.map((d) => d.host), revision: deps.config.revision, verifyImage: deps.config.verifyImage },
     events: new EventWriter(deps.kube, deps.redact, deps.owner),
+    gates:
+      deps.config.storageGate || deps.config.healthGates?.length
+        ? new HealthGates({
+            kube: deps.kube,
+            clock,
+            holds,
+            timeoutMs: deps.config.gateTimeoutMs,
+            user: deps.config.healthGates ?? [],
+            storage: !!deps.config.storageGate,
+          })
+        : undefined,
     settle: new SettleGate({
       kube: deps.kube,
       clock,

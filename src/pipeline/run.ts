@@ -25,10 +25,11 @@ import {
   QuarantinedNodesError,
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
-import { planNodes } from './plan.js';
+import { planGates, planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
+import type { GateValue } from '../core/model/gates.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 import { windowClosed, windowPlan } from './windows.js';
@@ -134,6 +135,8 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   if (first.selected.length === 0)
     return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
+  // the health gates' kinds, learnt once from discovery: a gate over a kind the cluster does not serve is an input error now
+  await ctx.gates?.resolve(ctx.log);
   const opened = deps.openTalos ? await deps.openTalos() : undefined;
   if (opened) ctx.talos = opened.client;
   const deadlines = refuseShortBudget(ctx, ctx.talos.rebootGrace);
@@ -144,6 +147,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     const settleWaits = await predictSettle(ctx, records, pods);
     const windows = windowPlan(ctx);
     if (windows) ctx.log.info(windows);
+    const gates = await planGates(ctx);
     return {
       ...(windows ? { windows } : {}),
       result: 'planned',
@@ -152,6 +156,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
       upToDate: first.upToDate,
       scope: first.scope,
       ...(settleWaits ? { settleWaits } : {}),
+      ...(gates ? { gates } : {}),
       ...facts,
     };
   }

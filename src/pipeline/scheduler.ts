@@ -21,7 +21,7 @@ import { windowClosed } from './windows.js';
 export type RollEnd =
   | { result: 'processed' }
   | { result: 'failed'; error: Error; notReached: string[] }
-  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: 'budget' | 'window' };
+  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: 'budget' | 'window' | 'gate' };
 
 /** What the passes of one run share: the resolved max-unavailable, the budget's clock and deadlines, the peak. */
 export interface RollState {
@@ -65,7 +65,7 @@ export async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'window' | 'settle' | 'capacity'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'window' | 'settle' | 'capacity' | 'gate'; message: string } | undefined;
   let settleError: Error | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
@@ -141,6 +141,12 @@ export async function rollNodes(
         held = true;
       }
     }
+    // Every start waits for the health gates (src/pipeline/gates.ts); one false past gate-timeout stops new starts.
+    if (!stop && !held && d.start.length > 0 && ctx.gates) {
+      const g = await ctx.gates.mayStart({ info: (m) => roll.logs.info(m) }, d.start[0]);
+      if (g.kind === 'stop') stop = { why: 'gate', message: g.message };
+      held = g.kind !== 'start';
+    }
     for (const name of held ? [] : d.start) {
       const node = byName.get(name)!;
       // outside every maintenance window nothing new starts; nodes in flight finish (docs/windows.md)
@@ -200,7 +206,8 @@ export async function rollNodes(
     });
     return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
   }
-  if (stop?.why === 'budget' || stop?.why === 'window') return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
+  if (stop?.why === 'budget' || stop?.why === 'window' || stop?.why === 'gate')
+    return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
   return undefined;
 }
 

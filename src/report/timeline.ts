@@ -62,7 +62,7 @@ const STOP_MARK: Partial<Record<RollHold['kind'], string>> = { budget: BUDGET, w
 
 const LEGEND = [
   'C claim  D drain  R reboot  W wait for Talos to restart cri  P proof  ^ wait for Ready  U release',
-  '- any other step  S settle gate holding a drain or a start  ! time budget: nothing new started from here',
+  '- any other step  S settle or health gate holding a drain or a start  ! time budget: nothing new started from here',
 ];
 
 interface Bar {
@@ -296,7 +296,13 @@ function holdLines(holds: Hold[], t0: number, suffix: string): string[] {
         : `${at} to ${formatDuration(h.endMs - t0)}`;
     const node = h.node ? ` (${chartName(h.node, suffix)})` : '';
     const what =
-      h.kind === 'budget' ? `${BUDGET} time budget` : h.kind === 'window' ? `${WINDOW} maintenance window` : `${SETTLE} settle gate`;
+      h.kind === 'budget'
+        ? `${BUDGET} time budget`
+        : h.kind === 'window'
+          ? `${WINDOW} maintenance window`
+          : h.kind === 'gate'
+            ? `${SETTLE} health gate`
+            : `${SETTLE} settle gate`;
     return `${what} ${when}${node}: ${truncateText(oneLine(h.detail), MAX_DETAIL)}`;
   });
   if (holds.length > MAX_HOLD_LINES) lines.push(`... ${holds.length - MAX_HOLD_LINES} more holds`);

@@ -21,6 +21,8 @@ import { podFromJson } from './parse/podJson.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
 import type { RolloutEvent } from '../../core/events.js';
 import { eventList } from './eventList.js';
+import { gateObjectsFromList, resourceArg, servedKindsFromTable } from './gates.js';
+import type { GateObject, ServedKind } from '../../core/model/gates.js';
 
 export interface KubectlOptions {
   runner: Runner;
@@ -254,6 +256,31 @@ export class Kubectl implements KubeClient {
     const kinds = 'deployments.apps,replicasets.apps,statefulsets.apps';
     const res = await this.run(['get', kinds, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
     return this.parseWith(res, `kubectl get ${kinds} -A`, workloadsFromList);
+  }
+
+  async servedKinds(): Promise<ServedKind[]> {
+    const args = ['api-resources', LIST_REQUEST_TIMEOUT];
+    const res = await this.exec(args);
+    // One API group whose discovery fails (an aggregated API down: metrics-server) makes kubectl print
+    // every other group's kinds and exit 1 with "unable to retrieve the complete list of server APIs"
+    // (kubectl api-resources, ServerGroupsAndResources' partial result): the kinds it printed are
+    // served, and a gate over the failed group's kind is then named as not served.
+    const partial =
+      res.exitCode === 1 && /unable to retrieve the complete list of server APIs/.test(res.stderr) && /^NAME\s/.test(res.stdout);
+    if (res.exitCode !== 0 && !partial) throw this.missingContext(res) ?? this.failure(args, res, res.stderr);
+    try {
+      return servedKindsFromTable(res.stdout);
+    } catch (e) {
+      if (!(e instanceof ParseError)) throw e;
+      throw new ToolError({ tool: 'kubectl', command: 'kubectl api-resources', kind: 'unparseable', exitCode: 0, stderr: e.message });
+    }
+  }
+
+  async listGateObjects(kinds: readonly ServedKind[]): Promise<GateObject[]> {
+    if (kinds.length === 0) return [];
+    const what = kinds.map(resourceArg).join(',');
+    const res = await this.run(['get', what, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
+    return this.parseWith(res, `kubectl get ${what} -A`, gateObjectsFromList);
   }
 
   /** JSON, then a format parser: either failing is cause 'unparseable', naming the command. */

@@ -47,12 +47,19 @@ export interface StepRecord {
 
 /**
  * A moment the roll held new starts back (the run's timeline shows it): the settle gate waiting for
- * evicted workloads to be available again (`startedAt`..`endedAt`), or the time budget refusing a
+ * evicted workloads to be available again or a health gate false (`startedAt`..`endedAt`; docs/gates.md), or the time budget refusing a
  * start (`startedAt` only: from then on nothing new starts). ISO instants of the runner's clock.
  */
+/** What held starts back: the settle gate, the time budget, the maintenance windows, a health gate (the report's enum too). */
+export const ROLL_HOLD_KINDS = ['settle', 'budget', 'window', 'gate'] as const;
+export type RollHoldKind = (typeof ROLL_HOLD_KINDS)[number];
+
 export interface RollHold {
-  /** `window`: no maintenance window was open at a start (docs/windows.md); like `budget`, a stop that never ends */
-  kind: 'settle' | 'budget' | 'window';
+  /**
+   * `window`: no maintenance window was open at a start (docs/windows.md); like `budget`, a stop that never ends.
+   * `gate`: a health gate was false (docs/gates.md); like `settle`, it ends when the gate holds again.
+   */
+  kind: RollHoldKind;
   startedAt: string;
   /** absent while it holds, and for a budget or window stop */
   endedAt?: string;

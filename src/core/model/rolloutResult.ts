@@ -5,6 +5,7 @@
 // which copies no field by hand). A field added here reaches the summary's and the report's input at
 // once; the report file's document names each of its keys (a test holds it to the schema).
 // Plain data, no I/O.
+import type { GateValue } from './gates.js';
 import type { PreflightSummary } from './preflight.js';
 import type { ActionResult, DecisionRecord, RollHold } from './record.js';
 import type { RevocationVerdict } from './revocation.js';
@@ -28,7 +29,7 @@ export interface RolloutFindings {
   /** the budget's or the windows' message when it stopped the roll (result `partial`) */
   notice?: string;
   /** what stopped the roll when the result is `partial` */
-  stoppedBy?: 'budget' | 'window';
+  stoppedBy?: 'budget' | 'window' | 'gate';
   /** plan, with maintenance windows: whether one is open now (until when) and when the next opens */
   windows?: string;
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
@@ -39,6 +40,8 @@ export interface RolloutFindings {
   maxUnavailable?: number;
   /** when the settle gate or the time budget held starts back (the timeline) */
   holds?: RollHold[];
+  /** plan: every health gate's value now (undefined: no gate configured) */
+  gates?: GateValue[];
   /** plan: the workloads the settle gate would wait for (undefined: gate off or not predicted) */
   settleWaits?: string[];
   /** the pre-flight check's lines, when it ran (not on an apply run with nothing to roll) */

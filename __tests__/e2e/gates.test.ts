@@ -1,0 +1,103 @@
+// End to end through the bundle: the health gates (docs/gates.md). A Longhorn volume degraded by the
+// first node's reboot holds the next node's claim until its replica was rebuilt; a user CEL gate over a
+// custom resource holds the claim while false, and one that stays false past gate-timeout ends the run
+// partial naming the gate and its last value, nothing claimed; a malformed expression and an unserved
+// kind are input errors with nothing touched.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimCluster } from '../../sim/cluster.js';
+import { crdKind } from '../../sim/kube/resources.js';
+import { A, act, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import { addWorkers } from './parallelWorkers.js';
+
+let c: SimCluster | undefined;
+beforeAll(() => requireKubectl());
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+const DB = crdKind({
+  group: 'example.com',
+  version: 'v1',
+  plural: 'dbclusters',
+  singular: 'dbcluster',
+  kind: 'DbCluster',
+  namespaced: true,
+});
+const DB_GATE = `- name: db-ready
+  kind: DbCluster
+  group: example.com
+  namespace: db
+  expression: self.status.ready == true
+`;
+
+/** When the twin first stored `node` carrying a claim (its owner annotation). */
+const claimedAt = (cl: SimCluster, node: string) => cl.kube.nodeWrites.find((w) => w.node === node && w.annotations[A.owner])?.at;
+
+describe('e2e: health gates', () => {
+  it('storage: a Longhorn volume degraded by the first reboot holds the next claim until it is healthy again', async () => {
+    c = await startCluster({ defaultNodes: false });
+    addWorkers(c, ['w-1', 'w-2']);
+    const lh = c.kube.installLonghorn({ rebuildMs: 5000 });
+    // replicas on w-1 and on a storage node outside the roll: w-1's reboot degrades it, never faults it
+    lh.add('pvc-data', ['w-1', 'storage-1']);
+    const run = await act(c, { 'storage-gate': 'true' });
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.outputs.result).toBe('processed');
+    const degraded = lh.transitions.find((t) => t.robustness === 'degraded')!;
+    const healthy = lh.transitions.filter((t) => t.robustness === 'healthy').at(-1)!;
+    expect(degraded.at).toBeLessThan(healthy.at);
+    expect(claimedAt(c, 'w-1')!).toBeLessThan(degraded.at);
+    // w-2 was claimed only once the rebuild ended
+    expect(claimedAt(c, 'w-2')!).toBeGreaterThanOrEqual(healthy.at);
+    expect(run.stdout).toContain(
+      'health gates: new starts (next: w-2) wait for storage/longhorn-volumes: Volume longhorn-system/pvc-data: robustness degraded',
+    );
+    for (const n of ['w-1', 'w-2']) expect(verifiedRev(c.kube.node(n).metadata.annotations)).toBe(REVISION);
+  });
+
+  it('a CEL gate over a custom resource: false past gate-timeout ends the run partial, nothing claimed; false for a while holds the claim', async () => {
+    c = await startCluster({ defaultNodes: false });
+    addWorkers(c, ['w-1']);
+    c.kube.installCrd(DB);
+    c.kube.createObject(DB, 'db', {
+      apiVersion: 'example.com/v1',
+      kind: 'DbCluster',
+      metadata: { name: 'pg', namespace: 'db' },
+      spec: {},
+      status: { ready: false },
+    });
+    const stuck = await act(c, { 'health-gates': DB_GATE, 'gate-timeout': '3s' });
+    expect(stuck.exitCode, stuck.stdout).toBe(0);
+    expect(stuck.outputs.result).toBe('partial');
+    expect(stuck.outputs.left).toBe('1');
+    const notice = stuck.annotations.find((a) => a.kind === 'notice')?.message ?? '';
+    expect(notice).toContain('health gate db-ready stayed false for 3.0 s (gate-timeout): db-ready: DbCluster db/pg: false');
+    expect(claimedAt(c, 'w-1')).toBeUndefined();
+
+    // turns true 4 s into the next run: its claim waits for it
+    let flippedAt = 0;
+    const flip = setTimeout(() => {
+      flippedAt = Date.now();
+      c!.kube.setStatus(DB, 'db', 'pg', { ready: true });
+    }, 4000);
+    const run = await act(c, { 'health-gates': DB_GATE, 'gate-timeout': '1m' });
+    clearTimeout(flip);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.outputs.result).toBe('processed');
+    expect(flippedAt).toBeGreaterThan(0);
+    expect(claimedAt(c, 'w-1')!).toBeGreaterThanOrEqual(flippedAt);
+  });
+
+  it('a malformed expression, or a kind the cluster does not serve, is an input error with nothing touched', async () => {
+    c = await startCluster({ defaultNodes: false });
+    addWorkers(c, ['w-1']);
+    const bad = await act(c, { 'health-gates': '- {name: db, kind: DbCluster, group: example.com, expression: "self.status.ready =="}' });
+    expect(bad.exitCode).not.toBe(0);
+    expect(bad.stdout).toMatch(/input "health-gates": gate "db": expression does not compile/);
+    const unserved = await act(c, { 'health-gates': DB_GATE });
+    expect(unserved.exitCode).not.toBe(0);
+    expect(unserved.stdout).toContain('input "health-gates": gate "db-ready": the cluster serves no kind DbCluster.example.com');
+    expect(c.kube.mutatingRequests()).toEqual([]);
+  });
+});
