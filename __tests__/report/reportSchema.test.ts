@@ -148,6 +148,7 @@ function fullReport(): RunReportDocument {
         evidence: FULL_VERDICT,
         proof: FULL_VERDICT,
         proofUndecided: UNDECIDED,
+        cordonKept: 'it was cordoned before this run claimed it: kept as found',
         configPreview: {
           shown: true,
           edits: [
@@ -178,6 +179,9 @@ function fullReport(): RunReportDocument {
     topologyKey: 'topology.kubernetes.io/zone',
     holds: HOLDS,
     settleWaits: ['shop/db'],
+    stoppedBy: 'gate',
+    windows: 'maintenance windows: open now, until 2026-12-07T04:00:00+01:00 (Europe/Copenhagen)',
+    gates: [{ name: 'storage/longhorn-volumes', holds: false, value: 'Volume longhorn-system/pvc-1: robustness degraded' }],
     revocation: REVOCATION,
   });
 }
@@ -214,6 +218,7 @@ describe('schema/run-report.v1.json', () => {
       result: true,
       error: true,
       notice: true,
+      stoppedBy: true,
       talosReads: true,
       counts: true,
       nodes: true,
@@ -221,6 +226,8 @@ describe('schema/run-report.v1.json', () => {
       upToDate: true,
       timeline: true,
       settleWaits: true,
+      windows: true,
+      gates: true,
       oldCredential: true,
     };
     const run: Keys<RunIdentity> = { repository: true, runId: true, runAttempt: true, owner: true, url: true };

@@ -122,3 +122,27 @@ describe('a released node that stays cordoned', () => {
     expect(keptCordonReason({ wasCordoned: false }, keys, false)).toBeUndefined();
   });
 });
+
+describe('plan: the health gates now', () => {
+  it('lists each gate with its value, escaped, and says a gate that does not hold', () => {
+    const html = renderSummary({
+      ...base,
+      mode: 'plan',
+      result: 'planned',
+      records: [record('w1', 'planned-reboot')],
+      gates: [
+        { name: 'storage/longhorn-volumes', holds: true, value: '3 Volumes, all hold' },
+        { name: 'shop-db-ready', holds: false, value: 'shop/db: <false>' },
+      ],
+    });
+    expect(html).toContain('<li><code>storage/longhorn-volumes</code>: holds (3 Volumes, all hold)</li>');
+    expect(html).toContain('<li><code>shop-db-ready</code>: <b>does not hold</b> (shop/db: &lt;false&gt;)</li>');
+  });
+
+  it('says so when no gate kind is served, and nothing when no gate is configured', () => {
+    const none = renderSummary({ ...base, mode: 'plan', result: 'planned', records: [], gates: [] });
+    expect(none).toContain('<b>Health gates:</b> none to check');
+    const off = renderSummary({ ...base, mode: 'plan', result: 'planned', records: [] });
+    expect(off).not.toContain('Health gates');
+  });
+});

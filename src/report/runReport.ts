@@ -59,6 +59,8 @@ export interface RunReportDocument {
   result: RolloutResult['result'];
   error: string | null;
   notice: string | null;
+  /** what stopped a `partial` run (the time budget, the maintenance windows, a health gate); absent otherwise */
+  stoppedBy?: NonNullable<RolloutResult['stoppedBy']>;
   talosReads: string | null;
   counts: Record<Outcome | 'notReached' | 'upToDate', number>;
   /** every node the run reached, in processing order, never compacted */
@@ -78,6 +80,10 @@ export interface RunReportDocument {
   };
   /** plan: the workloads the settle gate would wait for; null: the gate is off or nothing was predicted */
   settleWaits: string[] | null;
+  /** plan, with maintenance windows: whether one is open now and when the next opens; absent without windows */
+  windows?: string;
+  /** plan: each health gate's value now; absent when no gate is configured */
+  gates?: NonNullable<RolloutResult['gates']>;
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
   oldCredential: NonNullable<RolloutResult['revocation']> | null;
 }
@@ -112,6 +118,7 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     result: input.result,
     error: input.error ?? null,
     notice: input.notice ?? null,
+    ...(input.stoppedBy ? { stoppedBy: input.stoppedBy } : {}),
     talosReads: input.talosReads ?? null,
     counts,
     nodes: records.map((r) => ({
@@ -128,6 +135,8 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
       nodes: records.filter((r) => r.startedAt !== undefined).map(timelineNode),
     },
     settleWaits: input.settleWaits ? [...input.settleWaits] : null,
+    ...(input.windows ? { windows: input.windows } : {}),
+    ...(input.gates ? { gates: input.gates.map((g) => ({ ...g })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
   };
   return options.redactor ? options.redactor.redactData(doc) : doc;

@@ -1,6 +1,7 @@
 // The head of the job summary: what ran, the totals per outcome, and the lines about the whole run
 // (how Talos was read, how many nodes were in flight, why it stopped early, the settle gate, the error).
 import type { Outcome } from '../../core/model/record.js';
+import type { GateValue } from '../../core/model/gates.js';
 import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 import type { SummaryInput } from './input.js';
 import { renderRevocation } from '../revocation.js';
@@ -22,6 +23,7 @@ export function renderHead(input: SummaryInput): string[] {
     );
   }
   if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
+  if (input.gates) head.push(renderGates(input.gates));
   if (input.windows) head.push(`<p><b>Maintenance windows:</b> ${e(input.windows.replace(/^maintenance windows: /, ''), MAX_TEXT)}</p>`);
   if (input.settleWaits) {
     const list = input.settleWaits.length ? input.settleWaits.map((w) => `<code>${e(w, MAX_NAME)}</code>`).join(', ') : 'none';
@@ -59,4 +61,13 @@ function renderCounts(input: SummaryInput): string {
     parts.push(`${typeof input.upToDate === 'number' ? input.upToDate : input.upToDate.length} already up to date`);
   }
   return `<p>Result: <b>${e(input.result)}</b> · ${parts.join(' · ')}</p>`;
+}
+
+/** plan: each health gate's value now, one item each (docs/gates.md). */
+function renderGates(values: readonly GateValue[]): string {
+  if (values.length === 0) return '<p><b>Health gates:</b> none to check (no gate kind is served)</p>';
+  const items = values.map(
+    (v) => `<li><code>${e(v.name, MAX_NAME)}</code>: ${v.holds ? 'holds' : '<b>does not hold</b>'} (${e(v.value, MAX_TEXT)})</li>`,
+  );
+  return `<p><b>Health gates now</b> (each start would wait while one does not hold):</p>\n<ul>${items.join('')}</ul>`;
 }
