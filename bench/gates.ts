@@ -11,7 +11,7 @@ import { HoldRecorder } from '../src/pipeline/holds.js';
 import { HealthGates } from '../src/pipeline/gates.js';
 import { realClock } from '../src/core/clock.js';
 import { KubeSim } from '../sim/kube/index.js';
-import { R, crdKind } from '../sim/kube/resources.js';
+import { R, exampleDbClusters } from '../sim/kube/resources.js';
 import { median, round } from './lib.js';
 
 export interface GatesResult {
@@ -36,14 +36,7 @@ class CountingRunner extends Runner {
   }
 }
 
-const DB = crdKind({
-  group: 'example.com',
-  version: 'v1',
-  plural: 'dbclusters',
-  singular: 'dbcluster',
-  kind: 'DbCluster',
-  namespaced: true,
-});
+const DB = exampleDbClusters;
 
 export async function benchGates(progress: (msg: string) => void, runs = 10): Promise<GatesResult> {
   const sim = await KubeSim.start({ heartbeatMs: 60_000 });

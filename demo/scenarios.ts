@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../sim/cluster.js';
 import { RegistrySim } from '../sim/registry/server.js';
-import { crdKind } from '../sim/kube/resources.js';
+import { exampleDbClusters } from '../sim/kube/resources.js';
 
 // To add one: a new key in SCENARIOS below (its name on the command line), with a description and a
 // setup; `npm run demo -- --help` lists it by its summary (or the start of its description).
@@ -209,14 +209,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
     setup: (c) => {
       c.kube.installLonghorn().add('pvc-shop-db', ['worker-1', 'worker-2', 'worker-3']);
-      const db = crdKind({
-        group: 'example.com',
-        version: 'v1',
-        plural: 'dbclusters',
-        singular: 'dbcluster',
-        kind: 'DbCluster',
-        namespaced: true,
-      });
+      const db = exampleDbClusters;
       c.kube.installCrd(db);
       c.kube.createObject(db, 'shop', { metadata: { name: 'db' }, spec: {}, status: { ready: false } });
       const ready = setTimeout(() => c.kube.setStatus(db, 'shop', 'db', { ready: true }), 10_000);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { parseFileCommands, repoRoot, runAction } from '../../runner/runAction.js';
-import { requireKubectl } from './helpers.js';
+import { readReport, requireKubectl } from './helpers.js';
 
 interface Step {
   name?: string;
@@ -76,6 +76,8 @@ describe('CI: the action through uses: ./ against the twin', () => {
           const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(String(v), outputs)]));
           const run = await runAction({ inputs });
           expect(run.exitCode, `${step.name}:\n${run.stdout}\n${run.stderr}`).toBe(0);
+          // the report file each step writes is held to its schema, as every test's is (readReport)
+          if (run.outputs['report-file']) readReport(run.outputs['report-file']);
           outputs[id] = run.outputs;
           posts.unshift(run.state);
           continue;

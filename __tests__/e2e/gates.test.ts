@@ -5,7 +5,7 @@
 // kind are input errors with nothing touched.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { crdKind } from '../../sim/kube/resources.js';
+import { exampleDbClusters } from '../../sim/kube/resources.js';
 import { A, act, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 import { addWorkers } from './parallelWorkers.js';
 
@@ -16,14 +16,7 @@ afterEach(async () => {
   c = undefined;
 });
 
-const DB = crdKind({
-  group: 'example.com',
-  version: 'v1',
-  plural: 'dbclusters',
-  singular: 'dbcluster',
-  kind: 'DbCluster',
-  namespaced: true,
-});
+const DB = exampleDbClusters;
 const DB_GATE = `- name: db-ready
   kind: DbCluster
   group: example.com

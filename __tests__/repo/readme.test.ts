@@ -1,6 +1,7 @@
 // What the README tells a user to run must work as shown; the README stays a five-minute read, every
 // page of docs/ is on the docs map, and no relative link in the README, docs/ or bench/README.md leads
 // nowhere.
+import { readReport } from '../report/reportSchema.js';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -53,6 +54,10 @@ describe('README', () => {
       expect(demoDoc).toContain(section);
     }
     expect(stdout).toMatch(/result: planned/);
+    // the report file the demo's run wrote (its directory stays after the demo ends) is held to its schema
+    const report = /^ {2}report-file: (\S+)$/m.exec(stdout)?.[1];
+    expect(report).toBeTruthy();
+    readReport(report!);
     expect(stdout).toMatch(/worker-3: planned skip/);
     expect(stdout).toMatch(/worker-1: planned reboot/);
   });

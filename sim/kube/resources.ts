@@ -577,6 +577,19 @@ export const longhornVolumes = crdKind({
   shortNames: ['lhv'],
 });
 
+/**
+ * A custom resource of a user's own, for the health gates' CEL examples (tests, bench, demo): a database
+ * cluster whose operator writes `status.ready`. Not a real project's CRD; the shape any operator's is.
+ */
+export const exampleDbClusters = crdKind({
+  group: 'example.com',
+  version: 'v1',
+  plural: 'dbclusters',
+  singular: 'dbcluster',
+  kind: 'DbCluster',
+  namespaced: true,
+});
+
 export const R = Object.fromEntries(resources.map((r) => [r.plural, r])) as Record<
   | 'namespaces'
   | 'nodes'
