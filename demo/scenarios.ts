@@ -186,6 +186,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   window: {
+    summary: 'a maintenance window that closes 15 s into the roll: no further node starts, the run ends partial',
     description:
       'maintenance-windows: a window that opened this second, lasts 15 s and comes back every hour at the same minute (UTC): the first nodes start inside it; once it has closed no further node starts, the nodes in flight finish, and the run ends partial with a notice saying when the next window opens (the timeline marks the moment with #)',
     setup: () => [],
@@ -201,6 +202,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   gate: {
+    summary: 'health gates: a Longhorn volume degraded by each reboot, and a CEL gate over a custom resource, hold starts',
     description:
       'Longhorn installed, a volume longhorn-system/pvc-shop-db with a replica on each worker: each worker reboot degrades it until its replica is rebuilt, 20 s after the node is Ready again, and the storage gate (on by default) holds the next start until it is healthy; a CEL gate over a custom resource (shop/db, DbCluster example.com) holds too while its status.ready is false, for the first 10 s',
     inputs: {
