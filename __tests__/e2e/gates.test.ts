@@ -31,7 +31,10 @@ describe('e2e: health gates', () => {
   it('storage: a Longhorn volume degraded by the first reboot holds the next claim until it is healthy again', async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1', 'w-2']);
-    const lh = c.kube.installLonghorn({ rebuildMs: 5000 });
+    // The rebuild outlasts what w-1's run does after Ready (the proof read, the release): under a loaded
+    // runner that took more than 5 s, and a volume healthy before w-2's start never held it (the gate
+    // untested). 15 s is still short of Longhorn's own default here (20 s); the wait is idle, not CPU.
+    const lh = c.kube.installLonghorn({ rebuildMs: 15_000 });
     // replicas on w-1 and on a storage node outside the roll: w-1's reboot degrades it, never faults it
     lh.add('pvc-data', ['w-1', 'storage-1']);
     const run = await act(c, { 'storage-gate': 'true' });

@@ -3,7 +3,7 @@
 // ends partial; a window that closes while node 1 is in flight lets it finish and never claims node 2.
 // The bundle runs on real time, so the window is built from the test's clock: a 6-field cron (seconds
 // first) firing at this very second once a year, closing a few seconds later, while a node's roll takes
-// longer than that (each reboot 6 s here).
+// longer than that (each reboot 14 s here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { timelineOf } from '../../demo/summaryText.js';
@@ -14,7 +14,7 @@ import { addWorkers } from './parallelWorkers.js';
 let c: SimCluster;
 beforeAll(async () => {
   requireKubectl();
-  c = await startCluster({ defaultNodes: false, rebootMs: 6_000 });
+  c = await startCluster({ defaultNodes: false, rebootMs: 14_000 });
   addWorkers(c, ['w-1', 'w-2']);
 });
 afterAll(async () => {
@@ -46,15 +46,16 @@ describe('e2e: maintenance windows', () => {
     const now = new Date();
     now.setUTCMilliseconds(0);
     const cron = `${now.getUTCSeconds()} ${now.getUTCMinutes()} ${now.getUTCHours()} ${now.getUTCDate()} ${now.getUTCMonth() + 1} *`;
-    // open from this second for 6 s: long enough for the bundle to claim node 1 (1-2 s in), shorter than its reboot
-    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 6s\n` });
+    // open from this second for 12 s: long enough for the bundle to claim node 1 (1-2 s in on an idle
+    // machine, several seconds on a loaded runner), shorter than its reboot (14 s)
+    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 12s\n` });
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result).toBe('partial');
     expect(run.outputs.left).toBe('1');
     const decisions = JSON.parse(run.outputs.decisions) as Array<{ name: string; outcome: string; startedAt: string; endedAt: string }>;
     expect(decisions.map((d) => d.name)).toEqual(['w-1']);
     expect(decisions[0].outcome).toBe('rebooted');
-    const closesAt = now.getTime() + 6000;
+    const closesAt = now.getTime() + 12_000;
     expect(Date.parse(decisions[0].startedAt)).toBeLessThan(closesAt);
     expect(Date.parse(decisions[0].endedAt)).toBeGreaterThan(closesAt);
     // node 2: not one write, so never claimed nor cordoned
