@@ -16,7 +16,9 @@ cp "$work/main/"*.js "$work/main/licenses.txt" "$work/main/package.json" "$out/"
 # it, and every run on the API path loads the Talos one: minified, it parses in less CPU
 # (docs/testing.md, "The bundle's start-up"). Node 20 is the oldest runtime the action supports.
 for chunk in "$out"/[0-9]*.index.js; do
-  npx esbuild "$chunk" --minify --format=esm --target=node20 --log-level=warning --outfile="$work/chunk.js"
+  # from stdin: esbuild's minified names depend on the input file's path, and check-dist.sh builds into
+  # another directory than dist/; read from stdin, a chunk minifies the same wherever it is built
+  npx esbuild --minify --format=esm --target=node20 --log-level=warning <"$chunk" >"$work/chunk.js"
   mv "$work/chunk.js" "$chunk"
 done
 cp "$work/post/index.js" "$out/cleanup.js"
