@@ -29,7 +29,6 @@ import { planGates, planNodes } from './plan.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
-import type { GateValue } from '../core/model/gates.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 import { windowClosed, windowPlan } from './windows.js';
