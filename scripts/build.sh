@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist}"
+# ncc names its chunks by the paths of the modules in them: node_modules behind a symlink (a git worktree
+# sharing another checkout's) resolves elsewhere and gives other chunk names than a clone with its own,
+# which is what CI builds and check-dist.sh compares against.
+if [ -L node_modules ]; then
+  echo "warning: node_modules is a symlink; dist/ built here will not match a fresh clone's build (CI's check)" >&2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 npx ncc build src/index.ts -o "$work/main" --minify --license licenses.txt >/dev/null
