@@ -18,6 +18,7 @@ import {
   type RollHold,
 } from '../../src/core/model/record.js';
 import { EVIDENCE_RULES } from '../../src/core/model/verdict.js';
+import { PARTIAL_CAUSES } from '../../src/core/model/rolloutResult.js';
 import { HOLDER_KINDS, type OldCredentialHolder, type RevocationVerdict } from '../../src/core/model/revocation.js';
 import { RUN_MODES } from '../../src/core/model/rolloutResult.js';
 import type { EvidenceValues, EvidenceVerdict } from '../../src/core/model/verdict.js';
@@ -368,6 +369,7 @@ describe('schema/run-report.v1.json', () => {
     expect(at(['oldCredential', 'holders', '[]', 'kind']).enum).toEqual([...HOLDER_KINDS]);
     expect(at(['nodes', '[]', 'evidence', 'failedRule']).enum).toEqual([...EVIDENCE_RULES]);
     expect(at(['timeline', 'holds', '[]', 'kind']).enum).toEqual([...ROLL_HOLD_KINDS]);
+    expect(at(['stoppedBy']).enum).toEqual([...PARTIAL_CAUSES]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

@@ -9,6 +9,7 @@
 // a mode that could not run; there `report-file` is empty. A report file that cannot be written is an
 // error annotation, never the step's failure: the run's own result, outputs, summary and exit status
 // stand as they are, and `report-file` is empty.
+import type { PartialCause } from '../core/model/rolloutResult.js';
 import { errorMessage, PreflightError, RolloutError } from '../core/errors.js';
 import { rolloutFacts } from '../core/model/rolloutResult.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
@@ -80,11 +81,11 @@ export interface PublishOptions {
 }
 
 /** The notice's title for a run that stopped early without a failure, by what stopped it. */
-const PARTIAL_TITLE = {
+const PARTIAL_TITLE: Record<PartialCause, string> = {
   budget: 'time-budget reached',
   window: 'maintenance window closed',
   gate: 'health gate false past gate-timeout',
-} as const;
+};
 
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);

@@ -2,6 +2,7 @@
 // time budget, after the settle gate), each node's run to its own end through stopNode, and how
 // the pass ended. The decisions are src/rules/schedule.ts's and src/rules/budget.ts's (docs/parallel.md).
 import type { NodeState } from '../core/model/node.js';
+import { PARTIAL_CAUSES, type PartialCause } from '../core/model/rolloutResult.js';
 import type { DecisionRecord } from '../core/model/record.js';
 import { budgetAllows, type Deadline, type FinishedNode } from '../rules/budget.js';
 import { capacityStopMessage, quarantinedAfter, type QuarantinedOut } from '../rules/quarantine.js';
@@ -21,7 +22,7 @@ import { windowClosed } from './windows.js';
 export type RollEnd =
   | { result: 'processed' }
   | { result: 'failed'; error: Error; notReached: string[] }
-  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: 'budget' | 'window' | 'gate' };
+  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: PartialCause };
 
 /** What the passes of one run share: the resolved max-unavailable, the budget's clock and deadlines, the peak. */
 export interface RollState {
@@ -65,7 +66,7 @@ export async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'budget' | 'window' | 'settle' | 'capacity' | 'gate'; message: string } | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'settle' | 'capacity' | PartialCause; message: string } | undefined;
   let settleError: Error | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
@@ -206,8 +207,7 @@ export async function rollNodes(
     });
     return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
   }
-  if (stop?.why === 'budget' || stop?.why === 'window' || stop?.why === 'gate')
-    return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
+  if (stop && isPartialCause(stop.why)) return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
   return undefined;
 }
 
@@ -220,4 +220,8 @@ function noteQuarantine(roll: RollState, node: NodeState, outcome: DecisionRecor
   }
   const byThisRun = outcome === 'quarantined' || !!before?.byThisRun;
   roll.quarantinedNow.set(node.name, { ...before, name: node.name, role: node.role, labels: node.labels, byThisRun });
+}
+
+function isPartialCause(why: string): why is PartialCause {
+  return (PARTIAL_CAUSES as readonly string[]).includes(why);
 }

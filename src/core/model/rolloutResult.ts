@@ -14,6 +14,10 @@ import type { RevocationVerdict } from './revocation.js';
 export const RUN_MODES = ['apply', 'plan'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
+/** What can stop a roll early without a failure (result `partial`): the time budget, the maintenance windows, a health gate. */
+export const PARTIAL_CAUSES = ['budget', 'window', 'gate'] as const;
+export type PartialCause = (typeof PARTIAL_CAUSES)[number];
+
 /** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged). */
 export interface RolloutFindings {
   /** how the run ended; `partial`: the time budget or the maintenance windows stopped the roll with nodes left, every node it started ended cleanly */
@@ -29,7 +33,7 @@ export interface RolloutFindings {
   /** the budget's or the windows' message when it stopped the roll (result `partial`) */
   notice?: string;
   /** what stopped the roll when the result is `partial` */
-  stoppedBy?: 'budget' | 'window' | 'gate';
+  stoppedBy?: PartialCause;
   /** plan, with maintenance windows: whether one is open now (until when) and when the next opens */
   windows?: string;
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
