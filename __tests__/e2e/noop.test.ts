@@ -116,7 +116,14 @@ describe('e2e: a run with nothing to roll, and selections that select nothing', 
   it('every node verified, the registry down: clean, exit 0, only the cluster read, and a post step that does nothing', async () => {
     const before = seen();
     const readsBefore = c.kube.requests.length;
-    const run = await queueRun();
+    // A merge-queue job configured as the first user's: the storage gate on (the default), a gate of its own over a
+    // kind this cluster does not even serve, and a maintenance window that is closed now. With nothing to roll none
+    // of them is consulted: no discovery, no gate listing, no window stop (the run is clean, not partial).
+    const closedNow = new Date(Date.now() + 12 * 3600_000);
+    const run = await queueRun({
+      'health-gates': '- {name: db-ready, kind: DbCluster, group: example.com, expression: "self.status.ready"}',
+      'maintenance-windows': `- {start: '0 ${closedNow.getUTCHours()} * * *', duration: 1h}`,
+    });
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result).toBe('clean');
     expect(run.stdout).toContain(`every selected node already verified revision ${REVISION}: nothing to do`);
