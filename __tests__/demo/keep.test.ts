@@ -2,22 +2,10 @@
 // it down: the process exits, the apiserver's port closes, the twin's directory is gone.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../runner/runAction.js';
-import { requireKubectl } from '../e2e/helpers.js';
-
-/** Whether something accepts a TCP connection on `port` of the loopback. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
+import { listening, requireKubectl } from '../e2e/helpers.js';
 
 beforeAll(() => requireKubectl());
 

@@ -5,13 +5,12 @@
 // set-up steps (checkout, Node, npm ci) are not run: this checkout has them done.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { parseFileCommands, repoRoot, runAction } from '../../runner/runAction.js';
-import { readReport, requireKubectl } from './helpers.js';
+import { listening, readReport, requireKubectl } from './helpers.js';
 
 interface Step {
   name?: string;
@@ -38,16 +37,6 @@ function expand(text: string, outputs: Record<string, Record<string, string>>): 
     const value = outputs[m[1]]?.[m[2]];
     if (value === undefined) throw new Error(`\${{ ${expr} }}: no such output yet`);
     return value;
-  });
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
   });
 }
 

@@ -1,6 +1,7 @@
 // Shared setup of the end-to-end tests: the bundled action, the real kubectl, the cluster twin.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
 import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../runner/runAction.js';
@@ -193,4 +194,15 @@ export function containerdAtNodeWrites(c: SimCluster, name: string, host = 'ghcr
     seen.push({ pid: cd.pid, loaded: structuredClone(cd.loadedCredential[host]) });
   });
   return seen;
+}
+
+/** Whether something accepts a TCP connection on `port` of the loopback (a twin still up, or shut down). */
+export function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
 }
