@@ -16,9 +16,12 @@ export type FailureCause =
   | 'unparseable' // the tool answered, but not in a format we understand
   | 'unknown';
 
+/** Who failed: a process (kubectl, talosctl) or an API client (the Talos API, the Kubernetes API through the run's channel). */
+export type ToolName = 'kubectl' | 'talosctl' | 'talos-api' | 'kube-api';
+
 export class ToolError extends Error {
-  /** `talos-api`: the Talos API over gRPC (src/adapters/talos/) */
-  readonly tool: 'kubectl' | 'talosctl' | 'talos-api';
+  /** `talos-api`: the Talos API over gRPC (src/adapters/talos/); `kube-api`: the API server over the run's channel (src/adapters/kube/http/) */
+  readonly tool: ToolName;
   /** the command line (no secret is ever an argument) */
   readonly command: string;
   /** the classified failure (not Error's own `cause`, which chains an underlying error) */
@@ -29,7 +32,7 @@ export class ToolError extends Error {
   readonly node?: string;
 
   constructor(args: {
-    tool: 'kubectl' | 'talosctl' | 'talos-api';
+    tool: ToolName;
     command: string;
     kind: FailureCause;
     exitCode: number | null;
