@@ -120,7 +120,7 @@ export async function actionRollout(
     env,
     (s) => core.addSecret(s),
   );
-  const composed = composeRollout(read, { core, runner, cancelled: () => false, path: process.env.PATH });
+  const composed = composeRollout(read, { core, runner, cancelled: () => false, path: process.env.PATH, tempDir: undefined });
   return { runner, deps: composed.deps, close: () => composed.close() };
 }
 

@@ -1,7 +1,7 @@
 // End to end: the claim holds for as long as the drain evicts; another actor's write ends the drain at once.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, requireKubectl, isDrainRequest, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -41,7 +41,7 @@ describe('e2e: the claim holds for as long as the drain evicts', () => {
       expect(d.reason).toMatch(reason);
       // Ended at once: kubectl would retry the held pod's eviction 5 s after its refusal; no request of
       // the drain reached the twin after the other actor's write (one already in flight may land).
-      const drainAfter = cluster.kube.requests.filter((r) => r.command === 'kubectl drain' && r.at > actedAt + 1000);
+      const drainAfter = cluster.kube.requests.filter((r) => isDrainRequest(r) && r.at > actedAt + 1000);
       expect(drainAfter).toEqual([]);
       // The pod the PDB held was never evicted; the other one was, before the other actor acted.
       const web1 = cluster.kube.pods().find((p: any) => p.metadata.name === 'web-1');

@@ -2,7 +2,7 @@
 // beside the drain and in every guard around it (the condition taints: docs/kubernetes-facts.md#k15-condition-taints).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
+import { A, act, byName, node, requireKubectl, startCluster, isDrainRequest } from './helpers.js';
 
 const taintKeys = (cluster: SimCluster, name: string): string[] =>
   ((node(cluster, name).spec.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`);
@@ -57,7 +57,7 @@ describe('e2e: the node lifecycle controller during a drain is no other actor', 
     const d = byName(run)['worker-1'];
     expect(d.outcome, d.reason).toBe('rebooted');
     // the taints came and went while the drain ran (from the twin's own request log)
-    const drains = cluster.kube.requests.filter((r) => r.command === 'kubectl drain');
+    const drains = cluster.kube.requests.filter(isDrainRequest);
     expect(seen.taintedAt).toBeGreaterThan(drains[0].at);
     expect(seen.clearedAt).toBeGreaterThan(seen.taintedAt);
     expect(drains.at(-1)!.at).toBeGreaterThan(seen.clearedAt);

@@ -179,8 +179,20 @@ export function reboots(c: SimCluster, name: string) {
   return c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
 }
 
+/** A request the action sent (its User-Agent), for `op` when given (`drain`, `event`…: the User-Agent's comment, src/adapters/kube/http/request.ts). */
+export function fromAction(r: { userAgent?: string }, op?: string): boolean {
+  const ua = r.userAgent ?? '';
+  return ua.startsWith('talos-registry-auth-rollout') && (op === undefined || ua.endsWith(`(${op})`));
+}
+
+/** A request of a drain (its listing, DaemonSet reads, evictions, the waits for the pods to go). */
+export const isDrainRequest = (r: { userAgent?: string }) => fromAction(r, 'drain');
+
+/** The drain's listing of the node's pods (`fieldSelector=spec.nodeName=N`): one per drain of the node. */
 export function drainRequests(c: SimCluster, nodeName: string) {
-  return c.kube.requests.filter((r) => r.command === 'kubectl drain' && `${r.path}?${r.query}`.includes(nodeName));
+  return c.kube.requests.filter(
+    (r) => isDrainRequest(r) && `${r.path}?${decodeURIComponent(r.query)}`.includes(`spec.nodeName=${nodeName}`),
+  );
 }
 
 /**

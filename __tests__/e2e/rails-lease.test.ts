@@ -3,7 +3,21 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun, RunActionOptions } from '../../runner/runAction.js';
-import { A, act, ann, byName, drainRequests, node, REVISION, requireKubectl, startCluster, TEST_KNOBS, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  ann,
+  byName,
+  drainRequests,
+  fromAction,
+  isDrainRequest,
+  node,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  TEST_KNOBS,
+  verifiedRev,
+} from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -178,7 +192,7 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
 
     const second = await actAs(cluster, '5151', { nodes: 'cp-1' });
     // Only A's drain (its eviction retries) may write while B runs.
-    const secondWrites = cluster.kube.requests.slice(seen).filter((r) => r.method !== 'GET' && r.command !== 'kubectl drain');
+    const secondWrites = cluster.kube.requests.slice(seen).filter((r) => r.method !== 'GET' && !isDrainRequest(r));
     const secondTalos = cluster.talos.mutatingCommands().slice(talosSeen);
     cluster.kube.setPdbAllowed('default', 'web', 1);
     const a = await first;
@@ -254,10 +268,8 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     // No write of ours after the drain: no release of the Lease (not ours), no node patch. Only the
     // run's Kubernetes Events, which change nothing and say what happened (the node's failure with its
     // next step, the run's end), each naming this run.
-    const drainEnded = Math.max(...c.kube.requests.filter((r) => r.command === 'kubectl drain').map((r) => r.at));
-    expect(c.kube.requests.filter((r) => r.at > drainEnded && r.method !== 'GET' && r.command !== undefined && !isEventWrite(r))).toEqual(
-      [],
-    );
+    const drainEnded = Math.max(...c.kube.requests.filter(isDrainRequest).map((r) => r.at));
+    expect(c.kube.requests.filter((r) => r.at > drainEnded && r.method !== 'GET' && fromAction(r) && !isEventWrite(r))).toEqual([]);
     expect(c.kube.events().map((e) => e.reportingInstance)).toEqual(c.kube.events().map(() => ownerOf(run)));
     // The Talos config was patched before the steal, so the node stays fenced for a person; the Lease stays the thief's.
     const a = ann(c, 'worker-1');

@@ -2,6 +2,8 @@
 // fault hooks. Every JSON answer carries Content-Type: application/json (drain's typed client fails
 // without it); /readyz answers text/plain `ok` without a newline, like the real health handler.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { authenticated, UNAUTHORIZED, type KubeAuth, type KubeTls } from './auth.js';
 import type { AddressInfo, Socket } from 'node:net';
 import { Api, patchTypeOf, type FieldValidation, type WriteResult } from './api.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openapiGroupVersion, openapiRoot, versionInfo } from './discovery.js';
@@ -62,14 +64,29 @@ export class HttpFront {
     private readonly log: RequestRecord[],
     /** every kind served: the built-in ones and the CRDs a test installed (KubeSim.installCrd) */
     private readonly kinds: readonly ResourceDef[],
+    /** who may call (sim/kube/auth.ts); undefined: everyone */
+    private readonly auth?: KubeAuth,
+    /** serve TLS with these (a `client-cert` twin) */
+    private readonly tls?: KubeTls,
   ) {}
 
   async listen(): Promise<number> {
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      if (!authenticated(this.auth, req)) {
+        this.send(req, res, 401, UNAUTHORIZED, Date.now());
+        return;
+      }
       this.handle(req, res).catch((e) => {
         if (!res.headersSent) this.sendError(req, res, internal(String((e as Error)?.message ?? e)), Date.now());
       });
-    });
+    };
+    // a client without a certificate still connects (anonymous, as kube-apiserver lets it): the handler answers 401
+    const server: Server = this.tls
+      ? createTlsServer(
+          { key: this.tls.server.key, cert: this.tls.server.crt, ca: this.tls.ca.crt, requestCert: true, rejectUnauthorized: false },
+          handler,
+        )
+      : createServer(handler);
     server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));

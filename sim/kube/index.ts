@@ -33,6 +33,7 @@ import { PodSeeder, type PodSpecInput } from './seedPods.js';
 import type { NodeWrite } from './nodeWrites.js';
 import { AppsControllers } from './apps.js';
 import { isPodReady } from './objectFacts.js';
+import { kubeconfigAuth, kubeTls, type KubeAuth } from './auth.js';
 
 export type { RequestRecord } from './http.js';
 export type { Taint, NodeSpecInput } from './objects.js';
@@ -44,6 +45,8 @@ export interface KubeSimOptions extends Partial<SimTiming> {
   imagePull?: ImagePullHooks;
   /** where the kubeconfig and the kubectl cache dir go; a fresh temp dir (removed by stop()) by default */
   dir?: string;
+  /** who may call, and the kubeconfig's user for it (sim/kube/auth.ts); everyone over plain http by default */
+  auth?: KubeAuth;
 }
 
 export interface PdbSpecInput {
@@ -99,8 +102,9 @@ export class KubeSim implements KubeNodeHooks {
     port: number,
     readonly requests: RequestRecord[],
     private readonly kinds: ResourceDef[],
+    scheme: 'http' | 'https' = 'http',
   ) {
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = `${scheme}://127.0.0.1:${port}`;
     this.seeder = new PodSeeder(ctx);
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.cacheDir = join(dir, 'cache');
@@ -162,12 +166,14 @@ export class KubeSim implements KubeNodeHooks {
     workloads.pullHooks = opts.imagePull;
     const log: RequestRecord[] = [];
     const kinds: ResourceDef[] = [...resources];
-    const http = new HttpFront(api, watches, faults, log, kinds);
+    const tls = opts.auth?.kind === 'client-cert' ? kubeTls() : undefined;
+    const http = new HttpFront(api, watches, faults, log, kinds, opts.auth, tls);
     const port = await http.listen();
     const ownDir = !opts.dir;
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kube-sim-'));
     mkdirSync(join(dir, 'cache'), { recursive: true });
-    const sim = new KubeSim(ctx, http, faults, nodesCtl, workloads, dir, ownDir, port, log, kinds);
+    const sim = new KubeSim(ctx, http, faults, nodesCtl, workloads, dir, ownDir, port, log, kinds, tls ? 'https' : 'http');
+    const access = kubeconfigAuth(opts.auth, tls, dir);
     for (const ns of ['default', 'kube-node-lease', 'kube-public', 'kube-system']) sim.addNamespace(ns);
     writeFileSync(
       sim.kubeconfigPath,
@@ -178,6 +184,7 @@ export class KubeSim implements KubeNodeHooks {
         '- name: sim',
         '  cluster:',
         `    server: ${sim.url}`,
+        ...access.cluster,
         'contexts:',
         '- name: sim',
         '  context:',
@@ -186,7 +193,7 @@ export class KubeSim implements KubeNodeHooks {
         'current-context: sim',
         'users:',
         '- name: sim',
-        '  user: {}',
+        ...access.user,
         '',
       ].join('\n'),
     );

@@ -7,7 +7,8 @@ import { readInputs } from './inputs.js';
 import { checkGateExpressions } from '../core/gates.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
-import { composeRollout, openKube } from './rollout.js';
+import { composeRollout } from './rollout.js';
+import { openKube } from './kube.js';
 import { Runner } from '../adapters/exec.js';
 import { realClock } from '../core/clock.js';
 import { runFences } from '../fences/run.js';
@@ -49,19 +50,24 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
     // Loaded only here: the GitHub client (octokit, undici) is most of the bundle's start-up cost.
     const { GitHubRuns } = await import('../adapters/github.js');
     const runs = new GitHubRuns(config.githubToken, { serverUrl: inputs.github.serverUrl, baseUrl: inputs.github.apiUrl });
-    return runFences({
-      mode: config.mode,
-      kube: openKube(runner, config),
-      runs,
-      config,
-      clock: realClock,
-      serverUrl: inputs.github.serverUrl,
-    });
+    const kube = openKube(runner, config, process.env.RUNNER_TEMP, (l) => core.info(l));
+    try {
+      return await runFences({
+        mode: config.mode,
+        kube,
+        runs,
+        config,
+        clock: realClock,
+        serverUrl: inputs.github.serverUrl,
+      });
+    } finally {
+      await kube.close();
+    }
   }
   core.info(`claim token for this run: ${inputs.owner}`);
   // Before anything can be held: the post step acts with exactly these, never with its own defaults.
   saveAccess(core, { annotationPrefix: config.annotationPrefix, kubeconfig: config.kubeconfig, kubeContext: config.kubeContext });
-  const rollout = composeRollout(inputs, { core, runner, cancelled, path: process.env.PATH });
+  const rollout = composeRollout(inputs, { core, runner, cancelled, path: process.env.PATH, tempDir: process.env.RUNNER_TEMP });
   // Does the registry take the new credential? Asked by the run once it has a node to roll (plan: always),
   // after the first listing and before the Lease: a run with nothing to roll asks no registry (docs/preflight.md).
   const preflight = () =>
@@ -80,6 +86,6 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
   try {
     return await runRolloutMode({ ...rollout.deps, preflight });
   } finally {
-    rollout.close();
+    await rollout.close();
   }
 }

@@ -1,12 +1,12 @@
 // The post step's shell (`post-if: always()`, a fresh process after the main step ended, cancelled or
-// killed): it reads what the main step saved (src/action/state.ts), opens kubectl as the main step
+// killed): it reads what the main step saved (src/action/state.ts), opens the cluster channel as the main step
 // reached the cluster, runs the body (src/fences/post.ts: what this run left, given back as each saved
 // phase asks, then the run Lease) and publishes its report with the one publisher (src/action/publish.ts).
 // Everything it writes goes through the masking port (src/action/masked.ts), with the secrets of the
 // inputs read again (src/action/inputs.ts readInputSecrets): a fresh process knows none of the main
 // step's.
 import { Runner } from '../adapters/exec.js';
-import { Kubectl } from '../adapters/kube/kubectl.js';
+import { openKube as openChannel } from './kube.js';
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
@@ -28,16 +28,27 @@ export interface PostPorts {
   /** tests: the cluster and the clock of the release retries (default: kubectl as saved, real time) */
   kube?: (access: { kubeconfig?: string; kubeContext?: string }, runner: Runner) => KubeClient;
   clock?: Clock;
+  /** the runner's temp directory (RUNNER_TEMP): where the cluster channel's socket directory is made */
+  tempDir?: string;
 }
 
 /** The post step as a mode: the saved state read, the body run; never throws. */
-export async function postMode({ state, log, redact, kube, clock }: PostPorts): Promise<PostReport> {
+export async function postMode({ state, log, redact, kube, clock, tempDir }: PostPorts): Promise<PostReport> {
+  const opened: Array<{ close(): Promise<void> }> = [];
   const openKube = ({ kubeconfig, kubeContext }: SavedAccess): KubeClient => {
     const runner = new Runner();
     runner.onCommand((r) => log(formatCommandLine(r)));
-    return kube ? kube({ kubeconfig, kubeContext }, runner) : new Kubectl({ runner, kubeconfig, context: kubeContext });
+    if (kube) return kube({ kubeconfig, kubeContext }, runner);
+    // the cluster channel as the main step opened it (src/action/rollout.ts), closed once the body ends
+    const channel = openChannel(runner, { kubeconfig, kubeContext }, tempDir, log);
+    opened.push(channel);
+    return channel;
   };
-  return runPost({ saved: readSaved(state), openKube, log, redact, clock });
+  try {
+    return await runPost({ saved: readSaved(state), openKube, log, redact, clock });
+  } finally {
+    await Promise.all(opened.map((c) => c.close()));
+  }
 }
 
 /** Each saved key read on its own: one that cannot be read is named, and the others still count. */
@@ -63,6 +74,11 @@ export async function postStep(core: MaskedCore = runnerCore()): Promise<void> {
     (name) => core.getInput(name),
     (s) => core.addSecret(s),
   );
-  const report = await postMode({ state: core, log: (line) => core.info(line), redact: (t) => core.redactor.redact(t) });
+  const report = await postMode({
+    state: core,
+    log: (line) => core.info(line),
+    redact: (t) => core.redactor.redact(t),
+    tempDir: process.env.RUNNER_TEMP,
+  });
   await publish(report, core).catch((e: unknown) => core.setFailed(`post step failed: ${errorMessage(e)}`));
 }

@@ -1,14 +1,13 @@
-// The apply and plan modes as the runner composes them: kubectl, the Talos client chosen from the
+// The apply and plan modes as the runner composes them: the cluster's channel, the Talos client chosen from the
 // talosconfig, the node logs, and the run's ports. The log groups and the step state are the masking
 // port's (src/action/masked.ts), the Lease is saved for the post step, the knobs come from the inputs.
 // One composition: the main step runs it (src/action/main.ts) and the benchmarks reuse it (bench/lib.ts).
 import type { Runner } from '../adapters/exec.js';
-import { Kubectl } from '../adapters/kube/kubectl.js';
+import { openKube } from './kube.js';
 import { openTalosClient, SHORTEST_REBOOT_GRACE, type OpenedTalos } from '../adapters/talos/open.js';
 import { requireTalosctl } from './talosctlOnPath.js';
 import type { KubeClient, TalosClient } from '../adapters/types.js';
 import { realClock } from '../core/clock.js';
-import type { Config } from '../core/config.js';
 import { annotationKeys } from '../core/model/node.js';
 import type { RolloutDeps } from '../pipeline/context.js';
 import { formatCommandLine } from '../report/log.js';
@@ -17,11 +16,6 @@ import { saveHeld } from './state.js';
 import type { ActionInputs } from './inputs.js';
 import { trackedLock } from './lock.js';
 import type { MaskedCore } from './masked.js';
-
-/** kubectl as every mode runs it: the kubeconfig and context of the inputs. */
-export function openKube(runner: Runner, config: Config): Kubectl {
-  return new Kubectl({ runner, kubeconfig: config.kubeconfig, context: config.kubeContext });
-}
 
 /** What the runner gives the composition. */
 export interface RolloutShell {
@@ -33,17 +27,19 @@ export interface RolloutShell {
   cancelled: () => boolean;
   /** PATH as the runner set it: where talosctl must be when the run needs it (src/action/talosctlOnPath.ts) */
   path: string | undefined;
+  /** the runner's temp directory (RUNNER_TEMP): where the cluster channel's socket directory is made */
+  tempDir: string | undefined;
 }
 
 export interface ComposedRollout {
   /** the run's deps; the Talos client is opened by `deps.openTalos` once the run has a node to roll */
   deps: RolloutDeps;
-  /** closes the Talos API connection if the run opened one (it would keep the process alive); call once the run is over */
-  close(): void;
+  /** closes the cluster channel and the Talos API connection if the run opened one (either would keep the process alive); call once the run is over */
+  close(): Promise<void>;
 }
 
 /**
- * The apply and plan modes' clients and ports, opened from the inputs. kubectl is ready at once; the
+ * The apply and plan modes' clients and ports, opened from the inputs. The cluster channel opens at the first request; the
  * Talos client waits until the run has a node to roll (src/pipeline/run.ts calls `openTalos`), so a
  * run with nothing to roll makes no Talos call.
  */
@@ -71,14 +67,17 @@ export function composeRollout(inputs: ActionInputs, shell: RolloutShell): Compo
     requireTalosctl(opened.talosctl, config.mode, shell.path);
     return { client: opened.client, describe: opened.describe };
   };
-  const kube = openKube(runner, config);
+  const kube = openKube(runner, config, shell.tempDir, (l) => logs.line(l));
   return {
     deps: {
       ...rolloutDeps(inputs, { core, kube, logs, cancelled: shell.cancelled }),
       openTalos,
       rebootGraceBeforeOpen: SHORTEST_REBOOT_GRACE,
     },
-    close: () => opened?.close(),
+    close: async () => {
+      opened?.close();
+      await kube.close();
+    },
   };
 }
 

@@ -42,6 +42,24 @@ export function formatCommandLine(c: CommandLineInput, redactor?: Redactor): str
   return `${seconds.padStart(DURATION_WIDTH)}  ${exit.padEnd(EXIT_WIDTH)}  ${command}`;
 }
 
+/** The fields of one request over the cluster channel that a log line shows (src/adapters/kube/http/request.ts). */
+export interface RequestLineInput {
+  method: string;
+  /** the path and query (no secret is ever in one) */
+  path: string;
+  /** the HTTP status; undefined when no answer came */
+  status: number | undefined;
+  durationMs: number;
+}
+
+/** `    0.01s  HTTP 200  PATCH /api/v1/nodes/w1`: a request, lined up with the commands' lines. */
+export function formatRequestLine(r: RequestLineInput, redactor?: Redactor): string {
+  const seconds = Number.isFinite(r.durationMs) ? `${(Math.max(0, r.durationMs) / 1000).toFixed(2)}s` : '?s';
+  const status = r.status === undefined ? 'no answer' : `HTTP ${r.status}`;
+  const what = (redactor ? redactor.redact(`${r.method} ${r.path}`) : `${r.method} ${r.path}`).replace(/\r\n?|\n/g, '\\n');
+  return `${seconds.padStart(DURATION_WIDTH)}  ${status.padEnd(EXIT_WIDTH)}  ${what}`;
+}
+
 /** Title of the per-node `core.group`: `w1 (worker): rebooted in 4m 05s`. */
 export function formatGroupTitle(record: Pick<DecisionRecord, 'node' | 'role' | 'outcome' | 'durationMs'>): string {
   return oneLine(`${record.node} (${record.role}): ${outcomeLabel(record.outcome)} in ${formatDuration(record.durationMs)}`);

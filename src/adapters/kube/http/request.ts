@@ -1,6 +1,6 @@
 // One request to the API server over the run's channel (channel.ts), with node's own HTTP/1.1 client
 // (keep-alive connections on the Unix socket): no process, no library to load at start
-// (docs/kube-channel.md#why-node-http). A failure is a ToolError classified once (status.ts).
+// (docs/kube-channel.md#why-nodehttp-and-not-undici). A failure is a ToolError classified once (status.ts).
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { ToolError } from '../../../core/errors.js';
 import type { KubeChannel, Opened } from './channel.js';
