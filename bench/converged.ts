@@ -27,6 +27,9 @@ export interface ConvergedRow {
   processes: number;
   /** the children by command (`kubectl get`), from the action's log */
   children: string[];
+  /** requests over the cluster channel (docs/kube-channel.md), from the action's log (the last run) */
+  requests: number;
+  requestPaths: string[];
   /** median ms the children ran, one after another (the rest of the wall time is the bundle's own: Node start-up, loading, the inputs) */
   childrenMs: number | null;
   /** non-GET requests the apiserver twin received: node, Lease and Event writes */
@@ -49,6 +52,16 @@ function childCommands(stdout: string): Array<{ command: string; ms: number }> {
   for (const line of stdout.split('\n')) {
     const m = /^\s*([\d.]+)s\s+(?:exit \d+|killed)\s+(kubectl|talosctl)\b((?:\s+--?[\w-]+=\S+)*)\s+(\S+)/.exec(line);
     if (m) out.push({ command: `${m[2]} ${m[4]}`, ms: Math.round(Number(m[1]) * 1000) });
+  }
+  return out;
+}
+
+/** `    0.01s  HTTP 200  GET /api/v1/nodes` → the requests over the cluster channel (src/report/log.ts formatRequestLine). */
+function channelRequests(stdout: string): string[] {
+  const out: string[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^\s*[\d.]+s\s+(?:HTTP \d+|no answer)\s+(GET|POST|PATCH|DELETE) (\S+)/.exec(line);
+    if (m) out.push(`${m[1]} ${m[2]}`);
   }
   return out;
 }
@@ -90,6 +103,7 @@ export async function benchConverged(sizes: number[], runs: number, progress: (m
       const childTimes: number[] = [];
       let processes = 0;
       let children: string[] = [];
+      let requests: string[] = [];
       let result = '';
       const writesBefore = cluster.kube.mutatingRequests().length;
       // one unmeasured run first: kubectl's discovery cache of the twin, as a runner that ran kubectl before
@@ -101,6 +115,7 @@ export async function benchConverged(sizes: number[], runs: number, progress: (m
         result = run.outputs.result ?? '';
         const spawned = childCommands(run.stdout);
         if (r === 0) continue;
+        requests = channelRequests(run.stdout);
         walls.push(ms);
         childTimes.push(spawned.reduce((a, c) => a + c.ms, 0));
         if (1 + spawned.length > processes) {
@@ -115,6 +130,8 @@ export async function benchConverged(sizes: number[], runs: number, progress: (m
         wallRunsMs: walls.map((w) => Math.round(w)),
         processes,
         children,
+        requests: requests.length,
+        requestPaths: requests,
         childrenMs: round(median(childTimes)),
         writes: cluster.kube.mutatingRequests().length - writesBefore,
         registryRequests: reg.count(),
@@ -122,7 +139,7 @@ export async function benchConverged(sizes: number[], runs: number, progress: (m
         result,
       };
       progress(
-        `converged ${n} nodes: ${row.wallMs} ms (children ${row.childrenMs} ms), ${row.processes} processes (${children.join(', ')}), ${row.writes} writes, ${row.registryRequests} registry requests, result ${result}`,
+        `converged ${n} nodes: ${row.wallMs} ms (children ${row.childrenMs} ms), ${row.processes} processes (${children.join(', ')}), ${row.requests} requests (${requests.join(', ')}), ${row.writes} writes, ${row.registryRequests} registry requests, result ${result}`,
       );
       rows.push(row);
     } finally {

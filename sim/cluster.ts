@@ -1,6 +1,7 @@
 // The cluster twin: the simulated kube-apiserver and the simulated Talos nodes, wired together so
 // a reboot on the Talos side shows on the Kubernetes side and the kubelet pulls images with the
 // credential the node's containerd loaded.
+import type { KubeAuth } from './kube/auth.js';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,8 @@ export interface SimClusterOptions {
   api?: boolean;
   /** the certificate the Talos API presents (default `valid`) */
   apiCertificate?: ApiCertificate;
+  /** who may call the twin's API server, and the kubeconfig's user for it (sim/kube/auth.ts); default: anyone, plain http */
+  kubeAuth?: KubeAuth;
   /** the fake talosctl on env()'s PATH (default: only with api: false; a patch of another form needs it too) */
   talosctl?: boolean;
   /**
@@ -155,6 +158,7 @@ export class SimCluster {
       ...(opts.pressureTransitionMs === undefined ? {} : { pressureTransitionMs: opts.pressureTransitionMs }),
       imagePull: talos.imagePull,
       dir: join(dir, 'kube'),
+      auth: opts.kubeAuth,
     });
     talos.setRegistryCredential(REGISTRY, NEW_CREDENTIAL);
     talos.setRegistryCredential(MIRROR, MIRROR_NEW_CREDENTIAL);

@@ -6,8 +6,11 @@
 // - `exec`: the same bearer token, which kubectl gets from an exec credential plugin (a script that
 //   prints an ExecCredential, client.authentication.k8s.io/v1) instead of the kubeconfig;
 // - `client-cert`: TLS with a client certificate the cluster CA signed (the x509 authenticator); the
-//   server presents a certificate for 127.0.0.1 from the same CA. The certificates are the Talos
-//   twin's openssl-made ones (sim/talos/api/certs.ts), which serve any TLS twin.
+//   server presents a certificate for 127.0.0.1 from the same CA.
+// Every form is served over TLS: kubectl sends a kubeconfig's user credentials to an https server only
+// (client-go tools/clientcmd client_config.go, "only try to read the auth information if we are
+// secure"), so a token over plain http is never sent and the twin answers 401. The certificates are
+// the Talos twin's openssl-made ones (sim/talos/api/certs.ts), which serve any TLS twin.
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';

@@ -166,7 +166,9 @@ export class KubeSim implements KubeNodeHooks {
     workloads.pullHooks = opts.imagePull;
     const log: RequestRecord[] = [];
     const kinds: ResourceDef[] = [...resources];
-    const tls = opts.auth?.kind === 'client-cert' ? kubeTls() : undefined;
+    // every auth form over TLS: kubectl sends a kubeconfig's user credentials only to an https server
+    // (client-go tools/clientcmd client_config.go: "only try to read the auth information if we are secure")
+    const tls = opts.auth ? kubeTls() : undefined;
     const http = new HttpFront(api, watches, faults, log, kinds, opts.auth, tls);
     const port = await http.listen();
     const ownDir = !opts.dir;
