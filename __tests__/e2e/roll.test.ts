@@ -2,7 +2,19 @@
 // of the default cluster (the claim's races: claim-races.test.ts).
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
-import { A, act, assertNoSecret, byName, drainRequests, fromAction, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  assertNoSecret,
+  byName,
+  drainRequests,
+  fromAction,
+  node,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  verifiedRev,
+} from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -86,7 +98,8 @@ describe('e2e: a roll of the default cluster', () => {
 
   it('a second run finds nothing to do', async () => {
     c = await startCluster();
-    const nodePatches = () => c!.kube.mutatingRequests().filter((r) => r.method === 'PATCH' && fromAction(r) && r.path.includes('/nodes/')).length;
+    const nodePatches = () =>
+      c!.kube.mutatingRequests().filter((r) => r.method === 'PATCH' && fromAction(r) && r.path.includes('/nodes/')).length;
     expect((await act(c, { nodes: 'worker-3' })).outputs.result).toBe('processed');
     expect(nodePatches()).toBe(3); // claim, phase=mutating, release
     const again = await act(c, { nodes: 'worker-3' });
