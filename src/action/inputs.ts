@@ -18,6 +18,8 @@ export interface TestKnobs {
   relistPauseMs: number;
   /** RAR_LEASE_RENEW_MS: how often the run Lease is renewed; undefined: RunLock's default */
   leaseRenewMs?: number;
+  /** RAR_LEASE_DURATION_S: the run Lease's duration (seconds) this run writes; undefined: LEASE_DURATION_SECONDS */
+  leaseDurationS?: number;
 }
 
 export interface ActionInputs {
@@ -95,6 +97,7 @@ function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
     pollIntervalMs: Number(env.RAR_POLL_INTERVAL_MS) || undefined,
     relistPauseMs: env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(env.RAR_RELIST_PAUSE_MS),
     leaseRenewMs: Number(env.RAR_LEASE_RENEW_MS) || undefined,
+    leaseDurationS: Number(env.RAR_LEASE_DURATION_S) || undefined,
   };
 }
 

@@ -7,6 +7,7 @@ import type { DecisionRecord } from '../core/model/record.js';
 import type { RolloutFindings } from '../core/model/rolloutResult.js';
 import { fenceCapture } from '../rules/fences.js';
 import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
+import { adoptable } from '../rules/adopt.js';
 import { releaseCommand } from '../rules/commands.js';
 import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
@@ -61,7 +62,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const { kube, config, keys } = ctx;
   // Every node must be identifiable and none may carry a leftover claim.
   const inventory = await kube.listNodes();
-  const problems = validateInventory(inventory, keys);
+  // An apply run adopts the claims other runs of this action abandoned (src/rules/adopt.ts): they are
+  // no problem for it, as long as it can take the Lease (refused while their run holds it).
+  const adopt = config.mode === 'apply' && ctx.lock ? (n: NodeState) => adoptable(n, keys, ctx.owner) : undefined;
+  const problems = validateInventory(inventory, keys, adopt);
   if (problems.length > 0) {
     // Another run's claim on a node reads as a residual claim: when that run still holds the Lease,
     // say so (who, the URL of its run, and the nodes it left claimed) instead. Read on the first
@@ -83,6 +87,15 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   });
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
+  }
+  // An abandoned claim outside the selection is not this run's to complete: the inputs did not pick it.
+  const inScope = new Set(selection.inScope.map((n) => n.uid));
+  const outside = adopt ? inventory.filter((n) => adopt(n) && !inScope.has(n.uid)) : [];
+  if (outside.length > 0) {
+    throw new InputError(
+      config.nodes.length ? 'nodes' : 'node-selector',
+      `node(s) carry a claim another run of this action left, outside this run's selection, nothing was changed: ${outside.map((n) => `${n.name} (${keys.owner}=${JSON.stringify(n.annotations[keys.owner])})`).join(', ')}; select them too (the run completes their roll), or release them with mode: recover-fences`,
+    );
   }
   return {
     selected: selection.selected,
@@ -161,8 +174,9 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   }
 
   // One run at a time: the Lease is taken once a node is to be mutated, after the pre-flight check and
-  // before the first mutation, and refused when held by another run, expired or not (src/rules/lease.ts
-  // says why time alone never hands it over).
+  // before the first mutation; refused while another run holds it, taken over once its holder let it
+  // expire unrenewed for its whole duration on this run's clock (src/rules/lease.ts observedExpiry,
+  // docs/recovery.md). The claims of a run that lost it are then adopted node by node (src/pipeline/node.ts).
   if (ctx.lock) {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();

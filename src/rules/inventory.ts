@@ -28,8 +28,10 @@ function shared(pairs: Array<[string, string]>): Map<string, string[]> {
  *   drain began). It must be investigated and released by a human, never silently taken over.
  *   A quarantined node (`quarantined` annotation, no owner and no phase: src/rules/quarantine.ts) is no
  *   claim: the quarantine gave the claim up, and the next run rolls it again.
+ *   `adoptable` (an apply run, which takes the run Lease before any node): the claims it accepts are no
+ *   problem, the run adopts them once it holds the Lease (src/rules/adopt.ts, docs/recovery.md).
  */
-export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): string[] {
+export function validateInventory(nodes: NodeState[], keys: AnnotationKeys, adoptable?: (n: NodeState) => boolean): string[] {
   const problems: string[] = [];
 
   for (const n of nodes) {
@@ -54,7 +56,7 @@ export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): str
   for (const n of nodes) {
     const owner = n.annotations[keys.owner];
     const phase = n.annotations[keys.phase];
-    if (owner !== undefined || phase !== undefined) {
+    if ((owner !== undefined || phase !== undefined) && !adoptable?.(n)) {
       const parts: string[] = [];
       if (owner !== undefined) parts.push(`${keys.owner}=${JSON.stringify(owner)}`);
       if (phase !== undefined) parts.push(`${keys.phase}=${JSON.stringify(phase)}`);
@@ -99,8 +101,12 @@ export function selectNodes(
   );
   // A quarantined node is never up to date, whatever verified marker it still carries from an
   // earlier roll: its Talos config may hold the new credential while its containerd runs the old one.
+  // A node still claimed (an abandoned claim the run adopts: validateInventory let it through) is never
+  // up to date either: its roll was cut short, whatever its marker says.
   const current = (n: NodeState) =>
-    carriesMarker(n.annotations, opts.keys, opts.want) && n.annotations[opts.keys.quarantined] === undefined;
+    carriesMarker(n.annotations, opts.keys, opts.want) &&
+    n.annotations[opts.keys.quarantined] === undefined &&
+    n.annotations[opts.keys.owner] === undefined;
   const stale = inScope.filter((n) => !current(n));
   const upToDate = inScope
     .filter(current)

@@ -1,4 +1,4 @@
-// End to end: recovery never needs the post step. The bundle is force-killed (SIGKILL to its whole
+// End to end, shared by recovery-*.test.ts: recovery never needs the post step. The bundle is force-killed (SIGKILL to its whole
 // process group, as the runner kills a job whose post step's grace ran out: no signal handler, no
 // post step) at each phase of a node's roll, then run again as the merge queue or a workflow_dispatch
 // rerun would (the same run id, the next attempt). The rerun must wait until the killed run's Lease has
@@ -14,18 +14,12 @@ import { A, act, ann, node, REVISION, reboots, requireKubectl, startCluster, TES
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/registry-auth-rollout';
 const NODE_PATH = /^\/api\/v1\/nodes\/worker-1$/;
 /** a short Lease (seconds) and its renewal, so the rerun's wait for its expiry stays short */
-const LEASE_S = 3;
+const LEASE_S = 8;
 const KNOBS = { ...TEST_KNOBS, RAR_LEASE_DURATION_S: String(LEASE_S), RAR_LEASE_RENEW_MS: '1000' };
 const RUN_ID = '7070';
 
 let c: SimCluster | undefined;
 const timers: Array<ReturnType<typeof setInterval>> = [];
-beforeAll(() => requireKubectl());
-afterEach(async () => {
-  for (const t of timers.splice(0)) clearInterval(t);
-  await c?.stop();
-  c = undefined;
-});
 
 /** Resolves once `cond` holds on the twin's state (checked every 10 ms: the moment is the twin's, not a timer's). */
 function when(cond: () => boolean): Promise<void> {
@@ -52,11 +46,12 @@ interface Phase {
   leftPhase: 'claimed' | 'mutating';
 }
 
-const PHASES: Phase[] = [
+export const PHASES: Phase[] = [
   {
     name: 'after the claim',
     // the claim is the run's first write to the node: killed as the twin applies it
-    killAt: (cluster) => new Promise<void>((resolve) => cluster.kube.beforeWrite({ method: 'PATCH', path: NODE_PATH, once: true }, resolve)),
+    killAt: (cluster) =>
+      new Promise<void>((resolve) => cluster.kube.beforeWrite({ method: 'PATCH', path: NODE_PATH, once: true }, resolve)),
     leftPhase: 'claimed',
   },
   {
@@ -98,48 +93,60 @@ function rerun(cluster: SimCluster, attempt: string): Promise<ActionRun> {
   return act(cluster, { nodes: 'worker-1' }, { env: { ...cluster.env(), ...KNOBS, GITHUB_RUN_ID: RUN_ID, GITHUB_RUN_ATTEMPT: attempt } });
 }
 
-describe('e2e recovery: a run killed at any phase (no post step) is completed by the next run', () => {
-  it.each(PHASES)('killed $name: the rerun takes the expired Lease, completes worker-1 (one reboot in all) and releases everything', async (phase) => {
-    c = await startCluster();
-    const cluster = c;
-    const before = bootId(cluster);
-    const killed = await act(
-      cluster,
-      { nodes: 'worker-1' },
-      {
-        env: { ...cluster.env(), ...KNOBS, GITHUB_RUN_ID: RUN_ID, GITHUB_RUN_ATTEMPT: '1' },
-        killOn: phase.killAt(cluster, before),
-        killSignal: 'SIGKILL',
+/** The suite over `phases` (one file each half, so neither file runs long). */
+export function recoverySuite(title: string, phases: Phase[]): void {
+  describe(`e2e recovery: a run killed ${title} (no post step) is completed by the next run`, () => {
+    beforeAll(() => requireKubectl());
+    afterEach(async () => {
+      for (const t of timers.splice(0)) clearInterval(t);
+      await c?.stop();
+      c = undefined;
+    });
+    it.each(phases)(
+      'killed $name: the rerun takes the expired Lease, completes worker-1 (one reboot in all) and releases everything',
+      async (phase) => {
+        c = await startCluster();
+        const cluster = c;
+        const before = bootId(cluster);
+        const killed = await act(
+          cluster,
+          { nodes: 'worker-1' },
+          {
+            env: { ...cluster.env(), ...KNOBS, GITHUB_RUN_ID: RUN_ID, GITHUB_RUN_ATTEMPT: '1' },
+            killOn: phase.killAt(cluster, before),
+            killSignal: 'SIGKILL',
+          },
+        );
+        // Killed, not ended: no exit code, and the node is left as the phase leaves it, claimed and cordoned.
+        expect(killed.exitCode, killed.stdout).toBeNull();
+        const killedOwner = ann(cluster, 'worker-1')[A.owner];
+        expect(killedOwner).toMatch(new RegExp(`^acme/platform/runs/${RUN_ID}/attempts/1/`));
+        expect(ann(cluster, 'worker-1')[A.phase]).toBe(phase.leftPhase);
+        expect(node(cluster, 'worker-1').spec.unschedulable).toBe(true);
+        expect(cluster.kube.lease('kube-system', 'registry-auth-rollout').spec.holderIdentity).toBe(killedOwner);
+        const leaseWritesBefore = cluster.kube.requests.filter((r) => r.path === LEASE_PATH && r.method !== 'GET');
+        const lastRenewalAt = Math.max(...leaseWritesBefore.map((r) => r.at));
+
+        const again = await rerun(cluster, '2');
+        expect(again.exitCode, again.stdout).toBe(0);
+        expect(again.outputs.result).toBe('processed');
+        // The Lease was taken only once it had gone unrenewed for its whole duration, on the twin's clock.
+        const taken = cluster.kube.requests.find((r) => r.path === LEASE_PATH && r.method === 'PATCH' && r.at > lastRenewalAt);
+        expect(taken, again.stdout).toBeDefined();
+        expect(taken!.at - lastRenewalAt).toBeGreaterThanOrEqual(LEASE_S * 1000);
+        expect(again.stdout).toContain(`took over the Lease from ${killedOwner}`);
+        expect(again.stdout).toMatch(/worker-1: adopted the claim of .*abandoned/);
+        // worker-1 released and verified: no claim of either run, uncordoned (it was schedulable), and its
+        // containerd runs the new credential after one reboot in all (a reboot the killed run sent is not
+        // sent again: the evidence shows containerd started after the new config).
+        const a = ann(cluster, 'worker-1');
+        for (const k of [A.owner, A.phase, A.wasCordoned]) expect(a[k], k).toBeUndefined();
+        expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
+        expect(verifiedRev(a)).toBe(REVISION);
+        expect(reboots(cluster, 'worker-1')).toHaveLength(1);
+        expect(cluster.kube.lease('kube-system', 'registry-auth-rollout').spec.holderIdentity ?? '').toBe('');
+        expect(again.outputs['old-credential-revocable']).toBeDefined();
       },
     );
-    // Killed, not ended: no exit code, and the node is left as the phase leaves it, claimed and cordoned.
-    expect(killed.exitCode, killed.stdout).toBeNull();
-    const killedOwner = ann(cluster, 'worker-1')[A.owner];
-    expect(killedOwner).toMatch(new RegExp(`^acme/platform/runs/${RUN_ID}/attempts/1/`));
-    expect(ann(cluster, 'worker-1')[A.phase]).toBe(phase.leftPhase);
-    expect(node(cluster, 'worker-1').spec.unschedulable).toBe(true);
-    expect(cluster.kube.lease('kube-system', 'registry-auth-rollout').spec.holderIdentity).toBe(killedOwner);
-    const leaseWritesBefore = cluster.kube.requests.filter((r) => r.path === LEASE_PATH && r.method !== 'GET');
-    const lastRenewalAt = Math.max(...leaseWritesBefore.map((r) => r.at));
-
-    const again = await rerun(cluster, '2');
-    expect(again.exitCode, again.stdout).toBe(0);
-    expect(again.outputs.result).toBe('processed');
-    // The Lease was taken only once it had gone unrenewed for its whole duration, on the twin's clock.
-    const taken = cluster.kube.requests.find((r) => r.path === LEASE_PATH && r.method === 'PATCH' && r.at > lastRenewalAt);
-    expect(taken, again.stdout).toBeDefined();
-    expect(taken!.at - lastRenewalAt).toBeGreaterThanOrEqual(LEASE_S * 1000);
-    expect(again.stdout).toContain(`took over the Lease from ${killedOwner}`);
-    expect(again.stdout).toMatch(/worker-1: adopted the claim of .*abandoned/);
-    // worker-1 released and verified: no claim of either run, uncordoned (it was schedulable), and its
-    // containerd runs the new credential after one reboot in all (a reboot the killed run sent is not
-    // sent again: the evidence shows containerd started after the new config).
-    const a = ann(cluster, 'worker-1');
-    for (const k of [A.owner, A.phase, A.wasCordoned]) expect(a[k], k).toBeUndefined();
-    expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
-    expect(verifiedRev(a)).toBe(REVISION);
-    expect(reboots(cluster, 'worker-1')).toHaveLength(1);
-    expect(cluster.kube.lease('kube-system', 'registry-auth-rollout').spec.holderIdentity ?? '').toBe('');
-    expect(again.outputs['old-credential-revocable']).toBeDefined();
   });
-});
+}
