@@ -13,9 +13,9 @@ import { A, act, ann, node, REVISION, reboots, requireKubectl, startCluster, TES
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/registry-auth-rollout';
 const NODE_PATH = /^\/api\/v1\/nodes\/worker-1$/;
-/** a short Lease (seconds) and its renewal, so the rerun's wait for its expiry stays short */
-const LEASE_S = 8;
-const KNOBS = { ...TEST_KNOBS, RAR_LEASE_DURATION_S: String(LEASE_S), RAR_LEASE_RENEW_MS: '1000' };
+/** a short Lease (seconds) and its renewal, so the rerun's wait for its expiry stays short; long enough that a renewal kubectl slowed by a loaded machine (seen: 8 s with both cores busy) does not lose it */
+const LEASE_S = 20;
+const KNOBS = { ...TEST_KNOBS, RAR_LEASE_DURATION_S: String(LEASE_S), RAR_LEASE_RENEW_MS: '2000' };
 const RUN_ID = '7070';
 
 let c: SimCluster | undefined;

@@ -109,3 +109,17 @@ export function rolloutDeps(c: ReturnType<typeof makeCluster>, over: Partial<Con
     ...extra,
   };
 }
+
+/**
+ * The Lease's holder is alive: every read of the Lease after the first shows it renewed since (a new
+ * resourceVersion), so a run watching it (src/pipeline/runLock.ts watchExpiry) sees it written and is refused.
+ */
+export function holderRenewsWhileWatched(kube: FakeKube): void {
+  const read = kube.getLease.bind(kube);
+  let reads = 0;
+  kube.getLease = async (ns: string, name: string) => {
+    const o = kube.leases.get(`${ns}/${name}`);
+    if (o?.spec.holderIdentity && reads++ > 0) o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
+    return read(ns, name);
+  };
+}

@@ -8,7 +8,7 @@ import type { PreflightSummary } from '../../src/core/model/preflight.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { HolderFencesError } from '../../src/pipeline/errors.js';
 import { acquireSpec } from '../../src/rules/lease.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { holderRenewsWhileWatched, keys, makeCluster, roll } from './harness.js';
 
 const verified = { [keys.verifiedRevision]: 'rev-2' };
 const CHECKED: PreflightSummary = { ran: true, lines: ['pre-flight: ghcr.io token flow + manifest HEAD of org/app:1: ok'] };
@@ -194,7 +194,8 @@ describe('the run Lease: read only once a node is to be mutated', () => {
 
   it('another run holds the Lease and a node to roll: refused at the Lease, after the pre-flight check, nothing written', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2', annotations: verified }]);
-    const rv = await heldByAnother(c);
+    await heldByAnother(c);
+    holderRenewsWhileWatched(c.kube);
     const late = latePorts(c);
     const err = await roll(c, {}, late.deps).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HolderFencesError);
@@ -202,7 +203,7 @@ describe('the run Lease: read only once a node is to be mutated', () => {
     expect((err as Error).message).toContain(`No node carries a claim of ${OTHER}.`);
     expect(late.seen).toEqual(['preflight (with a Lease, 0 Talos calls)', 'openTalos (with a Lease)']);
     expect(c.kube.mutatingCalls()).toEqual([]);
-    expect(c.kube.leases.get(leaseKey)!.metadata.resourceVersion).toBe(rv);
+    expect(c.kube.leases.get(leaseKey)!.spec.holderIdentity).toBe(OTHER);
   });
 
   // The question the order raises: can a listing taken while another run is mid-roll show every node
