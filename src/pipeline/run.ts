@@ -92,6 +92,9 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const inScope = new Set(selection.inScope.map((n) => n.uid));
   const outside = adopt ? inventory.filter((n) => adopt(n) && !inScope.has(n.uid)) : [];
   if (outside.length > 0) {
+    // Such a claim is abandoned only once its run no longer holds the Lease: while another run holds it
+    // (a live run draining that node), say so, naming it and its nodes, as for any claim of a live run.
+    if (processed === 0) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
     throw new InputError(
       config.nodes.length ? 'nodes' : 'node-selector',
       `node(s) carry a claim another run of this action left, outside this run's selection, nothing was changed: ${outside.map((n) => `${n.name} (${keys.owner}=${JSON.stringify(n.annotations[keys.owner])})`).join(', ')}; select them too (the run completes their roll), or release them with mode: recover-fences`,
