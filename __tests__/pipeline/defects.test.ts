@@ -306,6 +306,26 @@ describe('defect 11: a run meeting the Lease kept for a fenced node names the no
     await expect(second).rejects.toThrow(/phase=mutating/);
   });
 
+  it('an abandoned claim outside the second run’s selection: refused before anything changes, naming the node and both ways out', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    // the first run's Lease given back (as recover-fences does), its claim on w1 left: abandoned
+    const lease = await c.kube.getLease(...LEASE);
+    await c.kube.patchLease(...LEASE, [{ op: 'replace', path: '/spec/holderIdentity', value: '' }]);
+    expect((await c.kube.getLease(...LEASE))?.uid).toBe(lease?.uid);
+    const before = c.kube.mutatingCalls().length;
+
+    const lock = new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock });
+    const second = roll(c, { nodes: ['w2'] }, { owner: OTHER, lock });
+    await expect(second).rejects.toThrow(/outside this run's selection, nothing was changed: w1 \(registry-auth-rollout\/owner=/);
+    await expect(second).rejects.toThrow(/select them too .*or release them with mode: recover-fences/);
+    expect(c.kube.mutatingCalls().slice(before)).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect(lock.held).toBe(false);
+  });
+
   it('once nothing renews that Lease for its duration, the second run takes it over, adopts w1 (phase mutating) and completes it', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
