@@ -93,7 +93,7 @@ function rerun(cluster: SimCluster, attempt: string): Promise<ActionRun> {
   return act(cluster, { nodes: 'worker-1' }, { env: { ...cluster.env(), ...KNOBS, GITHUB_RUN_ID: RUN_ID, GITHUB_RUN_ATTEMPT: attempt } });
 }
 
-/** The suite over `phases` (one file each half, so neither file runs long). */
+/** The suite over `phases` (one phase per file: each waits a Lease duration, and the runner overlaps files). */
 export function recoverySuite(title: string, phases: Phase[]): void {
   describe(`e2e recovery: a run killed ${title} (no post step) is completed by the next run`, () => {
     beforeAll(() => requireKubectl());
