@@ -150,6 +150,10 @@ function fullReport(): RunReportDocument {
         proof: FULL_VERDICT,
         proofUndecided: UNDECIDED,
         cordonKept: 'it was cordoned before this run claimed it: kept as found',
+        autoscalerMarks: {
+          found: ['cluster-autoscaler.kubernetes.io/scale-down-disabled="false" was set before the claim and is left as found'],
+          kept: ['karpenter.sh/do-not-disrupt was set to "false" by someone else while the node was held: kept as they set it'],
+        },
         configPreview: {
           shown: true,
           edits: [
@@ -245,6 +249,7 @@ describe('schema/run-report.v1.json', () => {
       claim: true,
       nextStep: true,
       cordonKept: true,
+      autoscalerMarks: true,
       proofUndecided: true,
       durationMs: true,
       startedAt: true,

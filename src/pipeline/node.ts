@@ -279,7 +279,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
         // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
         // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
         return releaseNodeRetrying(
-          ctx,
+          { ...ctx, keptMark: (line) => run.markKept(line) },
           run.capture!,
           keys,
           (c) => buildReleasePatch(c, keys, { marker }),

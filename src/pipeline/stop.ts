@@ -111,7 +111,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
         // (src/pipeline/releaseRetry.ts), as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
           releaseNodeRetrying(
-            ctx,
+            { ...ctx, keptMark: (line) => nodeRun.markKept(line) },
             nodeRun.capture!,
             ctx.keys,
             (c) => buildReleasePatch(c, ctx.keys, {}),
