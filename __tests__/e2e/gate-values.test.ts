@@ -91,7 +91,10 @@ describe('e2e: a gate value is a typed description, never cluster content', () =
       spec: { attacher: 'csi.example.com', nodeName: 'w-1', source: { persistentVolumeName: 'pv-ceph' } },
       status: {
         attached: false,
-        attachError: { time: '2026-11-30T11:00:00Z', message: `rpc error: code = Internal desc = token=${SECRETS["the attach error's message"]}` },
+        attachError: {
+          time: '2026-11-30T11:00:00Z',
+          message: `rpc error: code = Internal desc = token=${SECRETS["the attach error's message"]}`,
+        },
       },
     });
 
