@@ -5,11 +5,15 @@
 // classified error, the storage rule): never the object's content, which the value does not carry.
 // Every sink these lines reach writes them through the masking port (src/action/masked.ts).
 import type { CelErrorCause, CelResultType, GateFinding, GateObjectRef, GateValue, StorageRule } from '../core/model/gates.js';
-import { oneLine, truncateText } from './escape.js';
+import { oneLine } from './escape.js';
 
-/** An object's name, namespace or kind is cluster text: one line, cut to a bound. */
-const MAX_NAME = 120;
-const name = (s: string) => truncateText(oneLine(s), MAX_NAME);
+/**
+ * An object's name, namespace or kind is cluster text: folded onto one line, never cut here. A cut
+ * before the masking port could split a registered secret the port would then not see whole; the
+ * apiserver bounds them already (a name is a DNS subdomain, at most 253 characters; a namespace a
+ * label, at most 63).
+ */
+const name = (s: string) => oneLine(s);
 
 const STORAGE_WORDS: Record<StorageRule, string> = {
   'pv-failed': 'phase Failed',
