@@ -127,8 +127,7 @@ export function readAuthPatch(path: string, registry: readonly string[], mask: (
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError('auth-patch', `cannot read "${path}"${code ? ` (${code})` : ''}`);
   }
-  // Parse errors never quote the source (see parseAuthPatch), so masking right after parsing leaks nothing.
-  const parsed = parseAuthPatch(text, registry);
-  for (const s of parsed.secrets) mask(s);
-  return { path, ...parsed };
+  // Parse errors never quote the source (see parseAuthPatch); the secrets are masked as soon as they are
+  // known, before the patch or the registry input can be refused (so a refused run registers them too).
+  return { path, ...parseAuthPatch(text, registry, mask) };
 }
