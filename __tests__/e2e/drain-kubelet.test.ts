@@ -107,14 +107,29 @@ describe('e2e: the node lifecycle controller during a drain is no other actor', 
         cluster.kube.kubeletDisconnect('worker-1'); // the evicted pods stay Terminating until it is back
       }
     });
+    // The blip is still on when the drain ends however long the run takes to read the node after it:
+    // the controller's pass that lifts the NoExecute taint is held from the reconnect until Talos was
+    // asked to reboot the node (the guard after the drain is before that), instead of racing the 1.5 s
+    // period against the action's pace on a loaded runner.
+    let reconnected = false;
+    let released = false;
+    const rebootAsked = () => cluster.talos.mutatingCommands().some((x) => x.command === 'reboot');
     const t = setInterval(() => {
       if (
+        !reconnected &&
         unreachable('NoExecute') &&
         node(cluster, 'worker-1').status.conditions.some((x: any) => x.type === 'Ready' && x.status === 'Unknown')
-      )
+      ) {
+        reconnected = true;
+        cluster.kube.holdNoExecutePass('worker-1');
         cluster.kube.kubeletReconnect('worker-1');
+      } else if (reconnected && !released && rebootAsked()) {
+        released = true;
+        cluster.kube.releaseNoExecutePass('worker-1');
+      }
     }, 20);
     const run = await act(cluster, { nodes: 'worker-1' }).finally(() => clearInterval(t));
+    expect(reconnected).toBe(true);
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run)['worker-1'];
     expect(d.outcome, d.reason).toBe('rebooted');

@@ -357,6 +357,22 @@ export class KubeSim implements KubeNodeHooks {
   }
 
   /**
+   * The lifecycle controller's NoExecute not-ready/unreachable taint of the node stays as it is (neither
+   * written nor lifted) until releaseNoExecutePass, whose next health pass catches up; the NoSchedule
+   * taints go on following the node. A real controller lifts it at its next health pass, up to
+   * `--node-monitor-period` (5 s) after the kubelet is back: a test that needs the taint still on at a
+   * moment of the action's (the guard after a drain) holds it there instead of racing that period
+   * against the action's pace on a loaded runner.
+   */
+  holdNoExecutePass(name: string): void {
+    this.nodesCtl.holdNoExecutePass(name);
+  }
+
+  releaseNoExecutePass(name: string): void {
+    this.nodesCtl.releaseNoExecutePass(name);
+  }
+
+  /**
    * The node's kubelet reports MemoryPressure=True (the controller adds `memory-pressure:NoSchedule`);
    * relieved by the first pod evicted from the node (a drain) or after `reliefMs`, it reports False
    * `pressureTransitionMs` later and the controller lifts the taint (NodeControllers.memoryPressure).
