@@ -132,6 +132,7 @@ export class KubeSim implements KubeNodeHooks {
         annotations: { ...(o.metadata.annotations ?? {}) },
         labels: { ...(o.metadata.labels ?? {}) },
         taints: ((o.spec?.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`),
+        ready: ((o.status?.conditions ?? []) as Array<{ type: string; status: string }>).find((x) => x.type === 'Ready')?.status ?? '',
         deleted: e.type === 'DELETED',
       });
     });
@@ -354,6 +355,11 @@ export class KubeSim implements KubeNodeHooks {
 
   kubeletReconnect(name: string): void {
     this.nodesCtl.reconnect(name);
+  }
+
+  /** When the lifecycle controller last heard from the node's kubelet (ms since epoch): what its grace period counts from. */
+  kubeletLastHeardAt(name: string): number | undefined {
+    return this.nodesCtl.lastHeardAt(name);
   }
 
   /**

@@ -103,6 +103,10 @@ export class NodeControllers {
     });
   }
 
+  lastHeardAt(name: string): number | undefined {
+    return this.kubelets.get(name)?.heardAtMs;
+  }
+
   isUp(name: string): boolean {
     return this.kubelets.get(name)?.up ?? false;
   }
