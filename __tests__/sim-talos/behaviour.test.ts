@@ -65,7 +65,8 @@ describe('clocks', () => {
     const start = sim.node('w-ahead').containerd.startedAtMs;
     expect(startedAgo(r.stdout)).toBeGreaterThanOrEqual(roundSec(r.t0 - start));
     expect(startedAgo(r.stdout)).toBeLessThanOrEqual(roundSec(r.t1 - start));
-    expect(startedAgo(r.stdout)).toBeLessThan(-50);
+    // negative: about -56 s, less the call's own time (the bounds above pin the value to the client's clock)
+    expect(startedAgo(r.stdout)).toBeLessThan(0);
   });
 
   it('reports clock state through timestatus', async () => {
