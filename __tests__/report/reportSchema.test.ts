@@ -19,6 +19,7 @@ import {
 } from '../../src/core/model/record.js';
 import { EVIDENCE_RULES } from '../../src/core/model/verdict.js';
 import { PARTIAL_CAUSES } from '../../src/core/model/rolloutResult.js';
+import { PROOF_STEPS, type ProofCheck } from '../../src/core/model/proofCheck.js';
 import { HOLDER_KINDS, type OldCredentialHolder, type RevocationVerdict } from '../../src/core/model/revocation.js';
 import { RUN_MODES } from '../../src/core/model/rolloutResult.js';
 import type { EvidenceValues, EvidenceVerdict } from '../../src/core/model/verdict.js';
@@ -184,6 +185,17 @@ function fullReport(): RunReportDocument {
     windows: 'maintenance windows: open now, until 2026-12-07T04:00:00+01:00 (Europe/Copenhagen)',
     gates: [{ name: 'storage/longhorn-volumes', holds: false, value: 'Volume longhorn-system/pvc-1: robustness degraded' }],
     revocation: REVOCATION,
+    proofChecks: [
+      {
+        node: 'worker-1',
+        uid: 'u-1',
+        hosts: [{ host: 'ghcr.io', why: 'ghcr.io: undecided' }],
+        by: 'evidence',
+        proven: false,
+        detail: 'd',
+        nextStep: 'n',
+      },
+    ],
   });
 }
 
@@ -230,6 +242,7 @@ describe('schema/run-report.v1.json', () => {
       windows: true,
       gates: true,
       oldCredential: true,
+      proofChecks: true,
     };
     const run: Keys<RunIdentity> = { repository: true, runId: true, runAttempt: true, owner: true, url: true };
     const node: Keys<ReportNode> = {
@@ -328,6 +341,8 @@ describe('schema/run-report.v1.json', () => {
       selectionConverged: true,
     };
     const holder: Keys<OldCredentialHolder> = { node: true, kind: true, why: true, selected: true };
+    const proofCheck: Keys<ProofCheck> = { node: true, uid: true, hosts: true, by: true, proven: true, detail: true, nextStep: true };
+    const proofHost: Keys<ProofCheck['hosts'][number]> = { host: true, why: true };
     const counts: Keys<RunReportDocument['counts']> = {
       rebooted: true,
       'reboot-skipped': true,
@@ -356,6 +371,8 @@ describe('schema/run-report.v1.json', () => {
       [['timeline', 'nodes', '[]', 'steps', '[]'], tstep],
       [['oldCredential'], old],
       [['oldCredential', 'holders', '[]'], holder],
+      [['proofChecks', '[]'], proofCheck],
+      [['proofChecks', '[]', 'hosts', '[]'], proofHost],
       [['counts'], counts],
     ];
     for (const [path, keys] of cases) expect(props(at(path)), path.join('.') || '(document)').toEqual(Object.keys(keys).sort());
@@ -370,6 +387,7 @@ describe('schema/run-report.v1.json', () => {
     expect(at(['nodes', '[]', 'evidence', 'failedRule']).enum).toEqual([...EVIDENCE_RULES]);
     expect(at(['timeline', 'holds', '[]', 'kind']).enum).toEqual([...ROLL_HOLD_KINDS]);
     expect(at(['stoppedBy']).enum).toEqual([...PARTIAL_CAUSES]);
+    expect(at(['proofChecks', '[]', 'by']).enum).toEqual([...PROOF_STEPS]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

@@ -86,6 +86,8 @@ export interface RunReportDocument {
   gates?: NonNullable<RolloutResult['gates']>;
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
   oldCredential: NonNullable<RolloutResult['revocation']> | null;
+  /** apply with nothing to roll: the nodes to prove and what proving each found; absent when there was none */
+  proofChecks?: NonNullable<RolloutResult['proofChecks']>;
 }
 
 function timelineNode(r: DecisionRecord): TimelineNode {
@@ -138,6 +140,7 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     ...(input.windows ? { windows: input.windows } : {}),
     ...(input.gates ? { gates: input.gates.map((g) => ({ ...g })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
+    ...(input.proofChecks?.length ? { proofChecks: structuredClone(input.proofChecks) } : {}),
   };
   return options.redactor ? options.redactor.redactData(doc) : doc;
 }
