@@ -59,6 +59,9 @@ describe('e2e: the verified marker says how the node was proven', () => {
     expect(holders[0].why).toMatch(/undecided/);
     expect(holders[0].why).toMatch(/verify-image/);
     expect(queue.summary).toMatch(/<code>worker-1<\/code>: [^<]*undecided/);
+    const warning = queue.annotations.find((a) => a.kind === 'warning' && a.title.startsWith('worker-1'));
+    expect(warning?.title).toBe('worker-1: not proven, old-credential-revocable stays false');
+    expect(warning?.message).toMatch(/Next step: To prove it, set verify-image/);
     // it tried: the evidence was read again (still undecided), nothing written, no Talos mutation
     expect(c.talos.mutatingCommands().length).toBe(talosMutations);
     expect(nodeWrites(writes)).toEqual([]);

@@ -12,8 +12,9 @@ afterEach(async () => {
 });
 
 const AT = '2026-12-01T00:00:00.000Z';
+/** entries as a release writes them, proven by the evidence (src/rules/marker.ts) */
 const marker = (o: Record<string, { revision: string; image?: string }>) =>
-  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT }])));
+  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT, proof: 'evidence' }])));
 
 describe('e2e: several registries', () => {
   it('one patch naming both: each stale node rolled once for the hosts it is stale for, then clean', async () => {
