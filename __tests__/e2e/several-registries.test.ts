@@ -2,7 +2,7 @@
 // patch naming both, two steps each rolling one, a changed verify-image, and the old single-key marker.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIRROR, MIRROR_NEW_CREDENTIAL, NEW_CREDENTIAL, REGISTRY, type SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, drainRequests, reboots, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import { A, act, ann, byName, drainRequests, reboots, readReport, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -76,7 +76,7 @@ describe('e2e: several registries', () => {
     expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
   });
 
-  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is left alone', async () => {
+  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is not rolled, and the next run proves it', async () => {
     c = await startCluster({ defaultNodes: false });
     const proven = marker({ [REGISTRY]: { revision: REVISION, image: 'ghcr.io/acme/private:1' } });
     c.addNode({ name: 'worker-1', role: 'worker', current: true, annotations: { [A.verified]: proven } });
@@ -95,5 +95,21 @@ describe('e2e: several registries', () => {
     expect(drainRequests(c, 'worker-2')).toEqual([]);
     expect(c.kube.mutatingRequests().filter((r) => r.path === '/api/v1/nodes/worker-2')).toEqual([]);
     expect(ann(c, 'worker-2')[A.verifiedRevision]).toBe(REVISION);
+    // but it does not say how worker-2 was proven: not revocable, named; the next run (nothing to roll)
+    // proves it by a pull, with no claim, and writes the map with how
+    expect(run.outputs['old-credential-revocable']).toBe('false');
+    expect(readReport(run.outputs['report-file']).oldCredential!.holders.map((h) => [h.node, h.kind])).toEqual([
+      ['worker-2', 'proof-undecided'],
+    ]);
+    const next = await act(c, { 'verify-image': 'ghcr.io/acme/private:2', 'verify-namespace': 'default' });
+    expect(next.outputs.result).toBe('clean');
+    expect(next.outputs['old-credential-revocable'], next.summary).toBe('true');
+    expect(drainRequests(c, 'worker-2')).toEqual([]);
+    expect(ann(c, 'worker-2')[A.verifiedRevision]).toBeUndefined();
+    expect(JSON.parse(ann(c, 'worker-2')[A.verified])[REGISTRY]).toMatchObject({
+      revision: REVISION,
+      proof: 'verify-image',
+      image: 'ghcr.io/acme/private:2',
+    });
   });
 });
