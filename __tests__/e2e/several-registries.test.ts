@@ -12,6 +12,7 @@ import {
   assertNoSecret,
   byName,
   drainRequests,
+  readReport,
   reboots,
   REVISION,
   requireKubectl,
@@ -27,8 +28,9 @@ afterEach(async () => {
 });
 
 const AT = '2026-12-01T00:00:00.000Z';
+/** entries as a release writes them, proven by the evidence (src/rules/marker.ts) */
 const marker = (o: Record<string, { revision: string; image?: string }>) =>
-  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT }])));
+  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT, proof: 'evidence' }])));
 
 describe('e2e: several registries', () => {
   it('one patch naming both: each stale node rolled once for the hosts it is stale for, then clean', async () => {
@@ -90,7 +92,7 @@ describe('e2e: several registries', () => {
     expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
   });
 
-  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is left alone', async () => {
+  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is not rolled, and the next run proves it', async () => {
     c = await startCluster({ defaultNodes: false });
     const proven = marker({ [REGISTRY]: { revision: REVISION, image: 'ghcr.io/acme/private:1' } });
     c.addNode({ name: 'worker-1', role: 'worker', current: true, annotations: { [A.verified]: proven } });
@@ -109,6 +111,22 @@ describe('e2e: several registries', () => {
     expect(drainRequests(c, 'worker-2')).toEqual([]);
     expect(c.kube.mutatingRequests().filter((r) => r.path === '/api/v1/nodes/worker-2')).toEqual([]);
     expect(ann(c, 'worker-2')[A.verifiedRevision]).toBe(REVISION);
+    // but it does not say how worker-2 was proven: not revocable, named; the next run (nothing to roll)
+    // proves it by a pull, with no claim, and writes the map with how
+    expect(run.outputs['old-credential-revocable']).toBe('false');
+    expect(readReport(run.outputs['report-file']).oldCredential!.holders.map((h) => [h.node, h.kind])).toEqual([
+      ['worker-2', 'proof-undecided'],
+    ]);
+    const next = await act(c, { 'verify-image': 'ghcr.io/acme/private:2', 'verify-namespace': 'default' });
+    expect(next.outputs.result).toBe('clean');
+    expect(next.outputs['old-credential-revocable'], next.summary).toBe('true');
+    expect(drainRequests(c, 'worker-2')).toEqual([]);
+    expect(ann(c, 'worker-2')[A.verifiedRevision]).toBeUndefined();
+    expect(JSON.parse(ann(c, 'worker-2')[A.verified])[REGISTRY]).toMatchObject({
+      revision: REVISION,
+      proof: 'verify-image',
+      image: 'ghcr.io/acme/private:2',
+    });
   });
 
   // Only the rolled registries are written (docs/registries.md): a patch that also writes the credential

@@ -4,7 +4,7 @@
 // and plan shows each gate's value now.
 import { describe, expect, it } from 'vitest';
 import type { GateObject, GateSpec } from '../../src/core/model/gates.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, provenMarker } from './harness.js';
 
 const MIN = 60_000;
 const GATE: GateSpec = {
@@ -136,7 +136,7 @@ describe('health gates before each start', () => {
   });
 
   it('a converged run reads no gate: the node listing alone', async () => {
-    const c = makeCluster([{ name: 'w-1', role: 'worker', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const c = makeCluster([{ name: 'w-1', role: 'worker', annotations: { [keys.verified]: provenMarker('rev-2') } }]);
     c.kube.served.push(CLUSTER_KIND);
     const res = await roll(c, { storageGate: true, healthGates: [GATE] });
     expect(res.result).toBe('clean');

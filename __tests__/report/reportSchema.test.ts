@@ -20,6 +20,7 @@ import {
 import { CEL_ERROR_CAUSES, CEL_RESULT_TYPES, STORAGE_RULES, type GateFinding, type GateObjectRef } from '../../src/core/model/gates.js';
 import { EVIDENCE_RULES } from '../../src/core/model/verdict.js';
 import { PARTIAL_CAUSES } from '../../src/core/model/rolloutResult.js';
+import { PROOF_STEPS, type ProofCheck } from '../../src/core/model/proofCheck.js';
 import { HOLDER_KINDS, type OldCredentialHolder, type RevocationVerdict } from '../../src/core/model/revocation.js';
 import { RUN_MODES } from '../../src/core/model/rolloutResult.js';
 import type { EvidenceValues, EvidenceVerdict } from '../../src/core/model/verdict.js';
@@ -223,6 +224,17 @@ function fullReport(): RunReportDocument {
       })),
     ],
     revocation: REVOCATION,
+    proofChecks: [
+      {
+        node: 'worker-1',
+        uid: 'u-1',
+        hosts: [{ host: 'ghcr.io', why: 'ghcr.io: undecided' }],
+        by: 'evidence',
+        proven: false,
+        detail: 'd',
+        nextStep: 'n',
+      },
+    ],
   });
 }
 
@@ -269,6 +281,7 @@ describe('schema/run-report.v1.json', () => {
       windows: true,
       gates: true,
       oldCredential: true,
+      proofChecks: true,
     };
     const run: Keys<RunIdentity> = { repository: true, runId: true, runAttempt: true, owner: true, url: true };
     const node: Keys<ReportNode> = {
@@ -371,6 +384,8 @@ describe('schema/run-report.v1.json', () => {
     const gate: Keys<ReportGate> = { name: true, holds: true, value: true, kind: true, selected: true, failing: true, unread: true };
     const failing: Keys<NonNullable<ReportGate['failing']>> = { count: true, object: true, finding: true };
     const gateObject: Keys<GateObjectRef> = { kind: true, namespace: true, name: true };
+    const proofCheck: Keys<ProofCheck> = { node: true, uid: true, hosts: true, by: true, proven: true, detail: true, nextStep: true };
+    const proofHost: Keys<ProofCheck['hosts'][number]> = { host: true, why: true };
     const counts: Keys<RunReportDocument['counts']> = {
       rebooted: true,
       'reboot-skipped': true,
@@ -402,6 +417,8 @@ describe('schema/run-report.v1.json', () => {
       [['gates', '[]'], gate],
       [['gates', '[]', 'failing'], failing],
       [['gates', '[]', 'failing', 'object'], gateObject],
+      [['proofChecks', '[]'], proofCheck],
+      [['proofChecks', '[]', 'hosts', '[]'], proofHost],
       [['counts'], counts],
     ];
     for (const [path, keys] of cases) expect(props(at(path)), path.join('.') || '(document)').toEqual(Object.keys(keys).sort());
@@ -421,6 +438,7 @@ describe('schema/run-report.v1.json', () => {
     expect(branch('type').map((x) => x.enum)).toEqual([[...CEL_RESULT_TYPES]]);
     expect(branch('cause').map((x) => x.enum)).toEqual([[...CEL_ERROR_CAUSES]]);
     expect(branch('rule').map((x) => x.enum)).toEqual([[...STORAGE_RULES]]);
+    expect(at(['proofChecks', '[]', 'by']).enum).toEqual([...PROOF_STEPS]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

@@ -104,7 +104,7 @@ describe('every release removes exactly the recorded marks', () => {
   const releases: Array<[string, (c: typeof capture) => ReturnType<typeof buildClaimPatch>]> = [
     [
       'verified release',
-      (c) => buildReleasePatch(c, keys, { marker: markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, 'now') }),
+      (c) => buildReleasePatch(c, keys, { marker: markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, 'now', 'evidence') }),
     ],
     ['drain-failure release', (c) => buildReleasePatch(c, keys, {})],
     ['post step / recover-fences (guarded)', (c) => guardedReleasePatch(c, keys, 'claimed')],

@@ -15,8 +15,8 @@ const head = [
   { op: 'test', path: P.owner, value: OWNER },
 ];
 const AT = '2026-12-06T07:00:00.000Z';
-const r2 = markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT);
-const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z"}}';
+const r2 = markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT, 'evidence');
+const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z","proof":"evidence"}}';
 const removals = [
   { op: 'remove', path: P.owner },
   { op: 'add', path: P.phase, value: '' },

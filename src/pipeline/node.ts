@@ -9,7 +9,7 @@ import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
 import { shadowedCredentials } from '../rules/credentialForms.js';
-import { hostsToRoll, markerWrite } from '../rules/marker.js';
+import { hostsToRoll, markerWrite, proofHowOf } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { verifyImage } from './verifyImage.js';
@@ -270,6 +270,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
       keys,
       ctx.want,
       at,
+      // how the node was proven: an undecided proof released with a warning is written as such, so every
+      // later run counts the node as a holder of the old credential until one proves it
+      proofHowOf(run.record.proofUndecided),
       run.desired.map((d) => d.host),
     );
     const read = fence;

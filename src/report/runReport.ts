@@ -95,6 +95,8 @@ export interface RunReportDocument {
   gates?: ReportGate[];
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
   oldCredential: NonNullable<RolloutResult['revocation']> | null;
+  /** apply with nothing to roll: the nodes to prove and what proving each found; absent when there was none */
+  proofChecks?: NonNullable<RolloutResult['proofChecks']>;
 }
 
 function timelineNode(r: DecisionRecord): TimelineNode {
@@ -147,6 +149,7 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     ...(input.windows ? { windows: input.windows } : {}),
     ...(input.gates ? { gates: input.gates.map((g) => ({ ...structuredClone(g), value: gateValueText(g) })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
+    ...(input.proofChecks?.length ? { proofChecks: structuredClone(input.proofChecks) } : {}),
   };
   return options.redactor ? options.redactor.redactData(doc) : doc;
 }

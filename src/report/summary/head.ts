@@ -7,6 +7,7 @@ import type { SummaryInput } from './input.js';
 import { renderRevocation } from '../revocation.js';
 import { renderPreflight } from '../preflight.js';
 import { gateValueText } from '../gates.js';
+import { renderProofChecks } from '../proofChecks.js';
 
 const MAX_ERROR = 8000;
 
@@ -31,6 +32,7 @@ export function renderHead(input: SummaryInput): string[] {
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
   }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
+  if (input.proofChecks?.length) head.push(renderProofChecks(input.proofChecks));
   if (input.revocation) head.push(renderRevocation(input.revocation));
   if (records.length === 0 && notReached.length === 0) {
     head.push(
