@@ -17,6 +17,11 @@ export const DESIRED: DesiredCredential = { host: 'ghcr.io', tomlHost: 'ghcr.io'
 export const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
 export const keys = annotationKeys('registry-auth-rollout');
 
+/** A node's verified marker as a release writes it (src/rules/marker.ts): the run's host proven at `revision` by the evidence. */
+export function provenMarker(revision: string, host = DESIRED.host): string {
+  return JSON.stringify({ [host]: { revision, at: '2026-12-01T00:00:00.000Z', proof: 'evidence' } });
+}
+
 /** The revision a node's verified marker records for `host` (the map alone, not the old single-key form). */
 export function verifiedRev(node: { annotations: Record<string, string> }, host = DESIRED.host): string | undefined {
   return readMarkers(node.annotations, keys).byHost[host]?.revision;

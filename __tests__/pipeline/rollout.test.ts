@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServerIdentityError, ToolError } from '../../src/core/errors.js';
-import { holderRenewsWhileWatched, keys, makeCluster, NEW, OWNER, roll, verifiedRev } from './harness.js';
+import { holderRenewsWhileWatched, keys, makeCluster, NEW, OWNER, provenMarker, roll, verifiedRev } from './harness.js';
 
 describe('rollout: the whole pipeline on fakes', () => {
   it('reboots a node whose containerd holds the old credential and skips one that booted with the new one', async () => {
@@ -38,7 +38,7 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('returns clean when every node already verified the revision', async () => {
-    const c = makeCluster([{ name: 'w1', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const c = makeCluster([{ name: 'w1', annotations: { [keys.verified]: provenMarker('rev-2') } }]);
     const res = await roll(c);
     expect(res.result).toBe('clean');
     expect(c.kube.mutatingCalls()).toEqual([]);

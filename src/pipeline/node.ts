@@ -9,7 +9,7 @@ import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
 import { shadowedCredentials } from '../rules/credentialForms.js';
-import { hostsToRoll, markerWrite } from '../rules/marker.js';
+import { hostsToRoll, markerWrite, proofHowOf } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { adoptable, adoptedCapture, buildAdoptPatch } from '../rules/adopt.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
@@ -316,6 +316,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
       keys,
       ctx.want,
       at,
+      // how the node was proven: an undecided proof released with a warning is written as such, so every
+      // later run counts the node as a holder of the old credential until one proves it
+      proofHowOf(run.record.proofUndecided),
       run.desired.map((d) => d.host),
     );
     const read = fence;
@@ -325,7 +328,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
         // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
         // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
         return releaseNodeRetrying(
-          ctx,
+          { ...ctx, keptMark: (line) => run.markKept(line) },
           run.capture!,
           keys,
           (c) => buildReleasePatch(c, keys, { marker }),

@@ -27,6 +27,7 @@ import {
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
 import { planGates, planNodes } from './plan.js';
+import { proofStep, proveNodes, type ToProve } from './prove.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
@@ -55,6 +56,8 @@ interface Listing {
   upToDate: string[];
   quarantined: QuarantinedOut[];
   scope: Scope;
+  /** nodes in scope not to roll whose marker proves nothing yet for a host (src/rules/inventory.ts selectNodes) */
+  toProve: ToProve[];
 }
 
 /** List, validate the inventory and select the nodes a pass rolls, in roll order. */
@@ -104,6 +107,7 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
     selected: selection.selected,
     upToDate: selection.upToDate,
     quarantined: quarantinedNodes(inventory, keys),
+    toProve: selection.toProve,
     // the whole inventory, not the selection: the old credential is revocable only when no node of the cluster holds it
     scope: { nodes: inventory, selected: new Set(selection.inScope.map((n) => n.uid)) },
   };
@@ -147,8 +151,12 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   // a refused credential is what it must predict.
   const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
   const checked = preflight ? { preflight } : {};
-  if (first.selected.length === 0)
-    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
+  if (first.selected.length === 0) {
+    // Nothing to roll: the nodes to prove, if any, are proven now, each with one step and no claim
+    // (src/pipeline/prove.ts); a merge-queue run with none needs the node list only, as before.
+    const proved = config.mode === 'apply' && first.toProve.length > 0 ? await proveListed(deps, ctx, first.toProve) : undefined;
+    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked, ...(proved ?? {}) };
+  }
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
   // the health gates' kinds, learnt once from discovery: a gate over a kind the cluster does not serve is an input error now
   await ctx.gates?.resolve(ctx.log);
@@ -232,6 +240,38 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
     ...facts,
   };
+}
+
+/**
+ * The nodes to prove of a run with nothing to roll. The Talos client is opened only for the evidence
+ * (not for a pull of verify-image), and a client that cannot be opened fails no run: the nodes stay
+ * unproven, and the report says why.
+ */
+async function proveListed(
+  deps: RolloutDeps,
+  ctx: RunContext,
+  toProve: ToProve[],
+): Promise<Pick<ScopedFindings, 'proofChecks' | 'talosReads'>> {
+  ctx.log.info(
+    `${toProve.length} node(s) to prove (their verified marker does not prove the credential yet): ${toProve.map((p) => p.node.name).join(', ')}`,
+  );
+  let unavailable: string | undefined;
+  let talosReads: string | undefined;
+  if (proofStep(ctx) === 'evidence' && !deps.talos && deps.openTalos) {
+    try {
+      const opened = await deps.openTalos();
+      ctx.talos = opened.client;
+      talosReads = opened.describe;
+      await prefetchVersions(
+        ctx,
+        toProve.map((p) => p.node),
+      );
+    } catch (e) {
+      unavailable = `the Talos client could not be opened: ${errorMessage(e)}`;
+    }
+  }
+  const proofChecks = await proveNodes(ctx, toProve, unavailable);
+  return { proofChecks, ...(talosReads ? { talosReads } : {}) };
 }
 
 /** A run started outside every maintenance window: `partial`, every selected node left, nothing read past the listing. */

@@ -4,7 +4,7 @@
 import { matchesLabels, type LabelSelectorInput } from '../core/labelSelector.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
-import { carriesMarker, type MarkerWant } from './marker.js';
+import { carriesMarker, hostsToProve, type MarkerWant, type UnprovenHost } from './marker.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */
 function shared(pairs: Array<[string, string]>): Map<string, string[]> {
@@ -75,6 +75,11 @@ export interface Selection {
   unknownNames: string[];
   /** every node the names and the selector select, verified or not, in listing order (the selection src/rules/revocation.ts tells apart) */
   inScope: NodeState[];
+  /**
+   * nodes in scope, up to date (not to roll), whose marker carries the revision for a host without a
+   * proof of it (src/rules/marker.ts hostsToProve): **to prove**, in roll order, each with those hosts
+   */
+  toProve: Array<{ node: NodeState; hosts: UnprovenHost[] }>;
 }
 
 /**
@@ -114,8 +119,17 @@ export function selectNodes(
     .sort(compareNames);
 
   const rank = (n: NodeState): number => (n.role === 'worker' ? 0 : 1);
-  const selected = [...stale].sort((a, b) => rank(a) - rank(b) || compareNames(a.name, b.name));
-  return { selected, upToDate, unknownNames, inScope };
+  const order = (a: NodeState, b: NodeState) => rank(a) - rank(b) || compareNames(a.name, b.name);
+  const selected = [...stale].sort(order);
+  // To roll or to prove: a node whose marker carries the revision for every host is not rolled (its
+  // credential is in place); one of its entries that proves nothing yet makes it to prove. A quarantined
+  // node is to roll, whatever its marker says.
+  const toProve = inScope
+    .filter(current)
+    .sort(order)
+    .map((node) => ({ node, hosts: hostsToProve(node.annotations, opts.keys, opts.want) }))
+    .filter((p) => p.hosts.length > 0);
+  return { selected, upToDate, unknownNames, inScope, toProve };
 }
 
 /**
