@@ -326,6 +326,24 @@ describe('defect 11: a run meeting the Lease kept for a fenced node names the no
     expect(lock.held).toBe(false);
   });
 
+  it('a live run’s claim outside the second run’s selection: the second run is refused naming that run (its Lease renewed while watched), not told the claim was left', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(OWNER);
+    const before = c.kube.mutatingCalls().length;
+
+    holderRenewsWhileWatched(c.kube);
+    const lock = new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock });
+    const second = roll(c, { nodes: ['w2'] }, { owner: OTHER, lock });
+    await expect(second).rejects.toThrow(/w1/);
+    await expect(second).rejects.not.toThrow(/another run of this action left/);
+    expect(c.kube.mutatingCalls().slice(before)).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect(lock.held).toBe(false);
+  });
+
   it('once nothing renews that Lease for its duration, the second run takes it over, adopts w1 (phase mutating) and completes it', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
