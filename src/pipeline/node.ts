@@ -13,7 +13,7 @@ import { hostsToRoll, markerWrite, proofHowOf } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
 import { adoptable, adoptedCapture, buildAdoptPatch } from '../rules/adopt.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
-import { verifyImage } from './verifyImage.js';
+import { pullThroughNode } from './verifyImage.js';
 import { claimNode } from './claim.js';
 import type { RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';
@@ -271,18 +271,7 @@ const NO_ANCHOR =
 async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<void> {
   const image = ctx.config.verifyImage;
   if (!image) return;
-  await run.step(verifyImageStep(image), () =>
-    verifyImage({
-      kube: ctx.kube,
-      node: run.node.name,
-      image,
-      namespace: ctx.config.verifyNamespace,
-      timeoutMs: ctx.config.readyTimeoutMs,
-      pollMs: ctx.pollIntervalMs,
-      clock: ctx.clock,
-      nonce: ctx.owner,
-    }),
-  );
+  await run.step(verifyImageStep(image), () => pullThroughNode(ctx, run.node.name, image));
 }
 
 /**

@@ -23,7 +23,7 @@ import { judgeProofReading } from '../rules/proof.js';
 import type { RunContext } from './context.js';
 import { readOne } from './evidence.js';
 import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
-import { verifyImage } from './verifyImage.js';
+import { pullThroughNode } from './verifyImage.js';
 
 /** A node to prove (src/rules/inventory.ts selectNodes `toProve`). */
 export interface ToProve {
@@ -67,16 +67,7 @@ async function proveOne(ctx: RunContext, p: ToProve, talosUnavailable: string | 
   if (by === 'verify-image') {
     const image = ctx.config.verifyImage!;
     try {
-      const id = await verifyImage({
-        kube: ctx.kube,
-        node: node.name,
-        image,
-        namespace: ctx.config.verifyNamespace,
-        timeoutMs: ctx.config.readyTimeoutMs,
-        pollMs: ctx.pollIntervalMs,
-        clock: ctx.clock,
-        nonce: ctx.owner,
-      });
+      const id = await pullThroughNode(ctx, node.name, image);
       detail = `proven by a pull of ${image} through its containerd (${id})`;
     } catch (e) {
       return {
