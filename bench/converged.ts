@@ -15,7 +15,8 @@ import { runAction } from '../runner/runAction.js';
 import { median, round } from './lib.js';
 
 const REVISION = '2026-11-30.1';
-const VERIFIED = 'registry-auth-rollout/verified-revision';
+/** the per-host verified marker, proven by the evidence (src/rules/marker.ts): nothing to roll or to prove */
+const VERIFIED = 'registry-auth-rollout/verified';
 
 export interface ConvergedRow {
   nodes: number;
@@ -80,7 +81,12 @@ export async function benchConverged(sizes: number[], runs: number, progress: (m
     try {
       for (let i = 1; i <= n; i++) {
         const name = `w-${String(i).padStart(3, '0')}`;
-        cluster.addNode({ name, role: 'worker', current: true, annotations: { [VERIFIED]: REVISION } });
+        cluster.addNode({
+          name,
+          role: 'worker',
+          current: true,
+          annotations: { [VERIFIED]: JSON.stringify({ [reg.host]: { revision: REVISION, proof: 'evidence' } }) },
+        });
       }
       const caFile = join(dir, 'ca.pem');
       writeFileSync(caFile, reg.caPem);

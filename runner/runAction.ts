@@ -85,6 +85,12 @@ export interface RunActionOptions {
   killWhen?: (stdoutSoFar: string) => boolean;
   /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
   killOn?: Promise<unknown>;
+  /**
+   * `SIGKILL`: the kill is the runner's force-kill of the job, not a cancellation: the action gets no
+   * signal it can handle, and its whole process group (kubectl, talosctl children included) dies at once,
+   * as the runner kills a job's process tree. Default `SIGTERM` to the action alone.
+   */
+  killSignal?: 'SIGTERM' | 'SIGKILL';
 }
 
 /**
@@ -119,14 +125,23 @@ export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
   for (const [k, v] of Object.entries(opts.inputs)) env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v;
   const entry = opts.entry ?? join(repoRoot, 'dist', 'index.js');
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [entry], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const group = opts.killSignal === 'SIGKILL';
+    // its own process group when it is to be force-killed, so the kill reaches its children too
+    const child = spawn(process.execPath, [entry], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     let stdout = '';
     let stderr = '';
     let killed = false;
     const kill = () => {
-      if (!killed) {
-        killed = true;
+      if (killed) return;
+      killed = true;
+      if (!group || child.pid === undefined) {
         child.kill('SIGTERM');
+        return;
+      }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
       }
     };
     child.stdout.on('data', (b: Buffer) => {

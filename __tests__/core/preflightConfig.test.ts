@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/core/config.js';
+import { preflightTargets } from '../../src/core/preflight.js';
 
 const base: Record<string, string> = { 'auth-patch': '/tmp/p.yaml', revision: 'r1' };
 const reader =
@@ -35,5 +36,27 @@ describe('the pre-flight inputs', () => {
     const c = readConfig(reader({ preflight: 'false', 'preflight-image': 'ghcr.io/Acme/App' }));
     expect(c.preflight).toBe(false);
     expect(c.preflightImage).toBeUndefined();
+  });
+  it('registry-plain-http: hosts as the patch names them, no scheme or path; a host the patch lacks is an input error', () => {
+    expect(
+      readConfig(reader({ 'registry-plain-http': 'registry.local:5000,\nregistry.local:5000, mirror.lan' })).registryPlainHttp,
+    ).toEqual(['registry.local:5000', 'mirror.lan']);
+    expect(() => readConfig(reader({ 'registry-plain-http': 'http://registry.local:5000' }))).toThrow(
+      /input "registry-plain-http": "http:\/\/registry.local:5000" is not a registry host/,
+    );
+    const cred = { username: 'u', password: 'p', auth: '', identitytoken: '' };
+    const config = readConfig(reader({ 'registry-plain-http': 'registry.local:5000' }));
+    expect(
+      preflightTargets(config, [
+        { host: 'registry.local:5000', fields: cred },
+        { host: 'ghcr.io', fields: cred },
+      ]),
+    ).toEqual([
+      { host: 'registry.local:5000', apiHost: 'registry.local:5000', credential: cred, image: undefined, plainHttp: true },
+      { host: 'ghcr.io', apiHost: 'ghcr.io', credential: cred, image: undefined },
+    ]);
+    expect(() => preflightTargets(config, [{ host: 'ghcr.io', fields: cred }])).toThrow(
+      'input "registry-plain-http": registry.local:5000: not a host the auth patch carries a credential for (it has: ghcr.io); name a host as the patch names it',
+    );
   });
 });

@@ -31,13 +31,33 @@ describe('e2e: health gates', () => {
   it('storage: a Longhorn volume degraded by the first reboot holds the next claim until it is healthy again', async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1', 'w-2']);
-    // The rebuild outlasts what w-1's run does after Ready (the proof read, the release): under a loaded
-    // runner that took more than 5 s, and a volume healthy before w-2's start never held it (the gate
-    // untested). 15 s is still short of Longhorn's own default here (20 s); the wait is idle, not CPU.
-    const lh = c.kube.installLonghorn({ rebuildMs: 15_000 });
+    // The rebuild must outlast what w-1's run does after Ready (the proof read, the release), or w-2's
+    // start is never held (the gate untested): a fixed rebuildMs (5 s, then 15 s) was outlasted on a
+    // loaded runner. So the rebuild is held until the gate is seen holding w-2's start: after w-1's
+    // release the gate has read the volumes twice (its first read found it degraded, and it polled again).
+    const cl = c;
+    const lh = cl.kube.installLonghorn({ rebuildMs: 1000 });
+    lh.holdRebuilds();
     // replicas on w-1 and on a storage node outside the roll: w-1's reboot degrades it, never faults it
     lh.add('pvc-data', ['w-1', 'storage-1']);
-    const run = await act(c, { 'storage-gate': 'true' });
+    const released = cl.kube.nodeWrites.length;
+    const volumeReads = (t: number) =>
+      cl.kube.requests.filter(
+        (r) => r.method === 'GET' && /^\/apis\/longhorn\.io\/[^/]+\/(namespaces\/[^/]+\/)?volumes$/.test(r.path) && r.at >= t,
+      );
+    let w1ReleasedAt = 0;
+    const t = setInterval(() => {
+      if (!w1ReleasedAt) {
+        const writes = cl.kube.nodeWrites.slice(released).filter((w) => w.node === 'w-1');
+        const claimed = writes.findIndex((w) => w.annotations[A.owner]);
+        const back = claimed < 0 ? undefined : writes.slice(claimed).find((w) => !w.annotations[A.owner]);
+        if (back) w1ReleasedAt = back.at;
+      } else if (volumeReads(w1ReleasedAt).length >= 2) {
+        clearInterval(t);
+        lh.releaseRebuilds();
+      }
+    }, 50);
+    const run = await act(cl, { 'storage-gate': 'true' }).finally(() => clearInterval(t));
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result).toBe('processed');
     const degraded = lh.transitions.find((t) => t.robustness === 'degraded')!;

@@ -27,9 +27,9 @@ export function verifiedRev(annotations: Record<string, string>, host = 'ghcr.io
 }
 export const REVISION = '2026-11-30.1';
 
-/** A node's verified marker as a release writes it (src/rules/marker.ts): `host` proven at `revision`. */
+/** A node's verified marker as a release writes it (src/rules/marker.ts): `host` proven at `revision` by the evidence. */
 export function verifiedMarker(host: string, revision = REVISION, at = '2026-11-30T12:00:00.000Z'): Record<string, string> {
-  return { [A.verified]: JSON.stringify({ [host]: { revision, at } }) };
+  return { [A.verified]: JSON.stringify({ [host]: { revision, at, proof: 'evidence' } }) };
 }
 
 /** set once kubectl answered in this worker: the files of a worker share their modules (`isolate: false`) and PATH */

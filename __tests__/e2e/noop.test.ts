@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster } from './helpers.js';
+import { verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
 
 const NODES = ['cp-1', 'worker-1', 'worker-2'];
 const LEASE_NS = 'kube-system';
@@ -67,15 +67,19 @@ afterAll(async () => {
 });
 
 /** A merge-queue run: apply, the pre-flight check on (against the registry twin, which is down). */
-function queueRun(inputs: Record<string, string> = {}): Promise<ActionRun> {
-  return act(c, {
-    'auth-patch': authPatch,
-    registry: reg.host,
-    preflight: 'true',
-    'preflight-image': `${reg.host}/acme/app:1.4.2`,
-    'registry-ca-file': caFile,
-    ...inputs,
-  });
+function queueRun(inputs: Record<string, string> = {}, env: Record<string, string> = {}): Promise<ActionRun> {
+  return act(
+    c,
+    {
+      'auth-patch': authPatch,
+      registry: reg.host,
+      preflight: 'true',
+      'preflight-image': `${reg.host}/acme/app:1.4.2`,
+      'registry-ca-file': caFile,
+      ...inputs,
+    },
+    { env: { ...c.env(), ...TEST_KNOBS, ...env } },
+  );
 }
 
 /** What the twins saw of the cluster and the registry, to compare before and after a run. */
@@ -139,6 +143,20 @@ describe('e2e: a run with nothing to roll, and selections that select nothing', 
     const post = await postStep(c, run);
     expect(post.exitCode, post.stdout).toBe(0);
     expect(c.kube.requests.length).toBe(readsAfterMain);
+    assertNothingWritten(before);
+  });
+
+  it("the runner's proxy is a socks5h:// one and registry-ca-file is missing: a converged run reads neither, clean", async () => {
+    // A self-hosted runner's egress settings serve only a registry request; a run with nothing to roll makes
+    // none, so they cannot fail it (the same settings on a run with work: __tests__/e2e/preflight.test.ts).
+    const before = seen();
+    const run = await queueRun(
+      { 'registry-ca-file': '/nonexistent/registry-ca.pem' },
+      { HTTPS_PROXY: 'socks5h://proxy.corp:1080', HTTP_PROXY: 'socks5h://proxy.corp:1080' },
+    );
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(run.outputs.result).toBe('clean');
+    expect(run.annotations.filter((a) => a.kind === 'error' || a.kind === 'warning')).toEqual([]);
     assertNothingWritten(before);
   });
 

@@ -57,6 +57,15 @@ function patchFor(host: string, password: string): string {
   return path;
 }
 
+/** An auth patch carrying an identity token for the host (the OAuth2 refresh-token flow). */
+function identityPatchFor(host: string, token: string): string {
+  const path = join(dir, `auth-${host.replace(':', '-')}-identity.yaml`);
+  writeFileSync(path, ['apiVersion: v1alpha1', 'kind: RegistryAuthConfig', `name: "${host}"`, `identityToken: ${token}`, ''].join('\n'), {
+    mode: 0o600,
+  });
+  return path;
+}
+
 function preflightRun(
   cluster: SimCluster,
   registry: RegistrySim,
@@ -143,11 +152,6 @@ describe('e2e: pre-flight credential check', () => {
       /input "preflight-image": "https:\/\/ghcr.io\/Acme\/App" is not an image reference/,
     ],
     [
-      'an unreadable CA file',
-      { 'registry-ca-file': '/nonexistent/ca.pem' },
-      /input "registry-ca-file": cannot read "\/nonexistent\/ca.pem" \(ENOENT\)/,
-    ],
-    [
       'an image on a host without a credential',
       { 'preflight-image': 'quay.io/acme/app:1' },
       /input "preflight-image": "quay.io\/acme\/app:1" is on quay.io, a host the auth patch carries no credential for/,
@@ -162,6 +166,36 @@ describe('e2e: pre-flight credential check', () => {
     expect(cluster.kube.requests).toEqual([]);
     expect(registry.requests).toEqual([]);
   });
+
+  // What only a registry request needs is read when one is about to be made (a converged run never
+  // reads it: __tests__/e2e/noop.test.ts): still before anything is mutated, after the node listing.
+  it.each([
+    [
+      'a socks5h:// proxy in HTTPS_PROXY',
+      {},
+      { HTTPS_PROXY: 'socks5h://user:proxy-pass@proxy.corp:1080' },
+      /input "HTTPS_PROXY": the proxy's scheme socks5h: is not http, https or socks5/,
+    ],
+    [
+      'an unreadable registry-ca-file',
+      { 'registry-ca-file': '/nonexistent/ca.pem' },
+      {},
+      /input "registry-ca-file": cannot read "\/nonexistent\/ca.pem" \(ENOENT\)/,
+    ],
+  ])(
+    '%s on a run with a node to roll: an input error naming it, no registry asked, nothing mutated',
+    async (_what, inputs, env, message) => {
+      const { cluster, registry, caFile } = await setup();
+      const run = await preflightRun(cluster, registry, caFile, inputs, env);
+      expect(run.exitCode, run.stdout).toBe(1);
+      expect(run.outputs.result).toBe('failed');
+      expect(run.annotations.find((a) => a.kind === 'error')?.message ?? '').toMatch(message);
+      expect(registry.requests).toEqual([]);
+      assertUntouched(cluster);
+      // never the proxy URL (it may carry a password)
+      for (const text of [run.stdout, run.stderr, run.summary, JSON.stringify(run.outputs)]) expect(text).not.toContain('proxy-pass');
+    },
+  );
 
   it('an unreachable registry (a closed port): a clear error naming the input that turns the check off', async () => {
     const { cluster, caFile } = await setup();
@@ -213,7 +247,7 @@ describe('e2e: pre-flight credential check', () => {
     }
   });
 
-  it('a token endpoint that redirects to plain http on another port: refused with the credential attached, nothing reaches it, nothing touched', async () => {
+  it('a token endpoint that redirects to plain http on another port: withheld with the credential attached, nothing reaches it, nothing touched', async () => {
     // a listener that only counts: the redirect's target, which must never see the Basic credential
     const seen: Array<{ authorization: boolean }> = [];
     const sink = http.createServer((req, res) => {
@@ -226,7 +260,9 @@ describe('e2e: pre-flight credential check', () => {
       const { cluster, registry, caFile } = await setup({ tokenRedirect: `http://127.0.0.1:${port}/token` });
       const run = await preflightRun(cluster, registry, caFile);
       expect(run.exitCode, run.stdout).toBe(1);
-      expect(run.stdout).toContain('a credential is never sent after a redirect from https to http');
+      expect(run.stdout).toContain(
+        `refused to send the new credential: asked GET https://${registry.host}/token?service=registry-sim&scope=repository%3Aacme%2Fapp%3Apull with the new credential; not sent: the 302 redirect from https://${registry.host} to http://127.0.0.1:${port}/token is plain http: the credential would travel in clear text`,
+      );
       expect(seen).toEqual([]);
       expect(registry.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v2/', 'GET /token']);
       assertNoSecret(run, NEW_CREDENTIAL.password);
@@ -234,6 +270,55 @@ describe('e2e: pre-flight credential check', () => {
     } finally {
       await new Promise<void>((resolve) => sink.close(() => resolve()));
     }
+  });
+
+  describe('a challenge naming a plain-http token realm (a TLS-terminating proxy in front of the registry, no X-Forwarded-Proto)', () => {
+    it.each([
+      ['a username and password (the GET with Basic auth)', {}],
+      ['an identity token (the OAuth2 refresh-token POST)', { identityToken: 'new-identity-token-0f9e' }],
+    ])('%s: refused, the realm asked nothing, nothing touched', async (_what, cred: { identityToken?: string }) => {
+      const { cluster, registry, caFile } = await setup({ plainHttp: { realmOverHttp: true }, ...cred });
+      const realm = `http://${registry.httpHost}/token`;
+      const patch = cred.identityToken
+        ? identityPatchFor(registry.host, cred.identityToken)
+        : patchFor(registry.host, NEW_CREDENTIAL.password);
+      const run = await preflightRun(cluster, registry, caFile, { 'auth-patch': patch });
+      expect(run.exitCode, run.stdout).toBe(1);
+      expect(run.outputs.result).toBe('failed');
+      const failure = run.annotations.find((a) => a.kind === 'error')?.message ?? '';
+      expect(failure).toContain(`pre-flight: ${registry.host} refused to send the new credential`);
+      expect(failure).toContain(`the token realm ${realm} is plain http`);
+      // the fix: the proxy's X-Forwarded-Proto (or an https realm), and why preflight: false would not help
+      expect(failure).toContain('X-Forwarded-Proto: https');
+      expect(run.summary).toContain('stopped by the pre-flight check');
+      // nothing reached the plain-http port: not the credential, not any request at all
+      expect(registry.requests.filter((r) => r.scheme === 'http')).toEqual([]);
+      expect(registry.requests.filter((r) => r.authorized || r.refreshToken)).toEqual([]);
+      expect(registry.requests.map((r) => `${r.scheme} ${r.method} ${r.path}`)).toEqual(['https GET /v2/']);
+      assertNoSecret(run, cred.identityToken ?? NEW_CREDENTIAL.password);
+      assertUntouched(cluster);
+    });
+
+    it('a registry the user configured as plain http (registry-plain-http): its own http realm is asked, the check passes', async () => {
+      const { cluster, registry } = await setup({ plainHttp: {} });
+      const host = registry.httpHost!;
+      const run = await act(cluster, {
+        'auth-patch': patchFor(host, NEW_CREDENTIAL.password),
+        registry: host,
+        nodes: 'worker-1',
+        mode: 'plan',
+        preflight: 'true',
+        'preflight-image': `${host}/acme/app:1.4.2`,
+        'registry-plain-http': host,
+      });
+      expect(run.exitCode, run.stdout).toBe(0);
+      expect(run.stdout).toContain(`pre-flight: ${host} token flow + manifest HEAD of acme/app:1.4.2: ok`);
+      expect(registry.requests.map((r) => `${r.scheme} ${r.method} ${r.path}`)).toEqual([
+        'http GET /v2/',
+        'http GET /token',
+        'http HEAD /v2/acme/app/manifests/1.4.2',
+      ]);
+    });
   });
 
   it('preflight: false asks the registry nothing', async () => {

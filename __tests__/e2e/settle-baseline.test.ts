@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { A, act, ann, byName, node, postStep, requireKubectl, startCluster } from './helpers.js';
-import { evictions, settleCluster } from './settleCluster.js';
+import { evictions, readyOnceGateWaits, settleCluster } from './settleCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -16,7 +16,7 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
   /**
    * A Deployment shop/api that wants 3 replicas of 3 CPUs each on nodes of pool=api: worker-1 and
    * worker-2 (3950m allocatable each) run one each, the third has been Pending for ever (Insufficient
-   * cpu). worker-3 is of another pool. A replica started from now on is Ready 8 s after it started.
+   * cpu). worker-3 is of another pool. A replica started from now on is not Ready until the test says.
    */
   async function degraded(): Promise<SimCluster> {
     const cl = await startCluster({ defaultNodes: false });
@@ -28,30 +28,39 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
     cl.kube.addPod({ name: 'api-a', nodeName: 'worker-1', ...api });
     cl.kube.addPod({ name: 'api-b', nodeName: 'worker-2', ...api });
     cl.kube.addPod({ name: 'api-c', ...api });
-    // a replica started from now on is Ready 8 s after it started: the next drain has something to wait for
-    cl.kube.setReadiness('shop', 'api', 8000);
+    // a replica started from now on stays not Ready until the test lets it (readyOnceGateWaits): the next
+    // drain has something to wait for, however long the roll before it took
+    cl.kube.setReadiness('shop', 'api', 'never');
     return cl;
   }
   const available = (cl: SimCluster) => cl.kube.workload('Deployment', 'shop', 'api')?.status?.availableReplicas ?? 0;
 
   it('a Deployment with a replica Pending for ever: worker-2 is drained once the replica worker-1 lost runs again, and the roll succeeds', async () => {
-    c = await degraded();
-    await expect.poll(() => available(c!), { timeout: 5000 }).toBe(2);
+    const cl = (c = await degraded());
+    await expect.poll(() => available(cl), { timeout: 30_000 }).toBe(2);
     let most = 0;
-    const t = setInterval(() => (most = Math.max(most, available(c!))), 50);
-    const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '20s' });
-    clearInterval(t);
+    const t = setInterval(() => (most = Math.max(most, available(cl))), 50);
+    // the replica worker-1 lost passes its probe once worker-2's gate is seen waiting for it
+    let ended = false;
+    const gate = readyOnceGateWaits(cl, 'worker-2', 'shop', 'api', () => ended);
+    const run = await act(cl, { nodes: 'worker-1,worker-2', 'settle-timeout': '60s' }).finally(() => {
+      ended = true;
+      clearInterval(t);
+    });
+    const gateRead = await gate;
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run);
     expect([d['worker-1'].outcome, d['worker-2'].outcome]).toEqual(['rebooted', 'rebooted']);
     // From the twin: worker-1's drain evicted api-a; a replica became Ready on worker-1 once it was
-    // schedulable again; only then did worker-2's first eviction come. The Deployment never had 3.
-    const [first] = evictions(c, 'worker-1');
+    // schedulable again, after worker-2's gate had read it not Ready; only then did worker-2's first
+    // eviction come. The Deployment never had 3.
+    const [first] = evictions(cl, 'worker-1');
     expect(first.pod).toBe('api-a');
-    const back = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.node === 'worker-1');
-    expect(back, JSON.stringify(c.kube.podEvents)).toBeDefined();
-    expect(back!.at - first.at).toBeGreaterThanOrEqual(8000);
-    const [second] = evictions(c, 'worker-2');
+    const back = cl.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.node === 'worker-1');
+    expect(back, JSON.stringify(cl.kube.podEvents)).toBeDefined();
+    expect(gateRead).toBeDefined();
+    expect(back!.at).toBeGreaterThan(gateRead!.at);
+    const [second] = evictions(cl, 'worker-2');
     expect(second.at).toBeGreaterThanOrEqual(back!.at);
     expect(most).toBe(2);
     expect(run.stdout).toMatch(

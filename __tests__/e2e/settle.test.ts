@@ -2,10 +2,8 @@
 // What the next drain waited for is checked from the twin's own pod event log, not from the action's word.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import type { RequestRecord } from '../../sim/kube/http.js';
-import { sleep, until } from '../sim-kube/helpers.js';
 import { A, act, byName, node, requireKubectl } from './helpers.js';
-import { evictions, settleCluster } from './settleCluster.js';
+import { evictions, readyOnceGateWaits, settleCluster } from './settleCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -16,25 +14,13 @@ afterEach(async () => {
 
 describe('e2e: the settle gate', () => {
   it("worker-2's first eviction waits until the pod evicted from worker-1 is Ready again elsewhere", async () => {
-    // web-a's replacement stays not Ready until worker-2's settle gate has read the workloads, then passes
-    // its probe: the gate must wait however long worker-1's reboot took on a loaded runner
+    // web-a's replacement stays not Ready until worker-2's settle gate is seen waiting, then passes its
+    // probe: the gate must wait however long worker-1's reboot took on a loaded runner
     const cl = (c = await settleCluster('never'));
-    let gateRead: RequestRecord | undefined;
     let ended = false;
-    const after = (t: number, method: string, path: string) =>
-      cl.kube.requests.find((r) => r.method === method && r.path === path && r.at > t);
-    // bounded by the run: a run that ends without reaching worker-2's gate leaves nothing to release
-    const released = (async () => {
-      const claim = await until(() => ended || after(0, 'PATCH', '/api/v1/nodes/worker-2'), 120_000, 50);
-      if (claim === true) return;
-      const read = await until(() => ended || after(claim.at, 'GET', '/apis/apps/v1/deployments'), 120_000, 50);
-      if (read === true) return;
-      gateRead = read;
-      await sleep(1000); // the gate has seen web short of its desired count and said so
-      cl.kube.readyNow('shop', 'web');
-    })();
+    const gate = readyOnceGateWaits(cl, 'worker-2', 'shop', 'web', () => ended);
     const run = await act(cl, { nodes: 'worker-1,worker-2' }).finally(() => (ended = true));
-    await released;
+    const gateRead = await gate;
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run);
     expect(d['worker-1'].outcome).toBe('rebooted');
@@ -44,6 +30,7 @@ describe('e2e: the settle gate', () => {
     expect(first.pod).toBe('web-a');
     const replacementReady = cl.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.owner?.startsWith('ReplicaSet/web-'));
     expect(replacementReady, JSON.stringify(cl.kube.podEvents)).toBeDefined();
+    expect(gateRead).toBeDefined();
     expect(replacementReady!.at).toBeGreaterThan(gateRead!.at);
     const [secondDrainFirst] = evictions(cl, 'worker-2');
     expect(secondDrainFirst.at).toBeGreaterThanOrEqual(replacementReady!.at);
@@ -75,15 +62,33 @@ describe('e2e: the settle gate', () => {
   });
 
   it('settle-timeout 0: no wait, no pod or workload list', async () => {
-    c = await settleCluster(15_000);
-    const run = await act(c, { nodes: 'worker-1,worker-2', 'settle-timeout': '0' });
+    // web-a's replacement stays not Ready until worker-2's drain has evicted its first pod, however long
+    // worker-1's roll takes: a gate that waited would wait for ever (and the run would fail)
+    const cl = (c = await settleCluster('never'));
+    let held = true;
+    cl.kube.beforeWrite({ method: 'POST', path: /\/pods\/[^/]+\/eviction$/ }, () =>
+      // after the eviction is applied (and logged in podEvents)
+      setImmediate(() => {
+        if (held && evictions(cl, 'worker-2').length > 0) {
+          held = false;
+          cl.kube.readyNow('shop', 'web');
+        }
+      }),
+    );
+    const run = await act(cl, { nodes: 'worker-1,worker-2', 'settle-timeout': '0' });
     expect(run.exitCode, run.stdout).toBe(0);
-    const [first] = evictions(c, 'worker-1');
-    const [second] = evictions(c, 'worker-2');
-    const replacementReady = c.kube.podEvents.find((e) => e.type === 'ready' && e.at > first.at && e.owner?.startsWith('ReplicaSet/web-'));
-    // worker-2 was drained while the replacement was not Ready yet
-    expect(replacementReady === undefined || second.at < replacementReady.at).toBe(true);
-    expect(c.kube.requests.filter((r) => r.path.startsWith('/apis/apps/v1/deployments'))).toEqual([]);
+    const [first] = evictions(cl, 'worker-1');
+    const [second] = evictions(cl, 'worker-2');
+    expect(first?.pod).toBe('web-a');
+    expect(second).toBeDefined();
+    // worker-2 was drained while the replacement was not Ready yet: in the twin's own event order,
+    // worker-2's first eviction comes before any replacement of web became Ready
+    const events = cl.kube.podEvents;
+    const from = events.indexOf(first);
+    const readyAt = events.findIndex((e, i) => i > from && e.type === 'ready' && e.owner?.startsWith('ReplicaSet/web-'));
+    expect(events.indexOf(second)).toBeGreaterThan(from);
+    expect(readyAt === -1 || readyAt > events.indexOf(second), JSON.stringify(events)).toBe(true);
+    expect(cl.kube.requests.filter((r) => r.path.startsWith('/apis/apps/v1/deployments'))).toEqual([]);
     expect(run.stdout).not.toMatch(/settle gate/);
   });
 });

@@ -1,8 +1,24 @@
 // End to end: several registries (ghcr.io and a mirror whose host has a port) through the bundle: one
-// patch naming both, two steps each rolling one, a changed verify-image, and the old single-key marker.
+// patch naming both, two steps each rolling one, a changed verify-image, and the old single-key marker;
+// a patch that would also write a host the run does not roll, refused before anything is touched.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIRROR, MIRROR_NEW_CREDENTIAL, NEW_CREDENTIAL, REGISTRY, type SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, drainRequests, reboots, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  ann,
+  assertNoSecret,
+  byName,
+  drainRequests,
+  readReport,
+  reboots,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  verifiedRev,
+} from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -12,8 +28,9 @@ afterEach(async () => {
 });
 
 const AT = '2026-12-01T00:00:00.000Z';
+/** entries as a release writes them, proven by the evidence (src/rules/marker.ts) */
 const marker = (o: Record<string, { revision: string; image?: string }>) =>
-  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT }])));
+  JSON.stringify(Object.fromEntries(Object.entries(o).map(([h, p]) => [h, { ...p, at: AT, proof: 'evidence' }])));
 
 describe('e2e: several registries', () => {
   it('one patch naming both: each stale node rolled once for the hosts it is stale for, then clean', async () => {
@@ -75,7 +92,7 @@ describe('e2e: several registries', () => {
     expect(ann(c, 'worker-1')[A.owner]).toBeUndefined();
   });
 
-  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is left alone', async () => {
+  it('a changed verify-image re-proves without a reboot; a node carrying the old single-key marker is not rolled, and the next run proves it', async () => {
     c = await startCluster({ defaultNodes: false });
     const proven = marker({ [REGISTRY]: { revision: REVISION, image: 'ghcr.io/acme/private:1' } });
     c.addNode({ name: 'worker-1', role: 'worker', current: true, annotations: { [A.verified]: proven } });
@@ -94,5 +111,69 @@ describe('e2e: several registries', () => {
     expect(drainRequests(c, 'worker-2')).toEqual([]);
     expect(c.kube.mutatingRequests().filter((r) => r.path === '/api/v1/nodes/worker-2')).toEqual([]);
     expect(ann(c, 'worker-2')[A.verifiedRevision]).toBe(REVISION);
+    // but it does not say how worker-2 was proven: not revocable, named; the next run (nothing to roll)
+    // proves it by a pull, with no claim, and writes the map with how
+    expect(run.outputs['old-credential-revocable']).toBe('false');
+    expect(readReport(run.outputs['report-file']).oldCredential!.holders.map((h) => [h.node, h.kind])).toEqual([
+      ['worker-2', 'proof-undecided'],
+    ]);
+    const next = await act(c, { 'verify-image': 'ghcr.io/acme/private:2', 'verify-namespace': 'default' });
+    expect(next.outputs.result).toBe('clean');
+    expect(next.outputs['old-credential-revocable'], next.summary).toBe('true');
+    expect(drainRequests(c, 'worker-2')).toEqual([]);
+    expect(ann(c, 'worker-2')[A.verifiedRevision]).toBeUndefined();
+    expect(JSON.parse(ann(c, 'worker-2')[A.verified])[REGISTRY]).toMatchObject({
+      revision: REVISION,
+      proof: 'verify-image',
+      image: 'ghcr.io/acme/private:2',
+    });
+  });
+
+  // Only the rolled registries are written (docs/registries.md): a patch that also writes the credential
+  // of a host the run does not roll would put that value on every node rolled, judged by neither the
+  // evidence nor the proof, while the host's marker entry still said verified. Refused while the inputs
+  // are read: no node listed, no claim, no Lease, no Talos call.
+  it.each([
+    {
+      what: 'a patch naming a host outside registry (the API path’s form)',
+      patch: (cl: SimCluster) => cl.writeAuthPatchOf({ [MIRROR]: MIRROR_NEW_CREDENTIAL, [REGISTRY]: NEW_CREDENTIAL }, 'both.yaml'),
+      inputs: { registry: MIRROR },
+      secrets: [NEW_CREDENTIAL.password, MIRROR_NEW_CREDENTIAL.password],
+      message: `input "registry": registry: ${MIRROR} does not roll ${REGISTRY}, whose credential the auth patch also writes`,
+      fix: `Add ${REGISTRY} to registry, or remove it from the auth patch`,
+    },
+    {
+      what: 'a patch left to talosctl deleting another host’s document (registry left empty)',
+      patch: (cl: SimCluster) => {
+        const path = join(cl.dir, 'delete-ghcr.yaml');
+        const [u, p] = [MIRROR_NEW_CREDENTIAL.username, MIRROR_NEW_CREDENTIAL.password];
+        const text = `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ${MIRROR}\nusername: ${u}\npassword: ${p}\n---\napiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ${REGISTRY}\n$patch: delete\n`;
+        writeFileSync(path, text, { mode: 0o600 });
+        return path;
+      },
+      inputs: {} as Record<string, string>,
+      secrets: [MIRROR_NEW_CREDENTIAL.password],
+      message: `input "auth-patch": removes the credential of ${REGISTRY}`,
+      fix: 'remove it from the auth patch',
+    },
+  ])('$what: refused before anything is touched, naming the host and the fix', async ({ patch, inputs, secrets, message, fix }) => {
+    // talosctl on PATH: the talosctl form is applied, not refused for want of talosctl
+    c = await startCluster({ defaultNodes: false, talosctl: true });
+    c.addNode({ name: 'worker-1', role: 'worker', mirror: 'old' });
+    c.addNode({ name: 'worker-2', role: 'worker', mirror: 'old' });
+    const run = await act(c, { 'auth-patch': patch(c), ...inputs });
+    expect(run.exitCode, run.stdout).toBe(1);
+    const failure = run.annotations.find((a) => a.kind === 'error')?.message ?? '';
+    expect(failure).toContain(message);
+    expect(failure).toContain(fix);
+    // the patch's secrets registered before the refusal, and shown nowhere
+    for (const secret of secrets) assertNoSecret(run, secret);
+    // nothing touched: not even the node list was read; no Lease, no claim, no Talos call
+    expect(c.kube.requests.filter((r) => r.path.startsWith('/api/v1/nodes'))).toEqual([]);
+    expect(c.kube.mutatingRequests()).toEqual([]);
+    expect(c.kube.lease('kube-system', 'registry-auth-rollout')).toBeUndefined();
+    expect(c.talos.apiCalls).toEqual([]);
+    expect(c.talos.mutatingCommands()).toEqual([]);
+    for (const n of ['worker-1', 'worker-2']) expect(ann(c, n)[A.owner], n).toBeUndefined();
   });
 });

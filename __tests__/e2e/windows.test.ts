@@ -2,8 +2,9 @@
 // outside every window reads the node listing and nothing else (no Lease, no write, no Talos call) and
 // ends partial; a window that closes while node 1 is in flight lets it finish and never claims node 2.
 // The bundle runs on real time, so the window is built from the test's clock: a 6-field cron (seconds
-// first) firing at this very second once a year, closing a few seconds later, while a node's roll takes
-// longer than that (each reboot 14 s here).
+// first) firing at this very second once a year, closing 60 s later; node 1's reboot is held down until
+// the window has closed, so node 1 is in flight when it closes however fast or slow the machine is. The
+// one bound left on the machine's pace is the window itself: the bundle must start node 1 inside it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { timelineOf } from '../../demo/summaryText.js';
@@ -14,7 +15,7 @@ import { addWorkers } from './parallelWorkers.js';
 let c: SimCluster;
 beforeAll(async () => {
   requireKubectl();
-  c = await startCluster({ defaultNodes: false, rebootMs: 14_000 });
+  c = await startCluster({ defaultNodes: false });
   addWorkers(c, ['w-1', 'w-2']);
 });
 afterAll(async () => {
@@ -46,16 +47,29 @@ describe('e2e: maintenance windows', () => {
     const now = new Date();
     now.setUTCMilliseconds(0);
     const cron = `${now.getUTCSeconds()} ${now.getUTCMinutes()} ${now.getUTCHours()} ${now.getUTCDate()} ${now.getUTCMonth() + 1} *`;
-    // open from this second for 12 s: long enough for the bundle to claim node 1 (1-2 s in on an idle
-    // machine, several seconds on a loaded runner), shorter than its reboot (14 s)
-    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 12s\n` });
+    // open from this second for 60 s: the bundle must start node 1 inside it, 1-2 s in on an idle
+    // machine, but more than 12 s beside a CPU burner and more than 30 s on a 2-core machine at a load
+    // of 24 (the window is a wall-clock thing: the run reads the runner's clock); node 1's reboot
+    // stays down until the window has closed, on the same wall clock the bundle reads. The idle wait
+    // costs no CPU.
+    const closesAt = now.getTime() + 60_000;
+    c.talos.holdNextReboot('w-1');
+    const release = setInterval(() => {
+      if (Date.now() <= closesAt || !c.talos.mutatingCommands().some((x) => x.command === 'reboot')) return;
+      try {
+        c.talos.releaseReboot('w-1');
+        clearInterval(release);
+      } catch {
+        // the reboot is recorded before it is held: the next tick releases it
+      }
+    }, 100);
+    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 60s\n` }).finally(() => clearInterval(release));
     expect(run.exitCode, run.stdout).toBe(0);
-    expect(run.outputs.result).toBe('partial');
-    expect(run.outputs.left).toBe('1');
+    expect(run.outputs.result, run.stdout).toBe('partial');
+    expect(run.outputs.left, run.stdout).toBe('1');
     const decisions = JSON.parse(run.outputs.decisions) as Array<{ name: string; outcome: string; startedAt: string; endedAt: string }>;
     expect(decisions.map((d) => d.name)).toEqual(['w-1']);
     expect(decisions[0].outcome).toBe('rebooted');
-    const closesAt = now.getTime() + 12_000;
     expect(Date.parse(decisions[0].startedAt)).toBeLessThan(closesAt);
     expect(Date.parse(decisions[0].endedAt)).toBeGreaterThan(closesAt);
     // node 2: not one write, so never claimed nor cordoned

@@ -10,10 +10,13 @@ import { ToolError, DrainTimeoutError } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
 import { runFences } from '../../src/fences/run.js';
 import { claimNode } from '../../src/pipeline/claim.js';
+import { formatMarksRecord } from '../../src/rules/autoscalerMarks.js';
 import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const CA = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 const KARPENTER = 'karpenter.sh/do-not-disrupt';
+/** The record a claim by `owner` writes: the run and the marks it wrote (src/rules/autoscalerMarks.ts). */
+const rec = (marks: Array<typeof CA | typeof KARPENTER>, owner = OWNER) => formatMarksRecord(owner, marks);
 const removesOwner = (ops: JsonPatchOp[]) => ops.some((o) => o.op === 'remove' && o.path.endsWith('~1owner'));
 type Cluster = ReturnType<typeof makeCluster>;
 
@@ -36,8 +39,8 @@ describe('the main step: held with the marks, released without them', () => {
     const held = atRelease(c);
     const res = await roll(c);
     expect(res.result, res.error?.message).toBe('processed');
-    expect(held.w1).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true', [keys.autoscalerMarks]: `${CA},${KARPENTER}` });
-    expect(held.w2).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true', [keys.autoscalerMarks]: KARPENTER });
+    expect(held.w1).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true', [keys.autoscalerMarks]: rec([CA, KARPENTER]) });
+    expect(held.w2).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true', [keys.autoscalerMarks]: rec([KARPENTER]) });
     const w1 = c.kube.state('w1').annotations;
     expect([w1[CA], w1[KARPENTER], w1[keys.autoscalerMarks]]).toEqual([undefined, undefined, undefined]);
     const w2 = c.kube.state('w2').annotations;
@@ -60,7 +63,50 @@ describe('the main step: held with the marks, released without them', () => {
     expect([a[CA], a[keys.autoscalerMarks], a[keys.owner]]).toEqual([undefined, undefined, undefined]);
     expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
     expect(c.kube.state('w1').unschedulable).toBe(false);
-    expect(lines.join('\n')).toContain(`w1: ${KARPENTER} was set to "false" by someone else while the node was held: kept as they set it`);
+    const line = `${KARPENTER} was set to "false" by someone else while the node was held: kept as they set it`;
+    expect(lines.join('\n')).toContain(`w1: ${line}`);
+    // said beyond the log: the record (its summary row) and the Released Event
+    expect(res.records[0].autoscalerMarks).toEqual({ found: [], kept: [line] });
+  });
+
+  // The record names the run; changed or removed, nothing of the marks is provably the run's any more.
+  it.each([
+    ['removed', undefined],
+    ['rewritten by another run', rec([CA, KARPENTER], 'acme/other/runs/9/attempts/1/bbbb')],
+  ])('an operator takes the marks over during the drain (the record %s): both marks kept, the release lands', async (_, record) => {
+    const c = makeCluster([{ name: 'w1' }]);
+    c.kube.drainBody = async (name) => {
+      c.kube.mutate(name, (o) => {
+        if (record === undefined) delete o.metadata.annotations[keys.autoscalerMarks];
+        else o.metadata.annotations[keys.autoscalerMarks] = record;
+      });
+    };
+    const lines: string[] = [];
+    const res = await roll(c, {}, { log: log(lines) });
+    expect(res.result, res.error?.message).toBe('processed');
+    const a = c.kube.state('w1').annotations;
+    expect([a[CA], a[KARPENTER], a[keys.autoscalerMarks], a[keys.owner]]).toEqual(['true', 'true', record, undefined]);
+    expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
+    const line = `${keys.autoscalerMarks} was ${record === undefined ? 'removed' : 'changed'} by someone else while the node was held: the marks it named (${CA}, ${KARPENTER}) are theirs now, kept as they are`;
+    expect(res.records[0].autoscalerMarks).toEqual({ found: [], kept: [line] });
+    expect(lines.join('\n')).toContain(`w1: ${line}`);
+  });
+
+  it('marks set before the claim, "true" or not, are left exactly as found and said; a "false" with how to keep the autoscaler off', async () => {
+    const c = makeCluster([{ name: 'w1', annotations: { [CA]: 'false', [KARPENTER]: 'true' } }]);
+    const lines: string[] = [];
+    const res = await roll(c, {}, { log: log(lines) });
+    expect(res.result, res.error?.message).toBe('processed');
+    expect(c.kube.state('w1').annotations).toMatchObject({ [CA]: 'false', [KARPENTER]: 'true' });
+    expect(c.kube.state('w1').annotations[keys.autoscalerMarks]).toBeUndefined();
+    const found = res.records[0].autoscalerMarks?.found ?? [];
+    expect(found).toHaveLength(2);
+    expect(found[0]).toMatch(
+      /^cluster-autoscaler\.kubernetes\.io\/scale-down-disabled="false" was set before the claim and is left as found: the cluster autoscaler may remove this node while it is drained/,
+    );
+    expect(found[0]).toContain(`kubectl annotate node w1 ${CA}=true --overwrite`);
+    expect(found[1]).toMatch(/^karpenter\.sh\/do-not-disrupt="true" was set before the claim: not this run's, left as found/);
+    expect(lines.join('\n')).toContain(`w1: ${found[0]}`);
   });
 
   it('the release after a failed drain removes the marks too', async () => {
@@ -119,7 +165,7 @@ describe('the claim: its retry and the adoption of a lost answer', () => {
     expect(res.result, res.error?.message).toBe('processed');
     expect(res.records[0].claim?.attempts).toBe(2);
     expect(res.records[0].claim?.conflicts.join(' ')).toContain(`${CA} appeared (kept as set)`);
-    expect(held.w1).toMatchObject({ [CA]: 'false', [KARPENTER]: 'true', [keys.autoscalerMarks]: KARPENTER });
+    expect(held.w1).toMatchObject({ [CA]: 'false', [KARPENTER]: 'true', [keys.autoscalerMarks]: rec([KARPENTER]) });
     expect(c.kube.state('w1').annotations[CA]).toBe('false');
     expect(c.kube.state('w1').annotations[KARPENTER]).toBeUndefined();
   });
@@ -141,7 +187,7 @@ describe('the claim: its retry and the adoption of a lost answer', () => {
     expect(lost).toBe(true);
     expect(res.result, res.error?.message).toBe('processed');
     expect(res.records[0].claim?.attempts).toBe(1);
-    expect(held.w1).toMatchObject({ [KARPENTER]: 'true', [keys.autoscalerMarks]: KARPENTER });
+    expect(held.w1).toMatchObject({ [KARPENTER]: 'true', [keys.autoscalerMarks]: rec([KARPENTER]) });
     expect(c.kube.state('w1').annotations).toEqual(expect.objectContaining({ [CA]: 'true' }));
     expect(c.kube.state('w1').annotations[KARPENTER]).toBeUndefined();
     expect(c.kube.state('w1').annotations[keys.autoscalerMarks]).toBeUndefined();
@@ -178,7 +224,7 @@ describe('the post step and recover-fences remove them with the claim', () => {
     const c = makeCluster([{ name: 'w1', annotations: { [CA]: 'true' } }]);
     const owner = 'acme/infra/runs/101/attempts/1/aaaa';
     await claimNode({ kube: c.kube, keys, owner, config: { claimAttempts: 1 } }, await c.kube.getNode('w1'), c.clock);
-    expect(c.kube.state('w1').annotations[keys.autoscalerMarks]).toBe(KARPENTER);
+    expect(c.kube.state('w1').annotations[keys.autoscalerMarks]).toBe(rec([KARPENTER], owner));
     const runs: RunLookup = {
       runAttempt: async (): Promise<RunAttemptInfo> => ({ state: 'completed', conclusion: 'failure', url: 'https://github.com/x' }),
     };

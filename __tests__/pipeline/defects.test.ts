@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ToolError } from '../../src/core/errors.js';
 import { RunLock } from '../../src/pipeline/runLock.js';
-import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
+import { holderRenewsWhileWatched, keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
 const THIEF = 'thief/repo/runs/1/attempts/1/0000';
@@ -286,8 +286,8 @@ describe('defect 10: adopting a claim whose response was lost re-validates the f
   });
 });
 
-describe('defect 11: a run refused because the Lease is kept for a fenced node names the node and the release command', () => {
-  it('the second run names the fenced node of the first and how to release it', async () => {
+describe('defect 11: a run meeting the Lease kept for a fenced node names the node and the release command while its run is alive', () => {
+  it('the second run, refused while the first renews its Lease, names the fenced node of the first and how to release it', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
     c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
     const first = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
@@ -295,6 +295,7 @@ describe('defect 11: a run refused because the Lease is kept for a fenced node n
     expect(c.kube.state('w1').annotations[keys.phase]).toBe('mutating');
     expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(OWNER);
 
+    holderRenewsWhileWatched(c.kube);
     const second = roll(
       c,
       {},
@@ -303,6 +304,68 @@ describe('defect 11: a run refused because the Lease is kept for a fenced node n
     await expect(second).rejects.toThrow(/w1/);
     await expect(second).rejects.toThrow(/kubectl patch node w1 --type=json/);
     await expect(second).rejects.toThrow(/phase=mutating/);
+  });
+
+  it('an abandoned claim outside the second run’s selection: refused before anything changes, naming the node and both ways out', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    // the first run's Lease given back (as recover-fences does), its claim on w1 left: abandoned
+    const lease = await c.kube.getLease(...LEASE);
+    await c.kube.patchLease(...LEASE, [{ op: 'replace', path: '/spec/holderIdentity', value: '' }]);
+    expect((await c.kube.getLease(...LEASE))?.uid).toBe(lease?.uid);
+    const before = c.kube.mutatingCalls().length;
+
+    const lock = new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock });
+    const second = roll(c, { nodes: ['w2'] }, { owner: OTHER, lock });
+    await expect(second).rejects.toThrow(/outside this run's selection, nothing was changed: w1 \(registry-auth-rollout\/owner=/);
+    await expect(second).rejects.toThrow(/select them too .*or release them with mode: recover-fences/);
+    expect(c.kube.mutatingCalls().slice(before)).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect(lock.held).toBe(false);
+  });
+
+  it('a live run’s claim outside the second run’s selection: the second run is refused naming that run (its Lease renewed while watched), not told the claim was left', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity).toBe(OWNER);
+    const before = c.kube.mutatingCalls().length;
+
+    holderRenewsWhileWatched(c.kube);
+    const lock = new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock });
+    const second = roll(c, { nodes: ['w2'] }, { owner: OTHER, lock });
+    await expect(second).rejects.toThrow(/w1/);
+    await expect(second).rejects.not.toThrow(/another run of this action left/);
+    expect(c.kube.mutatingCalls().slice(before)).toEqual([]);
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+    expect(lock.held).toBe(false);
+  });
+
+  it('once nothing renews that Lease for its duration, the second run takes it over, adopts w1 (phase mutating) and completes it', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.kube.pull = () => ({ ok: false, reason: '401 Unauthorized' });
+    await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(c.kube.state('w1').annotations[keys.owner]).toBe(OWNER);
+
+    const lock = new RunLock({ kube: c.kube, namespace: LEASE[0], name: LEASE[1], owner: OTHER, clock: c.clock });
+    const second = await roll(c, {}, { owner: OTHER, lock });
+    expect(second.result).toBe('processed');
+    expect(lock.tookOverFrom).toBe(OWNER);
+    const w1 = second.records.find((r) => r.node === 'w1')!;
+    expect(w1.steps.find((s) => s.name === 'claim')?.detail).toMatch(
+      /^adopted the claim of .* \(phase mutating\), abandoned: the run Lease it held expired unrenewed/,
+    );
+    for (const n of ['w1', 'w2']) {
+      const s = c.kube.state(n);
+      expect(s.annotations[keys.owner]).toBeUndefined();
+      expect(s.annotations[keys.phase]).toBeUndefined();
+      expect(s.unschedulable).toBe(false);
+      expect(verifiedRev(s)).toBeDefined();
+    }
+    expect((await c.kube.getLease(...LEASE))?.holderIdentity ?? '').toBe('');
   });
 });
 

@@ -4,7 +4,7 @@
 // and plan shows each gate's value now.
 import { describe, expect, it } from 'vitest';
 import type { GateObject, GateSpec } from '../../src/core/model/gates.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { keys, makeCluster, roll, provenMarker } from './harness.js';
 
 const MIN = 60_000;
 const GATE: GateSpec = {
@@ -90,12 +90,15 @@ describe('health gates before each start', () => {
   it('a listing that fails is a gate that does not hold (retried), never one that holds', async () => {
     const c = makeCluster(workers(1));
     const { ToolError } = await import('../../src/core/errors.js');
-    c.kube.gateListError = new ToolError({ tool: 'kubectl', command: 'kubectl get', kind: 'forbidden', exitCode: 1, stderr: 'forbidden' });
+    // the tool's words may quote what it read (an answer that did not parse is excerpted): only the classified cause is said
+    const stderr = 'error: unexpected answer {"items":[{"status":{"message":"token=s3cr3t"}}]}';
+    c.kube.gateListError = new ToolError({ tool: 'kubectl', command: 'kubectl get', kind: 'forbidden', exitCode: 1, stderr });
     const res = await roll(c, { storageGate: true, gateTimeoutMs: MIN });
     expect(res.result).toBe('partial');
     expect(res.notice).toMatch(
-      /^health gate storage\/persistentvolumes, storage\/persistentvolumeclaims, storage\/volumeattachments stayed false for 1m0s \(gate-timeout\): storage\/persistentvolumes: could not be read: /,
+      /^health gate storage\/persistentvolumes, storage\/persistentvolumeclaims, storage\/volumeattachments stayed false for 1m0s \(gate-timeout\): storage\/persistentvolumes: could not be read: the listing failed \(forbidden\);/,
     );
+    expect(JSON.stringify(res)).not.toContain('s3cr3t');
   });
 
   it('the storage gate: a kind the cluster does not serve (no Longhorn) is skipped and said once', async () => {
@@ -133,7 +136,7 @@ describe('health gates before each start', () => {
   });
 
   it('a converged run reads no gate: the node listing alone', async () => {
-    const c = makeCluster([{ name: 'w-1', role: 'worker', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const c = makeCluster([{ name: 'w-1', role: 'worker', annotations: { [keys.verified]: provenMarker('rev-2') } }]);
     c.kube.served.push(CLUSTER_KIND);
     const res = await roll(c, { storageGate: true, healthGates: [GATE] });
     expect(res.result).toBe('clean');
@@ -159,12 +162,19 @@ describe('health gates before each start', () => {
     const res = await roll(c, { mode: 'plan', storageGate: true, healthGates: [GATE] }, { log });
     expect(res.result).toBe('planned');
     expect(res.gates).toEqual([
-      { name: 'storage/persistentvolumes', holds: true, value: 'no PersistentVolume selected' },
-      { name: 'storage/persistentvolumeclaims', holds: true, value: 'no PersistentVolumeClaim selected' },
-      { name: 'storage/volumeattachments', holds: true, value: 'no VolumeAttachment selected' },
-      { name: 'db-ready', holds: false, value: 'Cluster db/pg: false' },
+      { name: 'storage/persistentvolumes', holds: true, kind: 'PersistentVolume', selected: 0 },
+      { name: 'storage/persistentvolumeclaims', holds: true, kind: 'PersistentVolumeClaim', selected: 0 },
+      { name: 'storage/volumeattachments', holds: true, kind: 'VolumeAttachment', selected: 0 },
+      {
+        name: 'db-ready',
+        holds: false,
+        kind: 'Cluster',
+        selected: 1,
+        failing: { count: 1, object: { kind: 'Cluster', namespace: 'db', name: 'pg' }, finding: { type: 'boolean', value: false } },
+      },
     ]);
     expect(lines).toContain('health gate db-ready: does not hold (Cluster db/pg: false)');
+    expect(lines).toContain('health gate storage/persistentvolumes: holds (no PersistentVolume selected)');
     expect(c.kube.mutatingCalls()).toEqual([]);
   });
 });

@@ -17,6 +17,11 @@ export const DESIRED: DesiredCredential = { host: 'ghcr.io', tomlHost: 'ghcr.io'
 export const OWNER = 'acme/infra/runs/42/attempts/1/abcdef';
 export const keys = annotationKeys('registry-auth-rollout');
 
+/** A node's verified marker as a release writes it (src/rules/marker.ts): the run's host proven at `revision` by the evidence. */
+export function provenMarker(revision: string, host = DESIRED.host): string {
+  return JSON.stringify({ [host]: { revision, at: '2026-12-01T00:00:00.000Z', proof: 'evidence' } });
+}
+
 /** The revision a node's verified marker records for `host` (the map alone, not the old single-key form). */
 export function verifiedRev(node: { annotations: Record<string, string> }, host = DESIRED.host): string | undefined {
   return readMarkers(node.annotations, keys).byHost[host]?.revision;
@@ -107,5 +112,19 @@ export function rolloutDeps(c: ReturnType<typeof makeCluster>, over: Partial<Con
     pollIntervalMs: 1000,
     lock: new RunLock({ kube: c.kube, namespace: 'kube-system', name: 'registry-auth-rollout', owner: OWNER, clock: c.clock }),
     ...extra,
+  };
+}
+
+/**
+ * The Lease's holder is alive: every read of the Lease after the first shows it renewed since (a new
+ * resourceVersion), so a run watching it (src/pipeline/runLock.ts watchExpiry) sees it written and is refused.
+ */
+export function holderRenewsWhileWatched(kube: FakeKube): void {
+  const read = kube.getLease.bind(kube);
+  let reads = 0;
+  kube.getLease = async (ns: string, name: string) => {
+    const o = kube.leases.get(`${ns}/${name}`);
+    if (o?.spec.holderIdentity && reads++ > 0) o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
+    return read(ns, name);
   };
 }

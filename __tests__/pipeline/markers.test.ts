@@ -63,11 +63,36 @@ describe('the verified marker per host', () => {
 });
 
 describe('the old single-key marker: an upgrade re-rolls nothing for one registry', () => {
-  it('a node carrying verified-revision of this revision is clean, a verify-image set or not', async () => {
+  it('a node carrying verified-revision of this revision is not rolled; it is proven (it does not say how), with no claim and no Talos mutation', async () => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const res = await roll(c);
+    expect(res.result).toBe('clean');
+    expect(res.records).toEqual([]);
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', by: 'evidence', proven: true }]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    // the one write: the map with how it was proven, the old key removed
+    expect(c.kube.mutatingCalls()).toEqual(['patchNode w1']);
+    const s = c.kube.state('w1');
+    expect(readMarkers(s.annotations, keys).byHost['ghcr.io']).toMatchObject({ revision: 'rev-2', proof: 'evidence' });
+    expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+    expect(s.unschedulable).toBe(false);
+    // and the next run has nothing to roll or to prove
+    const again = await roll(c, {});
+    expect(again.proofChecks).toBeUndefined();
+  });
+
+  it('with verify-image, a pull proves it and records the image: no claim, no Talos call', async () => {
     const c = makeCluster([{ name: 'w1', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
-    expect((await roll(c)).result).toBe('clean');
-    expect((await roll(c, { verifyImage: 'ghcr.io/acme/private:1' })).result).toBe('clean');
-    expect(c.kube.mutatingCalls()).toEqual([]);
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(res.result).toBe('clean');
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', by: 'verify-image', proven: true }]);
+    expect(c.kube.mutatingCalls()).toEqual(['createPod', 'deletePod', 'patchNode w1']);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(readMarkers(c.kube.state('w1').annotations, keys).byHost['ghcr.io']).toMatchObject({
+      revision: 'rev-2',
+      proof: 'verify-image',
+      image: 'ghcr.io/acme/private:1',
+    });
   });
 
   it("another revision's is rolled; the release writes the map and removes the old key", async () => {
@@ -77,6 +102,50 @@ describe('the old single-key marker: an upgrade re-rolls nothing for one registr
     const s = c.kube.state('w1');
     expect(verifiedRev(s)).toBe('rev-2');
     expect(s.annotations[keys.verifiedRevision]).toBeUndefined();
+  });
+});
+
+describe('an undecided proof: to prove, not to roll', () => {
+  const undecided = { [keys.verified]: JSON.stringify({ 'ghcr.io': { revision: 'rev-2', at: AT, proof: 'undecided' } }) };
+
+  it('the evidence contradicts it and no verify-image: clean, nothing written, and the check says why and that a roll is needed', async () => {
+    // not current: its containerd runs the old credential, whatever the marker says
+    const c = makeCluster([{ name: 'w1', annotations: undecided }]);
+    const res = await roll(c);
+    expect(res.result).toBe('clean');
+    expect(res.proofChecks).toHaveLength(1);
+    const check = res.proofChecks![0];
+    expect(check).toMatchObject({ node: 'w1', by: 'evidence', proven: false });
+    expect(check.detail).toMatch(/^the evidence contradicts that containerd loaded the desired credential/);
+    expect(check.nextStep).toMatch(
+      /remove the marker \(kubectl annotate node w1 registry-auth-rollout\/verified-\) and rerun, so the run rolls it/,
+    );
+    expect(c.kube.mutatingCalls()).toEqual([]);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+    expect(c.kube.state('w1').annotations).toEqual(undecided);
+  });
+
+  it('a pull that fails proves nothing and writes nothing: the node stays to prove', async () => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: undecided }]);
+    c.kube.pull = () => ({ ok: false, reason: 'failed to authorize: 401 Unauthorized' });
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' });
+    expect(res.result).toBe('clean');
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', by: 'verify-image', proven: false }]);
+    expect(res.proofChecks![0].detail).toMatch(/the pull of ghcr\.io\/acme\/private:1 through its containerd failed/);
+    expect(c.kube.state('w1').annotations).toEqual(undecided);
+  });
+
+  it('a marker written by another run since the listing: the proof is not recorded over it', async () => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: undecided }]);
+    c.kube.beforePatch = (name) => {
+      c.kube.mutate(name, (o) => {
+        o.metadata.annotations[keys.verified] = JSON.stringify({ 'ghcr.io': { revision: 'rev-3', at: AT, proof: 'evidence' } });
+      });
+    };
+    const res = await roll(c);
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', proven: false }]);
+    expect(res.proofChecks![0].detail).toMatch(/not recorded: the node or its marker changed since the listing/);
+    expect(readMarkers(c.kube.state('w1').annotations, keys).byHost['ghcr.io'].revision).toBe('rev-3');
   });
 });
 

@@ -8,9 +8,10 @@ import type { PreflightSummary } from '../../src/core/model/preflight.js';
 import type { RolloutDeps } from '../../src/pipeline/context.js';
 import { HolderFencesError } from '../../src/pipeline/errors.js';
 import { acquireSpec } from '../../src/rules/lease.js';
-import { keys, makeCluster, roll } from './harness.js';
+import { holderRenewsWhileWatched, keys, makeCluster, roll } from './harness.js';
 
-const verified = { [keys.verifiedRevision]: 'rev-2' };
+const verified = { [keys.verified]: JSON.stringify({ 'ghcr.io': { revision: 'rev-2', proof: 'evidence' } }) };
+const undecided = { [keys.verified]: JSON.stringify({ 'ghcr.io': { revision: 'rev-2', proof: 'undecided' } }) };
 const CHECKED: PreflightSummary = { ran: true, lines: ['pre-flight: ghcr.io token flow + manifest HEAD of org/app:1: ok'] };
 
 /** The run's two late ports on the fakes, each recording when it was called and what the cluster held then. */
@@ -30,6 +31,67 @@ function latePorts(c: ReturnType<typeof makeCluster>, preflight: () => Promise<P
   };
   return { deps, seen };
 }
+
+describe('a run with nothing to roll and a node to prove: the Talos reads of the evidence, nothing else', () => {
+  it('opens the Talos client for the evidence, with no pre-flight and no Lease; proven, it writes the marker only', async () => {
+    const c = makeCluster([
+      { name: 'w1', current: true, annotations: undecided },
+      { name: 'cp1', role: 'control-plane', annotations: verified },
+    ]);
+    const late = latePorts(c);
+    const res = await roll(c, {}, late.deps);
+    expect(res.result).toBe('clean');
+    expect(late.seen).toEqual(['openTalos (no Lease)']);
+    expect(res.preflight).toBeUndefined();
+    expect(res.talosReads).toBe('reading Talos through the fakes');
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', by: 'evidence', proven: true }]);
+    expect(c.kube.mutatingCalls()).toEqual(['patchNode w1']);
+    expect(c.kube.leases.size).toBe(0);
+    expect(c.talos.mutatingCalls()).toEqual([]);
+  });
+
+  it('a Talos client that cannot be opened fails no run: the node stays unproven, and the check says why', async () => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: undecided }]);
+    const late = latePorts(c);
+    const res = await roll(
+      c,
+      {},
+      {
+        ...late.deps,
+        openTalos: async () => {
+          throw new Error('talosconfig: no such file');
+        },
+      },
+    );
+    expect(res.result).toBe('clean');
+    expect(res.proofChecks).toEqual([
+      expect.objectContaining({
+        node: 'w1',
+        proven: false,
+        detail: 'the evidence could not be read: the Talos client could not be opened: talosconfig: no such file',
+      }),
+    ]);
+    expect(res.proofChecks![0].by).toBeUndefined();
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+
+  it('with verify-image, the pull alone: no Talos client', async () => {
+    const c = makeCluster([{ name: 'w1', annotations: undecided }]);
+    const late = latePorts(c);
+    const res = await roll(c, { verifyImage: 'ghcr.io/acme/private:1' }, late.deps);
+    expect(res.proofChecks).toMatchObject([{ node: 'w1', by: 'verify-image', proven: true }]);
+    expect(late.seen).toEqual([]);
+    expect(c.talos.calls).toEqual([]);
+  });
+
+  it('a plan proves nothing: it reads no Talos for a node to prove', async () => {
+    const c = makeCluster([{ name: 'w1', current: true, annotations: undecided }]);
+    const late = latePorts(c);
+    const res = await roll(c, { mode: 'plan' }, late.deps);
+    expect(res.proofChecks).toBeUndefined();
+    expect(c.kube.mutatingCalls()).toEqual([]);
+  });
+});
 
 describe('a run with nothing to roll needs only the cluster reads', () => {
   it('apply, every node verified: clean; no pre-flight, no Talos client, no Lease, no write', async () => {
@@ -194,7 +256,8 @@ describe('the run Lease: read only once a node is to be mutated', () => {
 
   it('another run holds the Lease and a node to roll: refused at the Lease, after the pre-flight check, nothing written', async () => {
     const c = makeCluster([{ name: 'w1' }, { name: 'w2', annotations: verified }]);
-    const rv = await heldByAnother(c);
+    await heldByAnother(c);
+    holderRenewsWhileWatched(c.kube);
     const late = latePorts(c);
     const err = await roll(c, {}, late.deps).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HolderFencesError);
@@ -202,7 +265,7 @@ describe('the run Lease: read only once a node is to be mutated', () => {
     expect((err as Error).message).toContain(`No node carries a claim of ${OTHER}.`);
     expect(late.seen).toEqual(['preflight (with a Lease, 0 Talos calls)', 'openTalos (with a Lease)']);
     expect(c.kube.mutatingCalls()).toEqual([]);
-    expect(c.kube.leases.get(leaseKey)!.metadata.resourceVersion).toBe(rv);
+    expect(c.kube.leases.get(leaseKey)!.spec.holderIdentity).toBe(OTHER);
   });
 
   // The question the order raises: can a listing taken while another run is mid-roll show every node

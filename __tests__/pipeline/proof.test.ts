@@ -22,13 +22,15 @@ describe('the post-reboot proof', () => {
     expect(s.unschedulable).toBe(false);
     expect(s.annotations[keys.owner]).toBeUndefined();
     expect(verifiedRev(s)).toBe('rev-2');
+    // the marker says the proof was undecided: every later run counts the node until one proves it
+    expect(JSON.parse(s.annotations[keys.verified])['ghcr.io']).toMatchObject({ revision: 'rev-2', proof: 'undecided' });
 
     const warnings = buildAnnotations(res.records).filter((a) => a.kind === 'warning');
     expect(warnings).toHaveLength(1);
     expect(warnings[0].title).toMatch(/w1: rebooted and released, but the proof is undecided/);
     expect(warnings[0].message).toMatch(/Could not prove: containerd .*started .*after the last write/);
     expect(warnings[0].message).toMatch(/Residual risk: containerd may have read its CRI config before the credential for ghcr\.io/);
-    expect(warnings[0].message).toMatch(/set verify-image and rerun .*proves w1 again/);
+    expect(warnings[0].message).toMatch(/set verify-image and rerun .*proves w1 by a pull, with no drain and no reboot/);
     const decisions = JSON.parse(buildOutputs(res).decisions);
     expect(decisions[0].proofUndecided).toMatchObject({ settledBy: 'warning' });
     expect(buildOutputs(res).rebooted).toBe('1');
@@ -47,6 +49,7 @@ describe('the post-reboot proof', () => {
     expect(r.reason).toMatch(/proven instead by pulling ghcr\.io\/acme\/private:1 through containerd/);
     expect(r.steps.some((s) => s.name.startsWith('verify ghcr.io/acme/private:1') && s.ok)).toBe(true);
     expect(verifiedRev(c.kube.state('w1'))).toBe('rev-2');
+    expect(JSON.parse(c.kube.state('w1').annotations[keys.verified])['ghcr.io']).toMatchObject({ proof: 'verify-image' });
     expect(buildAnnotations(res.records).filter((a) => a.kind === 'warning')).toEqual([]);
   });
 

@@ -6,7 +6,7 @@ import { parseLabelSelector } from '../../src/core/labelSelector.js';
 import { ToolError } from '../../src/core/errors.js';
 import { runRolloutMode } from '../../src/pipeline/rolloutMode.js';
 import type { Config } from '../../src/core/config.js';
-import { keys, makeCluster, OWNER, rolloutDeps } from './harness.js';
+import { keys, makeCluster, OWNER, rolloutDeps, provenMarker } from './harness.js';
 
 function mode(c: ReturnType<typeof makeCluster>, over: Partial<Config> = {}) {
   return runRolloutMode(rolloutDeps(c, over));
@@ -17,7 +17,7 @@ describe('runRolloutMode: may the old credential be revoked', () => {
     const c = makeCluster([
       { name: 'w1' },
       { name: 'w2', current: true },
-      { name: 'w3', annotations: { [keys.verifiedRevision]: 'rev-2' } },
+      { name: 'w3', annotations: { [keys.verified]: provenMarker('rev-2') } },
     ]);
     const report = await mode(c);
     expect(report.records.map((r) => r.node)).toEqual(['w1', 'w2']);
@@ -71,7 +71,7 @@ describe('runRolloutMode: may the old credential be revoked', () => {
 
     // once the control plane carries the marker too, the whole cluster has converged: true
     c.kube.mutate('cp-1', (o) => {
-      o.metadata.annotations = { ...o.metadata.annotations, [keys.verifiedRevision]: 'rev-2' };
+      o.metadata.annotations = { ...o.metadata.annotations, [keys.verified]: provenMarker('rev-2') };
     });
     const again = await mode(c, { nodeSelector: parseLabelSelector('pool=blue') });
     expect(again.result).toBe('clean');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServerIdentityError, ToolError } from '../../src/core/errors.js';
-import { keys, makeCluster, NEW, OWNER, roll, verifiedRev } from './harness.js';
+import { holderRenewsWhileWatched, keys, makeCluster, NEW, OWNER, provenMarker, roll, verifiedRev } from './harness.js';
 
 describe('rollout: the whole pipeline on fakes', () => {
   it('reboots a node whose containerd holds the old credential and skips one that booted with the new one', async () => {
@@ -38,7 +38,7 @@ describe('rollout: the whole pipeline on fakes', () => {
   });
 
   it('returns clean when every node already verified the revision', async () => {
-    const c = makeCluster([{ name: 'w1', annotations: { [keys.verifiedRevision]: 'rev-2' } }]);
+    const c = makeCluster([{ name: 'w1', annotations: { [keys.verified]: provenMarker('rev-2') } }]);
     const res = await roll(c);
     expect(res.result).toBe('clean');
     expect(c.kube.mutatingCalls()).toEqual([]);
@@ -423,13 +423,14 @@ describe('rollout: the run Lease', () => {
     expect((await c.kube.getLease('kube-system', 'registry-auth-rollout'))?.holderIdentity).toBe('');
   });
 
-  it('refuses before any mutation while another run holds it, naming the holder', async () => {
+  it('refuses before any mutation while another run holds it (it renews it while watched, whatever its times say), naming the holder', async () => {
     const c = makeCluster([{ name: 'w1' }]);
     await c.kube.createLease('kube-system', 'registry-auth-rollout', {
       holderIdentity: 'acme/infra/runs/7/attempts/1/beef',
       leaseDurationSeconds: 120,
       renewTime: '2020-01-01T00:00:00.000000Z',
     });
+    holderRenewsWhileWatched(c.kube);
     await expect(roll(c)).rejects.toThrow(/acme\/infra\/runs\/7\/attempts\/1\/beef[\s\S]*github.com\/acme\/infra\/actions\/runs\/7/);
     expect(c.kube.calls.filter((x) => x.method === 'patchNode')).toEqual([]);
     expect(c.talos.mutatingCalls()).toEqual([]);

@@ -41,6 +41,18 @@ async function seed(kube: FakeKube, spec: Record<string, unknown>): Promise<void
 
 const spec = (kube: FakeKube) => kube.leases.get(KEY)!.spec;
 
+/** Another run alive: each read of its Lease after the first shows it renewed since (a new resourceVersion). */
+class LiveHolderKube extends FakeKube {
+  private reads = 0;
+  override async getLease(ns: string, name: string): Promise<LeaseState | undefined> {
+    const o = this.leases.get(`${ns}/${name}`);
+    if (o?.spec.holderIdentity && o.spec.holderIdentity !== OWNER && this.reads++ > 0) {
+      o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
+    }
+    return super.getLease(ns, name);
+  }
+}
+
 describe('RunLock.acquire', () => {
   it('creates the Lease when absent', async () => {
     const { kube, clock, lock } = setup();
@@ -70,8 +82,8 @@ describe('RunLock.acquire', () => {
     ['freshly renewed', 5_000, false],
     ['expired long ago', 3_600_000, true],
   ] as const) {
-    it(`refuses a Lease held by another run (${what}), naming holder and run URL, touching nothing`, async () => {
-      const { kube, clock, lock } = setup();
+    it(`refuses a Lease another run holds and renews while watched (${what} by its own times), naming holder and run URL, touching nothing`, async () => {
+      const { kube, clock, lock } = setup(new LiveHolderKube());
       const fake = kube as FakeKube;
       await seed(fake, acquireSpec(OTHER, clock.now() - agoMs));
       const err = await lock.acquire().then(
@@ -84,15 +96,53 @@ describe('RunLock.acquire', () => {
       expect(err.runUrl).toBe('https://ghe.example/acme/infra/actions/runs/40/attempts/2');
       expect(err.message).toContain(OTHER);
       expect(err.message).toContain('https://ghe.example/acme/infra/actions/runs/40/attempts/2');
-      if (expired) expect(err.message).toContain('never taken over by time');
+      if (expired) expect(err.message).toContain('which is not trusted');
       expect(fake.mutatingCalls()).toEqual([]);
       expect(spec(fake).holderIdentity).toBe(OTHER);
       expect(() => lock.assertHeld()).toThrow(LeaseLostError);
     });
   }
 
+  it('takes over a Lease nobody writes for its whole duration and the margin, watched on its own clock (the holder’s times are not read), with a CAS on uid, resourceVersion and holder', async () => {
+    const { kube, clock, lock, log } = setup();
+    const fake = kube as FakeKube;
+    // its renewTime says it is fresh: a run killed a moment ago looks exactly like this
+    await seed(fake, { ...acquireSpec(OTHER, clock.now()), leaseDurationSeconds: 20, leaseTransitions: 2 });
+    const before = fake.leases.get(KEY)!.metadata;
+    const t0 = clock.now();
+    await lock.acquire();
+    // 20 s and the margin (2 s: a tenth of the duration, at least 1 s) on the run's own clock
+    expect(clock.now() - t0).toBeGreaterThanOrEqual(22_000);
+    expect(lock.held).toBe(true);
+    expect(lock.tookOverFrom).toBe(OTHER);
+    expect(spec(fake)).toMatchObject({ holderIdentity: OWNER, leaseTransitions: 3, leaseDurationSeconds: 120 });
+    const ops = fake.calls.find((c) => c.method === 'patchLease')!.ops!;
+    expect(ops.slice(0, 3)).toEqual([
+      { op: 'test', path: '/metadata/uid', value: before.uid },
+      { op: 'test', path: '/metadata/resourceVersion', value: before.resourceVersion },
+      { op: 'test', path: '/spec/holderIdentity', value: OTHER },
+    ]);
+    expect(log.join('\n')).toContain(`took over the Lease from ${OTHER}`);
+  });
+
+  it('a take-over that loses its CAS (the holder renewed between the last read and the patch) is refused, naming the holder', async () => {
+    class RenewedAtTheLastMoment extends FakeKube {
+      override async patchLease(ns: string, name: string, ops: JsonPatchOp[]): Promise<LeaseState> {
+        const o = this.leases.get(`${ns}/${name}`)!;
+        if (o.spec.holderIdentity === OTHER) o.metadata.resourceVersion = String(Number(o.metadata.resourceVersion) + 1);
+        return super.patchLease(ns, name, ops);
+      }
+    }
+    const { kube, clock, lock } = setup(new RenewedAtTheLastMoment());
+    await seed(kube as FakeKube, { ...acquireSpec(OTHER, clock.now()), leaseDurationSeconds: 10 });
+    const err = await lock.acquire().catch((e) => e);
+    expect(err).toBeInstanceOf(LeaseHeldError);
+    expect(err.holder).toBe(OTHER);
+    expect(spec(kube as FakeKube).holderIdentity).toBe(OTHER);
+  });
+
   it('uses the server URL it is given (the shell reads GITHUB_SERVER_URL: __tests__/action/inputs.test.ts) for the run URL', async () => {
-    const kube = new FakeKube();
+    const kube = new LiveHolderKube();
     const clock = new TestClock();
     await seed(kube, acquireSpec(OTHER, clock.now()));
     const lock = new RunLock({ kube, namespace: NS, name: NAME, owner: OWNER, clock, serverUrl: 'https://github.corp' });
@@ -108,8 +158,8 @@ describe('RunLock.acquire', () => {
     expect(fake.mutatingCalls()).toEqual([]);
   });
 
-  it('race on create: 409, re-read, the winner is named', async () => {
-    class RacingKube extends FakeKube {
+  it('race on create: 409, re-read, the winner (alive: it renews while watched) is named', async () => {
+    class RacingKube extends LiveHolderKube {
       override async createLease(ns: string, name: string, s: Record<string, unknown>): Promise<LeaseState> {
         if (!this.leases.has(`${ns}/${name}`)) await super.createLease(ns, name, acquireSpec(OTHER, Date.parse('2026-11-30T10:00:00Z')));
         return super.createLease(ns, name, s);
@@ -119,7 +169,15 @@ describe('RunLock.acquire', () => {
     const err = await lock.acquire().catch((e) => e);
     expect(err).toBeInstanceOf(LeaseHeldError);
     expect(err.holder).toBe(OTHER);
-    expect((kube as FakeKube).calls.map((c) => c.method)).toEqual(['getLease', 'createLease', 'createLease', 'getLease']);
+    // the winner is watched: its renewal ends the watch, and the Lease is judged once more
+    expect((kube as FakeKube).calls.map((c) => c.method)).toEqual([
+      'getLease',
+      'createLease',
+      'createLease',
+      'getLease',
+      'getLease',
+      'getLease',
+    ]);
   });
 
   it('race on take: 422, re-read shows it free again, the second take wins', async () => {

@@ -17,8 +17,10 @@ import {
   type QuarantineNote,
   type RollHold,
 } from '../../src/core/model/record.js';
+import { CEL_ERROR_CAUSES, CEL_RESULT_TYPES, STORAGE_RULES, type GateFinding, type GateObjectRef } from '../../src/core/model/gates.js';
 import { EVIDENCE_RULES } from '../../src/core/model/verdict.js';
 import { PARTIAL_CAUSES } from '../../src/core/model/rolloutResult.js';
+import { PROOF_STEPS, type ProofCheck } from '../../src/core/model/proofCheck.js';
 import { HOLDER_KINDS, type OldCredentialHolder, type RevocationVerdict } from '../../src/core/model/revocation.js';
 import { RUN_MODES } from '../../src/core/model/rolloutResult.js';
 import type { EvidenceValues, EvidenceVerdict } from '../../src/core/model/verdict.js';
@@ -28,6 +30,7 @@ import {
   buildRunReport,
   RUN_REPORT_SCHEMA,
   RUN_REPORT_VERSION,
+  type ReportGate,
   type ReportNode,
   type RunIdentity,
   type RunReportDocument,
@@ -120,6 +123,18 @@ const HOLDS: RollHold[] = [
   { kind: 'settle', startedAt: ISO(10), endedAt: ISO(20), detail: 'shop/db', node: 'w2' },
   { kind: 'budget', startedAt: ISO(30), detail: 'time-budget 10m' },
 ];
+/** A gate's finding of every shape: each result type, each error cause (one with every detail), each storage rule. */
+const FINDINGS: GateFinding[] = [
+  { type: 'boolean', value: false },
+  { type: 'number', value: 3 },
+  { type: 'number' },
+  ...CEL_RESULT_TYPES.map((type) => ({ type })),
+  ...CEL_ERROR_CAUSES.map((cause): GateFinding => ({ type: 'error', cause })),
+  { type: 'error', cause: 'missing-field', field: 'status' },
+  { type: 'error', cause: 'no-overload', operator: '_>_', types: ['string', 'int'] },
+  ...STORAGE_RULES.map((rule): GateFinding => ({ type: 'storage', rule })),
+];
+
 const REVOCATION: RevocationVerdict = {
   revocable: false,
   reason: '1 of 4 node(s) may hold the old credential',
@@ -150,6 +165,10 @@ function fullReport(): RunReportDocument {
         proof: FULL_VERDICT,
         proofUndecided: UNDECIDED,
         cordonKept: 'it was cordoned before this run claimed it: kept as found',
+        autoscalerMarks: {
+          found: ['cluster-autoscaler.kubernetes.io/scale-down-disabled="false" was set before the claim and is left as found'],
+          kept: ['karpenter.sh/do-not-disrupt was set to "false" by someone else while the node was held: kept as they set it'],
+        },
         configPreview: {
           shown: true,
           edits: [
@@ -182,8 +201,40 @@ function fullReport(): RunReportDocument {
     settleWaits: ['shop/db'],
     stoppedBy: 'gate',
     windows: 'maintenance windows: open now, until 2026-12-07T04:00:00+01:00 (Europe/Copenhagen)',
-    gates: [{ name: 'storage/longhorn-volumes', holds: false, value: 'Volume longhorn-system/pvc-1: robustness degraded' }],
+    gates: [
+      {
+        name: 'storage/longhorn-volumes',
+        holds: false,
+        kind: 'Volume',
+        selected: 3,
+        failing: {
+          count: 1,
+          object: { kind: 'Volume', namespace: 'longhorn-system', name: 'pvc-1' },
+          finding: { type: 'storage', rule: 'robustness-degraded' },
+        },
+      },
+      { name: 'storage/persistentvolumes', holds: false, kind: 'PersistentVolume', unread: 'forbidden' },
+      { name: 'db-ready', holds: true, kind: 'Cluster', selected: 0 },
+      ...FINDINGS.map((finding, i) => ({
+        name: `cel-${i}`,
+        holds: false,
+        kind: 'Cluster',
+        selected: 1,
+        failing: { count: 1, object: { kind: 'Cluster', name: 'pg' }, finding },
+      })),
+    ],
     revocation: REVOCATION,
+    proofChecks: [
+      {
+        node: 'worker-1',
+        uid: 'u-1',
+        hosts: [{ host: 'ghcr.io', why: 'ghcr.io: undecided' }],
+        by: 'evidence',
+        proven: false,
+        detail: 'd',
+        nextStep: 'n',
+      },
+    ],
   });
 }
 
@@ -230,6 +281,7 @@ describe('schema/run-report.v1.json', () => {
       windows: true,
       gates: true,
       oldCredential: true,
+      proofChecks: true,
     };
     const run: Keys<RunIdentity> = { repository: true, runId: true, runAttempt: true, owner: true, url: true };
     const node: Keys<ReportNode> = {
@@ -245,6 +297,7 @@ describe('schema/run-report.v1.json', () => {
       claim: true,
       nextStep: true,
       cordonKept: true,
+      autoscalerMarks: true,
       proofUndecided: true,
       durationMs: true,
       startedAt: true,
@@ -328,6 +381,11 @@ describe('schema/run-report.v1.json', () => {
       selectionConverged: true,
     };
     const holder: Keys<OldCredentialHolder> = { node: true, kind: true, why: true, selected: true };
+    const gate: Keys<ReportGate> = { name: true, holds: true, value: true, kind: true, selected: true, failing: true, unread: true };
+    const failing: Keys<NonNullable<ReportGate['failing']>> = { count: true, object: true, finding: true };
+    const gateObject: Keys<GateObjectRef> = { kind: true, namespace: true, name: true };
+    const proofCheck: Keys<ProofCheck> = { node: true, uid: true, hosts: true, by: true, proven: true, detail: true, nextStep: true };
+    const proofHost: Keys<ProofCheck['hosts'][number]> = { host: true, why: true };
     const counts: Keys<RunReportDocument['counts']> = {
       rebooted: true,
       'reboot-skipped': true,
@@ -356,6 +414,11 @@ describe('schema/run-report.v1.json', () => {
       [['timeline', 'nodes', '[]', 'steps', '[]'], tstep],
       [['oldCredential'], old],
       [['oldCredential', 'holders', '[]'], holder],
+      [['gates', '[]'], gate],
+      [['gates', '[]', 'failing'], failing],
+      [['gates', '[]', 'failing', 'object'], gateObject],
+      [['proofChecks', '[]'], proofCheck],
+      [['proofChecks', '[]', 'hosts', '[]'], proofHost],
       [['counts'], counts],
     ];
     for (const [path, keys] of cases) expect(props(at(path)), path.join('.') || '(document)').toEqual(Object.keys(keys).sort());
@@ -370,6 +433,12 @@ describe('schema/run-report.v1.json', () => {
     expect(at(['nodes', '[]', 'evidence', 'failedRule']).enum).toEqual([...EVIDENCE_RULES]);
     expect(at(['timeline', 'holds', '[]', 'kind']).enum).toEqual([...ROLL_HOLD_KINDS]);
     expect(at(['stoppedBy']).enum).toEqual([...PARTIAL_CAUSES]);
+    const finding = at(['gates', '[]', 'failing', 'finding']).oneOf!;
+    const branch = (p: string) => finding.map((b) => b.properties![p]).filter((x) => x?.enum);
+    expect(branch('type').map((x) => x.enum)).toEqual([[...CEL_RESULT_TYPES]]);
+    expect(branch('cause').map((x) => x.enum)).toEqual([[...CEL_ERROR_CAUSES]]);
+    expect(branch('rule').map((x) => x.enum)).toEqual([[...STORAGE_RULES]]);
+    expect(at(['proofChecks', '[]', 'by']).enum).toEqual([...PROOF_STEPS]);
     expect(props(at(['counts']))).toEqual([...OUTCOMES, 'notReached', 'upToDate'].sort());
   });
 

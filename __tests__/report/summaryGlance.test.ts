@@ -131,12 +131,20 @@ describe('plan: the health gates now', () => {
       result: 'planned',
       records: [record('w1', 'planned-reboot')],
       gates: [
-        { name: 'storage/longhorn-volumes', holds: true, value: '3 Volumes, all hold' },
-        { name: 'shop-db-ready', holds: false, value: 'shop/db: <false>' },
+        { name: 'storage/longhorn-volumes', holds: true, kind: 'Volume', selected: 3 },
+        {
+          name: 'shop-db-ready',
+          holds: false,
+          kind: 'Db',
+          selected: 2,
+          failing: { count: 1, object: { kind: 'Db', namespace: 'shop', name: '<db>' }, finding: { type: 'string' } },
+        },
       ],
     });
     expect(html).toContain('<li><code>storage/longhorn-volumes</code>: holds (3 Volumes, all hold)</li>');
-    expect(html).toContain('<li><code>shop-db-ready</code>: <b>does not hold</b> (shop/db: &lt;false&gt;)</li>');
+    expect(html).toContain(
+      '<li><code>shop-db-ready</code>: <b>does not hold</b> (Db shop/&lt;db&gt;: returned a string, not a boolean)</li>',
+    );
   });
 
   it('says so when no gate kind is served, and nothing when no gate is configured', () => {

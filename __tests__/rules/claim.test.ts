@@ -128,7 +128,7 @@ describe('buildClaimPatch: exact shape', () => {
           'registry-auth-rollout/was-cordoned': 'false',
           'cluster-autoscaler.kubernetes.io/scale-down-disabled': 'true',
           'karpenter.sh/do-not-disrupt': 'true',
-          'registry-auth-rollout/autoscaler-marks': 'cluster-autoscaler.kubernetes.io/scale-down-disabled,karpenter.sh/do-not-disrupt',
+          'registry-auth-rollout/autoscaler-marks': `{"run":"${OWNER}","wrote":{"cluster-autoscaler.kubernetes.io/scale-down-disabled":"true","karpenter.sh/do-not-disrupt":"true"}}`,
         },
       },
       { op: 'add', path: '/spec/unschedulable', value: true },
@@ -169,7 +169,7 @@ describe('buildClaimPatch: exact shape', () => {
       {
         op: 'add',
         path: '/metadata/annotations/registry-auth-rollout~1autoscaler-marks',
-        value: 'cluster-autoscaler.kubernetes.io/scale-down-disabled,karpenter.sh/do-not-disrupt',
+        value: `{"run":"${OWNER}","wrote":{"cluster-autoscaler.kubernetes.io/scale-down-disabled":"true","karpenter.sh/do-not-disrupt":"true"}}`,
       },
       { op: 'add', path: '/spec/unschedulable', value: true },
     ]);

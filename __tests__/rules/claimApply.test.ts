@@ -182,7 +182,7 @@ describe('a lost response: re-applying our own claim fails, and the re-read is o
 });
 
 const AT = '2026-12-06T07:00:00.000Z';
-const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z"}}';
+const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z","proof":"evidence"}}';
 
 describe('claim → phase → release round trip', () => {
   const rows = [
@@ -215,7 +215,9 @@ describe('claim → phase → release round trip', () => {
     expect(j.metadata.annotations?.[keys.phase]).toBe('mutating');
     bump(j); // the node lifecycle controller adds/removes the mirror taint, kubelet writes status...
     const marker =
-      rev === undefined ? undefined : markerWrite(j.metadata.annotations ?? {}, keys, { hosts: ['ghcr.io'], revision: rev }, AT);
+      rev === undefined
+        ? undefined
+        : markerWrite(j.metadata.annotations ?? {}, keys, { hosts: ['ghcr.io'], revision: rev }, AT, 'evidence');
     j = applyJsonPatch(j, buildReleasePatch(capture, keys, { marker }));
     const released = nodeFromJson(j, n.role);
     expect(released.unschedulable).toBe(unschedulable);
@@ -227,7 +229,10 @@ describe('claim → phase → release round trip', () => {
     const capture = captureClaim(n, OWNER);
     const j = applyJsonPatch(nodeJson(n), buildClaimPatch(n, OTHER_OWNER, keys));
     expect(() =>
-      applyJsonPatch(j, buildReleasePatch(capture, keys, { marker: markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT) })),
+      applyJsonPatch(
+        j,
+        buildReleasePatch(capture, keys, { marker: markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT, 'evidence') }),
+      ),
     ).toThrow(PatchRejected);
     expect(() => applyJsonPatch(j, buildPhasePatch(capture, keys, 'mutating'))).toThrow(PatchRejected);
   });

@@ -138,6 +138,31 @@ describe('selectNodes: inScope', () => {
   });
 });
 
+describe('selectNodes: to roll or to prove (src/rules/marker.ts)', () => {
+  const entry = (revision: string, proof?: string) => JSON.stringify({ 'ghcr.io': { revision, ...(proof ? { proof } : {}) } });
+  const with_ = (name: string, annotations: Record<string, string>, role: 'worker' | 'control-plane' = 'worker') =>
+    node({ name, annotations, role, hasAnnotationsMap: true });
+
+  it('a node at the revision whose proof is undecided or not recorded is to prove, not to roll; a stale or quarantined one is to roll', () => {
+    const nodes = [
+      with_('cp1', { [keys.verified]: entry('r2', 'undecided') }, 'control-plane'),
+      with_('w1', { [keys.verified]: entry('r2', 'evidence') }),
+      with_('w2', { [keys.verified]: entry('r2') }),
+      with_('w3', { [keys.verified]: entry('r1', 'undecided') }),
+      with_('w4', { [keys.verified]: entry('r2', 'undecided'), [keys.quarantined]: '{}' }),
+      with_('w5', { [keys.verified]: entry('r2', 'undecided') }),
+    ];
+    const got = selectNodes(nodes, { want: { hosts: ['ghcr.io'], revision: 'r2' }, keys, names: ['cp1', 'w1', 'w2', 'w3', 'w4'] });
+    expect(got.selected.map((n) => n.name)).toEqual(['w3', 'w4']);
+    expect(got.upToDate).toEqual(['cp1', 'w1', 'w2']);
+    // workers first, as the roll; w5 is outside the names
+    expect(got.toProve.map((p) => [p.node.name, p.hosts.map((h) => h.host)])).toEqual([
+      ['w2', ['ghcr.io']],
+      ['cp1', ['ghcr.io']],
+    ]);
+  });
+});
+
 describe('emptySelection: a selection input that selects nothing is a typo, not a clean run', () => {
   it.each([
     ['no selection input, an empty cluster: no input to blame', { names: [], inScope: 0 }, undefined],

@@ -10,13 +10,17 @@ import {
   markerShows,
   markerWrite,
   notVerifiedWhy,
+  hostsToProve,
+  proofHowOf,
+  proveBy,
   readMarkers,
   staleHosts,
+  unprovenWhy,
 } from '../../src/rules/marker.js';
 import { keys } from './fixtures.js';
 
 const AT = '2026-12-06T07:00:00.000Z';
-const map = (o: Record<string, { revision: string; image?: string; at?: string }>) => JSON.stringify(o);
+const map = (o: Record<string, { revision: string; image?: string; at?: string; proof?: string }>) => JSON.stringify(o);
 const GHCR = { hosts: ['ghcr.io'], revision: 'r2' };
 
 describe('the annotation key', () => {
@@ -79,9 +83,13 @@ describe('the old single-key marker (before the per-host markers): the upgrade r
 });
 
 describe('a changed verify-image re-proves', () => {
-  const proved = (image?: string) => ({ [keys.verified]: map({ 'ghcr.io': { revision: 'r2', ...(image ? { image } : {}), at: AT } }) });
+  const proved = (image?: string) => ({
+    [keys.verified]: map({
+      'ghcr.io': { revision: 'r2', ...(image ? { image } : {}), at: AT, proof: image ? 'verify-image' : 'evidence' },
+    }),
+  });
 
-  it('the same image: verified; another image or none recorded: stale with reprove', () => {
+  it('the same image: verified; another image or none recorded on a proven entry: stale with reprove', () => {
     const want = { ...GHCR, verifyImage: 'ghcr.io/org/probe:2' };
     expect(staleHosts(proved('ghcr.io/org/probe:2'), keys, want)).toEqual([]);
     expect(staleHosts(proved('ghcr.io/org/probe:1'), keys, want)).toEqual([
@@ -92,6 +100,15 @@ describe('a changed verify-image re-proves', () => {
     ]);
     // no verify-image: the image recorded does not matter
     expect(staleHosts(proved('ghcr.io/org/probe:1'), keys, GHCR)).toEqual([]);
+  });
+
+  it('an entry not proven yet (undecided, or not saying how) is to prove, not stale: a pull proves it without a roll', () => {
+    const want = { ...GHCR, verifyImage: 'ghcr.io/org/probe:2' };
+    for (const proof of ['undecided', undefined]) {
+      const a = { [keys.verified]: map({ 'ghcr.io': { revision: 'r2', at: AT, ...(proof ? { proof } : {}) } }) };
+      expect(staleHosts(a, keys, want)).toEqual([]);
+      expect(hostsToProve(a, keys, want).map((h) => h.host)).toEqual(['ghcr.io']);
+    }
   });
 
   it('the old-credential verdict asks only for the revision: a re-proof holds the same credential', () => {
@@ -139,13 +156,13 @@ describe('markerWrite', () => {
 
   it('keeps every other host entry and records the image for the host it proves', () => {
     const before = { [keys.verified]: map({ 'mirror.local:5000': { revision: 'm1', at: '2026-12-01T00:00:00.000Z' } }) };
-    const w = markerWrite(before, keys, { ...GHCR, verifyImage: 'ghcr.io/org/probe:1' }, AT);
+    const w = markerWrite(before, keys, { ...GHCR, verifyImage: 'ghcr.io/org/probe:1' }, AT, 'verify-image');
     expect(w.ops).toEqual([
       { op: 'test', path: '/metadata/annotations/registry-auth-rollout~1verified', value: before[keys.verified] },
       { op: 'add', path: '/metadata/annotations/registry-auth-rollout~1verified', value: w.value },
     ]);
     expect(JSON.parse(w.value)).toEqual({
-      'ghcr.io': { revision: 'r2', image: 'ghcr.io/org/probe:1', at: AT },
+      'ghcr.io': { revision: 'r2', image: 'ghcr.io/org/probe:1', at: AT, proof: 'verify-image' },
       'mirror.local:5000': { revision: 'm1', at: '2026-12-01T00:00:00.000Z' },
     });
     const after = applyJsonPatch(node(before), w.ops) as { metadata: { annotations: Record<string, string> } };
@@ -154,30 +171,90 @@ describe('markerWrite', () => {
 
   it('another step entry landing after the read fails the test: nothing of it is lost', () => {
     const before = { [keys.verified]: map({ 'mirror.local:5000': { revision: 'm1', at: AT } }) };
-    const w = markerWrite(before, keys, GHCR, AT);
+    const w = markerWrite(before, keys, GHCR, AT, 'evidence');
     const moved = { [keys.verified]: map({ 'mirror.local:5000': { revision: 'm2', at: AT } }) };
     expect(() => applyJsonPatch(node(moved), w.ops)).toThrow(PatchRejected);
     // rebuilt over the new read, it keeps the other step's entry
-    expect(JSON.parse(markerWrite(moved, keys, GHCR, AT).value)['mirror.local:5000'].revision).toBe('m2');
+    expect(JSON.parse(markerWrite(moved, keys, GHCR, AT, 'evidence').value)['mirror.local:5000'].revision).toBe('m2');
   });
 
   it('absent: an add alone (the claim excludes other writers); the old single-key marker removed behind a test', () => {
-    const w = markerWrite({ [keys.verifiedRevision]: 'r1' }, keys, { hosts: ['registry.local:5000', 'ghcr.io'], revision: 'r2' }, AT);
+    const w = markerWrite(
+      { [keys.verifiedRevision]: 'r1' },
+      keys,
+      { hosts: ['registry.local:5000', 'ghcr.io'], revision: 'r2' },
+      AT,
+      'evidence',
+    );
     expect(w.ops).toEqual([
       { op: 'add', path: '/metadata/annotations/registry-auth-rollout~1verified', value: w.value },
       { op: 'test', path: '/metadata/annotations/registry-auth-rollout~1verified-revision', value: 'r1' },
       { op: 'remove', path: '/metadata/annotations/registry-auth-rollout~1verified-revision' },
     ]);
     // sorted by host, each host's own entry
-    expect(w.value).toBe(`{"ghcr.io":{"revision":"r2","at":"${AT}"},"registry.local:5000":{"revision":"r2","at":"${AT}"}}`);
+    expect(w.value).toBe(
+      `{"ghcr.io":{"revision":"r2","at":"${AT}","proof":"evidence"},"registry.local:5000":{"revision":"r2","at":"${AT}","proof":"evidence"}}`,
+    );
     const after = applyJsonPatch(node({ [keys.verifiedRevision]: 'r1' }), w.ops) as { metadata: { annotations: Record<string, string> } };
     expect(after.metadata.annotations).toEqual({ [keys.verified]: w.value });
     expect(markerShows({ [keys.verified]: w.value, [keys.verifiedRevision]: 'r1' }, keys, w)).toBe(false);
   });
 
   it('an unreadable marker is replaced (it proved no host), behind a test of its text', () => {
-    const w = markerWrite({ [keys.verified]: 'garbage' }, keys, GHCR, AT);
+    const w = markerWrite({ [keys.verified]: 'garbage' }, keys, GHCR, AT, 'evidence');
     expect(w.ops[0]).toEqual({ op: 'test', path: '/metadata/annotations/registry-auth-rollout~1verified', value: 'garbage' });
-    expect(JSON.parse(w.value)).toEqual({ 'ghcr.io': { revision: 'r2', at: AT } });
+    expect(JSON.parse(w.value)).toEqual({ 'ghcr.io': { revision: 'r2', at: AT, proof: 'evidence' } });
+  });
+
+  it('records how each host was proven, and an undecided proof as such', () => {
+    const w = markerWrite({}, keys, GHCR, AT, 'undecided');
+    expect(JSON.parse(w.value)).toEqual({ 'ghcr.io': { revision: 'r2', at: AT, proof: 'undecided' } });
+    expect(hostsToProve({ [keys.verified]: w.value }, keys, GHCR)).toEqual([
+      { host: 'ghcr.io', why: 'ghcr.io: its post-reboot proof was undecided when it was released (released with a warning)' },
+    ]);
+    // proving it later rewrites the entry, still behind a test of the text it read
+    const proven = markerWrite({ [keys.verified]: w.value }, keys, GHCR, AT, 'evidence');
+    expect(proven.ops[0]).toEqual({ op: 'test', path: '/metadata/annotations/registry-auth-rollout~1verified', value: w.value });
+    expect(hostsToProve({ [keys.verified]: proven.value }, keys, GHCR)).toEqual([]);
+  });
+});
+
+describe('how a host was proven: to roll or to prove', () => {
+  const entry = (e: Record<string, unknown>) => ({ [keys.verified]: JSON.stringify({ 'ghcr.io': { revision: 'r2', at: AT, ...e } }) });
+
+  it('reads `proof`; an entry without it is not proven (the safest reading), unless it records an image (only a pull that worked wrote one)', () => {
+    expect(readMarkers(entry({ proof: 'evidence' }), keys).byHost['ghcr.io'].proof).toBe('evidence');
+    expect(readMarkers(entry({ proof: 'undecided' }), keys).byHost['ghcr.io'].proof).toBe('undecided');
+    expect(readMarkers(entry({}), keys).byHost['ghcr.io'].proof).toBeUndefined();
+    expect(readMarkers(entry({ image: 'ghcr.io/org/probe:1' }), keys).byHost['ghcr.io'].proof).toBe('verify-image');
+    // a value this version does not know proves nothing, an image beside it notwithstanding
+    expect(readMarkers(entry({ proof: 'hunch', image: 'ghcr.io/org/probe:1' }), keys).byHost['ghcr.io'].proof).toBeUndefined();
+  });
+
+  it('to prove: an entry at the revision that proves nothing yet; a stale entry is to roll, not to prove', () => {
+    expect(hostsToProve(entry({ proof: 'evidence' }), keys, GHCR)).toEqual([]);
+    expect(hostsToProve(entry({ proof: 'verify-image', image: 'x' }), keys, GHCR)).toEqual([]);
+    expect(hostsToProve(entry({}), keys, GHCR)).toEqual([
+      { host: 'ghcr.io', why: 'ghcr.io: its verified marker does not record how it was proven (written before the marker said so)' },
+    ]);
+    expect(hostsToProve(entry({ proof: 'undecided' }), keys, { hosts: ['ghcr.io'], revision: 'r3' })).toEqual([]);
+    expect(staleHosts(entry({ proof: 'undecided' }), keys, { hosts: ['ghcr.io'], revision: 'r3' })).toHaveLength(1);
+    // the old single-key marker does not say how either
+    expect(hostsToProve({ [keys.verifiedRevision]: 'r2' }, keys, GHCR)).toEqual([
+      { host: 'ghcr.io', why: 'ghcr.io: verified by the old single-key marker, which does not record how it was proven' },
+    ]);
+    expect(unprovenWhy({ revision: 'r2', proof: 'evidence' }, 'ghcr.io')).toBeUndefined();
+  });
+
+  it('a release writes how the proof was reached: the evidence, a pull that settled an undecided proof, or undecided', () => {
+    expect(proofHowOf(undefined)).toBe('evidence');
+    expect(proofHowOf({ settledBy: 'verify-image' })).toBe('verify-image');
+    expect(proofHowOf({ settledBy: 'warning' })).toBe('undecided');
+  });
+
+  it('a node to prove is proven by a pull when verify-image proves a host of the run, else by the evidence', () => {
+    expect(proveBy({ hosts: ['ghcr.io'] })).toBe('evidence');
+    expect(proveBy({ hosts: ['ghcr.io'], verifyImage: 'ghcr.io/org/probe:1' })).toBe('verify-image');
+    expect(proveBy({ hosts: ['ghcr.io', 'docker.io'], verifyImage: 'quay.io/org/probe:1' })).toBe('evidence');
   });
 });

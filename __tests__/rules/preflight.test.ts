@@ -25,6 +25,21 @@ const check = (exchanges: RegistryExchange[], over: Partial<RegistryCheck> = {})
 });
 
 describe('judgePreflight', () => {
+  it('a request the credential rule kept from going (a plain-http realm): withheld, with why and the fix, nothing answered', () => {
+    const withheld = {
+      step: 'token' as const,
+      asked: 'GET http://ghcr.io/token?service=ghcr.io with the new credential',
+      withheld: { reason: 'the token realm http://ghcr.io/token is plain http: the credential would travel in clear text', fix: 'X' },
+    };
+    expect(judgePreflight(check([ping401, withheld]))).toEqual({
+      verdict: 'withheld',
+      host: 'ghcr.io',
+      asked: withheld.asked,
+      answered: 'not sent: the token realm http://ghcr.io/token is plain http: the credential would travel in clear text',
+      fix: 'X',
+    });
+  });
+
   it('a manifest HEAD through the token flow proves a pull', () => {
     expect(judgePreflight(check([ping401, token(200), head(200, 'OK')]))).toEqual({
       verdict: 'ok',

@@ -149,7 +149,7 @@ describe('a quarantined node in the next run', () => {
       const q = quarantined(wasCordoned);
       const capture = captureClaim(q, OWNER, keys);
       const held = apply(q, buildClaimPatch(q, OWNER, keys));
-      const marker = markerWrite(held.annotations, keys, { hosts: ['ghcr.io'], revision: 'r2' }, '2026-12-06T07:00:00.000Z');
+      const marker = markerWrite(held.annotations, keys, { hosts: ['ghcr.io'], revision: 'r2' }, '2026-12-06T07:00:00.000Z', 'evidence');
       const after = apply(held, buildReleasePatch(capture, keys, { marker }));
       expect(after.unschedulable).toBe(cordonedAfter);
       expect(after.annotations).toEqual({ [keys.verified]: marker.value });

@@ -15,20 +15,25 @@ const head = [
   { op: 'test', path: P.owner, value: OWNER },
 ];
 const AT = '2026-12-06T07:00:00.000Z';
-const r2 = markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT);
-const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z"}}';
+const r2 = markerWrite({}, keys, { hosts: ['ghcr.io'], revision: 'r2' }, AT, 'evidence');
+const R2 = '{"ghcr.io":{"revision":"r2","at":"2026-12-06T07:00:00.000Z","proof":"evidence"}}';
 const removals = [
   { op: 'remove', path: P.owner },
   { op: 'add', path: P.phase, value: '' },
   { op: 'remove', path: P.phase },
   { op: 'add', path: P.wasCordoned, value: '' },
   { op: 'remove', path: P.wasCordoned },
-  // the autoscaler marks the claim wrote (the node carried neither), each only while "true", and their record
+  // the autoscaler marks the claim wrote (the node carried neither), each only while "true"
   { op: 'test', path: '/metadata/annotations/cluster-autoscaler.kubernetes.io~1scale-down-disabled', value: 'true' },
   { op: 'remove', path: '/metadata/annotations/cluster-autoscaler.kubernetes.io~1scale-down-disabled' },
   { op: 'test', path: '/metadata/annotations/karpenter.sh~1do-not-disrupt', value: 'true' },
   { op: 'remove', path: '/metadata/annotations/karpenter.sh~1do-not-disrupt' },
-  { op: 'add', path: '/metadata/annotations/registry-auth-rollout~1autoscaler-marks', value: '' },
+  // the record tested to be exactly as the claim wrote it (naming this run), then removed
+  {
+    op: 'test',
+    path: '/metadata/annotations/registry-auth-rollout~1autoscaler-marks',
+    value: `{"run":"${OWNER}","wrote":{"cluster-autoscaler.kubernetes.io/scale-down-disabled":"true","karpenter.sh/do-not-disrupt":"true"}}`,
+  },
   { op: 'remove', path: '/metadata/annotations/registry-auth-rollout~1autoscaler-marks' },
 ];
 

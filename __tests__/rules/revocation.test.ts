@@ -8,8 +8,9 @@ import { record } from '../report/fixtures.js';
 import { keys, node } from './fixtures.js';
 
 const REV = 'r2';
-const verified = (name: string, rev = REV): NodeState =>
-  node({ name, annotations: { [keys.verifiedRevision]: rev }, hasAnnotationsMap: true });
+const marker = (rev: string, proof?: string) => JSON.stringify({ 'ghcr.io': { revision: rev, ...(proof ? { proof } : {}) } });
+const verified = (name: string, rev = REV, proof: string | undefined = 'evidence'): NodeState =>
+  node({ name, annotations: { [keys.verified]: marker(rev, proof) }, hasAnnotationsMap: true });
 
 /** Every node listed is selected unless `outside` names it. */
 function judge(nodes: NodeState[] | undefined, over: Partial<RevocationInput> & { outside?: string[] } = {}) {
@@ -43,7 +44,7 @@ describe('judgeRevocation', () => {
     const v = judge([
       verified('w1', 'r1'),
       node({ name: 'w2' }),
-      node({ name: 'w3', annotations: { [keys.verifiedRevision]: REV, [keys.quarantined]: '{"reason":"pdb"}' } }),
+      node({ name: 'w3', annotations: { [keys.verified]: marker(REV, 'evidence'), [keys.quarantined]: '{"reason":"pdb"}' } }),
       node({ name: 'w4', annotations: { [keys.owner]: 'o/runs/1/attempts/1/n', [keys.phase]: 'mutating' } }),
       verified('w5'),
     ]);
@@ -150,8 +151,93 @@ describe('judgeRevocation', () => {
     const all = judge([verified('blue-1'), verified('green-1')], { outside: ['green-1'] });
     expect(all).toMatchObject({ revocable: true, selectionConverged: true, judged: 2, outsideScope: 1 });
     expect(all.reason).toContain(
-      'all 2 node(s) of the cluster carry the verified marker of revision r2 for ghcr.io, none quarantined or claimed (1 of them outside nodes/node-selector)',
+      'all 2 node(s) of the cluster carry the verified marker of revision r2 for ghcr.io, each proven, none quarantined or claimed (1 of them outside nodes/node-selector)',
     );
+  });
+
+  it('a marker whose proof was undecided keeps it false in every later run, naming the node, until a run proves it', () => {
+    // the merge queue's next run: nothing rolled, the listing alone
+    const later = judge([verified('w1', REV, 'undecided'), verified('w2')]);
+    expect(later).toMatchObject({ revocable: false, selectionConverged: false });
+    expect(later.holders).toEqual([
+      {
+        node: 'w1',
+        kind: 'proof-undecided',
+        selected: true,
+        why: 'ghcr.io: its post-reboot proof was undecided when it was released (released with a warning); a run with nothing to roll proves it (a read of the evidence, or a pull of verify-image)',
+      },
+    ]);
+    // a run that tried and could not: why, and what proves it
+    const tried = judge([verified('w1', REV, 'undecided')], {
+      proofChecks: [
+        {
+          node: 'w1',
+          uid: 'uid-w1',
+          hosts: [{ host: 'ghcr.io', why: 'u' }],
+          by: 'evidence',
+          proven: false,
+          detail: 'the evidence does not prove it',
+          nextStep: 'Set verify-image',
+        },
+      ],
+    });
+    expect(tried.revocable).toBe(false);
+    expect(tried.holders[0].why).toMatch(/undecided .*; not proven by this run: the evidence does not prove it\. Set verify-image$/);
+    // a run that proved it: the listing predates the write, the check wins
+    const proven = judge([verified('w1', REV, 'undecided')], {
+      proofChecks: [
+        { node: 'w1', uid: 'uid-w1', hosts: [{ host: 'ghcr.io', why: 'u' }], by: 'verify-image', proven: true, detail: 'pulled' },
+      ],
+    });
+    expect(proven).toMatchObject({ revocable: true, selectionConverged: true });
+    // a check of another machine under the name does not count
+    const other = judge([verified('w1', REV, 'undecided')], {
+      proofChecks: [{ node: 'w1', uid: 'uid-old', hosts: [], by: 'verify-image', proven: true, detail: 'pulled' }],
+    });
+    expect(other.revocable).toBe(false);
+  });
+
+  it('a marker that does not say how (written before it did), or the old single-key one, counts as not proven: the safest reading', () => {
+    const v = judge([verified('w1', REV, ''), node({ name: 'w2', annotations: { [keys.verifiedRevision]: REV } })]);
+    expect(v.holders.map((h) => [h.node, h.kind])).toEqual([
+      ['w1', 'proof-undecided'],
+      ['w2', 'proof-undecided'],
+    ]);
+    expect(v.holders[0].why).toMatch(/does not record how it was proven/);
+    // outside the selection: named, and not proven by this run
+    const outside = judge([verified('w1', REV, 'undecided')], { outside: ['w1'] });
+    expect(outside.holders[0]).toMatchObject({
+      selected: false,
+      why: expect.stringMatching(/outside nodes\/node-selector, so this run does not prove it$/),
+    });
+    // a plan says an apply would prove it
+    expect(judge([verified('w1', REV, 'undecided')], { mode: 'plan' }).holders[0].why).toMatch(
+      /an apply run with nothing to roll proves it/,
+    );
+  });
+
+  it('a node this run released for one host still holds it when another host of the run is not proven', () => {
+    const two = (proof: string) =>
+      node({
+        name: 'w1',
+        annotations: {
+          [keys.verified]: JSON.stringify({
+            'ghcr.io': { revision: REV, proof },
+            'mirror.local:5000': { revision: REV, proof: 'undecided' },
+          }),
+        },
+      });
+    const records = [record('w1', 'reboot-skipped', { hosts: [{ host: 'ghcr.io', why: 'no verified marker' }] })];
+    const v = judgeRevocation({
+      mode: 'apply',
+      revision: REV,
+      hosts: ['ghcr.io', 'mirror.local:5000'],
+      keys,
+      listing: { nodes: [two('evidence')], selected: new Set(['uid-w1']) },
+      records,
+    });
+    expect(v.holders.map((h) => [h.node, h.kind])).toEqual([['w1', 'proof-undecided']]);
+    expect(v.holders[0].why).toMatch(/^mirror\.local:5000: its post-reboot proof was undecided/);
   });
 
   it('markerMissing: the one reading of the marker', () => {

@@ -114,7 +114,8 @@ describe('the health gates reads', () => {
     sim.nodeDown('w-1');
     expect(await robustness()).toMatchObject({ robustness: 'degraded' });
     sim.nodeUp('w-1', 'boot-2');
-    await new Promise((r) => setTimeout(r, 400));
+    // the rebuild ends on the twin's timers (boot, then rebuildMs): wait for that, not for a fixed 400 ms
+    for (const end = Date.now() + 10_000; lh.transitions.length < 3 && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
     expect(await robustness()).toMatchObject({ robustness: 'healthy' });
     expect(lh.transitions.map((t) => t.robustness)).toEqual(['healthy', 'degraded', 'healthy']);
   });

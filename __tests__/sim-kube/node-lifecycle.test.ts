@@ -31,22 +31,28 @@ const condition = (s: KubeSim, type: string) => s.node('w-1').status.conditions.
 describe('the node lifecycle controller: NoSchedule on every update, NoExecute and Unknown on its health pass', () => {
   it('a silent kubelet: Unknown only after the grace period, unreachable NoSchedule a moment later, NoExecute at the next pass; after the reconnect the NoExecute taint lingers until a pass', async () => {
     const s = await start();
-    const cut = Date.now();
+    const cut = s.nodeWrites.length;
     s.kubeletDisconnect('w-1');
-    await sleep(GRACE - 250);
-    expect(condition(s, 'Ready').status).toBe('True'); // still within the grace period
-    await until(() => condition(s, 'Ready').status === 'Unknown', 3000, 5);
-    const unknownAt = Date.now();
-    expect(unknownAt - cut).toBeGreaterThanOrEqual(GRACE - 150); // counted from the last heartbeat (every 100 ms)
-    expect(keysOf(s)).toEqual([]); // the taint is a separate, later write
-    await until(() => keysOf(s).includes('node.kubernetes.io/unreachable:NoSchedule'), 2000, 5);
-    expect(keysOf(s)).not.toContain('node.kubernetes.io/unreachable:NoExecute');
-    await until(() => keysOf(s).includes('node.kubernetes.io/unreachable:NoExecute'), 2000, 5);
-    expect(Date.now() - unknownAt).toBeGreaterThan(50);
+    const heard = s.kubeletLastHeardAt('w-1')!;
+    await until(() => keysOf(s).includes('node.kubernetes.io/unreachable:NoExecute'), 10_000, 5);
+    // from the twin's own node writes, whatever the pace of this process: Unknown only once the grace
+    // period has passed since the kubelet was last heard; the taints are separate, later writes,
+    // NoSchedule first and NoExecute at a later health pass
+    const writes = s.nodeWrites.slice(cut).filter((w) => w.node === 'w-1');
+    const unknown = writes.findIndex((w) => w.ready === 'Unknown');
+    expect(unknown, JSON.stringify(writes)).toBeGreaterThanOrEqual(0);
+    expect(writes.slice(0, unknown).every((w) => w.ready === 'True')).toBe(true); // still within the grace period
+    expect(writes[unknown].at - heard).toBeGreaterThanOrEqual(GRACE - 2); // a timer may fire a millisecond early
+    expect(writes[unknown].taints).toEqual([]); // the taint is a separate, later write
+    const noSchedule = writes.findIndex((w) => w.taints.includes('node.kubernetes.io/unreachable:NoSchedule'));
+    const noExecute = writes.findIndex((w) => w.taints.includes('node.kubernetes.io/unreachable:NoExecute'));
+    expect(noSchedule).toBeGreaterThan(unknown);
+    expect(writes[noSchedule].taints).not.toContain('node.kubernetes.io/unreachable:NoExecute');
+    expect(noExecute).toBeGreaterThan(noSchedule);
 
     const from = s.nodeWrites.length;
     s.kubeletReconnect('w-1');
-    await until(() => keysOf(s).length === 0, 2000, 5);
+    await until(() => keysOf(s).length === 0, 10_000, 5);
     // from the twin's own writes: the NoSchedule taint went first, the NoExecute one at the next health pass
     const after = s.nodeWrites
       .slice(from)
@@ -61,7 +67,7 @@ describe('the node lifecycle controller: NoSchedule on every update, NoExecute a
     s.addPod({ namespace: 'default', name: 'web-1', nodeName: 'w-1', owner: { kind: 'ReplicaSet', name: 'web-5f' } });
     s.kubeletMemoryPressure('w-1');
     expect(condition(s, 'MemoryPressure')).toMatchObject({ status: 'True', reason: 'KubeletHasInsufficientMemory' });
-    await until(() => keysOf(s).includes('node.kubernetes.io/memory-pressure:NoSchedule'), 2000, 5);
+    await until(() => keysOf(s).includes('node.kubernetes.io/memory-pressure:NoSchedule'), 10_000, 5);
     await sleep(300);
     expect(condition(s, 'MemoryPressure').status).toBe('True'); // nothing relieved it yet
     const res = await fetch(`${s.url}/api/v1/namespaces/default/pods/web-1/eviction`, {
@@ -70,16 +76,16 @@ describe('the node lifecycle controller: NoSchedule on every update, NoExecute a
       body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-1', namespace: 'default' } }),
     });
     expect(res.status).toBe(201);
-    await until(() => condition(s, 'MemoryPressure').status === 'False', 2000, 5);
+    await until(() => condition(s, 'MemoryPressure').status === 'False', 10_000, 5);
     expect(condition(s, 'MemoryPressure')).toMatchObject({ reason: 'KubeletHasSufficientMemory' });
-    await until(() => keysOf(s).length === 0, 2000, 5);
+    await until(() => keysOf(s).length === 0, 10_000, 5);
   });
 
   it('memory pressure relieved after a delay, without an eviction', async () => {
     const s = await start();
     s.kubeletMemoryPressure('w-1', { reliefMs: 200 });
-    await until(() => keysOf(s).includes('node.kubernetes.io/memory-pressure:NoSchedule'), 2000, 5);
-    await until(() => keysOf(s).length === 0, 3000, 5);
+    await until(() => keysOf(s).includes('node.kubernetes.io/memory-pressure:NoSchedule'), 10_000, 5);
+    await until(() => keysOf(s).length === 0, 10_000, 5);
     expect(condition(s, 'MemoryPressure').status).toBe('False');
   });
 });

@@ -65,7 +65,8 @@ describe('clocks', () => {
     const start = sim.node('w-ahead').containerd.startedAtMs;
     expect(startedAgo(r.stdout)).toBeGreaterThanOrEqual(roundSec(r.t0 - start));
     expect(startedAgo(r.stdout)).toBeLessThanOrEqual(roundSec(r.t1 - start));
-    expect(startedAgo(r.stdout)).toBeLessThan(-50);
+    // negative: about -56 s, less the call's own time (the bounds above pin the value to the client's clock)
+    expect(startedAgo(r.stdout)).toBeLessThan(0);
   });
 
   it('reports clock state through timestatus', async () => {
@@ -99,15 +100,16 @@ describe('patch machineconfig on Talos 1.13', () => {
     const pid = n.containerd.pid;
 
     const r = await talosctl(sim, ['-n', '10.0.1.1', 'patch', 'machineconfig', '--mode=no-reboot', '--patch-file', newPatch]);
-    const returned = Date.now();
+    const patched = sim.commands.filter((x) => x.command === 'patch').at(-1)!;
     expect(r).toMatchObject({ code: 0, stdout: '' });
     expect(r.stderr).toBe(
       'patched MachineConfigs.config.talos.dev/v1alpha1 at the node 10.0.1.1\nApplied configuration without a reboot\n',
     );
-    // ApplyConfiguration returns before the controllers write: the write lands 0–300 ms later
+    // ApplyConfiguration returns before the controllers write: the write lands 0–300 ms later (drawn by
+    // timing.ts; a loaded runner only stretches it), after the patch on the twin's clock
     expect(n.machineConfig.registryAuth['ghcr.io']).toMatchObject(NEW);
-    await until(async () => (n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs !== tomlBefore ? true : undefined), 2000, 10);
-    expect(Date.now() - returned).toBeLessThan(1000);
+    await until(async () => (n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs !== tomlBefore ? true : undefined), 10_000, 10);
+    expect(n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs).toBeGreaterThanOrEqual(patched.at);
     const partAfter = n.files.get('/etc/cri/conf.d/01-registries.part')?.mtimeMs ?? 0;
     const tomlAfter = n.files.get('/etc/cri/conf.d/cri.toml')?.mtimeMs ?? 0;
     expect(partAfter).toBeGreaterThan(partBefore ?? Infinity);

@@ -136,6 +136,7 @@ export class KubeSim implements KubeNodeHooks {
         annotations: { ...(o.metadata.annotations ?? {}) },
         labels: { ...(o.metadata.labels ?? {}) },
         taints: ((o.spec?.taints ?? []) as Array<{ key: string; effect: string }>).map((t) => `${t.key}:${t.effect}`),
+        ready: ((o.status?.conditions ?? []) as Array<{ type: string; status: string }>).find((x) => x.type === 'Ready')?.status ?? '',
         deleted: e.type === 'DELETED',
       });
     });
@@ -363,6 +364,27 @@ export class KubeSim implements KubeNodeHooks {
 
   kubeletReconnect(name: string): void {
     this.nodesCtl.reconnect(name);
+  }
+
+  /** When the lifecycle controller last heard from the node's kubelet (ms since epoch): what its grace period counts from. */
+  kubeletLastHeardAt(name: string): number | undefined {
+    return this.nodesCtl.lastHeardAt(name);
+  }
+
+  /**
+   * The lifecycle controller's NoExecute not-ready/unreachable taint of the node stays as it is (neither
+   * written nor lifted) until releaseNoExecutePass, whose next health pass catches up; the NoSchedule
+   * taints go on following the node. A real controller lifts it at its next health pass, up to
+   * `--node-monitor-period` (5 s) after the kubelet is back: a test that needs the taint still on at a
+   * moment of the action's (the guard after a drain) holds it there instead of racing that period
+   * against the action's pace on a loaded runner.
+   */
+  holdNoExecutePass(name: string): void {
+    this.nodesCtl.holdNoExecutePass(name);
+  }
+
+  releaseNoExecutePass(name: string): void {
+    this.nodesCtl.releaseNoExecutePass(name);
   }
 
   /**

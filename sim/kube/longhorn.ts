@@ -23,6 +23,9 @@ export class LonghornController {
   /** when each volume turned healthy / degraded (ms since epoch), in order: what a test orders its writes against */
   readonly transitions: Array<{ at: number; volume: string; robustness: string }> = [];
   private readonly ready = new Map<string, boolean>();
+  /** rebuilds held (holdRebuilds): those that finished meanwhile, done on releaseRebuilds */
+  private held = false;
+  private readonly heldDone: Array<() => void> = [];
 
   constructor(
     private readonly ctx: SimContext,
@@ -63,11 +66,26 @@ export class LonghornController {
   private nodeReady(node: string): void {
     for (const v of this.volumes.values()) {
       if (!v.lost.has(node)) continue;
-      this.ctx.timers.after(this.rebuildMs, () => {
+      const rebuilt = () => {
         v.lost.delete(node);
         this.write(v.name, v.lost.size === 0 ? 'healthy' : 'degraded');
-      });
+      };
+      this.ctx.timers.after(this.rebuildMs, () => (this.held ? this.heldDone.push(rebuilt) : rebuilt()));
     }
+  }
+
+  /**
+   * Rebuilds do not finish until releaseRebuilds (those whose time came meanwhile finish then, at
+   * once): a volume degraded by a reboot stays degraded for as long as a test needs it to, instead of
+   * `rebuildMs` racing the action's pace on a loaded runner. A real rebuild takes seconds to minutes.
+   */
+  holdRebuilds(): void {
+    this.held = true;
+  }
+
+  releaseRebuilds(): void {
+    this.held = false;
+    for (const done of this.heldDone.splice(0)) done();
   }
 
   private write(name: string, robustness: string): void {

@@ -15,6 +15,8 @@ export interface NodeWrite {
   labels: Record<string, string>;
   /** spec.taints as `key:effect`, in stored order */
   taints: string[];
+  /** the Ready condition's status ('True', 'False', 'Unknown'; '' without one) */
+  ready: string;
   deleted: boolean;
 }
 

@@ -82,6 +82,9 @@ export class NodeControllers {
   private readonly kubelets = new Map<string, Kubelet>();
   private readonly pending = new Map<string, () => void>();
   private readonly pendingHealth = new Map<string, () => void>();
+  /** nodes whose NoExecute tainting waits for the test (holdNoExecutePass), and those a pass came for meanwhile */
+  private readonly heldNoExecute = new Set<string>();
+  private readonly deferredNoExecute = new Set<string>();
   /** called when a node's kubelet is up and the node is Ready again (pods may start) */
   onNodeRunning: (name: string) => void = () => {};
   /** called when a disconnected kubelet reaches the apiserver again (it re-posts its pods' statuses) */
@@ -98,6 +101,10 @@ export class NodeControllers {
         ctx.timers.after(0, () => this.onNodeRunning(name));
       }
     });
+  }
+
+  lastHeardAt(name: string): number | undefined {
+    return this.kubelets.get(name)?.heardAtMs;
   }
 
   isUp(name: string): boolean {
@@ -262,9 +269,26 @@ export class NodeControllers {
     if (this.pendingHealth.has(name)) return;
     const cancel = this.ctx.timers.after(this.untilNextPass(), () => {
       this.pendingHealth.delete(name);
+      if (this.heldNoExecute.has(name)) {
+        this.deferredNoExecute.add(name);
+        return;
+      }
       if (this.swap(name, 'NoExecute')) this.scheduleHealthPass(name);
     });
     this.pendingHealth.set(name, cancel);
+  }
+
+  /**
+   * The controller's NoExecute tainting of the node is late: the health passes write or lift nothing
+   * of it until releaseNoExecutePass, whose next pass catches up. The NoSchedule pass goes on.
+   */
+  holdNoExecutePass(name: string): void {
+    this.heldNoExecute.add(name);
+  }
+
+  releaseNoExecutePass(name: string): void {
+    this.heldNoExecute.delete(name);
+    if (this.deferredNoExecute.delete(name)) this.scheduleHealthPass(name);
   }
 
   /** PatchNodeTaints: the complete new list plus metadata.resourceVersion, so a concurrent write makes it retry. */

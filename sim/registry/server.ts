@@ -9,6 +9,7 @@
 // required", DENIED "requested access to the resource is denied", MANIFEST_UNKNOWN "manifest
 // unknown", NAME_UNKNOWN "repository name not known to registry". Every request is counted.
 import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { clusterCerts } from '../talos/api/certs.js';
@@ -35,13 +36,25 @@ export interface RegistrySimOptions {
    * undefined: the token endpoint serves.
    */
   tokenRedirect?: string;
+  /**
+   * Also serve the same API over plain http, on a loopback port of its own (`httpHost`), as a registry
+   * behind a TLS-terminating proxy whose plain port still serves, or a `registry.local:5000` that serves
+   * only http. A ping over http names the http port's token endpoint as its realm. `realmOverHttp`: the
+   * HTTPS challenge names that plain-http realm too (`http://127.0.0.1:HTTPPORT/token`), as such a proxy
+   * does when the registry builds its realm from the request it sees (no `X-Forwarded-Proto`).
+   */
+  plainHttp?: { realmOverHttp?: boolean };
 }
 
 export interface RegistryRequest {
   method: string;
   path: string;
+  /** `http` only on the plain-http port (`plainHttp`) */
+  scheme: 'https' | 'http';
   /** whether an Authorization header came (never its value) */
   authorized: boolean;
+  /** whether a body carrying a `refresh_token` came (never its value) */
+  refreshToken: boolean;
   /** the client's port: a test can tell a request that came through its proxy's tunnel */
   peerPort: number;
 }
@@ -69,6 +82,10 @@ export class RegistrySim {
   /** token → the repositories it may pull */
   private readonly tokens = new Map<string, Set<string>>();
 
+  /** the plain-http port's `127.0.0.1:PORT` (with `plainHttp`), else undefined */
+  httpHost?: string;
+  private plain?: http.Server;
+
   private constructor(
     private readonly server: https.Server,
     readonly host: string,
@@ -84,12 +101,23 @@ export class RegistrySim {
     const server = https.createServer({ cert: certs.server.crt, key: certs.server.key }, (req, res) => started.sim!.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    started.sim = new RegistrySim(server, `127.0.0.1:${port}`, certs.ca.crt, opts);
-    return started.sim;
+    const sim = (started.sim = new RegistrySim(server, `127.0.0.1:${port}`, certs.ca.crt, opts));
+    if (opts.plainHttp) {
+      const plain = http.createServer((req, res) => sim.handle(req, res, 'http'));
+      await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+      sim.plain = plain;
+      sim.httpHost = `127.0.0.1:${(plain.address() as AddressInfo).port}`;
+    }
+    return sim;
   }
 
+  /** the token endpoint the HTTPS challenge names */
   get realm(): string {
-    return `https://${this.host}/token`;
+    return this.opts.plainHttp?.realmOverHttp ? this.realmOf('http') : this.realmOf('https');
+  }
+
+  private realmOf(scheme: 'https' | 'http'): string {
+    return scheme === 'http' ? `http://${this.httpHost}/token` : `https://${this.host}/token`;
   }
 
   /** the requests that reached the registry, as method and path */
@@ -98,39 +126,49 @@ export class RegistrySim {
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const s of [this.server, this.plain]) {
+      if (!s) continue;
+      s.closeAllConnections();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
   }
 
-  private handle(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
-    const url = new URL(req.url ?? '/', `https://${this.host}`);
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, scheme: 'https' | 'http' = 'https'): void {
+    const url = new URL(req.url ?? '/', `${scheme}://${scheme === 'http' ? this.httpHost : this.host}`);
     const auth = req.headers.authorization;
-    this.requests.push({
+    const record: RegistryRequest = {
       method: req.method ?? '',
       path: url.pathname,
+      scheme,
       authorized: auth !== undefined,
+      refreshToken: false,
       peerPort: req.socket.remotePort ?? 0,
-    });
+    };
+    this.requests.push(record);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      record.refreshToken = new URLSearchParams(body).has('refresh_token');
       res.setHeader('Docker-Distribution-Api-Version', 'registry/2.0');
       if (this.outage) return error(res, 503, 'UNAVAILABLE', req.method === 'HEAD', 'health check failed: please see /debug/health');
-      if (url.pathname === '/token') return this.token(req.method ?? '', url, auth, Buffer.concat(chunks).toString('utf8'), res);
-      if (url.pathname === '/v2/' || url.pathname === '/v2') return this.ping(auth, res);
+      // over plain http the challenges name the plain port's realm, as a registry serving only http names its own
+      const realm = scheme === 'http' ? this.realmOf('http') : this.realm;
+      if (url.pathname === '/token') return this.token(req.method ?? '', url, auth, body, res);
+      if (url.pathname === '/v2/' || url.pathname === '/v2') return this.ping(auth, res, realm);
       const m = /^\/v2\/(.+)\/manifests\/([^/]+)$/.exec(url.pathname);
-      if (m && (req.method === 'HEAD' || req.method === 'GET')) return this.manifest(req.method, m[1], m[2], auth, res);
+      if (m && (req.method === 'HEAD' || req.method === 'GET')) return this.manifest(req.method, m[1], m[2], auth, res, realm);
       error(res, 404, 'NAME_UNKNOWN', req.method === 'HEAD');
     });
   }
 
-  private challenge(res: import('node:http').ServerResponse, scope?: string): void {
-    res.setHeader('WWW-Authenticate', `Bearer realm="${this.realm}",service="${REGISTRY_SERVICE}"${scope ? `,scope="${scope}"` : ''}`);
+  private challenge(res: http.ServerResponse, realm: string, scope?: string): void {
+    res.setHeader('WWW-Authenticate', `Bearer realm="${realm}",service="${REGISTRY_SERVICE}"${scope ? `,scope="${scope}"` : ''}`);
   }
 
-  private ping(auth: string | undefined, res: import('node:http').ServerResponse): void {
+  private ping(auth: string | undefined, res: http.ServerResponse, realm: string): void {
     if (this.bearer(auth)) return json(res, 200, {});
-    this.challenge(res);
+    this.challenge(res, realm);
     error(res, 401, 'UNAUTHORIZED');
   }
 
@@ -139,7 +177,7 @@ export class RegistrySim {
     return m ? this.tokens.get(m[1]) : undefined;
   }
 
-  private token(method: string, url: URL, auth: string | undefined, body: string, res: import('node:http').ServerResponse): void {
+  private token(method: string, url: URL, auth: string | undefined, body: string, res: http.ServerResponse): void {
     let accepted: boolean;
     let params = url.searchParams;
     if (this.opts.tokenRedirect) {
@@ -175,17 +213,17 @@ export class RegistrySim {
     this.issue(res, scopes);
   }
 
-  private issue(res: import('node:http').ServerResponse, scopes: Set<string>): void {
+  private issue(res: http.ServerResponse, scopes: Set<string>): void {
     const token = randomBytes(24).toString('base64url');
     this.tokens.set(token, scopes);
     json(res, 200, { token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() });
   }
 
-  private manifest(method: string, repo: string, ref: string, auth: string | undefined, res: import('node:http').ServerResponse): void {
+  private manifest(method: string, repo: string, ref: string, auth: string | undefined, res: http.ServerResponse, realm: string): void {
     const head = method === 'HEAD';
     const scopes = this.bearer(auth);
     if (!scopes) {
-      this.challenge(res, `repository:${repo}:pull`);
+      this.challenge(res, realm, `repository:${repo}:pull`);
       return error(res, 401, 'UNAUTHORIZED', head);
     }
     if (!scopes.has(repo)) return error(res, 403, 'DENIED', head);
@@ -204,20 +242,14 @@ export class RegistrySim {
   }
 }
 
-function json(res: import('node:http').ServerResponse, status: number, value: unknown): void {
+function json(res: http.ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
 
 /** distribution's error envelope; a HEAD gets the status and headers alone. */
-function error(
-  res: import('node:http').ServerResponse,
-  status: number,
-  code: keyof typeof ERRORS,
-  head = false,
-  detail: string | null = null,
-): void {
+function error(res: http.ServerResponse, status: number, code: keyof typeof ERRORS, head = false, detail: string | null = null): void {
   const text = `${JSON.stringify({ errors: [{ code, message: ERRORS[code], detail }] })}\n`;
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(head ? undefined : text);

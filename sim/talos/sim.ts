@@ -343,6 +343,20 @@ export class TalosSim {
   }
 
   /**
+   * cri's health checks on the node do not answer until `releaseCriHealth` (then the check held last
+   * passes at once): a containerd just launched shows health "?" and LAST HEALTH MESSAGE Unknown for as
+   * long as a test needs to look, instead of the one second before its first check. `criHealthHeld` in
+   * the node's spec holds them from its first boot.
+   */
+  holdCriHealth(nameOrIp: string): void {
+    this.get(nameOrIp).holdCriHealth();
+  }
+
+  releaseCriHealth(nameOrIp: string): void {
+    this.get(nameOrIp).releaseCriHealth();
+  }
+
+  /**
    * The node's next reboot goes down and stays down until `releaseReboot`, then comes back after
    * rebootMs as usual: a test that looks at the node while it is down does not race the reboot's clock.
    */

@@ -89,6 +89,7 @@ export class NodeRuntime {
       spec.criStartedAgoMs !== undefined ? now - spec.criStartedAgoMs : writeAt + (spec.bootGapMs ?? this.bootGap(spec.criFirst === true));
     // containerd launched before the file was rendered read the placeholder: no credential at all
     const loaded = startAt < writeAt && spec.criStartedAgoMs === undefined ? {} : (spec.loadedCredential ?? spec.credential);
+    if (spec.criHealthHeld) this.cri.holdHealth();
     this.boot({ bootAt, writeAt, startAt, loaded });
     if (spec.eventsWithoutStart) this.cri.flapHealth(startAt + 1000, now);
   }
@@ -158,6 +159,15 @@ export class NodeRuntime {
   /** See ConfigApply.applyNow. */
   applyNow(next: MachineConfigState): void {
     this.config.applyNow(next);
+  }
+
+  /** See CriService.holdHealth / releaseHealth. */
+  holdCriHealth(): void {
+    this.cri.holdHealth();
+  }
+
+  releaseCriHealth(): void {
+    this.cri.releaseHealth();
   }
 
   /** Arms the held-write fault (HeldWriteMatch) for the next immediate apply. */

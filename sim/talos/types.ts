@@ -184,6 +184,8 @@ export interface AddNodeSpec {
   bootedAgoMs?: number;
   configWrittenAgoMs?: number;
   criStartedAgoMs?: number;
+  /** cri's health checks held from the start, until TalosSim.releaseCriHealth (see holdCriHealth) */
+  criHealthHeld?: boolean;
   clock?: { offsetMs?: number; synced?: boolean; epoch?: number };
   eventsWithoutStart?: boolean;
   /** the initial boot's launch − cri.toml write (overrides the drawn and the sim-wide pinned gap) */

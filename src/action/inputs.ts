@@ -18,6 +18,8 @@ export interface TestKnobs {
   relistPauseMs: number;
   /** RAR_LEASE_RENEW_MS: how often the run Lease is renewed; undefined: RunLock's default */
   leaseRenewMs?: number;
+  /** RAR_LEASE_DURATION_S: the run Lease's duration (seconds) this run writes; undefined: LEASE_DURATION_SECONDS */
+  leaseDurationS?: number;
 }
 
 export interface ActionInputs {
@@ -30,11 +32,30 @@ export interface ActionInputs {
   github: { serverUrl?: string; apiUrl?: string };
   knobs: TestKnobs;
   /**
-   * the pre-flight check: the hosts to ask (their credentials are secrets), the CA bundle read from
-   * `registry-ca-file` and, beside it, the runner's NODE_EXTRA_CA_CERTS bundle (kept, not replaced), and
-   * the runner's proxies (docs/preflight.md)
+   * the pre-flight check's hosts to ask (their credentials are secrets); what the requests go through
+   * (the CAs, the proxies) is read only when one is about to be made: `readRegistryTransport`
    */
-  preflight: { targets: PreflightTarget[]; ca?: string; nodeExtraCa?: string; proxy?: ProxyEnv };
+  preflight: { targets: PreflightTarget[] };
+}
+
+/**
+ * What the pre-flight's requests go through: the CA bundle read from `registry-ca-file` and, beside it,
+ * the runner's NODE_EXTRA_CA_CERTS bundle (kept, not replaced), and the runner's proxies
+ * (docs/preflight.md). Read and validated only when a registry request is about to be made, not with
+ * the inputs: a run with nothing to roll makes none, so a runner's proxy setting or a CA file another
+ * step has not written cannot fail it. Throws an InputError naming the variable or the input.
+ */
+export interface RegistryTransport {
+  ca?: string;
+  nodeExtraCa?: string;
+  proxy: ProxyEnv;
+}
+
+export function readRegistryTransport(config: Pick<Config, 'registryCaFile'>, env: NodeJS.ProcessEnv): RegistryTransport {
+  return {
+    ...(config.registryCaFile ? { ca: readCaFile(config.registryCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) } : {}),
+    proxy: readProxyEnv(env),
+  };
 }
 
 /**
@@ -51,13 +72,7 @@ export function readInputs(getInput: (name: string) => string, env: NodeJS.Proce
     owner: formatOwnerToken(newOwnerToken(env)),
     github: { serverUrl: githubServerUrl(env), apiUrl: env.GITHUB_API_URL || undefined },
     knobs: readKnobs(env),
-    preflight: {
-      targets: preflightTargets(config, authPatch.credentials),
-      ...(config.preflight && config.registryCaFile
-        ? { ca: readCaFile(config.registryCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) }
-        : {}),
-      proxy: config.preflight ? readProxyEnv(env) : undefined,
-    },
+    preflight: { targets: preflightTargets(config, authPatch.credentials) },
   };
 }
 
@@ -95,6 +110,7 @@ function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
     pollIntervalMs: Number(env.RAR_POLL_INTERVAL_MS) || undefined,
     relistPauseMs: env.RAR_RELIST_PAUSE_MS === undefined ? 5000 : Number(env.RAR_RELIST_PAUSE_MS),
     leaseRenewMs: Number(env.RAR_LEASE_RENEW_MS) || undefined,
+    leaseDurationS: Number(env.RAR_LEASE_DURATION_S) || undefined,
   };
 }
 
@@ -127,8 +143,7 @@ export function readAuthPatch(path: string, registry: readonly string[], mask: (
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError('auth-patch', `cannot read "${path}"${code ? ` (${code})` : ''}`);
   }
-  // Parse errors never quote the source (see parseAuthPatch), so masking right after parsing leaks nothing.
-  const parsed = parseAuthPatch(text, registry);
-  for (const s of parsed.secrets) mask(s);
-  return { path, ...parsed };
+  // Parse errors never quote the source (see parseAuthPatch); the secrets are masked as soon as they are
+  // known, before the patch or the registry input can be refused (so a refused run registers them too).
+  return { path, ...parseAuthPatch(text, registry, mask) };
 }

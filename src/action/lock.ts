@@ -22,6 +22,9 @@ export function trackedLock(opts: RunLockOptions, store: StateStore): RunLockLik
         throw e;
       }
     },
+    get tookOverFrom() {
+      return lock.tookOverFrom;
+    },
     startRenewing: () => lock.startRenewing(),
     assertHeld: () => lock.assertHeld(),
     ref: lock.ref,

@@ -3,7 +3,7 @@
 // annotations, summary and exit status, the same for every mode and also when the step fails.
 // Everything is written through one masking port (src/action/masked.ts): the log, the log groups,
 // the saved state, the publication.
-import { readInputs } from './inputs.js';
+import { readInputs, readRegistryTransport } from './inputs.js';
 import { checkGateExpressions } from '../core/gates.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
@@ -70,19 +70,23 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
   const rollout = composeRollout(inputs, { core, runner, cancelled, path: process.env.PATH, tempDir: process.env.RUNNER_TEMP });
   // Does the registry take the new credential? Asked by the run once it has a node to roll (plan: always),
   // after the first listing and before the Lease: a run with nothing to roll asks no registry (docs/preflight.md).
-  const preflight = () =>
-    runPreflight(config.preflight, inputs.preflight.targets, {
+  // The runner's proxies and `registry-ca-file` are read here, when a registry request is about to be
+  // made (an InputError naming the variable or the input, still before the Lease or any claim), never
+  // with the inputs: a converged run asks no registry, so they cannot fail it.
+  const preflight = async () => {
+    const transport = config.preflight && inputs.preflight.targets.length > 0 ? readRegistryTransport(config, process.env) : undefined;
+    return runPreflight(config.preflight, inputs.preflight.targets, {
       check: async (target) => {
         // Loaded only here: the registry client (undici and its TLS set-up) serves no run that skips the pre-flight.
         const [{ checkRegistry }, { REQUEST_TIMEOUT_MS }] = await Promise.all([
           import('../adapters/registry/tokenFlow.js'),
           import('../adapters/registry/https.js'),
         ]);
-        const { ca, nodeExtraCa, proxy } = inputs.preflight;
-        return checkRegistry(target, { ca, nodeExtraCa, proxy, timeoutMs: REQUEST_TIMEOUT_MS });
+        return checkRegistry(target, { ...transport, timeoutMs: REQUEST_TIMEOUT_MS });
       },
       log: (line) => core.info(line),
     });
+  };
   try {
     return await runRolloutMode({ ...rollout.deps, preflight });
   } finally {

@@ -17,6 +17,7 @@ import type { FencesReport } from '../fences/run.js';
 import type { RolloutReport } from '../pipeline/rolloutMode.js';
 import type { Redactor } from '../core/redact.js';
 import { buildAnnotations, type Annotation } from '../report/annotations.js';
+import { proofCheckAnnotations } from '../report/proofChecks.js';
 import { fenceFailureLine, renderFencesSummary } from '../report/fences.js';
 import { buildFenceOutputs, buildOutputs, type ActionOutputs } from '../report/outputs.js';
 import { presentPostReport, type PostReport } from '../report/postStep.js';
@@ -177,6 +178,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
     if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
     else annotations.push({ kind: 'notice', title: PARTIAL_TITLE[r.stoppedBy ?? 'budget'], message });
   }
+  if (r.proofChecks) annotations.push(...proofCheckAnnotations(r.proofChecks, { redactor }));
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);
   // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched

@@ -127,6 +127,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
               clock: realClock,
               log: (m) => core.info(m),
               renewEveryMs: knobs.leaseRenewMs,
+              durationSeconds: knobs.leaseDurationS,
               serverUrl: inputs.github.serverUrl,
             },
             core,

@@ -68,17 +68,25 @@ function isEmpty(f: AuthFields): boolean {
  * Parse the patch text, once: the desired credential and its secrets, and the patch's form. Talos
  * semantics: a `RegistryAuthConfig` document overrides the legacy
  * `machine.registries.config.<host>.auth` for the same host, so the desired credential is the
- * document's when both are present.
+ * document's when both are present. `mask` is handed every secret as soon as they are known, before
+ * the patch or the `registry` input can be refused.
  */
-export function parseAuthPatch(text: string, registry: readonly string[]): ParsedAuthPatch {
+export function parseAuthPatch(
+  text: string,
+  registry: readonly string[],
+  mask: (secret: string) => void = () => undefined,
+): ParsedAuthPatch {
   const docs = parseAllDocuments(text);
-  return { ...desiredOf(docs, registry), form: formOf(text, docs) };
+  return { ...desiredOf(docs, registry, mask), form: formOf(text, docs) };
 }
 
-function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAuthPatch, 'form'> {
+function desiredOf(docs: Document[], registry: readonly string[], mask: (secret: string) => void): Omit<ParsedAuthPatch, 'form'> {
   const legacy = new Map<string, AuthFields>();
   const documents = new Map<string, AuthFields>();
   const deletedDocuments: string[] = [];
+  /** every host whose credential the patch names, in either form: set, emptied or deleted */
+  const named = new Set<string>();
+  let unknowable: InputError | undefined;
   for (const [i, doc] of docs.entries()) {
     if (doc.errors.length > 0) {
       // The parser's message quotes the offending source line, which may hold the secret: report the position only.
@@ -97,6 +105,7 @@ function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAu
     if (o.kind === 'RegistryAuthConfig') {
       const name = scalarText(o.name).trim();
       if (!name) throw new InputError('auth-patch', `document ${i + 1} (RegistryAuthConfig) has no name`);
+      named.add(name);
       if (o.$patch === 'delete') {
         deletedDocuments.push(name);
         continue;
@@ -104,19 +113,23 @@ function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAu
       documents.set(name, fieldsOf(o));
       continue;
     }
-    const config = (o.machine as Record<string, unknown> | undefined)?.registries as Record<string, unknown> | undefined;
-    const byHost = config?.config as Record<string, unknown> | undefined;
-    if (byHost && typeof byHost === 'object') {
-      for (const [host, entry] of Object.entries(byHost)) {
-        const auth = (entry as Record<string, unknown> | null)?.auth;
-        if (auth && typeof auth === 'object') legacy.set(host, fieldsOf(auth as Record<string, unknown>));
-      }
+    const what = unknowableHosts(o);
+    if (what) unknowable ??= unknowableError(i, what);
+    const byHost = legacyEntries(o);
+    for (const [host, entry] of Object.entries(byHost)) {
+      if (!isObj(entry) || '$patch' in entry || 'auth' in entry) named.add(host);
+      const auth = isObj(entry) ? entry.auth : undefined;
+      if (isObj(auth)) legacy.set(host, fieldsOf(auth));
     }
   }
   const merged = new Map<string, AuthFields>(legacy);
   for (const [host, f] of documents) merged.set(host, f);
   for (const [host, f] of [...merged]) if (isEmpty(f)) merged.delete(host);
   const hosts = [...merged.keys()].sort();
+  // Masked before any refusal below: a refused run's text, and the post step's, never shows them.
+  const secrets = secretForms(merged.values());
+  for (const s of secrets) mask(s);
+  if (unknowable) throw unknowable;
   if (hosts.length === 0) {
     throw new InputError(
       'auth-patch',
@@ -130,7 +143,7 @@ function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAu
     }
   }
   const rolled = registry.length > 0 ? hosts.filter((h) => registry.includes(h)) : hosts;
-  const secrets = secretForms(merged.values());
+  refuseUnrolled(named, rolled, merged, registry);
   const credentials = hosts.map((h) => ({ host: h, fields: merged.get(h)! }));
   const credentialForms: PatchForms = { documents: [...documents.keys()].sort(), legacy: [...legacy.keys()].sort(), deletedDocuments };
   return {
@@ -139,6 +152,92 @@ function desiredOf(docs: Document[], registry: readonly string[]): Omit<ParsedAu
     secrets,
     credentialForms,
   };
+}
+
+// --- only the rolled hosts are written --------------------------------------------------------------
+// The evidence and the proof judge the rolled hosts' credentials only, and the release marks only them
+// verified. A patch that also writes another host's credential would put it on every node rolled,
+// unjudged: refused, in every form (the API path's two and the talosctl one alike), before anything
+// runs. Reasoned out in docs/registries.md ("Only the rolled hosts are written").
+
+/** A patch naming hosts the run does not roll: an InputError naming them and the fix. */
+function refuseUnrolled(
+  named: ReadonlySet<string>,
+  rolled: readonly string[],
+  merged: ReadonlyMap<string, AuthFields>,
+  registry: readonly string[],
+) {
+  const extra = [...named].filter((h) => !rolled.includes(h)).sort();
+  const them = (hs: string[]) => (hs.length === 1 ? 'it' : 'them');
+  const given = extra.filter((h) => merged.has(h));
+  if (given.length > 0) {
+    throw new InputError(
+      'registry',
+      `registry: ${registry.join(', ')} does not roll ${given.join(', ')}, whose credential${given.length === 1 ? '' : 's'} the auth patch also writes: ` +
+        `the run would write ${them(given)} to every node it rolls, judged by neither the evidence nor the proof. ` +
+        `Add ${given.join(', ')} to registry, or remove ${them(given)} from the auth patch`,
+    );
+  }
+  if (extra.length > 0) {
+    throw new InputError(
+      'auth-patch',
+      `removes the credential of ${extra.join(', ')} (a deleted or empty RegistryAuthConfig document or auth map; no new credential for ${them(extra)}): ` +
+        `the run would remove ${them(extra)} on every node it rolls, judged by neither the evidence nor the proof. ` +
+        `This action rolls a credential, it does not remove one: remove ${them(extra)} from the auth patch`,
+    );
+  }
+}
+
+/** `machine.registries.config` of a v1alpha1 patch document, by host; empty when it has none. */
+function legacyEntries(o: Tree): Tree {
+  const config = isObj(o.machine) && isObj(o.machine.registries) ? o.machine.registries.config : undefined;
+  return isObj(config) ? config : {};
+}
+
+/**
+ * The CRI customization part: a `machine.files` entry at /etc/cri/conf.d/20-customization.part
+ * (siderolabs/talos constants.CRICustomizationConfigPart, joined to /etc) is merged by machined into
+ * the CRI config, and v1.14's CRICustomizationConfig document is its successor. Any path under a
+ * `cri/conf.d/` is taken for it.
+ */
+const CRI_PART_DIR = '/cri/conf.d/';
+
+/**
+ * What in a patch document writes registry hosts that cannot be known from the patch, if anything:
+ * a `$patch` directive on `machine`, `machine.registries` or its `config` (every host the node
+ * carries), a `config` that is no map of hosts, or a CRI customization (`CRICustomizationConfig`, or a
+ * `machine.files` entry for the CRI config part): containerd TOML that may carry any host's auth.
+ */
+function unknowableHosts(o: Tree): string | undefined {
+  if (o.kind === 'CRICustomizationConfig')
+    return 'is a CRICustomizationConfig document, whose containerd TOML may carry any registry host’s auth';
+  const { machine } = o;
+  if (!isObj(machine)) return undefined;
+  if ('$patch' in machine) return 'puts `$patch` on machine, which holds every registry host’s settings on the node';
+  const files = Array.isArray(machine.files) ? machine.files : [];
+  for (const f of files) {
+    if (isObj(f) && typeof f.path === 'string' && f.path.includes(CRI_PART_DIR)) {
+      return `writes ${f.path} (machine.files), whose containerd TOML may carry any registry host’s auth`;
+    }
+  }
+  const { registries } = machine;
+  if (registries === undefined || registries === null) return undefined;
+  if (!isObj(registries)) return 'sets machine.registries to something other than a mapping';
+  if ('$patch' in registries) return 'puts `$patch` on machine.registries, which holds every registry host’s settings on the node';
+  const { config } = registries;
+  if (config === undefined || config === null) return undefined;
+  if (!isObj(config)) return 'sets machine.registries.config to something other than a mapping of hosts';
+  if ('$patch' in config) return 'puts `$patch` on machine.registries.config, which holds every registry host’s settings on the node';
+  return undefined;
+}
+
+function unknowableError(i: number, what: string): InputError {
+  return new InputError(
+    'auth-patch',
+    `document ${i + 1} ${what}: which registry hosts it writes cannot be known from the patch, so the run could write a host it does not roll, ` +
+      'judged by neither the evidence nor the proof. Apply that change in a step of its own (talosctl patch machineconfig), ' +
+      'and give this action a patch of the credentials it rolls',
+  );
 }
 
 // --- the patch's form: one of the two credential forms, or anything else --------------------------

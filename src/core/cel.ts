@@ -2,10 +2,11 @@
 // Loaded only by a dynamic import, and only when that input names a gate: the library costs a few
 // hundred milliseconds of start-up that a merge-queue run with nothing to roll must not pay (bench/
 // startup.ts). Pure: an expression in, a function of one object out.
-import { celEnv, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
+import { celEnv, isCelError, isCelList, isCelMap, isCelType, isCelUint, parse, plan, type CelResult } from '@bufbuild/cel';
+import type { CelOutcome } from './model/gates.js';
 
-/** What one object made of the expression: the boolean true, or why not (one line). */
-export type CelTest = (object: Record<string, unknown>) => string | undefined;
+/** What one object made of the expression: its type (and value, for a boolean or a number), or the error. */
+export type CelTest = (object: Record<string, unknown>) => CelOutcome;
 
 /** The compiler's message when `expression` does not compile, else undefined. */
 export function celCompileError(expression: string): string | undefined {
@@ -19,8 +20,9 @@ export function celCompileError(expression: string): string | undefined {
 
 /**
  * The expression compiled once, over the object bound as `self` (as Kubernetes binds it in a CRD's
- * x-kubernetes-validations rules): satisfied only by the boolean `true`; false, another type or an
- * error (a missing field) is the reason it is not.
+ * x-kubernetes-validations rules). Its answer is read into a CelOutcome: whether it is the boolean
+ * `true` is src/rules/gateFinding.ts's to say, and so is what of it may be shown (the error's message
+ * may quote the object, so it is never shown).
  */
 export function compileCel(expression: string): CelTest {
   const run = plan(celEnv(), parse(expression)) as (ctx: Record<string, unknown>) => CelResult;
@@ -29,16 +31,27 @@ export function compileCel(expression: string): CelTest {
     try {
       out = run({ self: object });
     } catch (e) {
-      return `error: ${(e as Error).message}`;
+      return { type: 'error', message: (e as Error).message };
     }
-    if (isCelError(out)) return `error: ${out.message}`;
-    if (out === true) return undefined;
-    return out === false ? 'false' : `not a boolean: ${describe(out)}`;
+    return outcomeOf(out);
   };
 }
 
-function describe(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'bigint' || typeof v === 'number' || v === null) return String(v);
-  return typeof v;
+/** The type of a CEL value (the library's runtime forms: bigint int, CelUint, number double, …). */
+function outcomeOf(v: CelResult): CelOutcome {
+  if (isCelError(v)) return { type: 'error', message: v.message };
+  if (typeof v === 'boolean') return { type: 'boolean', value: v };
+  if (typeof v === 'bigint') return { type: 'number', value: Number(v) };
+  if (typeof v === 'number') return { type: 'number', value: v };
+  if (isCelUint(v)) return { type: 'number', value: Number(v.value) };
+  if (typeof v === 'string') return { type: 'string' };
+  if (v === null) return { type: 'null' };
+  if (v instanceof Uint8Array) return { type: 'bytes' };
+  if (isCelList(v)) return { type: 'list' };
+  if (isCelMap(v)) return { type: 'map' };
+  if (isCelType(v)) return { type: 'type' };
+  const typeName = (v as { desc?: { typeName?: unknown } }).desc?.typeName;
+  if (typeName === 'google.protobuf.Timestamp') return { type: 'timestamp' };
+  if (typeName === 'google.protobuf.Duration') return { type: 'duration' };
+  return { type: 'message' };
 }

@@ -1,5 +1,6 @@
 // Typed errors: each carries what a user needs (node, command, classified cause) so nothing
 // downstream has to match on message text.
+import type { PreflightStop } from './model/preflight.js';
 
 /** Why a kubectl or talosctl call failed, classified once by the adapter that ran it. */
 export type FailureCause =
@@ -169,25 +170,20 @@ export function errorMessage(e: unknown): string {
  * The pre-flight check (docs/preflight.md) could not confirm a registry accepts the new credential,
  * before anything was claimed: `refused` (the registry or its token endpoint answered no),
  * `unsupported` (the token endpoint does not serve the request containerd sends for this credential:
- * 400/404/405), or `unreachable` (no answer: the network, TLS, a timeout, a 5xx). Names the host, what
- * was asked and what came back, never the credential.
+ * 400/404/405), `unreachable` (no answer: the network, TLS, a timeout, a 5xx), or `withheld` (the check
+ * refused to send the credential where the registry sent it: a plain-http realm, core/credentialRoute.ts;
+ * nothing was sent). Names the host, what was asked and what came back, never the credential.
  */
 export class PreflightError extends Error {
   readonly host: string;
-  readonly verdict: 'refused' | 'unsupported' | 'unreachable';
+  readonly verdict: PreflightStop;
   /** e.g. `GET https://ghcr.io/token?service=ghcr.io&scope=repository:org/app:pull with the new credential` */
   readonly asked: string;
-  /** e.g. `401 Unauthorized: UNAUTHORIZED authentication required`, or the transport failure */
+  /** e.g. `401 Unauthorized: UNAUTHORIZED authentication required`, or the transport failure, or why it was not sent */
   readonly answered: string;
   /** the pre-flight lines of the hosts checked, this one last (the summary shows them) */
   readonly lines: string[];
-  constructor(args: {
-    host: string;
-    verdict: 'refused' | 'unsupported' | 'unreachable';
-    asked: string;
-    answered: string;
-    lines?: string[];
-  }) {
+  constructor(args: { host: string; verdict: PreflightStop; asked: string; answered: string; fix?: string; lines?: string[] }) {
     const says = {
       refused: ['refused the new credential', 'the registry answered', 'fix the credential (or the preflight-image) and run again'],
       unsupported: [
@@ -199,6 +195,12 @@ export class PreflightError extends Error {
         'could not be reached',
         'got',
         'if the runner cannot reach this registry, set preflight: false to skip the check (a private CA: registry-ca-file; a proxy: HTTPS_PROXY, NO_PROXY)',
+      ],
+      // the check's own refusal (core/credentialRoute.ts): `answered` says why, `fix` what to change
+      withheld: [
+        'refused to send the new credential',
+        'it was',
+        args.fix ?? 'the credential goes only over https to the registry and its own token realm',
       ],
     }[args.verdict];
     super(

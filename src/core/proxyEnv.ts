@@ -40,3 +40,36 @@ function proxyUrl(name: string, value: string): string {
   }
   throw new InputError(name, 'is not a proxy URL (http://host:port)');
 }
+
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+/**
+ * The proxy a request to `url` goes through, undefined: straight to it. Chosen as undici's
+ * EnvHttpProxyAgent chooses (lib/dispatcher/env-http-proxy-agent.js, 7.30: `#getProxyAgentForUrl`,
+ * `#shouldProxy`, `#parseNoProxy`), so the route the client takes and the one the credential rule
+ * (core/credentialRoute.ts) judges are one choice, made here: an https URL through HTTPS_PROXY, else
+ * HTTP_PROXY; an http URL through HTTP_PROXY; none when NO_PROXY is `*` or names the host (itself or a
+ * parent domain; `.corp` and `*.corp` alike), with `:port` matching that port only.
+ */
+export function proxyFor(url: URL, env: ProxyEnv | undefined): string | undefined {
+  if (!env) return undefined;
+  const proxy = url.protocol === 'https:' ? env.httpsProxy || env.httpProxy : env.httpProxy;
+  if (!proxy) return undefined;
+  // the host without its port, brackets of an IPv6 address kept
+  const hostname = url.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(url.port, 10) || DEFAULT_PORTS[url.protocol] || 0;
+  return bypassed(hostname, port, env.noProxy) ? undefined : proxy;
+}
+
+function bypassed(hostname: string, port: number, noProxy: string): boolean {
+  const entries = noProxy
+    .split(/[,\s]/)
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^(.+):(\d+)$/.exec(entry);
+      return { hostname: (m ? m[1] : entry).replace(/^\*?\./, '').toLowerCase(), port: m ? Number.parseInt(m[2], 10) : 0 };
+    });
+  if (entries.length === 0) return false;
+  if (noProxy === '*') return true;
+  return entries.some((e) => (!e.port || e.port === port) && (hostname === e.hostname || hostname.endsWith(`.${e.hostname}`)));
+}

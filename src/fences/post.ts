@@ -113,7 +113,7 @@ async function giveBackNode(kube: KubeClient, keys: AnnotationKeys, held: HeldNo
   if (choice.action !== 'release') return result;
   try {
     await releaseNodeRetrying(
-      { ...retry, kube },
+      { ...retry, kube, keptMark: (line) => (result.marksKept ??= []).push(line) },
       held.capture,
       keys,
       (c) => guardedReleasePatch(c, keys, choice.expectedPhase),

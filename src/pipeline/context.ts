@@ -32,6 +32,8 @@ export interface RunLockLike {
   /** read-only: throws when another run holds the Lease (asked only when the first listing refuses the run) */
   checkNotHeldByAnother(): Promise<void>;
   acquire(): Promise<void>;
+  /** the run whose expired Lease acquire() took over, if it did (its claims are abandoned: docs/recovery.md) */
+  readonly tookOverFrom?: string;
   startRenewing(): void;
   /** throws when the lock is known lost (another holder seen by a renewal, or renewals failing past its duration) */
   assertHeld(): void;

@@ -28,11 +28,11 @@ export class LeaseHeldError extends Error {
       ? `${holder} (workflow run ${runUrl})`
       : `${holder} (not an owner token of this action, so no workflow run can be named)`;
     const age = expired
-      ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration, but a holder that looks dead may still be writing to a node, so the Lease is never taken over by time`
+      ? `its last renewal${renewTime ? ` (${renewTime})` : ''} is older than its lease duration by the holder's own clock, which is not trusted: it is taken over only once nothing renews it for its whole duration while a run watches it`
       : `it was renewed recently${renewTime ? ` (${renewTime})` : ''}`;
     super(
       `Lease ${lease} is held by ${who}; ${age}. Nothing was changed. ` +
-        'Wait for that run to finish, or check it and, once it has completed, run this action with `mode: recover-fences`.',
+        'Wait for that run to finish, then rerun: a Lease its run no longer renews (a killed job) is taken over once it has gone unrenewed for its duration, and that run’s claims are completed (docs/recovery.md).',
     );
     this.name = 'LeaseHeldError';
     this.holder = holder;

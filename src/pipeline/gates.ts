@@ -1,13 +1,14 @@
 // The health gates in a run (docs/gates.md): the kinds they read, learnt once from discovery before
 // anything is changed, and one check before each node starts, held (and recorded as a hold) while a
 // gate is false, until `gate-timeout`. Which objects pass is src/rules/gates.ts's; the reads are
-// src/adapters/kube/gates.ts's.
+// src/adapters/kube/gates.ts's; the words of a value are src/report/gates.ts's.
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
-import { InputError, errorMessage } from '../core/errors.js';
+import { InputError, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { GateSpec, GateValue, ServedKind } from '../core/model/gates.js';
-import { failingLine, gateTest, judgeGate, STORAGE_GATES, unreadGates, type ObjectTest } from '../rules/gates.js';
+import { gateTest, judgeGate, STORAGE_GATES, unreadGates, type ObjectTest } from '../rules/gates.js';
+import { failingLine } from '../report/gates.js';
 import type { HoldRecorder, OpenHold } from './holds.js';
 
 export interface GatesLog {
@@ -90,9 +91,10 @@ export class HealthGates {
       objects = await this.deps.kube.listGateObjects(r.kinds);
     } catch (e) {
       if (e instanceof InputError) throw e;
+      // the classified cause, never the tool's words: a listing's error may quote what it read
       return unreadGates(
         r.gates.map((g) => g.spec),
-        errorMessage(e),
+        e instanceof ToolError ? e.kind : 'unknown',
       );
     }
     return r.gates.map((g) => judgeGate(g.spec, g.test, objects));

@@ -9,10 +9,11 @@ import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
 import { shadowedCredentials } from '../rules/credentialForms.js';
-import { hostsToRoll, markerWrite } from '../rules/marker.js';
+import { hostsToRoll, markerWrite, proofHowOf } from '../rules/marker.js';
 import { buildReleasePatch, releaseShows } from '../rules/release.js';
+import { adoptable, adoptedCapture, buildAdoptPatch } from '../rules/adopt.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
-import { verifyImage } from './verifyImage.js';
+import { pullThroughNode } from './verifyImage.js';
 import { claimNode } from './claim.js';
 import type { RunContext } from './context.js';
 import { readOne, waitForCriRestart } from './evidence.js';
@@ -82,8 +83,9 @@ async function refuseShadowedCredential(ctx: RunContext, run: NodeRun): Promise<
   }
 }
 
-/** 3.2 Claim: cordon and owner token in one CAS-guarded patch. */
+/** 3.2 Claim: cordon and owner token in one CAS-guarded patch; or adopt a claim another run abandoned. */
 async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<void> {
+  if (ctx.lock && adoptable(fresh, ctx.keys, ctx.owner)) return adopt(ctx, run, fresh);
   // Published before each PATCH is sent: a run killed or cancelled while it is in flight leaves the
   // post step a node to read (the claim may have landed), never a node it does not know about.
   const sending = (capture: ClaimCapture) => run.claimSending(capture);
@@ -107,6 +109,50 @@ async function claim(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
     }
     throw e;
   }
+}
+
+/**
+ * 3.2 (adoption) The node carries a claim of another run of this action, and this run holds the run
+ * Lease: that run lost the Lease (it expired unrenewed, and this run took it over) or gave it up, so it
+ * can no longer send anything to Talos (docs/recovery.md). One CAS patch puts this run's token in place
+ * of its owner (src/rules/adopt.ts); the roll then goes on from the start, every step judging the node as
+ * it is: the evidence says whether the cut-short roll's reboot already loaded the credential. Sent only
+ * once the Lease is proven ours now (a renewal, or our own fresh renewal read), not merely believed.
+ */
+async function adopt(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<void> {
+  const { keys, owner } = ctx;
+  const from = fresh.annotations[keys.owner];
+  const capture = adoptedCapture(fresh, keys, owner);
+  const why =
+    ctx.lock?.tookOverFrom === from
+      ? 'abandoned: the run Lease it held expired unrenewed and this run took it over'
+      : 'abandoned: its run no longer holds the run Lease, this run does';
+  await run.step(
+    STEP.claim,
+    async () => {
+      await beforeMutation(ctx, { fresh: true, read: undefined });
+      run.claimSending(capture);
+      try {
+        await patchNodeSurvivingTransport(
+          ctx,
+          fresh.name,
+          buildAdoptPatch(fresh, keys, owner),
+          (n) => n.uid === fresh.uid && n.annotations[keys.owner] === owner,
+        );
+      } catch (e) {
+        if (!isTestFailure(e)) throw e;
+        run.enter('read');
+        throw new NodeStop('refused', `the abandoned claim of ${from} changed before this run could adopt it; left as it is`, {
+          nextStep: 'Nothing was changed by this run. Rerun: the node is judged again as it is then.',
+          claimFailure: 'conflict',
+        });
+      }
+    },
+    () => `adopted the claim of ${from} (phase ${fresh.annotations[keys.phase]}), ${why}`,
+  );
+  ctx.log.info(`${fresh.name}: adopted the claim of ${from} (phase ${fresh.annotations[keys.phase]}), ${why}`);
+  run.recordClaim({ attempts: 1, conflicts: [] });
+  run.claimHeld(capture);
 }
 
 /** 3.3 Evidence before the patch (none with reboot: always). */
@@ -225,18 +271,7 @@ const NO_ANCHOR =
 async function verifyThroughContainerd(ctx: RunContext, run: NodeRun): Promise<void> {
   const image = ctx.config.verifyImage;
   if (!image) return;
-  await run.step(verifyImageStep(image), () =>
-    verifyImage({
-      kube: ctx.kube,
-      node: run.node.name,
-      image,
-      namespace: ctx.config.verifyNamespace,
-      timeoutMs: ctx.config.readyTimeoutMs,
-      pollMs: ctx.pollIntervalMs,
-      clock: ctx.clock,
-      nonce: ctx.owner,
-    }),
-  );
+  await run.step(verifyImageStep(image), () => pullThroughNode(ctx, run.node.name, image));
 }
 
 /**
@@ -270,6 +305,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
       keys,
       ctx.want,
       at,
+      // how the node was proven: an undecided proof released with a warning is written as such, so every
+      // later run counts the node as a holder of the old credential until one proves it
+      proofHowOf(run.record.proofUndecided),
       run.desired.map((d) => d.host),
     );
     const read = fence;
@@ -279,7 +317,7 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
         // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
         // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
         return releaseNodeRetrying(
-          ctx,
+          { ...ctx, keptMark: (line) => run.markKept(line) },
           run.capture!,
           keys,
           (c) => buildReleasePatch(c, keys, { marker }),

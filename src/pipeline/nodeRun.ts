@@ -11,6 +11,7 @@ import type { DecisionRecord, ProofUndecided, QuarantineNote, StepRecord } from 
 import type { DesiredCredential } from '../core/model/credential.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { StaleHost } from '../rules/marker.js';
+import { foundMarkNotes } from '../rules/autoscalerMarks.js';
 import { releaseCommand } from '../rules/commands.js';
 import { keptCordonReason, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
@@ -33,6 +34,8 @@ export class NodeRun {
   #talosTouched = false;
   #desired: readonly DesiredCredential[];
   #drained = false;
+  #marksFound: string[] = [];
+  #marksKept: string[] = [];
   readonly address: string;
 
   constructor(
@@ -92,7 +95,24 @@ export class NodeRun {
   /** 3.2 this run's claim is on the node, as `capture` holds it (landed, or landed and then refused) */
   claimHeld(capture: ClaimCapture): void {
     this.#capture = capture;
+    const found = foundMarkNotes(this.node.name, capture.marksFound);
+    for (const line of found.filter((l) => !this.#marksFound.includes(l))) this.ctx.log.info(`${this.node.name}: ${line}`);
+    this.#marksFound = found;
+    this.recordMarks();
     this.enter('claimed');
+  }
+
+  /** a release left an autoscaler mark the claim wrote in place: someone changed it, or the record, during the hold (src/pipeline/autoscalerMarks.ts) */
+  markKept(line: string): void {
+    if (this.#marksKept.includes(line)) return;
+    this.#marksKept.push(line);
+    this.recordMarks();
+  }
+
+  private recordMarks(): void {
+    if (this.#marksFound.length + this.#marksKept.length > 0)
+      this.#record.autoscalerMarks = { found: [...this.#marksFound], kept: [...this.#marksKept] };
+    else delete this.#record.autoscalerMarks;
   }
 
   /** 3.2 the claim landed: how many attempts it took and what it retried after */

@@ -31,7 +31,7 @@ export async function runPreflight(
     const line = preflightLine(v);
     lines.push(line);
     ports.log(line);
-    if (v.verdict !== 'ok') throw new PreflightError({ host: v.host, verdict: v.verdict, asked: v.asked, answered: v.answered, lines });
+    if (v.verdict !== 'ok') throw new PreflightError({ ...v, lines });
   }
   return { ran: true, lines };
 }

@@ -117,7 +117,7 @@ export async function quarantineNode(
     // an autoscaler mark someone changed during the hold is kept as they set it (src/pipeline/autoscalerMarks.ts)
     await nodeRun.step(STEP.quarantine, () =>
       sendKeepingTheirMarks(
-        { kube: ctx.kube, keys: ctx.keys, note: (m) => ctx.log.info(m) },
+        { kube: ctx.kube, keys: ctx.keys, note: (m) => ctx.log.info(m), kept: (line) => nodeRun.markKept(line) },
         capture,
         (c) => buildQuarantinePatch(c, ctx.keys, record),
         (ops) =>

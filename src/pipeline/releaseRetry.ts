@@ -97,9 +97,14 @@ export async function releaseRetrying<S, T>(
  * and say how to release it).
  */
 export async function releaseNodeRetrying(
-  deps: ReleaseRetryDeps & { kube: Pick<KubeClient, 'patchNode' | 'getNode'>; log?: { info(message: string): void } },
+  deps: ReleaseRetryDeps & {
+    kube: Pick<KubeClient, 'patchNode' | 'getNode'>;
+    log?: { info(message: string): void };
+    /** each autoscaler mark left as someone else set it, one line (for the node's record: its summary row and Events) */
+    keptMark?: (line: string) => void;
+  },
   capture: ClaimCapture,
-  keys: Pick<AnnotationKeys, 'owner'>,
+  keys: Pick<AnnotationKeys, 'owner' | 'autoscalerMarks'>,
   build: (capture: ClaimCapture) => JsonPatchOp[],
   landed: (n: NodeState) => boolean,
 ): Promise<NodeState> {
@@ -112,7 +117,7 @@ export async function releaseNodeRetrying(
     `the release of ${name}`,
     () =>
       sendKeepingTheirMarks(
-        { kube: deps.kube, keys, note },
+        { kube: deps.kube, keys, note, kept: deps.keptMark },
         current,
         build,
         (ops) => deps.kube.patchNode(name, ops),

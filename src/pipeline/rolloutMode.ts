@@ -39,6 +39,7 @@ export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> 
       listing: scope,
       records: result.records,
       notReached: result.notReached,
+      proofChecks: result.proofChecks,
     }),
     ...rest,
   };

@@ -7,6 +7,7 @@ import type { DecisionRecord } from '../core/model/record.js';
 import type { RolloutFindings } from '../core/model/rolloutResult.js';
 import { fenceCapture } from '../rules/fences.js';
 import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
+import { adoptable } from '../rules/adopt.js';
 import { releaseCommand } from '../rules/commands.js';
 import { makeContext, type NodeLogsLike, type RolloutDeps, type RunContext } from './context.js';
 import { prefetchVersions } from './evidence.js';
@@ -26,6 +27,7 @@ import {
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
 import { planGates, planNodes } from './plan.js';
+import { proofStep, proveNodes, type ToProve } from './prove.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
@@ -54,6 +56,8 @@ interface Listing {
   upToDate: string[];
   quarantined: QuarantinedOut[];
   scope: Scope;
+  /** nodes in scope not to roll whose marker proves nothing yet for a host (src/rules/inventory.ts selectNodes) */
+  toProve: ToProve[];
 }
 
 /** List, validate the inventory and select the nodes a pass rolls, in roll order. */
@@ -61,7 +65,10 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   const { kube, config, keys } = ctx;
   // Every node must be identifiable and none may carry a leftover claim.
   const inventory = await kube.listNodes();
-  const problems = validateInventory(inventory, keys);
+  // An apply run adopts the claims other runs of this action abandoned (src/rules/adopt.ts): they are
+  // no problem for it, as long as it can take the Lease (refused while their run holds it).
+  const adopt = config.mode === 'apply' && ctx.lock ? (n: NodeState) => adoptable(n, keys, ctx.owner) : undefined;
+  const problems = validateInventory(inventory, keys, adopt);
   if (problems.length > 0) {
     // Another run's claim on a node reads as a residual claim: when that run still holds the Lease,
     // say so (who, the URL of its run, and the nodes it left claimed) instead. Read on the first
@@ -84,10 +91,23 @@ async function listAndSelect(ctx: RunContext, processed: number): Promise<Listin
   if (selection.unknownNames.length > 0) {
     throw new InputError('nodes', `no such node: ${selection.unknownNames.join(', ')}`);
   }
+  // An abandoned claim outside the selection is not this run's to complete: the inputs did not pick it.
+  const inScope = new Set(selection.inScope.map((n) => n.uid));
+  const outside = adopt ? inventory.filter((n) => adopt(n) && !inScope.has(n.uid)) : [];
+  if (outside.length > 0) {
+    // Such a claim is abandoned only once its run no longer holds the Lease: while another run holds it
+    // (a live run draining that node), say so, naming it and its nodes, as for any claim of a live run.
+    if (processed === 0) await withFencesOfHolder(ctx, () => ctx.lock!.checkNotHeldByAnother());
+    throw new InputError(
+      config.nodes.length ? 'nodes' : 'node-selector',
+      `node(s) carry a claim another run of this action left, outside this run's selection, nothing was changed: ${outside.map((n) => `${n.name} (${keys.owner}=${JSON.stringify(n.annotations[keys.owner])})`).join(', ')}; select them too (the run completes their roll), or release them with mode: recover-fences`,
+    );
+  }
   return {
     selected: selection.selected,
     upToDate: selection.upToDate,
     quarantined: quarantinedNodes(inventory, keys),
+    toProve: selection.toProve,
     // the whole inventory, not the selection: the old credential is revocable only when no node of the cluster holds it
     scope: { nodes: inventory, selected: new Set(selection.inScope.map((n) => n.uid)) },
   };
@@ -131,8 +151,12 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   // a refused credential is what it must predict.
   const preflight = config.mode === 'plan' || first.selected.length > 0 ? await deps.preflight?.() : undefined;
   const checked = preflight ? { preflight } : {};
-  if (first.selected.length === 0)
-    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked };
+  if (first.selected.length === 0) {
+    // Nothing to roll: the nodes to prove, if any, are proven now, each with one step and no claim
+    // (src/pipeline/prove.ts); a merge-queue run with none needs the node list only, as before.
+    const proved = config.mode === 'apply' && first.toProve.length > 0 ? await proveListed(deps, ctx, first.toProve) : undefined;
+    return { result: 'clean', records: [], notReached: [], upToDate: first.upToDate, scope: first.scope, ...checked, ...(proved ?? {}) };
+  }
   ctx.log.info(`${first.selected.length} node(s) to roll: ${first.selected.map((n) => n.name).join(', ')}`);
   // the health gates' kinds, learnt once from discovery: a gate over a kind the cluster does not serve is an input error now
   await ctx.gates?.resolve(ctx.log);
@@ -161,8 +185,9 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   }
 
   // One run at a time: the Lease is taken once a node is to be mutated, after the pre-flight check and
-  // before the first mutation, and refused when held by another run, expired or not (src/rules/lease.ts
-  // says why time alone never hands it over).
+  // before the first mutation; refused while another run holds it, taken over once its holder let it
+  // expire unrenewed for its whole duration on this run's clock (src/rules/lease.ts observedExpiry,
+  // docs/recovery.md). The claims of a run that lost it are then adopted node by node (src/pipeline/node.ts).
   if (ctx.lock) {
     await withFencesOfHolder(ctx, () => ctx.lock!.acquire());
     ctx.lock.startRenewing();
@@ -215,6 +240,38 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
     ...facts,
   };
+}
+
+/**
+ * The nodes to prove of a run with nothing to roll. The Talos client is opened only for the evidence
+ * (not for a pull of verify-image), and a client that cannot be opened fails no run: the nodes stay
+ * unproven, and the report says why.
+ */
+async function proveListed(
+  deps: RolloutDeps,
+  ctx: RunContext,
+  toProve: ToProve[],
+): Promise<Pick<ScopedFindings, 'proofChecks' | 'talosReads'>> {
+  ctx.log.info(
+    `${toProve.length} node(s) to prove (their verified marker does not prove the credential yet): ${toProve.map((p) => p.node.name).join(', ')}`,
+  );
+  let unavailable: string | undefined;
+  let talosReads: string | undefined;
+  if (proofStep(ctx) === 'evidence' && !deps.talos && deps.openTalos) {
+    try {
+      const opened = await deps.openTalos();
+      ctx.talos = opened.client;
+      talosReads = opened.describe;
+      await prefetchVersions(
+        ctx,
+        toProve.map((p) => p.node),
+      );
+    } catch (e) {
+      unavailable = `the Talos client could not be opened: ${errorMessage(e)}`;
+    }
+  }
+  const proofChecks = await proveNodes(ctx, toProve, unavailable);
+  return { proofChecks, ...(talosReads ? { talosReads } : {}) };
 }
 
 /** A run started outside every maintenance window: `partial`, every selected node left, nothing read past the listing. */

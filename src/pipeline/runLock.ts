@@ -11,7 +11,18 @@ import { releaseLease, whoHolds, type LeaseReleaseOutcome } from './lease.js';
 import { formatDuration } from '../core/format.js';
 import { GITHUB_SERVER_URL } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
-import { acquireSpec, judgeLease, LEASE_DURATION_SECONDS, parseMicroTime, renewPatch, takeFreeLeasePatch } from '../rules/lease.js';
+import {
+  acquireSpec,
+  judgeLease,
+  LEASE_DURATION_SECONDS,
+  leaseDurationMs,
+  observedExpiry,
+  parseMicroTime,
+  renewPatch,
+  takeFreeLeasePatch,
+  takeOverPatch,
+  type LeaseWatch,
+} from '../rules/lease.js';
 
 export interface RunLockOptions {
   kube: KubeClient;
@@ -21,6 +32,8 @@ export interface RunLockOptions {
   owner: string;
   clock: Clock;
   renewEveryMs?: number;
+  /** the duration this run writes into the Lease (default LEASE_DURATION_SECONDS) */
+  durationSeconds?: number;
   /** for the holder's run URL (the shell passes the runner's GITHUB_SERVER_URL); default https://github.com */
   serverUrl?: string;
   log?: (message: string) => void;
@@ -54,6 +67,8 @@ export class RunLock {
   private timer?: ReturnType<typeof setInterval>;
   /** the uid of the Lease this run took (the run's Event is about it) */
   private heldUid?: string;
+  readonly durationSeconds: number;
+  private tookOver?: { from: string; unchangedForMs: number };
 
   constructor(opts: RunLockOptions) {
     this.kube = opts.kube;
@@ -62,6 +77,7 @@ export class RunLock {
     this.owner = opts.owner;
     this.clock = opts.clock;
     this.renewEveryMs = opts.renewEveryMs ?? 30_000;
+    this.durationSeconds = opts.durationSeconds ?? LEASE_DURATION_SECONDS;
     this.serverUrl = opts.serverUrl ?? GITHUB_SERVER_URL;
     this.log = opts.log ?? (() => {});
   }
@@ -79,6 +95,11 @@ export class RunLock {
     return this.state === 'held';
   }
 
+  /** the run whose expired Lease this run took over (its claims are abandoned: docs/recovery.md); undefined: it was free or absent */
+  get tookOverFrom(): string | undefined {
+    return this.tookOver?.from;
+  }
+
   /**
    * Read-only: throw LeaseHeldError when another run holds the Lease. Called when the first listing
    * refuses the run (src/pipeline/run.ts), so a second run sees "run X holds the Lease" (with its URL)
@@ -93,14 +114,20 @@ export class RunLock {
 
   /**
    * Create the Lease if absent, take it if free, accept it if it already carries our token (a
-   * response lost in transit), refuse otherwise. A 409 on create or a 422 on take means another run
-   * got there between our read and our write: re-read and judge once more; a second race gives up.
+   * response lost in transit), refuse it while another run holds it. A 409 on create or a 422 on take
+   * means another run got there between our read and our write: re-read and judge once more; a second
+   * race gives up.
+   *
+   * A Lease another run holds is watched (watchExpiry): taken over when nothing wrote it for its whole
+   * duration and the margin on this run's clock (its holder stopped renewing it: killed, or cut off),
+   * refused as soon as anything does (the holder renewed it: it is alive). Freed meanwhile: taken.
    */
   async acquire(): Promise<void> {
     let races = 0;
     let holderStoredEmpty = false;
     let triedTake: LeaseState | undefined;
     let unknowns = 0;
+    let watch: LeaseWatch | undefined;
     for (;;) {
       const lease = await this.kube.getLease(this.namespace, this.name);
       const now = this.clock.now();
@@ -122,15 +149,58 @@ export class RunLock {
         this.hold(lease!, now, 'already carried our owner token');
         return;
       }
-      if (j.kind === 'held') throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
+      if (j.kind === 'held') {
+        // Watched once only: a Lease that changed during the watch was written by someone alive. Its
+        // own times are not trusted either way (another machine's clock, and a run killed a moment ago
+        // looks as fresh as a live one): the watch decides.
+        if (watch) throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
+        watch = { uid: lease!.uid, resourceVersion: lease!.resourceVersion, holder: lease!.holderIdentity, sinceMs: now };
+        const expired = await this.watchExpiry(watch);
+        if (!expired) continue;
+        try {
+          const at = this.clock.now();
+          const taken = await this.kube.patchLease(
+            this.namespace,
+            this.name,
+            takeOverPatch(expired.lease, this.owner, at, this.durationSeconds),
+          );
+          this.tookOver = { from: watch.holder, unchangedForMs: expired.unchangedForMs };
+          this.hold(
+            taken,
+            at,
+            `took over the Lease from ${watch.holder}: not renewed for ${formatDuration(expired.unchangedForMs)} of this run's watch, more than its duration ${formatDuration(leaseDurationMs(expired.lease))}`,
+          );
+          return;
+        } catch (e) {
+          if (isCause(e, 'invalid') && ++races <= 1) continue;
+          if (outcomeUnknown(e)) {
+            const reread = await readAfterUnknown({ kube: this.kube, clock: this.clock }, async () => ({
+              lease: await this.kube.getLease(this.namespace, this.name),
+            }));
+            const at = this.clock.now();
+            if (reread && judgeLease(reread.lease, this.owner, at, this.serverUrl).kind === 'ours') {
+              this.tookOver = { from: watch.holder, unchangedForMs: expired.unchangedForMs };
+              this.hold(reread.lease!, at, `took over the Lease from ${watch.holder}; its answer was lost and a re-read showed our token`);
+              return;
+            }
+            throw new LeaseUnknownError(this.lease, errorMessage(e));
+          }
+          if (isCause(e, 'invalid')) throw new LeaseContendedError(this.lease, errorMessage(e));
+          throw e;
+        }
+      }
       try {
         if (j.kind === 'absent') {
-          const created = await this.kube.createLease(this.namespace, this.name, acquireSpec(this.owner, now));
+          const created = await this.kube.createLease(this.namespace, this.name, acquireSpec(this.owner, now, this.durationSeconds));
           this.hold(created, now, 'created');
           return;
         }
         triedTake = lease;
-        const taken = await this.kube.patchLease(this.namespace, this.name, takeFreeLeasePatch(lease!, this.owner, now, holderStoredEmpty));
+        const taken = await this.kube.patchLease(
+          this.namespace,
+          this.name,
+          takeFreeLeasePatch(lease!, this.owner, now, holderStoredEmpty, this.durationSeconds),
+        );
         this.hold(taken, now, 'taken (it was free)');
         return;
       } catch (e) {
@@ -158,6 +228,28 @@ export class RunLock {
           `Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`,
         );
       }
+    }
+  }
+
+  /**
+   * Watch a Lease that looked expired by its holder's times: read it again until it has stayed exactly
+   * as first read for its duration and the margin on this run's clock (observedExpiry), and return it
+   * then; undefined as soon as it changed (the caller judges it afresh, and refuses a live holder). A
+   * cancellation ends the watch with nothing written.
+   */
+  private async watchExpiry(watch: LeaseWatch): Promise<{ lease: LeaseState; unchangedForMs: number } | undefined> {
+    this.log(
+      `Lease ${this.lease}: held by ${watch.holder}; watching it: taken over if nothing renews it for its duration and a margin, refused as soon as anything does`,
+    );
+    for (;;) {
+      const lease = await this.kube.getLease(this.namespace, this.name);
+      const seen = observedExpiry(watch, lease, this.clock.now());
+      if (seen.kind === 'changed') {
+        this.log(`Lease ${this.lease}: it changed while watched; judging it again`);
+        return undefined;
+      }
+      if (seen.kind === 'expired') return { lease: lease!, unchangedForMs: seen.unchangedForMs };
+      await this.clock.sleep(Math.min(seen.remainingMs, Math.max(250, Math.min(5000, leaseDurationMs(lease!) / 4))));
     }
   }
 
@@ -263,8 +355,10 @@ export class RunLock {
         this.assertHeld();
       }
       // The renewal may not have reached the server: a fresh read that names us proves it as well.
+      // Only while our own last renewal in it is younger than its duration: after that another run may
+      // take it over (docs/recovery.md), so a read naming us proves nothing any more.
       const lease = await this.kube.getLease(this.namespace, this.name).catch(() => undefined);
-      if (lease && judgeLease(lease, this.owner, this.clock.now(), this.serverUrl).kind === 'ours') return this.assertHeld();
+      if (lease && this.readProvesOurs({ ok: true, lease })) return this.assertHeld();
       throw new LeaseLostError(this.lease, `could not prove the Lease is still ours (${errorMessage(e)})`);
     }
   }

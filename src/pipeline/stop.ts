@@ -111,7 +111,7 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
         // (src/pipeline/releaseRetry.ts), as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
           releaseNodeRetrying(
-            ctx,
+            { ...ctx, keptMark: (line) => nodeRun.markKept(line) },
             nodeRun.capture!,
             ctx.keys,
             (c) => buildReleasePatch(c, ctx.keys, {}),
@@ -204,7 +204,8 @@ export function settleProof(ctx: RunContext, nodeRun: NodeRun, proof: EvidenceVe
           residualRisk: residualRisk(hosts),
           nextStep:
             `To prove it, let containerd pull a private image of ${hosts} on the node: set verify-image and rerun ` +
-            `(its verified marker records no proof image, so the rerun proves ${nodeRun.node.name} again by a pull).`,
+            `(its verified marker records the proof as undecided, so a run with nothing to roll proves ${nodeRun.node.name} by a pull, ` +
+            `with no drain and no reboot; until then old-credential-revocable stays false).`,
         },
   );
   ctx.log.info(

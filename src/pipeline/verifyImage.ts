@@ -84,3 +84,26 @@ export async function verifyImage(args: VerifyImageArgs): Promise<string> {
     await args.kube.deletePod(pod.namespace, pod.name).catch(() => undefined);
   }
 }
+
+/** The run's settings a pull through a node's containerd uses (the roll's proof and the converged run's alike). */
+export interface PullSettings {
+  kube: KubeClient;
+  config: { verifyNamespace: string; readyTimeoutMs: number };
+  pollIntervalMs: number;
+  clock: Clock;
+  owner: string;
+}
+
+/** `image` pulled through `node`'s containerd with the run's settings: one home for the two callers' arguments. */
+export function pullThroughNode(ctx: PullSettings, node: string, image: string): Promise<string> {
+  return verifyImage({
+    kube: ctx.kube,
+    node,
+    image,
+    namespace: ctx.config.verifyNamespace,
+    timeoutMs: ctx.config.readyTimeoutMs,
+    pollMs: ctx.pollIntervalMs,
+    clock: ctx.clock,
+    nonce: ctx.owner,
+  });
+}

@@ -45,10 +45,14 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
   };
   const hosts = r.hosts?.length ? ` of ${r.hosts.map((h) => h.host).join(', ')}` : '';
   const endedAt = r.endedAt ?? r.steps.map(endOf).sort().at(-1) ?? r.startedAt ?? new Date(0).toISOString();
+  // the autoscaler marks the run left in place (docs/autoscaler-marks.md): those found at the claim, told
+  // with it; those a release kept, told with the release (or the quarantine that gave the claim up)
+  const found = r.autoscalerMarks?.found.length ? `; autoscaler marks: ${r.autoscalerMarks.found.join('; ')}` : '';
+  const kept = r.autoscalerMarks?.kept.length ? `; autoscaler marks: ${r.autoscalerMarks.kept.join('; ')}` : '';
   afterStep(
     CLAIM_STEPS,
     'Claimed',
-    `cordoned and claimed for the registry credential rollout${hosts} (${plural(r.claim?.attempts ?? 1, 'attempt')})`,
+    `cordoned and claimed for the registry credential rollout${hosts} (${plural(r.claim?.attempts ?? 1, 'attempt')})${found}`,
   );
   if (r.outcome === 'reboot-skipped') {
     // decided after the patch: by the reading before it, or by the wait for Talos to restart cri
@@ -82,12 +86,17 @@ export function nodeEvents(r: DecisionRecord): RolloutEvent[] {
   afterStep(
     RELEASE_STEPS,
     'Released',
-    `released: the claim removed, the cordon state restored, verified marker written${hosts.replace(' of ', ' for ')}`,
+    `released: the claim removed, the cordon state restored, verified marker written${hosts.replace(' of ', ' for ')}${kept}`,
   );
-  afterStep(RESTORE_STEPS, 'Released', 'released after the stop: the claim removed, the cordon state restored, no verified marker');
+  afterStep(RESTORE_STEPS, 'Released', `released after the stop: the claim removed, the cordon state restored, no verified marker${kept}`);
   const stopped = STOPPED[r.outcome];
   if (stopped)
-    out.push({ reason: stopped, type: 'Warning', message: `${r.reason}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`, at: endedAt });
+    out.push({
+      reason: stopped,
+      type: 'Warning',
+      message: `${r.reason}${r.outcome === 'quarantined' ? kept : ''}${r.nextStep ? ` Next step: ${r.nextStep}` : ''}`,
+      at: endedAt,
+    });
   return ordered(out).map((e) => ({ about, ...e }));
 }
 

@@ -1,7 +1,15 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
 import type { Role } from '../core/model/node.js';
-import type { ActionResult, DecisionRecord, DrainForecast, Outcome, ProofUndecided, QuarantineNote } from '../core/model/record.js';
+import type {
+  ActionResult,
+  DecisionRecord,
+  DrainForecast,
+  MarksNote,
+  Outcome,
+  ProofUndecided,
+  QuarantineNote,
+} from '../core/model/record.js';
 import type { RolloutResult } from '../core/model/rolloutResult.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import type { Redactor } from '../core/redact.js';
@@ -31,6 +39,8 @@ export interface DecisionOutput {
   nextStep: string | null;
   /** why a node this run released stays cordoned (an operator's cordon, a quarantine kept); absent: it does not */
   cordonKept?: string;
+  /** the autoscaler marks the run left in place: found before the claim, kept at a release (docs/autoscaler-marks.md); absent: none */
+  autoscalerMarks?: MarksNote;
   /** set on a rebooted node whose post-reboot proof could not be decided (see ProofUndecided) */
   proofUndecided: ProofUndecided | null;
   durationMs: number;
@@ -78,6 +88,7 @@ export function toDecisionOutput(r: DecisionRecord): DecisionOutput {
     claim: r.claim ? { attempts: r.claim.attempts, conflicts: [...r.claim.conflicts] } : null,
     nextStep: r.nextStep ?? null,
     ...(r.cordonKept ? { cordonKept: r.cordonKept } : {}),
+    ...(r.autoscalerMarks ? { autoscalerMarks: { found: [...r.autoscalerMarks.found], kept: [...r.autoscalerMarks.kept] } } : {}),
     proofUndecided: r.proofUndecided ? { ...r.proofUndecided } : null,
     durationMs: r.durationMs,
     ...(r.startedAt ? { startedAt: r.startedAt } : {}),

@@ -19,6 +19,8 @@ export interface PostNodeResult {
   readError?: string;
   /** for a release: why the patch failed; absent when it landed */
   releaseError?: string;
+  /** for a release: the autoscaler marks it left in place because someone changed them, or their record, while the node was held (one line each) */
+  marksKept?: string[];
 }
 
 export interface PostReport {
@@ -172,7 +174,9 @@ function presentNode(
       out.annotations.push({
         kind: 'notice',
         title: `${node}: released by the post step`,
-        message: `released ${node} (${c.from === 'draining' && n.held.drained ? DRAINED_NOT_REBOOTED : RELEASED_WHILE[c.from]}) and ${restored}`,
+        message:
+          `released ${node} (${c.from === 'draining' && n.held.drained ? DRAINED_NOT_REBOOTED : RELEASED_WHILE[c.from]}) and ${restored}` +
+          (n.marksKept?.length ? `; autoscaler marks: ${n.marksKept.join('; ')}` : ''),
       });
       return;
     }

@@ -7,6 +7,7 @@ const LOGIN_ONLY = 'a login proves less than a pull: set preflight-image (or ver
 
 /** One host's verdict in one line: `pre-flight: ghcr.io token flow + manifest HEAD of org/app:tag: ok`. */
 export function preflightLine(v: PreflightVerdict): string {
+  if (v.verdict === 'withheld') return `pre-flight: ${v.host} refused to send the new credential: asked ${v.asked}; ${v.answered}`;
   if (v.verdict !== 'ok') return `pre-flight: ${v.host} ${v.verdict}: asked ${v.asked}; answered ${v.answered}`;
   if (v.proves === 'login') return `pre-flight: ${v.host} ${v.what}: ok (${LOGIN_ONLY})`;
   if (v.proves === 'none') return `pre-flight: ${v.host} ${v.what}: ok (nothing about the credential is proven)`;

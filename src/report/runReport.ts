@@ -13,6 +13,8 @@ import { OUTCOMES, type ConfigPreview, type DecisionRecord, type Outcome } from 
 import type { RolloutResult, RolloutView } from '../core/model/rolloutResult.js';
 import type { Redactor } from '../core/redact.js';
 import { stepPhase, type StepPhase } from '../core/steps.js';
+import type { GateValue } from '../core/model/gates.js';
+import { gateValueText } from './gates.js';
 import { toDecisionOutput, type DecisionOutput } from './outputs.js';
 
 export const RUN_REPORT_SCHEMA = 'talos-registry-auth-rollout/run-report';
@@ -43,6 +45,13 @@ export interface TimelineNode {
   endedAt: string | null;
   steps: Array<{ name: string; phase: StepPhase; startedAt: string; durationMs: number; ok: boolean }>;
 }
+
+/**
+ * A health gate in the report file: its value as data (the first failing object and the typed finding,
+ * src/core/model/gates.ts) and, in `value`, the same in words, the string that key always held
+ * (docs/report-file.md: a key keeps its type; the data keys were added beside it).
+ */
+export type ReportGate = GateValue & { value: string };
 
 /** A node's decision as the `decisions` output has it, whole, plus the plan's machine-config change list. */
 export type ReportNode = DecisionOutput & { configPreview?: ConfigPreview };
@@ -83,9 +92,11 @@ export interface RunReportDocument {
   /** plan, with maintenance windows: whether one is open now and when the next opens; absent without windows */
   windows?: string;
   /** plan: each health gate's value now; absent when no gate is configured */
-  gates?: NonNullable<RolloutResult['gates']>;
+  gates?: ReportGate[];
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
   oldCredential: NonNullable<RolloutResult['revocation']> | null;
+  /** apply with nothing to roll: the nodes to prove and what proving each found; absent when there was none */
+  proofChecks?: NonNullable<RolloutResult['proofChecks']>;
 }
 
 function timelineNode(r: DecisionRecord): TimelineNode {
@@ -136,8 +147,9 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     },
     settleWaits: input.settleWaits ? [...input.settleWaits] : null,
     ...(input.windows ? { windows: input.windows } : {}),
-    ...(input.gates ? { gates: input.gates.map((g) => ({ ...g })) } : {}),
+    ...(input.gates ? { gates: input.gates.map((g) => ({ ...structuredClone(g), value: gateValueText(g) })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
+    ...(input.proofChecks?.length ? { proofChecks: structuredClone(input.proofChecks) } : {}),
   };
   return options.redactor ? options.redactor.redactData(doc) : doc;
 }

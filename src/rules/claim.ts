@@ -11,7 +11,7 @@
 import type { AnnotationKeys, ClaimCapture, NodeState, Taint } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase } from '../core/model/phase.js';
-import { claimMarkOps, claimMarkValues, marksAppeared, marksToWrite } from './autoscalerMarks.js';
+import { claimMarkOps, claimMarkValues, formatMarksRecord, marksAppeared, marksFound, marksToWrite } from './autoscalerMarks.js';
 import { annotationPath } from './pointer.js';
 import { quarantineOf } from './quarantineRecord.js';
 
@@ -129,6 +129,7 @@ export function lifecycleTaints(node: NodeState): string[] {
 export function captureClaim(node: NodeState, owner: string, keys?: Pick<AnnotationKeys, 'quarantined'>): ClaimCapture {
   const quarantine = keys ? quarantineOf(node, keys) : undefined;
   const marks = marksToWrite(node);
+  const found = marksFound(node);
   return {
     node: node.name,
     uid: node.uid,
@@ -140,7 +141,8 @@ export function captureClaim(node: NodeState, owner: string, keys?: Pick<Annotat
     owner,
     hadAnnotationsMap: node.hasAnnotationsMap,
     ...(quarantine ? { quarantined: quarantine.text } : {}),
-    ...(marks.length > 0 ? { autoscalerMarks: marks } : {}),
+    ...(marks.length > 0 ? { autoscalerMarks: marks, marksRecord: formatMarksRecord(owner, marks) } : {}),
+    ...(Object.keys(found).length > 0 ? { marksFound: found } : {}),
   };
 }
 
@@ -178,16 +180,16 @@ function taintsTestValue(taints: Taint[]): Record<string, string>[] | null {
  */
 function claimAnnotationOps(node: NodeState, owner: string, keys: AnnotationKeys): JsonPatchOp[] {
   const capture = captureClaim(node, owner, keys);
-  const marks = capture.autoscalerMarks ?? [];
   const values: Record<string, string> = {
     [keys.owner]: owner,
     [keys.phase]: CLAIMED,
     [keys.wasCordoned]: capture.wasCordoned ? 'true' : 'false',
   };
-  if (!node.hasAnnotationsMap) return [{ op: 'add', path: '/metadata/annotations', value: { ...values, ...claimMarkValues(marks, keys) } }];
+  if (!node.hasAnnotationsMap)
+    return [{ op: 'add', path: '/metadata/annotations', value: { ...values, ...claimMarkValues(capture, keys) } }];
   return [
     ...Object.entries(values).map(([k, v]) => ({ op: 'add' as const, path: annotationPath(k), value: v })),
-    ...claimMarkOps(marks, keys),
+    ...claimMarkOps(capture, keys),
   ];
 }
 

@@ -117,7 +117,7 @@ function wasCordonedValue(text: string | undefined): boolean | undefined {
  *
  * The autoscaler marks to remove are the ones the claim recorded on the node (`autoscaler-marks`,
  * src/rules/autoscalerMarks.ts recordedMarks), never the ones the node carries: an operator's are not
- * in the record.
+ * in the record, and a record naming another run than the node's owner token is nobody's to act on.
  */
 export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCapture {
   // The node as it is now, but owned by the fence's token and with the cordon state from before its claim.
@@ -125,10 +125,13 @@ export function fenceCapture(node: NodeState, keys: AnnotationKeys): ClaimCaptur
     ...captureClaim(node, node.annotations[keys.owner] ?? '', keys),
     wasCordoned: wasCordonedValue(node.annotations[keys.wasCordoned]) ?? true,
   };
-  // captureClaim names the marks a new claim would write; a release takes the record's
+  // captureClaim names the marks a new claim would write; a release takes the record's, only when it
+  // names the run whose token the node carries (one left by an earlier claim is nobody's to remove)
   delete capture.autoscalerMarks;
-  const marks = recordedMarks(node, keys);
-  return marks !== undefined ? { ...capture, autoscalerMarks: marks } : capture;
+  delete capture.marksRecord;
+  delete capture.marksFound;
+  const recorded = recordedMarks(node, keys);
+  return recorded !== undefined ? { ...capture, autoscalerMarks: recorded.marks, marksRecord: recorded.text } : capture;
 }
 
 /** The CAS-guarded command that frees the Lease from `holder` (fails if someone else holds it by then). */

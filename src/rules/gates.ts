@@ -1,11 +1,13 @@
 // The health gates' rules (docs/gates.md): given the objects one listing found and the gates, which
-// hold, which do not, and the value a person reads. Pure: objects in, values out.
+// hold, which do not, and why, as data (GateValue; src/report/gates.ts says it in words). Pure: objects
+// in, values out. A value names the first failing object (kind, namespace, name) and a typed finding,
+// never the object's content (src/rules/gateFinding.ts, docs/gates.md "What a gate's value says").
 //
 // A gate holds when every object it selects (its kind, its namespace, its label selector) satisfies
 // it; a gate that selects no object holds ("no object violates it": a cluster without a PVC has no
 // lost PVC). A CEL gate is satisfied by an object only when its expression evaluates to the boolean
-// `true`: false, another type, or an error (a missing field: `no such key`) is not, and the error is
-// the gate's value, so a typo in a field name holds the roll back rather than waving it through.
+// `true`: false, another type, or an error (a missing field: `field not found`) is not, and the error's
+// classified cause is the gate's value, so a typo in a field name holds the roll back rather than waving it through.
 // The object is bound as `self`, as Kubernetes binds it in a CRD's x-kubernetes-validations rules
 // (src/core/cel.ts).
 //
@@ -21,7 +23,8 @@
 //   (longhorn-manager k8s/pkg/apis/longhorn/v1beta2/volume.go VolumeRobustness; `unknown` is a
 //   detached volume's and holds).
 import { matchesLabels, parseLabelSelector } from '../core/labelSelector.js';
-import type { GateKind, GateObject, GateSpec, GateValue } from '../core/model/gates.js';
+import type { CelOutcome, GateFinding, GateKind, GateObject, GateSpec, GateValue } from '../core/model/gates.js';
+import { celFinding } from './gateFinding.js';
 
 /** The built-in storage gates, in the order they are checked and shown. */
 export const STORAGE_GATES: readonly GateSpec[] = [
@@ -31,57 +34,53 @@ export const STORAGE_GATES: readonly GateSpec[] = [
   { name: 'storage/longhorn-volumes', group: 'longhorn.io', kind: 'Volume' },
 ];
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const field = (o: Record<string, unknown>, ...path: string[]): unknown =>
   path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), o);
 
-/** Why a storage object is unhealthy (one line), or undefined when it is fine. */
-export function storageProblem(o: GateObject): string | undefined {
+/**
+ * The storage rule a storage object breaks, or undefined when it is fine. The rule is said, never the
+ * object's words: a PV's `status.message`, an attach error's `message` are the controller's or the CSI
+ * driver's text and may quote anything (a Ceph key in a failed recycle, a token in an RPC error), so
+ * they stay in the cluster, where `kubectl describe` shows them to whoever may read them.
+ */
+export function storageFinding(o: GateObject): GateFinding | undefined {
   const status = (k: string) => field(o.object, 'status', k);
+  const rule = (r: Extract<GateFinding, { type: 'storage' }>['rule']): GateFinding => ({ type: 'storage', rule: r });
   switch (`${o.group}/${o.kind}`) {
     case '/PersistentVolume':
-      return status('phase') === 'Failed' ? `phase Failed${reasonOf(o)}` : undefined;
+      return status('phase') === 'Failed' ? rule('pv-failed') : undefined;
     case '/PersistentVolumeClaim':
-      return status('phase') === 'Lost' ? 'phase Lost' : undefined;
+      return status('phase') === 'Lost' ? rule('pvc-lost') : undefined;
     case 'storage.k8s.io/VolumeAttachment': {
-      const err = (k: string) => {
+      const set = (k: string) => {
         const e = status(k);
-        return e && typeof e === 'object' ? (str((e as Record<string, unknown>).message) ?? '(no message)') : undefined;
+        return e !== null && typeof e === 'object';
       };
-      const attach = err('attachError');
-      const detach = err('detachError');
-      if (attach !== undefined) return `attach error: ${attach}`;
-      return detach !== undefined ? `detach error: ${detach}` : undefined;
+      if (set('attachError')) return rule('attach-error');
+      return set('detachError') ? rule('detach-error') : undefined;
     }
     case 'longhorn.io/Volume': {
       const r = status('robustness');
-      return r === 'degraded' || r === 'faulted' ? `robustness ${r}` : undefined;
+      return r === 'degraded' ? rule('robustness-degraded') : r === 'faulted' ? rule('robustness-faulted') : undefined;
     }
     default:
       return undefined;
   }
 }
 
-function reasonOf(o: GateObject): string {
-  const m = str(field(o.object, 'status', 'message'));
-  return m ? ` (${m})` : '';
-}
-
-/** A gate's test of one object: undefined when it is satisfied, else the reason (one line). */
-export type ObjectTest = (o: GateObject) => string | undefined;
+/** A gate's test of one object: undefined when it is satisfied, else why not (typed). */
+export type ObjectTest = (o: GateObject) => GateFinding | undefined;
 
 /**
  * The test of a gate: a built-in storage rule, or its CEL expression as `compile` (src/core/cel.ts's
  * compileCel, loaded by the caller only when a gate has one) compiles it once.
  */
-export function gateTest(
-  spec: GateSpec,
-  compile?: (expression: string) => (object: Record<string, unknown>) => string | undefined,
-): ObjectTest {
-  if (spec.expression === undefined) return storageProblem;
+export function gateTest(spec: GateSpec, compile?: (expression: string) => (object: Record<string, unknown>) => CelOutcome): ObjectTest {
+  const expression = spec.expression;
+  if (expression === undefined) return storageFinding;
   if (!compile) throw new Error(`gate "${spec.name}" has an expression but no CEL compiler was given`);
-  const test = compile(spec.expression);
-  return (o) => test(o.object);
+  const test = compile(expression);
+  return (o) => celFinding(test(o.object), expression);
 }
 
 const sameKind = (a: GateKind, b: GateKind) => a.group === b.group && a.kind === b.kind;
@@ -97,39 +96,28 @@ export function selectedBy(spec: GateSpec, objects: readonly GateObject[]): Gate
   );
 }
 
-const where = (o: GateObject) => `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
-
-/** One gate's value over one listing: holds when no selected object fails its test. */
+/** One gate's value over one listing: holds when no selected object fails its test; else the first that fails, and why. */
 export function judgeGate(spec: GateSpec, test: ObjectTest, objects: readonly GateObject[]): GateValue {
   const mine = selectedBy(spec, objects);
-  const failing: Array<{ o: GateObject; why: string }> = [];
+  let first: { o: GateObject; finding: GateFinding } | undefined;
+  let count = 0;
   for (const o of mine) {
-    const why = test(o);
-    if (why !== undefined) failing.push({ o, why });
+    const finding = test(o);
+    if (finding === undefined) continue;
+    count++;
+    first ??= { o, finding };
   }
-  if (failing.length === 0) {
-    return {
-      name: spec.name,
-      holds: true,
-      value: mine.length === 0 ? `no ${spec.kind} selected` : `${count(mine.length, spec.kind)}, all hold`,
-    };
-  }
-  const first = `${where(failing[0].o)}: ${failing[0].why}`;
-  const more = failing.length > 1 ? ` (and ${failing.length - 1} more of ${mine.length})` : '';
-  return { name: spec.name, holds: false, value: `${first}${more}` };
+  const value = { name: spec.name, kind: spec.kind, selected: mine.length };
+  if (!first) return { ...value, holds: true };
+  const { kind, namespace, name } = first.o;
+  return {
+    ...value,
+    holds: false,
+    failing: { count, object: { kind, ...(namespace ? { namespace } : {}), name }, finding: first.finding },
+  };
 }
 
-const count = (n: number, kind: string) => `${n} ${kind}${n === 1 ? '' : 's'}`;
-
-/** Every gate's value when the listing itself failed: none holds, each says why. */
-export function unreadGates(specs: readonly GateSpec[], error: string): GateValue[] {
-  return specs.map((s) => ({ name: s.name, holds: false, value: `could not be read: ${error}` }));
-}
-
-/** The gates that do not hold, one line each (`name: value`), for a log line or a stop's message. */
-export function failingLine(values: readonly GateValue[]): string {
-  return values
-    .filter((v) => !v.holds)
-    .map((v) => `${v.name}: ${v.value}`)
-    .join('; ');
+/** Every gate's value when the listing itself failed: none holds, each with the failure's classified cause. */
+export function unreadGates(specs: readonly GateSpec[], cause: string): GateValue[] {
+  return specs.map((s) => ({ name: s.name, holds: false, kind: s.kind, unread: cause }));
 }

@@ -4,7 +4,7 @@
 import { matchesLabels, type LabelSelectorInput } from '../core/labelSelector.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
-import { carriesMarker, type MarkerWant } from './marker.js';
+import { carriesMarker, hostsToProve, type MarkerWant, type UnprovenHost } from './marker.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */
 function shared(pairs: Array<[string, string]>): Map<string, string[]> {
@@ -28,8 +28,10 @@ function shared(pairs: Array<[string, string]>): Map<string, string[]> {
  *   drain began). It must be investigated and released by a human, never silently taken over.
  *   A quarantined node (`quarantined` annotation, no owner and no phase: src/rules/quarantine.ts) is no
  *   claim: the quarantine gave the claim up, and the next run rolls it again.
+ *   `adoptable` (an apply run, which takes the run Lease before any node): the claims it accepts are no
+ *   problem, the run adopts them once it holds the Lease (src/rules/adopt.ts, docs/recovery.md).
  */
-export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): string[] {
+export function validateInventory(nodes: NodeState[], keys: AnnotationKeys, adoptable?: (n: NodeState) => boolean): string[] {
   const problems: string[] = [];
 
   for (const n of nodes) {
@@ -54,7 +56,7 @@ export function validateInventory(nodes: NodeState[], keys: AnnotationKeys): str
   for (const n of nodes) {
     const owner = n.annotations[keys.owner];
     const phase = n.annotations[keys.phase];
-    if (owner !== undefined || phase !== undefined) {
+    if ((owner !== undefined || phase !== undefined) && !adoptable?.(n)) {
       const parts: string[] = [];
       if (owner !== undefined) parts.push(`${keys.owner}=${JSON.stringify(owner)}`);
       if (phase !== undefined) parts.push(`${keys.phase}=${JSON.stringify(phase)}`);
@@ -73,6 +75,11 @@ export interface Selection {
   unknownNames: string[];
   /** every node the names and the selector select, verified or not, in listing order (the selection src/rules/revocation.ts tells apart) */
   inScope: NodeState[];
+  /**
+   * nodes in scope, up to date (not to roll), whose marker carries the revision for a host without a
+   * proof of it (src/rules/marker.ts hostsToProve): **to prove**, in roll order, each with those hosts
+   */
+  toProve: Array<{ node: NodeState; hosts: UnprovenHost[] }>;
 }
 
 /**
@@ -99,8 +106,12 @@ export function selectNodes(
   );
   // A quarantined node is never up to date, whatever verified marker it still carries from an
   // earlier roll: its Talos config may hold the new credential while its containerd runs the old one.
+  // A node still claimed (an abandoned claim the run adopts: validateInventory let it through) is never
+  // up to date either: its roll was cut short, whatever its marker says.
   const current = (n: NodeState) =>
-    carriesMarker(n.annotations, opts.keys, opts.want) && n.annotations[opts.keys.quarantined] === undefined;
+    carriesMarker(n.annotations, opts.keys, opts.want) &&
+    n.annotations[opts.keys.quarantined] === undefined &&
+    n.annotations[opts.keys.owner] === undefined;
   const stale = inScope.filter((n) => !current(n));
   const upToDate = inScope
     .filter(current)
@@ -108,8 +119,17 @@ export function selectNodes(
     .sort(compareNames);
 
   const rank = (n: NodeState): number => (n.role === 'worker' ? 0 : 1);
-  const selected = [...stale].sort((a, b) => rank(a) - rank(b) || compareNames(a.name, b.name));
-  return { selected, upToDate, unknownNames, inScope };
+  const order = (a: NodeState, b: NodeState) => rank(a) - rank(b) || compareNames(a.name, b.name);
+  const selected = [...stale].sort(order);
+  // To roll or to prove: a node whose marker carries the revision for every host is not rolled (its
+  // credential is in place); one of its entries that proves nothing yet makes it to prove. A quarantined
+  // node is to roll, whatever its marker says.
+  const toProve = inScope
+    .filter(current)
+    .sort(order)
+    .map((node) => ({ node, hosts: hostsToProve(node.annotations, opts.keys, opts.want) }))
+    .filter((p) => p.hosts.length > 0);
+  return { selected, upToDate, unknownNames, inScope, toProve };
 }
 
 /**

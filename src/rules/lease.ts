@@ -29,11 +29,11 @@ export function parseMicroTime(s: string | undefined): number | undefined {
 }
 
 /** `spec` of a Lease this run creates. */
-export function acquireSpec(owner: string, nowMs: number): Record<string, unknown> {
+export function acquireSpec(owner: string, nowMs: number, durationSeconds = LEASE_DURATION_SECONDS): Record<string, unknown> {
   const t = microTime(nowMs);
   return {
     holderIdentity: owner,
-    leaseDurationSeconds: LEASE_DURATION_SECONDS,
+    leaseDurationSeconds: durationSeconds,
     acquireTime: t,
     renewTime: t,
     leaseTransitions: 0,
@@ -56,17 +56,87 @@ const HOLDER = '/spec/holderIdentity';
  * one creates it, under every JSON Patch library version; `replace` of a missing key only works by a
  * quirk of evanphx/json-patch v4 (docs/kubernetes-facts.md#k5-json-patch-semantics), and a freed Lease may lack renewTime/acquireTime.
  */
-export function takeFreeLeasePatch(lease: LeaseState, owner: string, nowMs: number, holderStoredEmpty = false): JsonPatchOp[] {
+export function takeFreeLeasePatch(
+  lease: LeaseState,
+  owner: string,
+  nowMs: number,
+  holderStoredEmpty = false,
+  durationSeconds = LEASE_DURATION_SECONDS,
+): JsonPatchOp[] {
   const t = microTime(nowMs);
   return [
     { op: 'test', path: '/metadata/uid', value: lease.uid },
     { op: 'test', path: HOLDER, value: holderStoredEmpty ? '' : null },
     { op: 'add', path: HOLDER, value: owner },
-    { op: 'add', path: '/spec/leaseDurationSeconds', value: LEASE_DURATION_SECONDS },
+    { op: 'add', path: '/spec/leaseDurationSeconds', value: durationSeconds },
     { op: 'add', path: '/spec/acquireTime', value: t },
     { op: 'add', path: '/spec/renewTime', value: t },
     { op: 'add', path: '/spec/leaseTransitions', value: (lease.leaseTransitions ?? 0) + 1 },
   ];
+}
+
+/**
+ * Take over a Lease whose holder let it expire (observedExpiry said `expired`). The `test`s make it a
+ * CAS on the very object that was watched: the same uid, the same resourceVersion (nothing, the
+ * holder's renewal above all, was written since the first read of the watch) and the same holder. A
+ * renewal or another run's take-over in between fails it with 422, and the RunLock judges afresh.
+ */
+export function takeOverPatch(lease: LeaseState, owner: string, nowMs: number, durationSeconds = LEASE_DURATION_SECONDS): JsonPatchOp[] {
+  const t = microTime(nowMs);
+  return [
+    { op: 'test', path: '/metadata/uid', value: lease.uid },
+    { op: 'test', path: '/metadata/resourceVersion', value: lease.resourceVersion },
+    { op: 'test', path: HOLDER, value: lease.holderIdentity ?? null },
+    { op: 'add', path: HOLDER, value: owner },
+    { op: 'add', path: '/spec/leaseDurationSeconds', value: durationSeconds },
+    { op: 'add', path: '/spec/acquireTime', value: t },
+    { op: 'add', path: '/spec/renewTime', value: t },
+    { op: 'add', path: '/spec/leaseTransitions', value: (lease.leaseTransitions ?? 0) + 1 },
+  ];
+}
+
+/** The Lease's own duration in ms (its `leaseDurationSeconds`, else ours). */
+export function leaseDurationMs(lease: Pick<LeaseState, 'leaseDurationSeconds'>): number {
+  return (lease.leaseDurationSeconds ?? LEASE_DURATION_SECONDS) * 1000;
+}
+
+/**
+ * The margin a take-over waits past the Lease's duration: a tenth of it, at least one second. It covers
+ * what the duration alone does not: a request the holder sent just before its own proof ran out, still
+ * on its way, and the two machines' clocks running at slightly different rates.
+ */
+export function takeOverMarginMs(durationMs: number): number {
+  return Math.max(1000, Math.ceil(durationMs / 10));
+}
+
+/** The first read of a Lease that looked expired, on the reader's own clock. */
+export interface LeaseWatch {
+  uid: string;
+  resourceVersion: string;
+  holder: string;
+  /** when the reader first read this version (its own clock) */
+  sinceMs: number;
+}
+
+export type ObservedExpiry = { kind: 'changed' } | { kind: 'waiting'; remainingMs: number } | { kind: 'expired'; unchangedForMs: number };
+
+/**
+ * Whether a held Lease is proven abandoned: it has not changed at all (same uid, resourceVersion and
+ * holder) for its whole duration plus the margin, measured from this run's first read of it on this
+ * run's own clock. The holder's `renewTime` is never compared with this run's clock (it was written by
+ * another machine's clock); only a time this run measured itself between two of its own reads is
+ * (client-go's leader election judges a Lease the same way: k8s.io/client-go/tools/leaderelection,
+ * `observedTime`). Why the holder has stopped acting by then: its own proof before every mutation is
+ * a renewal, or a read of its own renewal younger than the duration (RunLock.confirm); docs/recovery.md.
+ */
+export function observedExpiry(watch: LeaseWatch, lease: LeaseState | undefined, nowMs: number): ObservedExpiry {
+  if (!lease || lease.uid !== watch.uid || lease.resourceVersion !== watch.resourceVersion || lease.holderIdentity !== watch.holder) {
+    return { kind: 'changed' };
+  }
+  const durationMs = leaseDurationMs(lease);
+  const needed = durationMs + takeOverMarginMs(durationMs);
+  const unchangedForMs = nowMs - watch.sinceMs;
+  return unchangedForMs >= needed ? { kind: 'expired', unchangedForMs } : { kind: 'waiting', remainingMs: needed - unchangedForMs };
 }
 
 /** Renew only while the holder is still us: a Lease someone else took fails with 422 and the run stops. */
@@ -114,12 +184,11 @@ export type LeaseJudgement =
 /**
  * Who holds the Lease, from this run's point of view.
  *
- * `held` means REFUSE, whether `expired` or not. The Lease is never taken over by time alone: Talos
- * mutations (`talosctl patch`, `reboot`) carry no fencing token the node could check, so a holder
- * that looks dead (a runner that lost the network, a stuck renew loop) may still be writing to a
- * node, and a second run acting "after expiry" could reboot a node the first is mid-way through.
- * `expired` is reported so a human can check the holder's run (mode `fences`) and release it
- * (`recover-fences`, which frees a Lease only when GitHub says its run attempt completed).
+ * `held` is never taken at once, and never refused on its times alone: they were written by the
+ * holder's clock, and a run killed a moment ago looks as fresh as a live one. The RunLock watches it
+ * for its whole duration on its own clock (observedExpiry) and takes it over only if nothing wrote it
+ * meanwhile; a renewal seen during the watch refuses the run (docs/recovery.md). `expired` (by the
+ * holder's own times) is said in that refusal and in the fences report.
  */
 export function judgeLease(lease: LeaseState | undefined, owner: string, nowMs: number, serverUrl = GITHUB_SERVER_URL): LeaseJudgement {
   if (!lease) return { kind: 'absent' };

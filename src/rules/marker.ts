@@ -3,7 +3,7 @@
 // overwrite each other's proof. Pure: annotations in, decisions and JSON Patch ops out.
 //
 // Where it lives: ONE annotation, `<prefix>/verified`, whose value is a JSON object mapping each host
-// to its proof, e.g. `{"ghcr.io":{"revision":"r7","image":"ghcr.io/org/probe:1","at":"2026-12-06T07:00:00.000Z"}}`.
+// to its proof, e.g. `{"ghcr.io":{"revision":"r7","image":"ghcr.io/org/probe:1","at":"2026-12-06T07:00:00.000Z","proof":"verify-image"}}`.
 // Not one annotation per host: an annotation key's name is at most 63 characters of [A-Za-z0-9-_.]
 // (apimachinery validation.IsQualifiedName), so `registry.local:5000` (a colon) or a long host could
 // not be a key at all. The value has no such limit (only the 256 KiB of all annotations together).
@@ -17,11 +17,29 @@
 // unknown, so a changed `verify-image` does not re-prove a node the old marker proves (an upgrade
 // re-rolls nothing). The first verified release removes it: from then on the map is the one home of
 // the fact, and a stale single-key value can mislead nobody.
+//
+// How the host was proven (`proof`): `evidence` (containerd started after the CRI config holding the
+// desired credential was written, read before the patch, after Talos restarted cri, or after the
+// reboot), `verify-image` (the evidence left the order open and a pull of `verify-image` through the
+// node's containerd settled it) or `undecided` (the evidence left the order open and nothing settled
+// it: on Talos <= 1.13 containerd may have read its config before the credential was written, so the
+// node may still pull with the old credential). An `undecided` entry keeps the credential in place
+// (the node is not rolled again) but proves nothing: the node counts as a holder of the old
+// credential (src/rules/revocation.ts) until a run proves it (src/pipeline/prove.ts, the rule
+// `hostsToProve` below). An entry without `proof` was written before the marker said how, when an
+// undecided proof was written like any other: it is read as not proven (`proof` undefined), the
+// safest reading, unless it records an `image`, which only a pull through containerd that worked
+// could have written (read as `verify-image`). The old single-key marker is read as not proven too.
+// A `proof` value this version does not know (a later version's) is read as not proven.
 import { parseImageRef, registryApiHost } from '../core/imageRef.js';
 import type { AnnotationKeys } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import { compareNames } from '../core/order.js';
 import { annotationPath } from './claim.js';
+
+/** How a host's entry was proven (see the header); the report file's schema takes its enum from here. */
+export const PROOF_HOWS = ['evidence', 'verify-image', 'undecided'] as const;
+export type ProofHow = (typeof PROOF_HOWS)[number];
 
 /** What a node's marker records for one host. */
 export interface HostProof {
@@ -33,6 +51,8 @@ export interface HostProof {
   at?: string;
   /** true: read from the old single-key `verified-revision` marker (no host, no image recorded) */
   legacy?: true;
+  /** how it was proven; undefined: not recorded (an entry written before the marker said how, or the old marker) */
+  proof?: ProofHow;
 }
 
 /** The hosts a run rolls, the revision it proves and the image that proves them. */
@@ -80,6 +100,9 @@ function parseMap(raw: string): Record<string, HostProof> | string {
     out[host] = { revision: o.revision };
     if (typeof o.image === 'string') out[host].image = o.image;
     if (typeof o.at === 'string') out[host].at = o.at;
+    const how = PROOF_HOWS.find((h) => h === o.proof);
+    if (how !== undefined) out[host].proof = how;
+    else if (o.proof === undefined && typeof o.image === 'string') out[host].proof = 'verify-image';
   }
   return out;
 }
@@ -139,7 +162,8 @@ export function staleHosts(annotations: Readonly<Record<string, string>>, keys: 
       out.push({ host, why: read.unreadable ? `${keys.verified} is ${read.unreadable}` : `no verified marker for ${host}` });
     } else if (p.revision !== want.revision) {
       out.push({ host, why: `${host} verified for revision ${p.revision}, not ${want.revision}` });
-    } else if (host === proved && !p.legacy && p.image !== want.verifyImage) {
+    } else if (host === proved && !p.legacy && p.image !== want.verifyImage && unprovenWhy(p, host) === undefined) {
+      // an entry not proven yet is proven by src/pipeline/prove.ts (a pull when verify-image is set), not rolled again
       const was = p.image === undefined ? 'no image' : p.image;
       out.push({ host, why: `${host} proven with ${was}, not verify-image ${want.verifyImage}`, reprove: true });
     }
@@ -163,6 +187,55 @@ export function carriesMarker(annotations: Readonly<Record<string, string>>, key
 export function notVerifiedWhy(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): string | undefined {
   const stale = staleHosts(annotations, keys, { hosts: want.hosts, revision: want.revision });
   return stale.length === 0 ? undefined : stale.map((s) => s.why).join('; ');
+}
+
+/** Why `p`, the entry of `host` at the run's revision, proves nothing yet; undefined: it was proven (by the evidence or a pull). */
+export function unprovenWhy(p: HostProof, host: string): string | undefined {
+  if (p.proof === 'evidence' || p.proof === 'verify-image') return undefined;
+  if (p.proof === 'undecided') return `${host}: its post-reboot proof was undecided when it was released (released with a warning)`;
+  if (p.legacy) return `${host}: verified by the old single-key marker, which does not record how it was proven`;
+  return `${host}: its verified marker does not record how it was proven (written before the marker said so)`;
+}
+
+/** A host of the run whose entry carries the run's revision but proves nothing yet, and why. */
+export interface UnprovenHost {
+  host: string;
+  /** one line a person reads */
+  why: string;
+}
+
+/**
+ * The hosts of the run whose marker carries the run's revision but was not proven (undecided, or not
+ * recorded: see the header), in the run's order; empty: none. A node with such a host is not rolled again
+ * for it (its credential is in place), it is **to prove**: the old-credential verdict counts it as a
+ * holder until a run proves it, and a run that finds it proves it with the fewest steps
+ * (src/pipeline/prove.ts). A host stale for its revision is not listed here: it is **to roll**.
+ */
+export function hostsToProve(
+  annotations: Readonly<Record<string, string>>,
+  keys: AnnotationKeys,
+  want: Pick<MarkerWant, 'hosts' | 'revision'>,
+): UnprovenHost[] {
+  const read = readMarkers(annotations, keys);
+  const out: UnprovenHost[] = [];
+  for (const host of want.hosts) {
+    const p = proofOf(read, host, want.hosts);
+    if (p === undefined || p.revision !== want.revision) continue;
+    const why = unprovenWhy(p, host);
+    if (why !== undefined) out.push({ host, why });
+  }
+  return out;
+}
+
+/** How a proof that ended in a verified release was reached: the record's undecided proof, and how the run settled it (none: the evidence proved it). */
+export function proofHowOf(undecided: { settledBy: 'verify-image' | 'warning' } | undefined): ProofHow {
+  if (undecided === undefined) return 'evidence';
+  return undecided.settledBy === 'verify-image' ? 'verify-image' : 'undecided';
+}
+
+/** How a run proves a node to prove: a pull when `verify-image` is set and proves a host of the run (the one step that also records the image the later runs compare), else the evidence read. */
+export function proveBy(want: Pick<MarkerWant, 'hosts' | 'verifyImage'>): 'verify-image' | 'evidence' {
+  return imageHost(want) === undefined ? 'evidence' : 'verify-image';
 }
 
 /** The write of the markers a verified release makes, and how a re-read shows it landed. */
@@ -189,7 +262,7 @@ export function hostsToRoll(annotations: Readonly<Record<string, string>>, keys:
 }
 
 /**
- * The ops that record the run's proof for each of `hosts` (default: every host of the run) on a node
+ * The ops that record the run's proof, proven as `how`, for each of `hosts` (default: every host of the run) on a node
  * whose annotations were read as `annotations` (the release's fence read), keeping every other host's
  * entry as read:
  * - `verified` present: a `test` of its text as read, then the new text. A step that wrote its own
@@ -205,6 +278,7 @@ export function markerWrite(
   keys: AnnotationKeys,
   want: MarkerWant,
   at: string,
+  how: ProofHow,
   hosts: readonly string[] = want.hosts,
 ): MarkerWrite {
   const read = readMarkers(annotations, keys);
@@ -212,7 +286,7 @@ export function markerWrite(
   // the image's host is judged over the run's hosts, not the node's (a node stale for one host only)
   const proved = imageHost(want);
   for (const host of hosts) {
-    next[host] = { revision: want.revision, ...(host === proved ? { image: want.verifyImage } : {}), at };
+    next[host] = { revision: want.revision, ...(host === proved ? { image: want.verifyImage } : {}), at, proof: how };
   }
   const value = JSON.stringify(
     Object.fromEntries(

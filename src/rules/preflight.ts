@@ -2,12 +2,14 @@
 // (`ok`, and whether a pull or only a login was proven), the registry said no (`refused`: the token
 // endpoint rejected the credential, or the scope or the manifest was refused: 401/403/404), the token
 // endpoint does not serve the request containerd would send for this credential (`unsupported`:
-// 400/404/405 there, after containerd's fallback from the POST to the GET), or it could not be asked (`unreachable`: no answer, TLS, a timeout, a 5xx or 429, an API this check does
-// not speak). Plain data in, a verdict out.
-import type { PreflightVerdict, RegistryCheck, RegistryExchange } from '../core/model/preflight.js';
+// 400/404/405 there, after containerd's fallback from the POST to the GET), it could not be asked (`unreachable`: no answer, TLS, a timeout, a 5xx or 429, an API this check does
+// not speak), or the check refused to send the credential where the registry sent it (`withheld`: a
+// plain-http token realm or redirect, core/credentialRoute.ts). Plain data in, a verdict out.
+import type { PreflightStop, PreflightVerdict, RegistryCheck, RegistryExchange } from '../core/model/preflight.js';
 
 /** What the registry answered, in one line (no secret: the adapter records none). */
 export function answeredText(x: RegistryExchange): string {
+  if (x.withheld !== undefined) return `not sent: ${x.withheld.reason}`;
   if (x.failure !== undefined) return x.failure;
   if (x.status === undefined) return x.registryError ?? 'nothing';
   return `${x.status}${x.statusText ? ` ${x.statusText}` : ''}${x.registryError ? `: ${x.registryError}` : ''}`;
@@ -20,12 +22,15 @@ export function judgePreflight(check: RegistryCheck): PreflightVerdict {
   const { host } = check;
   const last = check.exchanges[check.exchanges.length - 1];
   if (!last) return { verdict: 'unreachable', host, asked: 'nothing', answered: 'the check asked nothing' };
-  const no = (verdict: 'refused' | 'unsupported' | 'unreachable'): PreflightVerdict => ({
+  const no = (verdict: PreflightStop): PreflightVerdict => ({
     verdict,
     host,
     asked: last.asked,
     answered: answeredText(last),
+    ...(last.withheld ? { fix: last.withheld.fix } : {}),
   });
+  // nothing was sent: the credential would have gone where it may not (a plain-http realm, …)
+  if (last.withheld !== undefined) return no('withheld');
   if (last.failure !== undefined) return no('unreachable');
   // asked nothing of the registry: the credential has nothing the challenge can use
   if (last.status === undefined) return no('refused');

@@ -96,3 +96,16 @@ export function residualRisk(host: string): string {
     `in which case pulls from ${host} still use the old credential until the next containerd restart`
   );
 }
+
+/**
+ * A node to prove (its marker carries the revision, not a proof: src/rules/marker.ts hostsToProve), judged
+ * on a reading of its evidence with no patch and no reboot in this run: proven only on the verdict that
+ * would skip a reboot (containerd started after the CRI config holding the desired credential was
+ * written, by more than the margin, on a clock the checks trust: src/rules/evidence.ts). Anything else
+ * leaves it unproven: `contradicts` when the reading says containerd did not load it (the node is to be
+ * rolled, not proven), else the order is still open (a pull of verify-image, or a later containerd, proves it).
+ */
+export function judgeProofReading(verdict: EvidenceVerdict): { proven: true } | { proven: false; contradicts: boolean } {
+  if (verdict.verdict === 'skip') return { proven: true };
+  return { proven: false, contradicts: verdict.contradicts === true };
+}

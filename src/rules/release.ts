@@ -16,8 +16,9 @@ import { markerShows, type MarkerWrite } from './marker.js';
  *   `remove` of a missing key fails the whole patch (docs/kubernetes-facts.md#k5-json-patch-semantics), and a human deleting one of them by hand
  *   must not keep the node cordoned forever. `owner` needs no such step: the test proves it exists.
  * - the autoscaler marks the claim wrote (`capture.autoscalerMarks`, its record on the node), each
- *   behind a `test` of "true", and their record (src/rules/autoscalerMarks.ts releaseMarkOps); an
- *   operator's own value was never recorded, so it stays.
+ *   behind a `test` of "true", and their record behind a `test` that it is still exactly what the claim
+ *   wrote, naming this run (src/rules/autoscalerMarks.ts releaseMarkOps); an operator's own value was
+ *   never recorded, so it stays.
  * - `spec.unschedulable=false` ONLY when the node was schedulable before the claim. A node that was
  *   already cordoned (`was-cordoned=true`) stays cordoned: someone cordoned it for their own reason.
  * - a node that was quarantined when claimed (`capture.quarantined`): the verified release lifts the

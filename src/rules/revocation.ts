@@ -20,10 +20,15 @@
 // - **A quarantined node holds it** (cordoned, never rebooted: src/rules/quarantine.ts), whatever
 //   marker an earlier roll left; **a claimed or fenced node may** (a run stopped on it: Talos may or may
 //   not have changed, and a person has to look).
-// - **A node this run released with a warning may hold it**: its post-reboot proof was undecided and no
+// - **A node released with a warning may hold it**: its post-reboot proof was undecided and no
 //   `verify-image` pull settled it, so on Talos ≤ 1.13 containerd may have read its config before the
-//   credential was written (docs/decision-rules.md, "After a reboot, a proof that cannot be decided"). The marker was
-//   written, so only this run can tell; a later run sees the marker only.
+//   credential was written (docs/decision-rules.md, "After a reboot, a proof that cannot be decided").
+//   This run's record says so for a node it released; the marker says so in every later run: its entry
+//   records `proof: "undecided"` (src/rules/marker.ts), and the node counts until a run proves it. So
+//   does an entry that does not say how it was proven (written before the marker did: the safest
+//   reading, since such a release wrote the same marker as a proven one).
+// - **What this run's proving found is fresher than the listing** (src/pipeline/prove.ts): a node it
+//   proved no longer counts, one it could not prove counts with the reason and what would prove it.
 // - **This run's record of a node is fresher than the listing**: the listing may predate the roll of
 //   the node (the last pass of a run that hit its pass limit, a relisting that failed), while the
 //   record says how this run left it.
@@ -33,8 +38,9 @@
 //   this revision; never a forecast of what `apply` will do.
 // Nodes the cluster creates later (an autoscaler boots them from its own templates or machine
 // configs, which the action does not see) are not judged: the verdict names them every time.
-import { notVerifiedWhy } from './marker.js';
+import { hostsToProve, notVerifiedWhy } from './marker.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
+import type { ProofCheck } from '../core/model/proofCheck.js';
 import type { DecisionRecord, Outcome } from '../core/model/record.js';
 import type { OldCredentialHolder, RevocationVerdict } from '../core/model/revocation.js';
 import { compareNames } from '../core/order.js';
@@ -57,6 +63,8 @@ export interface RevocationInput {
   records: readonly DecisionRecord[];
   /** selected nodes the roll stopped before */
   notReached?: readonly string[];
+  /** what this run's proving found of the nodes to prove (they win over the listing: see above) */
+  proofChecks?: readonly ProofCheck[];
 }
 
 type Holder = Omit<OldCredentialHolder, 'selected'>;
@@ -103,12 +111,48 @@ function fromListing(n: NodeState, selected: boolean, input: RevocationInput): H
     return { node, kind: 'quarantined', why: 'quarantined: cordoned and not rebooted, its containerd keeps the old credential' };
   }
   const seen = markerMissing(n, keys, hosts, revision);
-  if (seen === undefined) return undefined;
+  if (seen === undefined) return unproven(n, selected, input);
   if (!selected) {
     return { node, kind: 'not-verified', why: `${seen}; outside nodes/node-selector, so this run does not roll it` };
   }
   if (input.notReached?.includes(node)) return { node, kind: 'not-reached', why: `${seen}; the roll stopped before it` };
   return { node, kind: 'not-verified', why: seen };
+}
+
+/**
+ * A node whose marker carries the revision for every host: a holder when an entry proves nothing yet
+ * (src/rules/marker.ts hostsToProve), unless this run proved it since the listing; undefined otherwise.
+ */
+function unproven(n: NodeState, selected: boolean, input: RevocationInput): Holder | undefined {
+  const open = hostsToProve(n.annotations, input.keys, { hosts: input.hosts, revision: input.revision });
+  if (open.length === 0) return undefined;
+  const node = n.name;
+  const check = input.proofChecks?.find((c) => c.uid === n.uid);
+  if (check?.proven) return undefined;
+  const why = open.map((h) => h.why).join('; ');
+  if (check) {
+    return {
+      node,
+      kind: 'proof-undecided',
+      why: `${why}; not proven by this run: ${check.detail}${check.nextStep ? `. ${check.nextStep}` : ''}`,
+    };
+  }
+  const later = !selected
+    ? 'outside nodes/node-selector, so this run does not prove it'
+    : input.mode === 'plan'
+      ? 'an apply run with nothing to roll proves it (a read of the evidence, or a pull of verify-image)'
+      : 'a run with nothing to roll proves it (a read of the evidence, or a pull of verify-image)';
+  return { node, kind: 'proof-undecided', why: `${why}; ${later}` };
+}
+
+/**
+ * A node this run released verified, for the hosts its roll was for: another host of the run whose
+ * entry proves nothing yet (the roll kept it as read) still makes it a holder.
+ */
+function notRolledUnproven(n: NodeState, r: DecisionRecord, selected: boolean, input: RevocationInput): Holder | undefined {
+  const rolled = new Set((r.hosts ?? []).map((h) => h.host));
+  const others = input.hosts.filter((h) => !rolled.has(h));
+  return others.length === 0 || rolled.size === 0 ? undefined : unproven(n, selected, { ...input, hosts: others });
 }
 
 const NOT_SEEN = 'nodes the cluster creates later boot from their own templates or machine configs, which the action does not see';
@@ -143,7 +187,7 @@ export function judgeRevocation(input: RevocationInput): RevocationVerdict {
     .map((n): OldCredentialHolder | undefined => {
       const r = byUid.get(n.uid);
       const isSelected = selected.has(n.uid);
-      const h = r ? fromRecord(r, input.revision) : fromListing(n, isSelected, input);
+      const h = r ? (fromRecord(r, input.revision) ?? notRolledUnproven(n, r, isSelected, input)) : fromListing(n, isSelected, input);
       return h && { ...h, selected: isSelected };
     })
     .filter((h): h is OldCredentialHolder => h !== undefined)
@@ -151,7 +195,7 @@ export function judgeRevocation(input: RevocationInput): RevocationVerdict {
   const revocable = holders.length === 0;
   const selectionConverged = inSelection > 0 && !holders.some((h) => h.selected);
   const reason = revocable
-    ? `all ${nodes.length} node(s) of the cluster carry the verified marker of revision ${input.revision} for ${input.hosts.join(', ')}, none quarantined or claimed${outsideNote(outside)}${
+    ? `all ${nodes.length} node(s) of the cluster carry the verified marker of revision ${input.revision} for ${input.hosts.join(', ')}, each proven, none quarantined or claimed${outsideNote(outside)}${
         inSelection === 0 ? '; the inputs select no node' : ''
       }; ${NOT_SEEN}`
     : `${holders.length} of ${nodes.length} node(s) of the cluster still hold or may hold the old credential${outsideNote(holders.filter((h) => !h.selected).length)}${

@@ -1,13 +1,14 @@
 // The pre-flight's HTTP client against loopback servers: redirects as a token endpoint or a manifest
 // behind a CDN sends them, followed by the rules of redirect.ts (the credential kept with its origin,
 // a POST's refresh-token body never re-sent, no downgrade to http with a credential), a bounded number
-// of times; transport failures as TransportError.
+// of times; transport failures as TransportError, a credential the rule keeps from going somewhere
+// (core/credentialRoute.ts) as CredentialWithheld, with nothing sent.
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openHttp, TransportError, type HttpOptions } from '../../../src/adapters/registry/https.js';
+import { CredentialWithheld, openHttp, type HttpOptions } from '../../../src/adapters/registry/https.js';
 import { clusterCerts } from '../../../sim/talos/api/certs.js';
 
 interface Seen {
@@ -18,15 +19,16 @@ interface Seen {
   body: string;
 }
 const seen: Seen[] = [];
-let a: http.Server;
-let b: http.Server;
+let a: https.Server;
+let b: https.Server;
 /** one port, two schemes: TLS when the first byte is a handshake, plain HTTP otherwise (forwarded to one of two servers) */
 let dual: net.Server;
 let plain: http.Server;
 let secure: https.Server;
 const certs = clusterCerts('registry-sim');
 const port = (s: net.Server) => (s.address() as AddressInfo).port;
-const url = (s: net.Server, path: string, scheme = 'http') => `${scheme}://127.0.0.1:${port(s)}${path}`;
+/** a and b speak https (a credential is never redirected to plain http but a registry-plain-http origin); dual both */
+const url = (s: net.Server, path: string, scheme = s === dual ? 'http' : 'https') => `${scheme}://127.0.0.1:${port(s)}${path}`;
 
 function handler(name: string) {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -47,8 +49,8 @@ function handler(name: string) {
 }
 
 beforeAll(async () => {
-  a = http.createServer(handler('a'));
-  b = http.createServer(handler('b'));
+  a = https.createServer({ cert: certs.server.crt, key: certs.server.key }, handler('a'));
+  b = https.createServer({ cert: certs.server.crt, key: certs.server.key }, handler('b'));
   plain = http.createServer(handler('dual-http'));
   secure = https.createServer({ cert: certs.server.crt, key: certs.server.key }, handler('dual-https'));
   dual = net.createServer((socket) => {
@@ -73,10 +75,18 @@ afterAll(() =>
   ),
 );
 
-async function send(method: string, to: string, headers: Record<string, string>, body?: string, opts: Partial<HttpOptions> = {}) {
-  const client = openHttp({ timeoutMs: 2000, ca: certs.ca.crt, ...opts });
+/** One request with the credential (if any) for the registry at `to`'s own origin, unless `registry` says otherwise. */
+async function send(
+  method: string,
+  to: string,
+  headers: Record<string, string>,
+  body?: string,
+  opts: Partial<HttpOptions> = {},
+  registry = new URL(to).origin,
+) {
+  const client = openHttp({ timeoutMs: 2000, ca: certs.ca.crt, ...opts }, { registry });
   try {
-    return await client.request(method, to, headers, body);
+    return await client.request(method, to, headers, body, { to: 'registry' });
   } finally {
     await client.close();
   }
@@ -114,9 +124,9 @@ describe('the pre-flight HTTP client', () => {
   it("a 307 to another host would re-send the POST's body: not followed", async () => {
     seen.length = 0;
     const refused = send('POST', url(a, '/token-307'), {}, 'refresh_token=SECRET-TOKEN');
-    await expect(refused).rejects.toBeInstanceOf(TransportError);
+    await expect(refused).rejects.toBeInstanceOf(CredentialWithheld);
     await expect(refused).rejects.toThrow(
-      /redirect not followed: 307 from http:\/\/127\.0\.0\.1:\d+ to http:\/\/127\.0\.0\.1:\d+: the request's body carries a credential/,
+      /not sent: 307 from https:\/\/127\.0\.0\.1:\d+ to https:\/\/127\.0\.0\.1:\d+: the request's body carries a credential/,
     );
     expect(seen.map((s) => s.server)).toEqual(['a']);
   });
@@ -125,8 +135,9 @@ describe('the pre-flight HTTP client', () => {
     seen.length = 0;
     const basic = `Basic ${Buffer.from('acme-bot:new-pass').toString('base64')}`;
     const refused = send('GET', url(dual, '/downgrade', 'https'), { authorization: basic });
+    await expect(refused).rejects.toBeInstanceOf(CredentialWithheld);
     await expect(refused).rejects.toThrow(
-      /redirect not followed: 302 from https:\/\/127\.0\.0\.1:(\d+) to http:\/\/127\.0\.0\.1:\1: a credential is never sent after a redirect from https to http/,
+      /not sent: the 302 redirect from https:\/\/127\.0\.0\.1:(\d+) to http:\/\/127\.0\.0\.1:\1\/end is plain http: the credential would travel in clear text/,
     );
     expect(seen.map((s) => [s.server, s.path])).toEqual([['dual-https', '/downgrade']]);
     // without a credential the same redirect is followed
@@ -136,6 +147,21 @@ describe('the pre-flight HTTP client', () => {
       ['dual-https', undefined],
       ['dual-http', undefined],
     ]);
+  });
+
+  it('a credential to plain http where the registry is https: withheld before anything is sent; one that does not say where it goes: a bug', async () => {
+    seen.length = 0;
+    const basic = `Basic ${Buffer.from('acme-bot:new-pass').toString('base64')}`;
+    const client = openHttp({ timeoutMs: 2000 }, { registry: url(dual, '', 'https').replace(/\/$/, '') });
+    try {
+      await expect(
+        client.request('GET', url(a, '/token', 'http'), { authorization: basic }, undefined, { to: 'registry' }),
+      ).rejects.toBeInstanceOf(CredentialWithheld);
+      await expect(client.request('POST', url(a, '/token'), {}, 'refresh_token=SECRET-TOKEN')).rejects.toThrow(/must say where it goes/);
+    } finally {
+      await client.close();
+    }
+    expect(seen).toEqual([]);
   });
 
   it('a server that never answers: a transport error after the timeout', async () => {

@@ -184,3 +184,78 @@ describe('registry-ca-file is added to the CAs the runner trusts, NODE_EXTRA_CA_
     expect(judgePreflight(await run(target('org/app:v1'), { ca: reg.caPem, nodeExtraCa: other }))).toMatchObject({ verdict: 'ok' });
   });
 });
+
+describe('where the credential may go (core/credentialRoute.ts): a plain-http realm, a plain-http registry, a proxy', () => {
+  let split: RegistrySim;
+  beforeAll(async () => {
+    // behind a TLS-terminating proxy that builds the realm without X-Forwarded-Proto: the HTTPS
+    // challenge names the plain-http port's token endpoint
+    split = await RegistrySim.start({
+      username: 'acme-bot',
+      password: 'new-pass',
+      identityToken: 'refresh-me',
+      repositories: { 'org/app': ['v1'] },
+      plainHttp: { realmOverHttp: true },
+    });
+  });
+  afterAll(() => split.stop());
+  const on = (sim: RegistrySim, host: string, credential = cred('new-pass'), plainHttp = false) => ({
+    host,
+    apiHost: host,
+    credential,
+    image: parseImageRef('preflight-image', `${host}/org/app:v1`),
+    ...(plainHttp ? { plainHttp } : {}),
+  });
+
+  it.each([
+    ['a username and password (GET with Basic auth)', cred('new-pass')],
+    ['an identity token (the refresh-token POST)', token('refresh-me')],
+  ])('an https registry whose challenge names an http:// realm, %s: withheld, the realm asked nothing', async (_what, credential) => {
+    split.requests.length = 0;
+    const c = await checkRegistry(on(split, split.host, credential), { ca: split.caPem, timeoutMs: 5000 });
+    const v = judgePreflight(c);
+    expect(v).toMatchObject({ verdict: 'withheld' });
+    expect(v.verdict !== 'ok' && v.answered).toBe(
+      `not sent: the token realm http://${split.httpHost}/token is plain http: the credential would travel in clear text`,
+    );
+    expect(v.verdict !== 'ok' && v.fix).toContain('X-Forwarded-Proto: https');
+    expect(split.requests.map((r) => `${r.scheme} ${r.method} ${r.path}`)).toEqual(['https GET /v2/']);
+    expect(JSON.stringify(c)).not.toMatch(/new-pass|refresh-me/);
+  });
+
+  it('the same host configured as plain http (registry-plain-http): asked over http, its own http realm gets the credential', async () => {
+    split.requests.length = 0;
+    const c = await checkRegistry(on(split, split.httpHost!, cred('new-pass'), true), { timeoutMs: 5000 });
+    expect(judgePreflight(c)).toMatchObject({ verdict: 'ok', proves: 'pull' });
+    expect(split.requests.map((r) => `${r.scheme} ${r.method} ${r.path} ${r.authorized}`)).toEqual([
+      'http GET /v2/ false',
+      'http GET /token true',
+      'http HEAD /v2/org/app/manifests/v1 true',
+    ]);
+  });
+
+  it('a plain-http registry behind HTTP_PROXY: withheld (the proxy would read it); named in NO_PROXY: asked directly', async () => {
+    const proxy = await startConnectProxy();
+    try {
+      split.requests.length = 0;
+      const via = { httpProxy: proxy.url.replace('http://', 'http://proxy-user:proxy-pass@'), httpsProxy: '', noProxy: '' };
+      const c = await checkRegistry(on(split, split.httpHost!, cred('new-pass'), true), { proxy: via, timeoutMs: 5000 });
+      const v = judgePreflight(c);
+      expect(v).toMatchObject({ verdict: 'withheld' });
+      expect(v.verdict !== 'ok' && v.answered).toBe(
+        `not sent: the token realm http://${split.httpHost}/token is plain http and would go through the proxy ${proxy.url}, which reads such a request as it is`,
+      );
+      expect(v.verdict !== 'ok' && v.fix).toBe(`name ${split.httpHost} in NO_PROXY: a plain-http registry is asked directly or not at all`);
+      // the ping (no credential) went through the proxy; nothing carrying the credential did
+      expect(split.requests.filter((r) => r.authorized)).toEqual([]);
+      const direct = await checkRegistry(on(split, split.httpHost!, cred('new-pass'), true), {
+        proxy: { ...via, noProxy: split.httpHost! },
+        timeoutMs: 5000,
+      });
+      expect(judgePreflight(direct)).toMatchObject({ verdict: 'ok', proves: 'pull' });
+      expect(JSON.stringify([c, direct])).not.toMatch(/proxy-pass|new-pass/);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});

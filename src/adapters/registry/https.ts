@@ -1,14 +1,19 @@
 // The pre-flight check's HTTP client: undici (the client Node's own fetch is built on) does the
 // protocol, the TLS and the proxies; this file adds what a registry check needs around it: a timeout
 // per request, the trust (Node's default CAs, NODE_EXTRA_CA_CERTS and `registry-ca-file`, added
-// together, never one replacing another), the runner's HTTPS_PROXY / HTTP_PROXY / NO_PROXY through
-// undici's EnvHttpProxyAgent, and redirects followed by the rules of redirect.ts, a bounded number of
-// times. No secret is ever an argument of a process: the credential goes in a header or the body of
-// this process's own request. undici is loaded on the first request, not at the bundle's start.
+// together, never one replacing another), the runner's HTTPS_PROXY / HTTP_PROXY / NO_PROXY (the proxy of
+// each request chosen by core/proxyEnv.ts `proxyFor`, as undici's EnvHttpProxyAgent chooses, and reached
+// with undici's ProxyAgent), redirects followed by the rules of redirect.ts, a bounded number of times,
+// and the credential rule (core/credentialRoute.ts) asked before every request that carries a
+// credential: to the registry, its token realm, a redirect's target, through a proxy. A refusal is a
+// CredentialWithheld and nothing is sent. No secret is ever an argument of a process: the credential
+// goes in a header or the body of this process's own request. undici is loaded on the first request,
+// not at the bundle's start.
 import { STATUS_CODES } from 'node:http';
 import * as tls from 'node:tls';
 import type { Dispatcher } from 'undici';
-import type { ProxyEnv } from '../../core/proxyEnv.js';
+import { credentialRoute, type CredentialLeg, type CredentialScope } from '../../core/credentialRoute.js';
+import { proxyFor, type ProxyEnv } from '../../core/proxyEnv.js';
 import { redirectStep, type Hop } from './redirect.js';
 
 export interface HttpAnswer {
@@ -41,36 +46,71 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * A request not sent: it would have carried the credential where the credential rule
+ * (core/credentialRoute.ts) does not let it go. `reason` names the URL, `fix` what to change; no secret.
+ */
+export class CredentialWithheld extends Error {
+  constructor(
+    readonly reason: string,
+    readonly fix: string,
+  ) {
+    super(`not sent: ${reason}`);
+    this.name = 'CredentialWithheld';
+  }
+}
+
 const MAX_BODY = 64 * 1024;
 export const REQUEST_TIMEOUT_MS = 15_000;
 const USER_AGENT = 'talos-registry-auth-rollout';
 
 /** One client for one host's check: its connections are reused between the requests and closed by `close`. */
 export interface HttpClient {
-  request(method: string, url: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer>;
+  /**
+   * `credential`: where a request carrying one (an Authorization header or a body) goes, judged by the
+   * credential rule before it is sent; a request that carries one without saying where is refused.
+   */
+  request(method: string, url: string, headers: Record<string, string>, body?: string, credential?: CredentialLeg): Promise<HttpAnswer>;
   close(): Promise<void>;
 }
 
-export function openHttp(opts: HttpOptions): HttpClient {
-  let dispatcher: Promise<Dispatcher> | undefined;
-  const open = () => (dispatcher ??= makeDispatcher(opts));
+/** `scope`: the registry this client's check is for (the credential rule's one fixed point). */
+export function openHttp(opts: HttpOptions, scope: CredentialScope): HttpClient {
+  let dispatchers: Promise<Dispatchers> | undefined;
+  const open = () => (dispatchers ??= makeDispatchers(opts));
   return {
-    request: async (method, url, headers, body) => follow(await open(), opts, method, url, headers, body),
+    request: async (method, url, headers, body, credential) => follow(await open(), opts, scope, method, url, headers, body, credential),
     close: async () => {
-      if (dispatcher) await (await dispatcher).close();
+      if (dispatchers) await (await dispatchers).close();
     },
   };
 }
 
-async function makeDispatcher(opts: HttpOptions): Promise<Dispatcher> {
-  const { Agent, EnvHttpProxyAgent } = await import('undici');
+/** The direct connection, and one undici ProxyAgent per proxy a request was routed through. */
+interface Dispatchers {
+  via(proxy: string | undefined): Dispatcher;
+  close(): Promise<void>;
+}
+
+async function makeDispatchers(opts: HttpOptions): Promise<Dispatchers> {
+  const { Agent, ProxyAgent } = await import('undici');
   const tlsOpts = opts.ca ? { secureContext: secureContextFor(opts.ca, opts.nodeExtraCa) } : {};
-  const proxy = opts.proxy;
-  if (!proxy || (!proxy.httpProxy && !proxy.httpsProxy)) return new Agent({ connect: tlsOpts });
-  // the values as the shell read them ('' for unset), so undici reads no environment of its own;
-  // `connect` is the TLS of a direct connection, `requestTls` the registry's TLS inside a CONNECT
-  // tunnel; the proxy's own TLS (an https:// proxy) keeps Node's defaults
-  return new EnvHttpProxyAgent({ ...proxy, connect: tlsOpts, requestTls: tlsOpts });
+  const direct = new Agent({ connect: tlsOpts });
+  const proxies = new Map<string, Dispatcher>();
+  return {
+    // `connect` is the TLS of a direct connection, `requestTls` the registry's TLS inside a CONNECT or
+    // SOCKS tunnel; the proxy's own TLS (an https:// proxy) keeps Node's defaults. undici reads no
+    // environment of its own here: the proxy is the one proxyFor chose from what the shell read.
+    via: (proxy) => {
+      if (!proxy) return direct;
+      let agent = proxies.get(proxy);
+      if (!agent) proxies.set(proxy, (agent = new ProxyAgent({ uri: proxy, connect: tlsOpts, requestTls: tlsOpts })));
+      return agent;
+    },
+    close: async () => {
+      await Promise.all([direct.close(), ...[...proxies.values()].map((p) => p.close())]);
+    },
+  };
 }
 
 /**
@@ -97,23 +137,34 @@ export function trustedCas(registryCa: string, nodeExtraCa: string | undefined):
 }
 
 async function follow(
-  dispatcher: Dispatcher,
+  dispatchers: Dispatchers,
   opts: HttpOptions,
+  scope: CredentialScope,
   method: string,
   url: string,
   headers: Record<string, string>,
-  body?: string,
+  body: string | undefined,
+  credential: CredentialLeg | undefined,
 ): Promise<HttpAnswer> {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   let hop: Hop = { method, url: new URL(url), headers: lower, body };
+  let leg = credential;
   const max = opts.maxRedirects ?? 5;
   for (let n = 0; ; n++) {
-    const answer = await once(dispatcher, opts, hop);
+    const proxy = proxyFor(hop.url, opts.proxy);
+    if ('authorization' in hop.headers || hop.body !== undefined) {
+      if (!leg) throw new Error(`a request carrying a credential to ${hop.url.origin} must say where it goes (a bug)`);
+      const verdict = credentialRoute(hop.url, leg, scope, proxy ? new URL(proxy) : undefined);
+      if (!verdict.ok) throw new CredentialWithheld(verdict.reason, verdict.fix);
+    }
+    const answer = await once(dispatchers.via(proxy), opts, hop);
     const location = answer.headers.location;
-    const step = redirectStep(hop, answer.status, Array.isArray(location) ? location[0] : location);
+    const step = redirectStep(hop, answer.status, Array.isArray(location) ? location[0] : location, scope);
     if (step.kind === 'final') return answer;
+    if (step.kind === 'withhold') throw new CredentialWithheld(step.reason, step.fix);
     if (step.kind === 'refuse') throw new TransportError(`redirect not followed: ${step.reason}`);
     if (n >= max) throw new TransportError(`more than ${max} redirects (last to ${step.next.url.toString()})`);
+    leg = { to: 'redirect', from: hop.url.origin, status: answer.status };
     hop = step.next;
   }
 }

@@ -6,12 +6,16 @@
 // first, else the identity token, else `auth`), and an identity token's POST falls back to the GET as
 // containerd's does (docs/preflight.md). It records each exchange and stops at the first that is not a
 // yes; which answer means what is the rule's (src/rules/preflight.ts). The credential goes only into
-// request headers or the POST body, never into what is recorded.
+// request headers or the POST body, never into what is recorded, and each request carrying it says
+// where it goes (the registry, or the realm its own challenge named): the HTTP client asks the
+// credential rule (core/credentialRoute.ts) before sending it, and a request it refuses is recorded as
+// withheld, not sent.
 import type { AuthFields } from '../../core/model/credential.js';
 import type { RegistryCheck, RegistryExchange, RegistryStep } from '../../core/model/preflight.js';
 import { refLabel, type ImageRef } from '../../core/imageRef.js';
 import { usableChallenge } from './challenge.js';
-import { openHttp, TransportError, type HttpAnswer, type HttpClient, type HttpOptions } from './https.js';
+import type { CredentialLeg } from '../../core/credentialRoute.js';
+import { CredentialWithheld, openHttp, TransportError, type HttpAnswer, type HttpClient, type HttpOptions } from './https.js';
 
 /** Accept of a pull (containerd's remotes/docker resolver sends these): an index or a manifest, OCI or Docker. */
 export const MANIFEST_ACCEPT = [
@@ -29,10 +33,17 @@ export interface CheckTarget {
   apiHost: string;
   credential: AuthFields;
   image?: ImageRef;
+  /** the user named the host in `registry-plain-http`: asked over http, and only there may the credential go in clear text */
+  plainHttp?: boolean;
+}
+
+/** The registry's origin as the check dials it. */
+function baseOf(target: CheckTarget): string {
+  return `${target.plainHttp ? 'http' : 'https'}://${target.apiHost}`;
 }
 
 export async function checkRegistry(target: CheckTarget, opts: HttpOptions): Promise<RegistryCheck> {
-  const http = openHttp(opts);
+  const http = openHttp(opts, { registry: new URL(baseOf(target)).origin });
   try {
     return await checkWith(target, http);
   } finally {
@@ -63,11 +74,12 @@ async function checkWith(target: CheckTarget, http: HttpClient): Promise<Registr
       });
       return a;
     } catch (e) {
-      exchanges.push({ step, asked, failure: e instanceof TransportError ? e.message : String(e) });
+      if (e instanceof CredentialWithheld) exchanges.push({ step, asked, withheld: { reason: e.reason, fix: e.fix } });
+      else exchanges.push({ step, asked, failure: e instanceof TransportError ? e.message : String(e) });
       return undefined;
     }
   };
-  const base = `https://${target.apiHost}`;
+  const base = baseOf(target);
   const ping = await ask('ping', `GET ${base}/v2/`, () => http.request('GET', `${base}/v2/`, {}));
   if (!ping) return done('unknown');
   const basic = basicOf(target.credential);
@@ -94,21 +106,27 @@ async function checkWith(target: CheckTarget, http: HttpClient): Promise<Registr
     }
     if (target.image) await head(target, `Basic ${basic}`, 'with basic auth', ask, http);
     else
-      await ask('login', `GET ${base}/v2/ with basic auth`, () => http.request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }));
+      await ask('login', `GET ${base}/v2/ with basic auth`, () =>
+        http.request('GET', `${base}/v2/`, { authorization: `Basic ${basic}` }, undefined, TO_REGISTRY),
+      );
     return done('basic');
   }
-  const token = await bearerToken(target, challenge.params, ask, http);
+  // the realm the registry's own challenge named: the one place other than the registry the credential may go
+  const realm: CredentialLeg = { to: 'realm', challengeFrom: new URL(ping.url).origin };
+  const token = await bearerToken(target, challenge.params, realm, ask, http);
   if (token && target.image) await head(target, `Bearer ${token}`, 'with the token', ask, http);
   return done('bearer');
 }
 
 type Ask = (step: RegistryStep, asked: string, go: () => Promise<HttpAnswer>) => Promise<HttpAnswer | undefined>;
 
+const TO_REGISTRY: CredentialLeg = { to: 'registry' };
+
 async function head(target: CheckTarget, authorization: string | undefined, how: string, ask: Ask, http: HttpClient): Promise<void> {
   const image = target.image!;
-  const url = `https://${target.apiHost}/v2/${image.repository}/manifests/${image.reference}`;
+  const url = `${baseOf(target)}/v2/${image.repository}/manifests/${image.reference}`;
   const headers: Record<string, string> = { accept: MANIFEST_ACCEPT, ...(authorization ? { authorization } : {}) };
-  await ask('manifest', `HEAD ${url} (${refLabel(image)}) ${how}`, () => http.request('HEAD', url, headers));
+  await ask('manifest', `HEAD ${url} (${refLabel(image)}) ${how}`, () => http.request('HEAD', url, headers, undefined, TO_REGISTRY));
 }
 
 /**
@@ -121,15 +139,30 @@ async function head(target: CheckTarget, authorization: string | undefined, how:
 export const POST_FALLBACK_STATUSES: readonly number[] = [400, 401, 404];
 
 /** The token endpoint's answer, or undefined when it said no (recorded). */
-async function bearerToken(target: CheckTarget, params: Record<string, string>, ask: Ask, http: HttpClient): Promise<string | undefined> {
+async function bearerToken(
+  target: CheckTarget,
+  params: Record<string, string>,
+  realm: CredentialLeg,
+  ask: Ask,
+  http: HttpClient,
+): Promise<string | undefined> {
   const scope = target.image ? `repository:${target.image.repository}:pull` : undefined;
   const identitytoken = identityTokenOf(target.credential);
+  let realmUrl: URL;
+  try {
+    realmUrl = new URL(params.realm);
+  } catch {
+    await ask('token', `the token realm of the challenge`, () =>
+      Promise.reject(new TransportError(`the challenge's realm is no URL: ${params.realm}`)),
+    );
+    return undefined;
+  }
   const get = (basic: string | undefined, how: string) => {
-    const url = new URL(params.realm);
+    const url = new URL(realmUrl);
     if (params.service) url.searchParams.set('service', params.service);
     if (scope) url.searchParams.append('scope', scope);
     return ask('token', `GET ${url.toString()} ${how}`, () =>
-      http.request('GET', url.toString(), basic ? { authorization: `Basic ${basic}` } : {}),
+      http.request('GET', url.toString(), basic ? { authorization: `Basic ${basic}` } : {}, undefined, realm),
     );
   };
   let answer: HttpAnswer | undefined;
@@ -137,11 +170,11 @@ async function bearerToken(target: CheckTarget, params: Record<string, string>, 
     const form = new URLSearchParams({ grant_type: 'refresh_token', client_id: CLIENT_ID });
     if (params.service) form.set('service', params.service);
     if (scope) form.set('scope', scope);
-    const realm = new URL(params.realm).toString();
-    const shown = `POST ${realm} (grant_type=refresh_token${params.service ? `, service=${params.service}` : ''}${scope ? `, scope=${scope}` : ''}) with the new identity token`;
+    const to = realmUrl.toString();
+    const shown = `POST ${to} (grant_type=refresh_token${params.service ? `, service=${params.service}` : ''}${scope ? `, scope=${scope}` : ''}) with the new identity token`;
     form.set('refresh_token', identitytoken);
     answer = await ask('token', shown, () =>
-      http.request('POST', realm, { 'content-type': 'application/x-www-form-urlencoded' }, form.toString()),
+      http.request('POST', to, { 'content-type': 'application/x-www-form-urlencoded' }, form.toString(), realm),
     );
     if (answer && POST_FALLBACK_STATUSES.includes(answer.status)) {
       // containerd's FetchToken: Basic auth with the empty username and the identity token as the password

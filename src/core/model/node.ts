@@ -49,7 +49,7 @@ export interface AnnotationKeys {
   verifiedRevision: string;
   /** a node left cordoned because its drain timed out (`undrainable: quarantine`; src/rules/quarantine.ts) */
   quarantined: string;
-  /** which autoscaler marks (src/core/model/autoscalerMarks.ts) the claim wrote, so every release removes only those (src/rules/autoscalerMarks.ts) */
+  /** which run wrote which autoscaler marks (src/core/model/autoscalerMarks.ts), so every release removes only those, only while still that run's (src/rules/autoscalerMarks.ts) */
   autoscalerMarks: string;
 }
 
@@ -87,7 +87,15 @@ export interface ClaimCapture {
   /**
    * the autoscaler marks (src/core/model/autoscalerMarks.ts) this claim wrote, recorded on the node in
    * `autoscaler-marks` by the claim itself; absent: the claim wrote none and no record. A release
-   * removes exactly these (and the record), each only while it still says "true".
+   * removes exactly these, each only while it still says "true" and the record is still `marksRecord`.
    */
   autoscalerMarks?: AutoscalerMark[];
+  /**
+   * the exact text of the `autoscaler-marks` record this claim wrote (naming its run and the marks:
+   * src/rules/autoscalerMarks.ts formatMarksRecord), or read back from the node by `recover-fences`;
+   * every release `test`s it before it removes a mark. Absent: no record of this claim.
+   */
+  marksRecord?: string;
+  /** optional: the autoscaler marks the node carried when the claim read it, with their values: someone else's, left as found and said */
+  marksFound?: Partial<Record<AutoscalerMark, string>>;
 }

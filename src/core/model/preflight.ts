@@ -17,6 +17,8 @@ export interface RegistryExchange {
   unusable?: boolean;
   /** set when no answer came: the network, TLS, the timeout */
   failure?: string;
+  /** set when the request was not sent: it would have carried the credential where it may not go (core/credentialRoute.ts) */
+  withheld?: { reason: string; fix: string };
 }
 
 export interface RegistryCheck {
@@ -38,10 +40,20 @@ export type PreflightVerdict =
         'pull' | 'login' | 'none';
       what: string;
     }
-  | { verdict: PreflightStop; host: string; asked: string; answered: string };
+  | {
+      verdict: PreflightStop;
+      host: string;
+      asked: string;
+      answered: string;
+      /** what to change, when the verdict's own advice does not say it (a withheld credential) */
+      fix?: string;
+    };
 
-/** Why a host stops the run: the credential refused, the token request not served (docs/preflight.md), no answer. */
-export type PreflightStop = 'refused' | 'unsupported' | 'unreachable';
+/**
+ * Why a host stops the run: the credential refused, the token request not served (docs/preflight.md),
+ * no answer, or the credential withheld: the check refused to send it where it would have gone.
+ */
+export type PreflightStop = 'refused' | 'unsupported' | 'unreachable' | 'withheld';
 
 /** What the run carries to its report: one line per host checked, or why the check did not run. */
 export interface PreflightSummary {

@@ -100,6 +100,13 @@ export interface DecisionRecord {
    */
   cordonKept?: string;
   /**
+   * optional: the autoscaler marks this run left in place, one line each (docs/autoscaler-marks.md): a mark
+   * the node carried before the claim (someone else's, left exactly as found; a value other than "true"
+   * says that autoscaler may remove the node while it is drained, and how to keep it off), and a mark the
+   * claim wrote that its release kept because someone changed it, or the record, while the node was held.
+   */
+  autoscalerMarks?: MarksNote;
+  /**
    * optional, only on a `rebooted` node: the node came back (new boot id, Ready, the config carrying the
    * desired credential) but the proof could not order containerd's start after the config write.
    * Set means the roll did not fail on it; see ProofUndecided.
@@ -111,6 +118,14 @@ export interface DecisionRecord {
   quarantine?: QuarantineNote;
   /** plan mode, only on a `planned-reboot` node: whether its drain would go through now (dry-run evictions) */
   drainForecast?: DrainForecast;
+}
+
+/** The autoscaler marks a run left in place on a node, one line each (docs/autoscaler-marks.md). */
+export interface MarksNote {
+  /** marks the node carried before the claim: someone else's, left exactly as found */
+  found: string[];
+  /** marks the claim wrote that a release kept: someone changed the mark, or the record, while the node was held */
+  kept: string[];
 }
 
 /**

@@ -7,6 +7,7 @@
 // Plain data, no I/O.
 import type { GateValue } from './gates.js';
 import type { PreflightSummary } from './preflight.js';
+import type { ProofCheck } from './proofCheck.js';
 import type { ActionResult, DecisionRecord, RollHold } from './record.js';
 import type { RevocationVerdict } from './revocation.js';
 
@@ -52,6 +53,8 @@ export interface RolloutFindings {
   preflight?: PreflightSummary;
   /** which path read Talos and why, one line; none when the run opened no Talos client (nothing to roll) */
   talosReads?: string;
+  /** apply with nothing to roll: the nodes to prove (a marker without a proof) and what proving each found (src/pipeline/prove.ts) */
+  proofChecks?: ProofCheck[];
 }
 
 /** The whole result: what the run found, what it was asked (the mode's settings) and the verdict judged on its last listing. */

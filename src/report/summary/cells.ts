@@ -40,3 +40,8 @@ export function gapCell(v: EvidenceValues | undefined): string | undefined {
   if (v.gap) return `${formatGap(v.gap.lowMs, v.gap.highMs)}${v.readPath ? ` (${v.readPath})` : ''}`;
   return v.gapMs === undefined ? undefined : `≥ ${v.gapMs < 0 ? '-' : '+'}${formatMagnitude(v.gapMs)}`;
 }
+
+/** The autoscaler marks the run left in place on the node (found before the claim, kept at a release), one line each. */
+export function marksLines(r: Pick<DecisionRecord, 'autoscalerMarks'>): string[] {
+  return r.autoscalerMarks ? [...r.autoscalerMarks.found, ...r.autoscalerMarks.kept] : [];
+}

@@ -4,7 +4,7 @@ import { formatDuration, plural } from '../../core/format.js';
 import type { DecisionRecord, StepRecord } from '../../core/model/record.js';
 import { outcomeLabel } from '../log.js';
 import { describeDropped, type Item, type Kept, rank } from './budget.js';
-import { bytes, e, MAX_NAME, MAX_TEXT, MAX_VALUE, referenceDay } from './cells.js';
+import { bytes, e, marksLines, MAX_NAME, MAX_TEXT, MAX_VALUE, referenceDay } from './cells.js';
 import { renderConfigPreview } from './configPreview.js';
 import { renderEvidence } from './evidence.js';
 import { renderForecast } from './forecast.js';
@@ -40,6 +40,7 @@ function renderDetails(r: DecisionRecord): string {
   if (r.hosts?.length)
     out.push(`<p><b>Rolled for:</b> ${r.hosts.map((h) => `<code>${e(h.host, MAX_NAME)}</code> (${e(h.why, MAX_VALUE)})`).join('; ')}</p>`);
   if (r.cordonKept) out.push(`<p><b>Stays cordoned:</b> ${e(r.cordonKept, MAX_VALUE)}</p>`);
+  for (const line of marksLines(r)) out.push(`<p><b>Autoscaler mark:</b> ${e(line, MAX_VALUE)}</p>`);
   if (r.nextStep) out.push(renderProse('Next step', r.nextStep, MAX_TEXT));
   if (r.quarantine) out.push(renderQuarantine(r.quarantine));
   if (r.configPreview) out.push(renderConfigPreview(r.configPreview));

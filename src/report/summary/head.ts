@@ -6,6 +6,8 @@ import { e, MAX_NAME, MAX_TEXT } from './cells.js';
 import type { SummaryInput } from './input.js';
 import { renderRevocation } from '../revocation.js';
 import { renderPreflight } from '../preflight.js';
+import { gateValueText } from '../gates.js';
+import { renderProofChecks } from '../proofChecks.js';
 
 const MAX_ERROR = 8000;
 
@@ -30,6 +32,7 @@ export function renderHead(input: SummaryInput): string[] {
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);
   }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
+  if (input.proofChecks?.length) head.push(renderProofChecks(input.proofChecks));
   if (input.revocation) head.push(renderRevocation(input.revocation));
   if (records.length === 0 && notReached.length === 0) {
     head.push(
@@ -67,7 +70,7 @@ function renderCounts(input: SummaryInput): string {
 function renderGates(values: readonly GateValue[]): string {
   if (values.length === 0) return '<p><b>Health gates:</b> none to check (no gate kind is served)</p>';
   const items = values.map(
-    (v) => `<li><code>${e(v.name, MAX_NAME)}</code>: ${v.holds ? 'holds' : '<b>does not hold</b>'} (${e(v.value, MAX_TEXT)})</li>`,
+    (v) => `<li><code>${e(v.name, MAX_NAME)}</code>: ${v.holds ? 'holds' : '<b>does not hold</b>'} (${e(gateValueText(v), MAX_TEXT)})</li>`,
   );
   return `<p><b>Health gates now</b> (each start would wait while one does not hold):</p>\n<ul>${items.join('')}</ul>`;
 }

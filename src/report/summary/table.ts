@@ -5,7 +5,7 @@ import type { EvidenceValues } from '../../core/model/verdict.js';
 import { outcomeLabel } from '../log.js';
 import { describeDropped, type Item, type Kept, NOT_REACHED_RANK, rank } from './budget.js';
 import { briefReason } from './brief.js';
-import { e, gapCell, instantCell, MAX_NAME, referenceDay } from './cells.js';
+import { e, gapCell, instantCell, marksLines, MAX_NAME, referenceDay } from './cells.js';
 
 const MAX_TABLE_REASON = 300;
 
@@ -85,7 +85,10 @@ function renderRow(r: DecisionRecord): string {
     e(briefReason(r), MAX_TABLE_REASON) +
       (r.hosts?.length ? `<br><b>Hosts:</b> ${e(hostsCell(r.hosts), MAX_TABLE_REASON)}` : '') +
       (r.quarantine ? `<br><b>Lift:</b> ${e(r.quarantine.lift, MAX_TABLE_REASON)}` : '') +
-      (r.cordonKept ? `<br><b>Stays cordoned:</b> ${e(r.cordonKept, MAX_TABLE_REASON)}` : ''),
+      (r.cordonKept ? `<br><b>Stays cordoned:</b> ${e(r.cordonKept, MAX_TABLE_REASON)}` : '') +
+      marksLines(r)
+        .map((l) => `<br><b>Autoscaler mark:</b> ${e(l, MAX_TABLE_REASON)}`)
+        .join(''),
     e(instantCell(v?.criStart, v?.criStartEarliest, ref)),
     e(instantCell(v?.configWrite, v?.configWrittenLatest, ref)),
     e(gapCell(v)),
