@@ -5,12 +5,12 @@
 // outcome); others read it through read-only views (__tests__/repo/recordOwner.test.ts checks the
 // record). What a stop does with a node is src/pipeline/stop.ts.
 import { errorMessage } from '../core/errors.js';
+import type { HostToRoll } from '../core/model/hosts.js';
 import type { ClaimCapture, NodeState } from '../core/model/node.js';
 import type { HeldNode, NodePhase } from '../core/model/phase.js';
 import type { DecisionRecord, ProofUndecided, QuarantineNote, StepRecord } from '../core/model/record.js';
 import type { DesiredCredential } from '../core/model/credential.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
-import type { StaleHost } from '../rules/marker.js';
 import { foundMarkNotes } from '../rules/autoscalerMarks.js';
 import { releaseCommand } from '../rules/commands.js';
 import { keptCordonReason, leftAsSetKeepsLease } from '../rules/release.js';
@@ -80,10 +80,10 @@ export class NodeRun {
   }
 
   /** 3.1 the node is rolled for these hosts (src/rules/marker.ts hostsToRoll), each with why */
-  rollFor(hosts: readonly StaleHost[]): void {
+  rollFor(hosts: readonly HostToRoll[]): void {
     const names = new Set(hosts.map((h) => h.host));
     this.#desired = this.ctx.desired.filter((d) => names.has(d.host));
-    this.#record.hosts = hosts.map((h) => ({ host: h.host, why: h.why, ...(h.reprove ? { reprove: true } : {}) }));
+    this.#record.hosts = hosts.map((h) => ({ ...h }));
   }
 
   /** 3.2 a claim PATCH is about to be sent with `capture`: from now on it may be on the node (published as `claiming`) */

@@ -40,7 +40,7 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
       steps: [],
       durationMs: elapsed,
       configPreview: previews[i],
-      hosts: hosts.map((h) => ({ host: h.host, why: h.why, ...(h.reprove ? { reprove: true } : {}) })),
+      hosts: hosts.map((h) => ({ ...h })),
     };
     return evidence ? { ...record, evidence } : record;
   });

@@ -18,7 +18,8 @@
 import { errorMessage } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
 import type { ProofCheck, ProofStep } from '../core/model/proofCheck.js';
-import { markerShows, markerWrite, proveBy, type UnprovenHost } from '../rules/marker.js';
+import type { HostToProve } from '../core/model/hosts.js';
+import { markerShows, markerWrite, proveBy } from '../rules/marker.js';
 import { judgeProofReading } from '../rules/proof.js';
 import type { RunContext } from './context.js';
 import { readOne } from './evidence.js';
@@ -28,7 +29,7 @@ import { pullThroughNode } from './verifyImage.js';
 /** A node to prove (src/rules/inventory.ts selectNodes `toProve`). */
 export interface ToProve {
   node: NodeState;
-  hosts: UnprovenHost[];
+  hosts: HostToProve[];
 }
 
 /** What proves the run's nodes to prove: src/rules/marker.ts proveBy. */
@@ -55,7 +56,7 @@ export async function proveNodes(ctx: RunContext, nodes: readonly ToProve[], tal
 
 async function proveOne(ctx: RunContext, p: ToProve, talosUnavailable: string | undefined): Promise<ProofCheck> {
   const { node } = p;
-  const base = { node: node.name, uid: node.uid, hosts: p.hosts.map((h) => ({ host: h.host, why: h.why })) };
+  const base = { node: node.name, uid: node.uid, hosts: p.hosts.map((h) => ({ ...h })) };
   const by = proofStep(ctx);
   const hosts = p.hosts.map((h) => h.host);
   const names = hosts.join(', ');

@@ -1,5 +1,6 @@
 // Step outputs. The publisher (src/action/publish.ts) sets them on success and on failure alike, so a later step can read what
 // happened to each node without parsing the summary.
+import type { HostToRoll } from '../core/model/hosts.js';
 import type { Role } from '../core/model/node.js';
 import type {
   ActionResult,
@@ -32,7 +33,7 @@ export interface DecisionOutput {
   outcome: Outcome;
   reason: string;
   /** the registry hosts the node's roll was for and why each (absent when the record has none: a node refused before its fresh read) */
-  hosts?: Array<{ host: string; why: string; reprove?: boolean }>;
+  hosts?: HostToRoll[];
   evidence: EvidenceVerdict | null;
   proof: EvidenceVerdict | null;
   claim: { attempts: number; conflicts: string[] } | null;

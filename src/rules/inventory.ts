@@ -4,7 +4,8 @@
 import { matchesLabels, type LabelSelectorInput } from '../core/labelSelector.js';
 import type { AnnotationKeys, NodeState } from '../core/model/node.js';
 import { compareNames } from '../core/order.js';
-import { carriesMarker, hostsToProve, type MarkerWant, type UnprovenHost } from './marker.js';
+import type { HostToProve } from '../core/model/hosts.js';
+import { carriesMarker, hostsToProve, type MarkerWant } from './marker.js';
 
 /** Group values by a key and keep only the keys that more than one node shares. */
 function shared(pairs: Array<[string, string]>): Map<string, string[]> {
@@ -79,7 +80,7 @@ export interface Selection {
    * nodes in scope, up to date (not to roll), whose marker carries the revision for a host without a
    * proof of it (src/rules/marker.ts hostsToProve): **to prove**, in roll order, each with those hosts
    */
-  toProve: Array<{ node: NodeState; hosts: UnprovenHost[] }>;
+  toProve: Array<{ node: NodeState; hosts: HostToProve[] }>;
 }
 
 /**

@@ -33,6 +33,7 @@
 // A `proof` value this version does not know (a later version's) is read as not proven.
 import { parseImageRef, registryApiHost } from '../core/imageRef.js';
 import type { AnnotationKeys } from '../core/model/node.js';
+import type { HostToProve, HostToRoll } from '../core/model/hosts.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import { compareNames } from '../core/order.js';
 import { annotationPath } from './claim.js';
@@ -137,25 +138,16 @@ export function imageHost(want: Pick<MarkerWant, 'hosts' | 'verifyImage'>): stri
   return want.hosts.find((h) => registryApiHost(h) === on);
 }
 
-/** Why a node is stale for one host: no proof, another revision's, or (`reprove`) only its proof image differs. */
-export interface StaleHost {
-  host: string;
-  /** one line a person reads */
-  why: string;
-  /** true: verified for this revision, but `verify-image` is not the image that proved it: a pull proves it again */
-  reprove?: true;
-}
-
 /**
  * The hosts of the run the node is not verified for, in the run's order; empty: verified for all.
  * A host is stale when its proof is absent, of another revision, or (for the host verify-image proves)
  * recorded with another image or none: a changed `verify-image` proves the node again.
  * An old single-key marker's image is unknown and never differs (an upgrade re-rolls nothing).
  */
-export function staleHosts(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): StaleHost[] {
+export function staleHosts(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): HostToRoll[] {
   const read = readMarkers(annotations, keys);
   const proved = imageHost(want);
-  const out: StaleHost[] = [];
+  const out: HostToRoll[] = [];
   for (const host of want.hosts) {
     const p = proofOf(read, host, want.hosts);
     if (p === undefined) {
@@ -197,13 +189,6 @@ export function unprovenWhy(p: HostProof, host: string): string | undefined {
   return `${host}: its verified marker does not record how it was proven (written before the marker said so)`;
 }
 
-/** A host of the run whose entry carries the run's revision but proves nothing yet, and why. */
-export interface UnprovenHost {
-  host: string;
-  /** one line a person reads */
-  why: string;
-}
-
 /**
  * The hosts of the run whose marker carries the run's revision but was not proven (undecided, or not
  * recorded: see the header), in the run's order; empty: none. A node with such a host is not rolled again
@@ -215,9 +200,9 @@ export function hostsToProve(
   annotations: Readonly<Record<string, string>>,
   keys: AnnotationKeys,
   want: Pick<MarkerWant, 'hosts' | 'revision'>,
-): UnprovenHost[] {
+): HostToProve[] {
   const read = readMarkers(annotations, keys);
-  const out: UnprovenHost[] = [];
+  const out: HostToProve[] = [];
   for (const host of want.hosts) {
     const p = proofOf(read, host, want.hosts);
     if (p === undefined || p.revision !== want.revision) continue;
@@ -251,7 +236,7 @@ export interface MarkerWrite {
  * whatever its marker says), or one whose marker landed after the listing selected it (the roll then
  * proves every host again rather than trust a marker it did not see being written).
  */
-export function hostsToRoll(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): StaleHost[] {
+export function hostsToRoll(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, want: MarkerWant): HostToRoll[] {
   const stale = staleHosts(annotations, keys, want);
   if (stale.length > 0) return stale;
   const why =

@@ -4,6 +4,8 @@
 // of the evidence or a pull of `verify-image` (src/pipeline/prove.ts), and the old-credential verdict
 // (src/rules/revocation.ts) takes what it found over the listing it judged. Plain data, no I/O.
 
+import type { HostToProve } from './hosts.js';
+
 /** What proves a node to prove: a read of the evidence, or a pull of `verify-image` through its containerd. */
 export const PROOF_STEPS = ['evidence', 'verify-image'] as const;
 export type ProofStep = (typeof PROOF_STEPS)[number];
@@ -13,7 +15,7 @@ export interface ProofCheck {
   /** the node's uid as listed: a node re-created under its name is another machine */
   uid: string;
   /** the hosts whose entries were not proven, and why (src/rules/marker.ts hostsToProve) */
-  hosts: Array<{ host: string; why: string }>;
+  hosts: HostToProve[];
   /** what the run tried; absent: it could try nothing (the Talos client could not be opened, say) */
   by?: ProofStep;
   /** true: proven, and the marker now says how */

@@ -3,6 +3,7 @@
 // the plan's config preview, an undecided proof), the run's holds and how a whole run ended.
 // Plain data, no I/O.
 
+import type { HostToRoll } from './hosts.js';
 import type { Role } from './node.js';
 import type { EvidenceVerdict } from './verdict.js';
 
@@ -81,7 +82,7 @@ export interface DecisionRecord {
    * optional: the registry hosts this node's roll is for (those it was not verified for, and why; `reprove`:
    * only the proof image changed), in the run's order. The evidence and the proof judge these hosts.
    */
-  hosts?: Array<{ host: string; why: string; reprove?: boolean }>;
+  hosts?: HostToRoll[];
   evidence?: EvidenceVerdict;
   /** evidence read after the patch (Talos >= 1.14) or after the reboot */
   proof?: EvidenceVerdict;
