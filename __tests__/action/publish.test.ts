@@ -19,7 +19,7 @@ function rollout(over: Partial<RolloutReport> = {}): RolloutReport {
   return {
     kind: 'rollout',
     mode: 'apply',
-    registry: 'registry.example.com',
+    registry: ['registry.example.com'],
     revision: 'r7',
     talosReads: 'reading Talos through the API',
     failOnPartial: false,

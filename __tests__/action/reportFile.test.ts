@@ -21,7 +21,7 @@ function rollout(over: Partial<RolloutReport> = {}): RolloutReport {
   return {
     kind: 'rollout',
     mode: 'apply',
-    registry: 'ghcr.io',
+    registry: ['ghcr.io'],
     revision: 'r7',
     talosReads: 'reading Talos through the API',
     failOnPartial: false,
@@ -56,7 +56,7 @@ describe('the report file', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readFileSync(path, 'utf8')).not.toContain(secret);
     const doc = readReport(path);
-    expect(doc).toMatchObject({ schema: RUN_REPORT_SCHEMA, version: 1, mode: 'apply', result: 'processed', upToDate: ['w2'] });
+    expect(doc).toMatchObject({ schema: RUN_REPORT_SCHEMA, version: 2, mode: 'apply', result: 'processed', upToDate: ['w2'] });
     expect(doc.run).toEqual({
       repository: 'acme/platform',
       runId: '4242',

@@ -32,7 +32,9 @@ describe('e2e: the report file and the old-credential verdict', () => {
     const doc = reportOf(path);
     expect(statSync(path!).mode & 0o777).toBe(0o600);
     expect(basename(path!)).toMatch(/^talos-registry-auth-rollout-\d+-1-[0-9a-f]+\.json$/);
-    expect(doc).toMatchObject({ schema: 'talos-registry-auth-rollout/run-report', version: 1, mode: 'apply', revision: REVISION });
+    expect(doc).toMatchObject({ schema: 'talos-registry-auth-rollout/run-report', version: 2, mode: 'apply', revision: REVISION });
+    // version 2: the hosts rolled as a list (version 1: one comma-separated string)
+    expect(doc.registry).toEqual(['ghcr.io']);
     expect(doc.result).toBe(run.outputs.result);
     expect(doc.run).toMatchObject({ repository: 'acme/platform', runAttempt: '1' });
     expect(doc.nodes.map((n: any) => n.name)).toEqual(NODES);

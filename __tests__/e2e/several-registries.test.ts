@@ -65,6 +65,9 @@ describe('e2e: several registries', () => {
     }
     // the summary says which host each node was rolled for
     expect(run.summary).toContain(`<b>Hosts:</b> ${MIRROR}`);
+    // the run's hosts are a list in the report file and in the summary's heading, each its own
+    expect(readReport(run.outputs['report-file']).registry).toEqual([REGISTRY, MIRROR]);
+    expect(run.summary).toContain(`<h2>Registry auth rollout: <code>${REGISTRY}</code>, <code>${MIRROR}</code> revision`);
 
     c.kube.requests.length = 0;
     const again = await act(c, { 'auth-patch': patch });

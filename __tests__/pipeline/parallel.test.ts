@@ -184,7 +184,7 @@ describe('rollout: several workers in flight (fakes)', () => {
 
 describe('rollout: the timeline of a real roll (fakes)', () => {
   const summaryOf = (res: Awaited<ReturnType<typeof roll>>) =>
-    present({ kind: 'rollout', mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', talosReads: 'api', failOnPartial: false, ...res })
+    present({ kind: 'rollout', mode: 'apply', registry: ['ghcr.io'], revision: 'rev-2', talosReads: 'api', failOnPartial: false, ...res })
       .summary!();
   const preOf = (html: string) => html.slice(html.indexOf('<h3>Timeline of the roll</h3>'), html.indexOf('</pre>'));
 

@@ -34,7 +34,7 @@ describe('the post-reboot proof', () => {
     const decisions = JSON.parse(buildOutputs(res).decisions);
     expect(decisions[0].proofUndecided).toMatchObject({ settledBy: 'warning' });
     expect(buildOutputs(res).rebooted).toBe('1');
-    expect(renderSummary({ mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', result: res.result, records: res.records })).toMatch(
+    expect(renderSummary({ mode: 'apply', registry: ['ghcr.io'], revision: 'rev-2', result: res.result, records: res.records })).toMatch(
       /rebooted \(proof undecided; ⚠️ released with a warning\)/,
     );
   });

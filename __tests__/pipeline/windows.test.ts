@@ -11,7 +11,7 @@ const H = 3_600_000;
 const workers = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `w${i + 1}` }));
 const utc = (start: string, durationMs: number): MaintenanceWindow => ({ start, durationMs, timezone: 'UTC' });
 const publish = (res: Awaited<ReturnType<typeof roll>>) =>
-  present({ kind: 'rollout', mode: 'apply', registry: 'ghcr.io', revision: 'rev-2', failOnPartial: false, ...res });
+  present({ kind: 'rollout', mode: 'apply', registry: ['ghcr.io'], revision: 'rev-2', failOnPartial: false, ...res });
 
 describe('rollout: maintenance windows (fakes)', () => {
   it('a window closing while node 1 is in flight: node 1 finishes, node 2 is never claimed, partial with the next opening', async () => {
@@ -87,7 +87,7 @@ describe('rollout: maintenance windows (fakes)', () => {
     expect(closed.windows).toBe(
       'maintenance windows: none open now, a run would start no node; the next opens at 2026-12-01T02:00:00+00:00 (UTC)',
     );
-    const html = present({ kind: 'rollout', mode: 'plan', registry: 'ghcr.io', revision: 'rev-2', failOnPartial: false, ...closed })
+    const html = present({ kind: 'rollout', mode: 'plan', registry: ['ghcr.io'], revision: 'rev-2', failOnPartial: false, ...closed })
       .summary!();
     expect(html).toContain('<b>Maintenance windows:</b> none open now');
   });

@@ -16,7 +16,7 @@ describe('the pre-flight check in the report', () => {
   it('the summary head carries the lines, escaped', () => {
     const html = renderSummary({
       mode: 'plan',
-      registry: 'ghcr.io',
+      registry: ['ghcr.io'],
       revision: 'r1',
       result: 'planned',
       records: [],
@@ -36,7 +36,7 @@ describe('the pre-flight check in the report', () => {
     const p = present({
       kind: 'rollout',
       mode: 'apply',
-      registry: 'ghcr.io',
+      registry: ['ghcr.io'],
       revision: 'r1',
       failOnPartial: false,
       result: 'failed',

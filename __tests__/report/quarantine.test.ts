@@ -22,7 +22,7 @@ const QUARANTINED: DecisionRecord = record('w2', 'quarantined', {
 describe('a quarantined node', () => {
   const html = renderSummary({
     mode: 'apply',
-    registry: 'ghcr.io',
+    registry: ['ghcr.io'],
     revision: 'r42',
     result: 'failed',
     records: [record('w1', 'rebooted'), QUARANTINED],

@@ -77,7 +77,7 @@ describe('report sinks redact every form of the credential', () => {
       const html = renderSummary(
         {
           mode: 'apply',
-          registry: 'ghcr.io',
+          registry: ['ghcr.io'],
           revision: 'r1',
           result: 'failed',
           records: leakyRecords(),

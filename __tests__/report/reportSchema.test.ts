@@ -1,10 +1,12 @@
-// The report file's schema (schema/run-report.v1.json) against the TypeScript declaration it describes:
+// The report file's schema (schema/run-report.v2.json, the version the code writes) against the TypeScript
+// declaration it describes:
 // a report with every optional field set and a minimal one both validate; every key each type of the
 // document declares is a property of the schema and the other way round (the key tables below are
 // complete by the compiler's check, so a field added to a type and not to the schema fails here); the
 // enums are the declaration's own lists; and the checking helper every test reads a report through
 // fails on a report the schema refuses.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +39,7 @@ import {
   type TimelineNode,
 } from '../../src/report/runReport.js';
 import { record, verdict } from './fixtures.js';
-import { checkReport, readReport, REPORT_SCHEMA, schemaErrors } from './reportSchema.js';
+import { checkReport, readReport, readSchema, REPORT_SCHEMA, reportSchemaFile, schemaErrors } from './reportSchema.js';
 
 type Keys<T> = Record<keyof T, true>;
 type Schema = {
@@ -151,7 +153,7 @@ function fullReport(): RunReportDocument {
     identity: IDENTITY,
     generatedAt: ISO(90),
     mode: 'apply',
-    registry: 'ghcr.io, registry.example.com',
+    registry: ['ghcr.io', 'registry.example.com'],
     revision: 'r7',
     result: 'failed',
     records: [
@@ -238,13 +240,13 @@ function fullReport(): RunReportDocument {
   });
 }
 
-describe('schema/run-report.v1.json', () => {
+describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
   it('accepts a report with every optional field set, and a minimal one', () => {
     expect(schemaErrors(fullReport())).toEqual([]);
     const minimal = buildRunReport({
       generatedAt: ISO(0),
       mode: 'plan',
-      registry: 'ghcr.io',
+      registry: ['ghcr.io'],
       revision: 'r7',
       result: 'clean',
       records: [],
@@ -450,7 +452,9 @@ describe('schema/run-report.v1.json', () => {
       ['a result not declared', (d) => (d.result = 'done'), /\/result must be equal to one of the allowed values/],
       ['a missing field', (d) => delete d.nodes[0].steps, /\/nodes\/0 must have required property 'steps'/],
       ['a node key not declared', (d) => (d.nodes[1].rebootedAt = ISO(1)), /\/nodes\/1 must NOT have additional properties/],
-      ['another version', (d) => (d.version = 2), /\/version must be equal to constant/],
+      ['another version', (d) => (d.version = 1), /\/version must be equal to constant/],
+      ['the hosts as one string (version 1)', (d) => (d.registry = 'ghcr.io, registry.example.com'), /\/registry must be array/],
+      ['no host', (d) => (d.registry = []), /\/registry must NOT have fewer than 1 items/],
       ['an instant that is not one', (d) => (d.generatedAt = 'yesterday'), /\/generatedAt must match format "date-time"/],
     ];
     for (const [what, spoil, error] of cases) {
@@ -469,5 +473,65 @@ describe('schema/run-report.v1.json', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Version 1's schema, as released: a report an older release wrote validates against the file its
+ * `version` names, so that file never changes (docs/report-file.md "How the version changes").
+ */
+const V1_SHA256 = '8eaed292577ccb805c332ea5fef922985480b3398eeee2926e82f029fa500717';
+
+describe('the earlier versions stay as released', () => {
+  /** A version 1 document as the releases before version 2 wrote it: the hosts one comma-separated string. */
+  const v1Report = {
+    schema: RUN_REPORT_SCHEMA,
+    version: 1,
+    generatedAt: ISO(0),
+    run: null,
+    mode: 'apply',
+    registry: 'ghcr.io, registry.example.com',
+    revision: 'r7',
+    result: 'clean',
+    error: null,
+    notice: null,
+    talosReads: null,
+    counts: Object.fromEntries([...OUTCOMES, 'notReached', 'upToDate'].map((k) => [k, 0])),
+    nodes: [],
+    notReached: [],
+    upToDate: [],
+    timeline: { inFlightMax: null, maxUnavailable: null, topologyKey: null, holds: [], nodes: [] },
+    settleWaits: null,
+    oldCredential: null,
+  };
+
+  it('keeps the file of every version, each naming its own; version 1 byte for byte as released', () => {
+    expect(RUN_REPORT_VERSION).toBe(2);
+    for (let v = 1; v <= RUN_REPORT_VERSION; v++) {
+      const s = readSchema(v) as { $id: string; properties: { version: { const: number } } };
+      expect(s.properties.version.const, `v${v}`).toBe(v);
+      expect(s.$id, `v${v}`).toBe(`urn:talos-registry-auth-rollout:schema:run-report:v${v}`);
+    }
+    expect(
+      createHash('sha256')
+        .update(readFileSync(reportSchemaFile(1)))
+        .digest('hex'),
+    ).toBe(V1_SHA256);
+  });
+
+  it('version 2 retyped registry into a list: a version 1 report validates against version 1 only, a version 2 one against version 2 only', () => {
+    expect(schemaErrors(v1Report, 1)).toEqual([]);
+    expect(schemaErrors(v1Report, 2).join('\n')).toMatch(/\/registry must be array/);
+    const v2 = buildRunReport({
+      generatedAt: ISO(0),
+      mode: 'apply',
+      registry: ['ghcr.io', 'registry.example.com'],
+      revision: 'r7',
+      result: 'clean',
+      records: [],
+    });
+    expect(v2.registry).toEqual(['ghcr.io', 'registry.example.com']);
+    expect(schemaErrors(v2, 2)).toEqual([]);
+    expect(schemaErrors(v2, 1).join('\n')).toMatch(/\/registry must be string/);
   });
 });

@@ -9,7 +9,7 @@ import { record } from './fixtures.js';
 import { HOLDS, W1 } from './timelineFixture.js';
 import { checkReport } from './reportSchema.js';
 
-/** The document as built, held to the report file's schema (schema/run-report.v1.json). */
+/** The document as built, held to the report file's schema (schema/run-report.v2.json). */
 const report: typeof buildRunReport = (input, options) => checkReport(buildRunReport(input, options));
 
 const IDENTITY = {
@@ -34,7 +34,7 @@ function input(over: Partial<RunReportInput> = {}): RunReportInput {
     identity: IDENTITY,
     generatedAt: '2026-03-01T10:10:00.000Z',
     mode: 'apply',
-    registry: 'ghcr.io',
+    registry: ['ghcr.io'],
     revision: 'r7',
     result: 'processed',
     records: [record('w1', 'rebooted'), record('w2', 'reboot-skipped')],
@@ -48,7 +48,7 @@ describe('buildRunReport', () => {
     expect(doc.schema).toBe(RUN_REPORT_SCHEMA);
     expect(doc.version).toBe(RUN_REPORT_VERSION);
     expect(doc.run).toEqual(IDENTITY);
-    expect(doc).toMatchObject({ mode: 'apply', registry: 'ghcr.io', revision: 'r7', result: 'processed', error: null });
+    expect(doc).toMatchObject({ mode: 'apply', registry: ['ghcr.io'], revision: 'r7', result: 'processed', error: null });
     expect(doc.nodes.map((n) => n.name)).toEqual(['w1', 'w2']);
     expect(doc.nodes[0].evidence?.values.files).toHaveLength(2);
     expect(doc.nodes[0].proof?.verdict).toBe('skip');

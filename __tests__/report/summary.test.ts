@@ -6,7 +6,7 @@ import { HOLDS, RECORDS, W1 } from './timelineFixture.js';
 
 const base = (records: DecisionRecord[], extra: Partial<SummaryInput> = {}): SummaryInput => ({
   mode: 'apply',
-  registry: 'ghcr.io',
+  registry: ['ghcr.io'],
   revision: 'r42',
   result: 'processed',
   records,
@@ -182,7 +182,7 @@ describe('renderSummary', () => {
       steps: [{ name: 'drain', startedAt: '2026-03-01T10:00:00Z', durationMs: 5, ok: false, detail: 'error: <pod> x|y\n\nz' }],
     });
     const html = renderSummary(
-      base([r], { registry: 'reg<1>.io', revision: "r'1", error: '</table><script>x</script>', notReached: ['n|<2>'] }),
+      base([r], { registry: ['reg<1>.io'], revision: "r'1", error: '</table><script>x</script>', notReached: ['n|<2>'] }),
     );
 
     it('leaves no tag from the data', () => {
@@ -270,7 +270,7 @@ describe('renderSummary', () => {
         nextStep: huge,
         steps: Array.from({ length: 30 }, () => ({ name: huge, startedAt: huge, durationMs: 1, ok: true, detail: huge })),
       })).map((r, i) => ({ ...r, node: `${i}-${r.node}` }));
-      const html = renderSummary(base(records, { error: huge, registry: huge, revision: huge }));
+      const html = renderSummary(base(records, { error: huge, registry: [huge], revision: huge }));
       expect(bytes(html)).toBeLessThanOrEqual(SUMMARY_BUDGET_BYTES);
       expect(html).toMatch(/\d+ more nodes not listed/);
       expect(html).toContain('<td>0-n-');
@@ -368,7 +368,11 @@ describe('renderSummary: several registries', () => {
         { host: 'mirror.local:5000', why: 'no verified marker for mirror.local:5000' },
       ],
     });
-    const html = renderSummary(base([r], { registry: 'ghcr.io, mirror.local:5000' }));
+    const html = renderSummary(base([r], { registry: ['ghcr.io', 'mirror.local:5000'] }));
+    // the run's hosts are a list: each its own code span in the heading
+    expect(html).toMatch(
+      /^<h2>Registry auth rollout: <code>ghcr\.io<\/code>, <code>mirror\.local:5000<\/code> revision <code>r42<\/code><\/h2>/,
+    );
     expect(rowOf(html, 'w1')).toContain('<b>Hosts:</b> ghcr.io (proof image changed), mirror.local:5000');
     const details = detailsOf(html, 'w1')!;
     expect(details).toContain('<b>Rolled for:</b> <code>ghcr.io</code> (ghcr.io proven with no image');

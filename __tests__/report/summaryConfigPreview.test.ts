@@ -34,7 +34,7 @@ const CHECKS = ['the patched config parses: 3 documents', 'ghcr.io: Talos will r
 
 const plan = (records: DecisionRecord[]): SummaryInput => ({
   mode: 'plan',
-  registry: 'ghcr.io',
+  registry: ['ghcr.io'],
   revision: 'r1',
   result: 'planned',
   records,

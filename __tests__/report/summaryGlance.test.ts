@@ -9,7 +9,7 @@ import { keptCordonReason } from '../../src/rules/release.js';
 import { annotationKeys } from '../../src/core/model/node.js';
 import { record, verdict } from './fixtures.js';
 
-const base = { mode: 'apply' as const, registry: 'ghcr.io', revision: 'r42', result: 'processed' as const };
+const base = { mode: 'apply' as const, registry: ['ghcr.io'], revision: 'r42', result: 'processed' as const };
 const cellsOf = (html: string, node: string): string[] => {
   const row = html.split('\n').find((l) => l.startsWith(`<tr><td>${node}</td>`))!;
   return [...row.matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { renderSummary, type SummaryInput } from '../../src/report/summary.js';
 import { record } from './fixtures.js';
 
-const base: SummaryInput = { mode: 'apply', registry: 'ghcr.io', revision: 'r7', result: 'processed', records: [record('w1', 'rebooted')] };
+const base: SummaryInput = {
+  mode: 'apply',
+  registry: ['ghcr.io'],
+  revision: 'r7',
+  result: 'processed',
+  records: [record('w1', 'rebooted')],
+};
 
 describe('renderSummary: the old-credential line', () => {
   it('says whether it is safe to revoke, lists what may still hold it, before the table', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderSummary } from '../../src/report/summary.js';
 
-const plan = { mode: 'plan' as const, registry: 'ghcr.io', revision: 'r42', result: 'planned' as const, records: [] };
+const plan = { mode: 'plan' as const, registry: ['ghcr.io'], revision: 'r42', result: 'planned' as const, records: [] };
 
 describe('renderSummary: the settle gate in a plan', () => {
   it('names the workloads a roll would wait for, escaped; says none; says nothing when the gate is off', () => {

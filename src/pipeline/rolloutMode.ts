@@ -26,7 +26,7 @@ export async function runRolloutMode(deps: RolloutDeps): Promise<RolloutReport> 
   return {
     kind: 'rollout',
     mode,
-    registry: deps.desired.map((d) => d.host).join(', '),
+    registry: deps.desired.map((d) => d.host),
     revision: config.revision,
     topologyKey: config.topologyKey,
     failOnPartial: config.failOnPartial,

@@ -18,7 +18,7 @@ import { gateValueText } from './gates.js';
 import { toDecisionOutput, type DecisionOutput } from './outputs.js';
 
 export const RUN_REPORT_SCHEMA = 'talos-registry-auth-rollout/run-report';
-export const RUN_REPORT_VERSION = 1;
+export const RUN_REPORT_VERSION = 2;
 
 /** Who ran: the claim token's parts (repository, run id, attempt, nonce) and the run's page. */
 export interface RunIdentity {
@@ -63,6 +63,7 @@ export interface RunReportDocument {
   /** null: the run's identity was not known */
   run: RunIdentity | null;
   mode: RolloutResult['mode'];
+  /** the registry hosts rolled, in the run's order (version 1: one comma-separated string) */
   registry: RolloutResult['registry'];
   revision: RolloutResult['revision'];
   result: RolloutResult['result'];
@@ -124,7 +125,7 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     generatedAt: input.generatedAt,
     run: input.identity ? { ...input.identity } : null,
     mode: input.mode,
-    registry: input.registry,
+    registry: [...input.registry],
     revision: input.revision,
     result: input.result,
     error: input.error ?? null,

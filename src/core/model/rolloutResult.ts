@@ -1,7 +1,7 @@
 // The run's result: the one declaration of what an `apply` or `plan` run ends with. Every account of a
 // run picks its fields from here: the step outputs (src/report/outputs.ts `buildOutputs`), the job
 // summary (src/report/summary.ts `SummaryInput`), the report file (src/report/runReport.ts
-// `RunReportInput`, its document and schema/run-report.v1.json), the publisher (src/action/publish.ts,
+// `RunReportInput`, its document and schema/run-report.v2.json), the publisher (src/action/publish.ts,
 // which copies no field by hand). A field added here reaches the summary's and the report's input at
 // once; the report file's document names each of its keys (a test holds it to the schema).
 // Plain data, no I/O.
@@ -60,8 +60,8 @@ export interface RolloutFindings {
 /** The whole result: what the run found, what it was asked (the mode's settings) and the verdict judged on its last listing. */
 export interface RolloutResult extends RolloutFindings {
   mode: RunMode;
-  /** the registry hosts the credential is for, comma-separated */
-  registry: string;
+  /** the registry hosts the credential is for (the `registry` input), in the run's order, one element each */
+  registry: string[];
   revision: string;
   topologyKey?: string;
   /** a `partial` run fails the step */

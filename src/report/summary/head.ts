@@ -46,7 +46,8 @@ export function renderHead(input: SummaryInput): string[] {
 
 function renderHeading(input: SummaryInput): string {
   const what = input.mode === 'plan' ? 'Registry auth rollout plan (read-only)' : 'Registry auth rollout';
-  return `<h2>${what}: <code>${e(input.registry, MAX_NAME)}</code> revision <code>${e(input.revision, MAX_NAME)}</code></h2>`;
+  const hosts = input.registry.map((h) => `<code>${e(h, MAX_NAME)}</code>`).join(', ');
+  return `<h2>${what}: ${hosts} revision <code>${e(input.revision, MAX_NAME)}</code></h2>`;
 }
 
 function renderCounts(input: SummaryInput): string {
