@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeState, Taint } from '../../src/core/model/node.js';
+import { ADVISORY_TAINT, CONDITION_TAINT_KEYS, MIRROR_TAINT } from '../../src/rules/controllerTaints.js';
 import {
-  CONDITION_TAINT_KEYS,
-  CONTROLLER_TAINTS,
-  ADVISORY_TAINT,
-  isControllerTaint,
-  LIFECYCLE_TAINT_KEYS,
-  MIRROR_TAINT,
   buildClaimPatch,
   buildPhasePatch,
   captureClaim,
@@ -14,7 +9,6 @@ import {
   claimBackoffMs,
   escapePointer,
   judgeClaimRejection,
-  lifecycleTaints,
   schedulingTaints,
 } from '../../src/rules/claim.js';
 import { oneShotClaimPatch } from '../../bench/claimLoop.js';
@@ -32,10 +26,6 @@ const advisory: Taint = { key: 'DeletionCandidateOfClusterAutoscaler', value: '1
 const dedicated: Taint = { key: 'dedicated', value: 'db', effect: 'NoExecute' };
 
 describe('constants and helpers', () => {
-  it('names the mirror and advisory taints exactly', () => {
-    expect(MIRROR_TAINT).toBe('node.kubernetes.io/unschedulable:NoSchedule');
-    expect(ADVISORY_TAINT).toBe('DeletionCandidateOfClusterAutoscaler:PreferNoSchedule');
-  });
   it('escapes ~ before /', () => {
     expect(escapePointer('a~b/c')).toBe('a~0b~1c');
   });
@@ -93,20 +83,6 @@ describe('constants and helpers', () => {
   ];
   it.each(rows)('schedulingTaints: $name', ({ taints, want }) => {
     expect(schedulingTaints(taints)).toEqual(want);
-  });
-
-  it('lifecycleTaints lists the three boot-time keys present, any effect', () => {
-    const n = node({
-      name: 'w1',
-      taints: [
-        gpu,
-        { key: 'node.cilium.io/agent-not-ready', effect: 'NoSchedule' },
-        { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' },
-        { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
-      ],
-    });
-    expect(lifecycleTaints(n)).toEqual(['node.kubernetes.io/not-ready', 'node.cilium.io/agent-not-ready']);
-    expect(lifecycleTaints(node({ name: 'w2', taints: [gpu] }))).toEqual([]);
   });
 });
 
@@ -533,20 +509,6 @@ describe('checkGuard', () => {
     // ... and one that comes back during the settle wait, with the unreachable blip beside it
     const unreachable: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' };
     expect(checkGuard(atClaim, { ...claimed, taints: [gpu, mirror, pressure, unreachable] }, keys)).toEqual([]);
-  });
-  it('the controller taints are one list: the condition taints, the CNI agent, the cordon mirror and the autoscaler hint', () => {
-    expect(CONTROLLER_TAINTS.map((t) => `${t.key}:${t.effect ?? '*'}`)).toEqual([
-      ...CONDITION_TAINT_KEYS.map((k) => `${k}:*`),
-      'node.cilium.io/agent-not-ready:*',
-      MIRROR_TAINT,
-      ADVISORY_TAINT,
-    ]);
-    // every key the wait for a rebooted node tolerates is one of them
-    for (const key of LIFECYCLE_TAINT_KEYS) expect(isControllerTaint({ key, effect: 'NoSchedule' })).toBe(true);
-    for (const t of [...conditionTaints, mirror, advisory]) expect(isControllerTaint(t)).toBe(true);
-    for (const t of [gpu, dedicated, { key: 'node.cilium.io/not-a-known-key', effect: 'NoSchedule' as const }]) {
-      expect(isControllerTaint(t)).toBe(false);
-    }
   });
   it('any other taint still counts beside them', () => {
     const n = { ...claimed, taints: [...claimed.taints, ...notReady, ...conditionTaints, dedicated] };

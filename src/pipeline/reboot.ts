@@ -4,7 +4,8 @@
 import { formatDuration } from '../core/format.js';
 import { RebootNotSentError } from '../core/errors.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
-import { checkGuard, lifecycleTaints } from '../rules/claim.js';
+import { checkGuard } from '../rules/claim.js';
+import { lifecycleTaints } from '../rules/controllerTaints.js';
 import { identityChanges } from '../rules/inventory.js';
 import { readAgainBecause } from '../rules/proof.js';
 import { STEP } from '../core/steps.js';

@@ -1,9 +1,9 @@
 // Whether Kubernetes has lost touch with a node: its own observation (the node lifecycle controller
 // marked the kubelet silent), never a write of another actor. The guard does not count it
-// (src/rules/claim.ts CONTROLLER_TAINTS); whether the node can still be rolled is the Talos API's to
+// (src/rules/controllerTaints.ts); whether the node can still be rolled is the Talos API's to
 // say, so the pipeline asks it before the drain and before the reboot (src/pipeline/fence.ts).
 import type { NodeState } from '../core/model/node.js';
-import { CONDITION_TAINTS } from './claim.js';
+import { CONDITION_TAINTS } from './controllerTaints.js';
 
 /**
  * What shows that the kubelet stopped reporting, or undefined: the `unreachable` taint (any effect),

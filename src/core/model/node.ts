@@ -74,7 +74,7 @@ export interface ClaimCapture {
   wasCordoned: boolean;
   /** `spec.taints` exactly as read (the claim's `test` op compares it in order) */
   taints: Taint[];
-  /** scheduling taints: all but the controller taints (src/rules/claim.ts CONTROLLER_TAINTS), as sorted `key=value:effect` strings (`taintId`) */
+  /** scheduling taints: all but the controller taints (src/rules/controllerTaints.ts CONTROLLER_TAINTS), as sorted `key=value:effect` strings (`taintId`) */
   schedulingTaints: string[];
   owner: string;
   /** whether `metadata.annotations` existed at the read (optional; lets a retry say "annotations map appeared") */
