@@ -1,7 +1,7 @@
 // The health gates in a run (docs/gates.md): the kinds they read, learnt once from discovery before
 // anything is changed, and one check before each node starts, held (and recorded as a hold) while a
 // gate is false, until `gate-timeout`. Which objects pass is src/rules/gates.ts's; the reads are
-// src/adapters/kube/gates.ts's; the words of a value are src/report/gates.ts's.
+// the KubeClient's (parsed by src/adapters/kube/parse/gateReads.ts); the words of a value are src/report/gates.ts's.
 import type { KubeClient } from '../adapters/types.js';
 import type { Clock } from '../core/clock.js';
 import { InputError, ToolError } from '../core/errors.js';

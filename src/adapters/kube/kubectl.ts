@@ -21,7 +21,7 @@ import { podFromJson } from './parse/podJson.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../types.js';
 import type { RolloutEvent } from '../../core/events.js';
 import { eventList } from './eventList.js';
-import { gateObjectsFromList, resourceArg, servedKindsFromTable } from './gates.js';
+import { gateObjectsFromList, servedKindsFromTable } from './parse/gateReads.js';
 import type { GateObject, ServedKind } from '../../core/model/gates.js';
 
 export interface KubectlOptions {
@@ -381,4 +381,9 @@ export class Kubectl implements KubeClient {
     // one process for the batch: kubectl posts each item of the List; the text goes on stdin, never argv
     await this.run(['create', '--validate=false', '-f', '-', '-o', 'name', REQUEST_TIMEOUT], { input: JSON.stringify(eventList(events)) });
   }
+}
+
+/** The argument `kubectl get` takes for a kind: `plural` (core), `plural.version.group`. */
+function resourceArg(k: ServedKind): string {
+  return k.group ? `${k.resource}.${k.version}.${k.group}` : k.resource;
 }

@@ -11,7 +11,7 @@ import type { DrainPodReading, EvictionAnswer, PodOwnerReading, WorkloadStatus }
 import { ParseError } from '../../parseError.js';
 import type { KubeClient, LeaseReading, LeaseState, PodState } from '../../types.js';
 import { eventList } from '../eventList.js';
-import { gateObjectsFromList } from '../gates.js';
+import { gateObjectsFromList } from '../parse/gateReads.js';
 import { drainInputsFromList } from '../parse/drainInputs.js';
 import type { Json } from '../parse/json.js';
 import { leaseFromJson } from '../parse/leaseJson.js';

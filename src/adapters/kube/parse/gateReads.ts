@@ -1,14 +1,9 @@
-// The health gates' reads (docs/gates.md): which kinds the cluster serves (`kubectl api-resources`,
-// once per run) and every object of the gates' kinds in one listing (`kubectl get a,b,c -A -o json`).
-// Parsing only: which objects pass is src/rules/gates.ts's.
-import type { GateObject, ServedKind } from '../../core/model/gates.js';
-import { ParseError, excerpt } from '../parseError.js';
-import { jsonString, type Json } from './parse/json.js';
-
-/** The argument `kubectl get` takes for a kind: `plural` (core), `plural.version.group`. */
-export function resourceArg(k: ServedKind): string {
-  return k.group ? `${k.resource}.${k.version}.${k.group}` : k.resource;
-}
+// The health gates' reads parsed (docs/gates.md): which kinds the cluster serves (`kubectl api-resources`,
+// once per run) and every object of the gates' kinds in one listing (`kubectl get a,b,c -A -o json`, or
+// the HTTP client's lists of them). Parsing only, no I/O: which objects pass is src/rules/gates.ts's.
+import type { GateObject, ServedKind } from '../../../core/model/gates.js';
+import { ParseError, excerpt } from '../../parseError.js';
+import { jsonString, type Json } from './json.js';
 
 /**
  * `kubectl api-resources` as printed: a header (NAME SHORTNAMES APIVERSION NAMESPACED KIND) and one
