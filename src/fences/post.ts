@@ -5,7 +5,8 @@
 // src/rules/postStep.ts), then the run Lease; it returns a plain report (src/report/postStep.ts) and
 // renders nothing. The Lease is released (a CAS on our token) unless a node needs it kept: one left
 // claimed or fenced, one whose claim may be on it, or one left as set after Talos may have been changed.
-// The shell (src/action/post.ts) reads the saved state, opens kubectl and publishes the report.
+// The shell (src/action/post.ts) reads the saved state, opens the cluster's channel as the main step
+// saved it and publishes the report.
 import type { KubeClient } from '../adapters/types.js';
 import { realClock, type Clock } from '../core/clock.js';
 import { errorMessage, ToolError } from '../core/errors.js';

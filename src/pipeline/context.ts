@@ -111,7 +111,7 @@ export interface RunContext extends Omit<RolloutDeps, 'clock' | 'log' | 'pollInt
   versions: Map<string, Reading<string>>;
   /** config paths each node's latest listing showed absent, by address (see readEvidence's EvidenceHints) */
   absentPaths: Map<string, ReadonlySet<string>>;
-  /** when the settle gate or the time budget held starts back, in order (the summary's timeline); shared by every node's view */
+  /** when the settle gate, a health gate, the time budget or the maintenance windows held starts back, in order (the summary's timeline); shared by every node's view */
   holds: HoldRecorder;
   /** the settle gate: what this run's drains evicted, and the wait for it (src/pipeline/settle.ts); shared by every node's view */
   settle: SettleGate;

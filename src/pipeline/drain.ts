@@ -54,7 +54,7 @@ async function settleBeforeDrain(ctx: RunContext, run: NodeRun): Promise<void> {
   if (!gate.enabled) return;
   const name = run.node.name;
   // Published before the wait: nothing is drained and no reboot started, so a run that ends here (a
-  // job timeout, a cancellation) gives the node back, in the main step or the post step (src/action/post.ts).
+  // job timeout, a cancellation) gives the node back, in the main step or the post step (src/fences/post.ts).
   run.enter('settling');
   try {
     if (gate.waiting) await run.step(STEP.settleWait, () => gate.wait(ctx.log, name, 'drain'));

@@ -1,4 +1,4 @@
-// The run's holds (the summary's timeline): each moment the settle gate, the time budget or the maintenance windows held
+// The run's holds (the summary's timeline): each moment the settle gate, a health gate, the time budget or the maintenance windows held
 // starts back, recorded here and nowhere else, in the order they began.
 import type { RollHold } from '../core/model/record.js';
 

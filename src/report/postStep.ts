@@ -1,4 +1,4 @@
-// The post step's report (src/action/post.ts returns it) and what the step shows for it: a log line,
+// The post step's report (its body, src/fences/post.ts, returns it; its shell, src/action/post.ts, publishes it) and what the step shows for it: a log line,
 // an annotation or a failure per node and for the run Lease. Pure: the texts a person reads, built
 // from what the post step chose (src/rules/postStep.ts) and what came of it.
 import type { Config } from '../core/config.js';

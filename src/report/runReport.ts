@@ -83,7 +83,7 @@ export interface RunReportDocument {
     inFlightMax: number | null;
     maxUnavailable: number | null;
     topologyKey: string | null;
-    /** the settle gate's waits and the time budget's stop */
+    /** the settle gate's and the health gates' waits, the time budget's and the maintenance windows' stops */
     holds: NonNullable<RolloutResult['holds']>;
     /** apply: one entry per node started, in processing order; plan: empty */
     nodes: TimelineNode[];

@@ -1,6 +1,6 @@
 // The run's timeline for the job summary: one bar per node over the run's time axis, each phase of
 // its roll drawn with its own character, a row for the moments the roll held new starts back (the
-// settle gate, the time budget), and the most nodes in flight at once. Plain text in a <pre> block,
+// settle gate, the health gates, the time budget, the maintenance windows), and the most nodes in flight at once. Plain text in a <pre> block,
 // so it renders in any job summary without images; pure, from the decision records and the holds.
 //
 // Only single-width ASCII is drawn in the chart (node names included: anything else becomes `?`),
@@ -274,7 +274,7 @@ function barRow(axis: Axis, bar: Bar): string {
   return cells.join('');
 }
 
-/** The settle gate's waits as spans, the budget's and the windows' stop as a mark (drawn last: it ends the roll's starts). */
+/** The settle gate's and the health gates' waits as spans, the budget's and the windows' stop as a mark (drawn last: it ends the roll's starts). */
 function holdsRow(axis: Axis, holds: Hold[]): string {
   const cells = Array<string>(axis.width).fill(' ');
   for (const h of holds.filter((x) => !STOP_MARK[x.kind])) {

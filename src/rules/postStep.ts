@@ -1,6 +1,6 @@
 // What the post step does with a node the main step still held, by its saved phase
 // (src/core/model/phase.ts NodePhase), so it leaves exactly what the main step left. Pure: the saved
-// node and the node as read now in, a choice out; src/action/post.ts does the I/O.
+// node and the node as read now in, a choice out; the post step's body (src/fences/post.ts) does the I/O.
 // - `left-as-set` (another actor changed it while the run held it): write nothing; read it to say who
 //   holds it now (src/rules/commands.ts leftAsSetReport); the Lease stays only when the run had
 //   reached phase=mutating on it (src/rules/release.ts leftAsSetKeepsLease);

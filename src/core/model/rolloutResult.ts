@@ -21,7 +21,7 @@ export type PartialCause = (typeof PARTIAL_CAUSES)[number];
 
 /** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged). */
 export interface RolloutFindings {
-  /** how the run ended; `partial`: the time budget or the maintenance windows stopped the roll with nodes left, every node it started ended cleanly */
+  /** how the run ended; `partial`: the time budget, the maintenance windows or a health gate stopped the roll with nodes left, every node it started ended cleanly */
   result: ActionResult;
   /** one per node the run reached, in processing order */
   records: DecisionRecord[];
@@ -31,7 +31,7 @@ export interface RolloutFindings {
   upToDate: string[];
   /** why the run failed, when it did */
   error?: Error;
-  /** the budget's or the windows' message when it stopped the roll (result `partial`) */
+  /** the budget's, the windows' or the health gates' message when it stopped the roll (result `partial`) */
   notice?: string;
   /** what stopped the roll when the result is `partial` */
   stoppedBy?: PartialCause;
@@ -43,7 +43,7 @@ export interface RolloutFindings {
   inFlightMax?: number;
   /** max-unavailable as resolved against the selected workers */
   maxUnavailable?: number;
-  /** when the settle gate or the time budget held starts back (the timeline) */
+  /** when the settle gate, a health gate, the time budget or the maintenance windows held starts back (the timeline) */
   holds?: RollHold[];
   /** plan: every health gate's value now (undefined: no gate configured) */
   gates?: GateValue[];
