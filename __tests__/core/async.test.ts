@@ -1,8 +1,6 @@
-// The small shared helpers: one pool, one shell quoter, one "CAS lost" check.
+// The async helpers (src/core/async.ts): one pool, and the order of the answers.
 import { describe, expect, it } from 'vitest';
 import { pool, reorder, unique } from '../../src/core/async.js';
-import { shellQuote, shellWord } from '../../src/core/shell.js';
-import { casLost, ToolError, type FailureCause } from '../../src/core/errors.js';
 
 describe('pool', () => {
   it('keeps at most `limit` calls in flight and answers in the items order', async () => {
@@ -34,25 +32,5 @@ describe('unique / reorder', () => {
       ['a', 1],
       ['c', 3],
     ]);
-  });
-});
-
-describe('shellQuote / shellWord', () => {
-  it('quotes for a POSIX shell; shellWord leaves plain words alone', () => {
-    expect(shellQuote(`it's`)).toBe(`'it'\\''s'`);
-    expect(shellQuote('plain')).toBe(`'plain'`);
-    expect(shellWord('--nodes=10.0.0.1,10.0.0.2')).toBe('--nodes=10.0.0.1,10.0.0.2');
-    expect(shellWord('a b')).toBe(`'a b'`);
-    expect(shellWord('')).toBe(`''`);
-  });
-});
-
-describe('casLost', () => {
-  const err = (kind: FailureCause) => new ToolError({ tool: 'kubectl', command: 'kubectl patch', kind, exitCode: 1, stderr: '' });
-  it('is a refused test op (422) or a gone object (404), nothing else', () => {
-    expect(casLost(err('invalid'))).toBe(true);
-    expect(casLost(err('not-found'))).toBe(true);
-    for (const k of ['conflict', 'forbidden', 'transport', 'timeout', 'server', 'unknown'] as const) expect(casLost(err(k))).toBe(false);
-    expect(casLost(new Error('invalid'))).toBe(false);
   });
 });

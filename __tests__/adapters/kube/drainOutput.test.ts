@@ -1,5 +1,8 @@
+// kubectl drain's output (src/adapters/kube/parse/drainOutput.ts): what a finished drain evicted, and a
+// failed drain's stderr → the pods it was still waiting for (the texts kubectl 1.32 prints:
+// docs/kubernetes-facts.md#k14-drain-timeout-output).
 import { describe, expect, it } from 'vitest';
-import { drainEvicted } from '../../../src/adapters/kube/parse/drainOutput.js';
+import { blockedPods, drainEvicted, parseDrainFailure } from '../../../src/adapters/kube/parse/drainOutput.js';
 import { drainTimeoutStderr } from '../../fakes/drainText.js';
 
 // Output lines as kubectl drain prints them (src/adapters/kube/parse/drainOutput.ts names the source).
@@ -68,5 +71,36 @@ describe('drainEvicted', () => {
 
   it('nothing to evict', () => {
     expect(drainEvicted('node/w1 cordoned\nnode/w1 drained\n', '')).toEqual([]);
+  });
+});
+
+const PDB_TIMEOUT = drainTimeoutStderr({
+  node: 'w-1',
+  pending: 'default/web-1',
+  timeout: '8s',
+  refused: ['default/web-1', 'shop/db-0', 'default/web-1'],
+});
+
+describe('parseDrainFailure', () => {
+  it('a PDB timeout: every pod a PDB refused, and the ones still pending when it gave up', () => {
+    const p = parseDrainFailure(PDB_TIMEOUT);
+    expect(p).toEqual({ refusedByPdb: ['default/web-1', 'shop/db-0'], pending: ['default/web-1'] });
+    // db-0 was evicted in the end: only what was still pending blocked the drain
+    expect(blockedPods(p)).toEqual(['default/web-1']);
+  });
+
+  it('a pod that never terminated', () => {
+    const stderr =
+      `There are pending pods in node "w-1" when an error occurred: [error when waiting for pod "cache-1" in namespace "default" to terminate: context deadline exceeded, error when waiting for pod "cache-2" in namespace "default" to terminate: context deadline exceeded]\n` +
+      'pod/cache-1\npod/cache-2\n';
+    expect(blockedPods(parseDrainFailure(stderr))).toEqual(['default/cache-1', 'default/cache-2']);
+  });
+
+  it('a drain killed before its final report: the pods a PDB refused', () => {
+    expect(blockedPods(parseDrainFailure(PDB_TIMEOUT.split('\n').slice(0, 3).join('\n')))).toEqual(['default/web-1', 'shop/db-0']);
+  });
+
+  it('nothing named', () => {
+    expect(blockedPods(parseDrainFailure('error: the server doesn\'t have a resource type "nodes"'))).toEqual([]);
   });
 });

@@ -1,40 +1,7 @@
-// A failed kubectl drain's stderr → the pods it was still waiting for (the texts kubectl 1.32 prints:
-// docs/kubernetes-facts.md#k14-drain-timeout-output), and the PDB/pod list of a namespace.
+// The PDB/pod list of a namespace (src/adapters/kube/parse/pdbJson.ts): what blocked a drain, read for
+// the quarantine. A failed drain's stderr is drainOutput.test.ts's.
 import { describe, expect, it } from 'vitest';
-import { blockedPods, parseDrainFailure } from '../../../src/adapters/kube/parse/drainOutput.js';
 import { parsePdbsAndPods } from '../../../src/adapters/kube/parse/pdbJson.js';
-import { drainTimeoutStderr } from '../../fakes/drainText.js';
-
-const PDB_TIMEOUT = drainTimeoutStderr({
-  node: 'w-1',
-  pending: 'default/web-1',
-  timeout: '8s',
-  refused: ['default/web-1', 'shop/db-0', 'default/web-1'],
-});
-
-describe('parseDrainFailure', () => {
-  it('a PDB timeout: every pod a PDB refused, and the ones still pending when it gave up', () => {
-    const p = parseDrainFailure(PDB_TIMEOUT);
-    expect(p).toEqual({ refusedByPdb: ['default/web-1', 'shop/db-0'], pending: ['default/web-1'] });
-    // db-0 was evicted in the end: only what was still pending blocked the drain
-    expect(blockedPods(p)).toEqual(['default/web-1']);
-  });
-
-  it('a pod that never terminated', () => {
-    const stderr =
-      `There are pending pods in node "w-1" when an error occurred: [error when waiting for pod "cache-1" in namespace "default" to terminate: context deadline exceeded, error when waiting for pod "cache-2" in namespace "default" to terminate: context deadline exceeded]\n` +
-      'pod/cache-1\npod/cache-2\n';
-    expect(blockedPods(parseDrainFailure(stderr))).toEqual(['default/cache-1', 'default/cache-2']);
-  });
-
-  it('a drain killed before its final report: the pods a PDB refused', () => {
-    expect(blockedPods(parseDrainFailure(PDB_TIMEOUT.split('\n').slice(0, 3).join('\n')))).toEqual(['default/web-1', 'shop/db-0']);
-  });
-
-  it('nothing named', () => {
-    expect(blockedPods(parseDrainFailure('error: the server doesn\'t have a resource type "nodes"'))).toEqual([]);
-  });
-});
 
 describe('parsePdbsAndPods', () => {
   it('reads the PDBs (selector, status) and the pods (labels) of one List', () => {

@@ -1,8 +1,8 @@
-// Pure conversions of the API path: Timestamp → Instant (exact, 9 fractional digits), the twin's
-// ms → Timestamp, and endpoint parsing with Talos's default port.
+// The API's answers read (src/adapters/talos/api/answers.ts): Timestamp → Instant (exact, 9 fractional
+// digits; the twin's ms → Timestamp beside it), and a COSI spec decoded. The talosconfig's helpers are
+// talosconfig.test.ts's.
 import { describe, expect, it } from 'vitest';
 import { decodeSpec, timestamp } from '../../../../src/adapters/talos/api/answers.js';
-import { relabelKey, splitEndpoint } from '../../../../src/adapters/talos/api/talosconfig.js';
 import { toTimestamp } from '../../../../sim/talos/api/server.js';
 
 describe('timestamp', () => {
@@ -25,23 +25,6 @@ describe('timestamp', () => {
     expect(toTimestamp(1795263034976)).toEqual({ seconds: 1795263034, nanos: 976000000 });
     expect(toTimestamp(1795263034976.125)).toEqual({ seconds: 1795263034, nanos: 976125000 });
     expect(toTimestamp(1795263035000 - 1e-7)).toEqual({ seconds: 1795263035, nanos: 0 });
-  });
-});
-
-describe('talosconfig helpers', () => {
-  it('endpoints default to port 50000, IPv6 in brackets', () => {
-    expect(splitEndpoint('10.0.0.1')).toEqual({ host: '10.0.0.1', port: 50000 });
-    expect(splitEndpoint('cp.example.com:6443')).toEqual({ host: 'cp.example.com', port: 6443 });
-    expect(splitEndpoint('[fd00::1]:50001')).toEqual({ host: 'fd00::1', port: 50001 });
-    expect(splitEndpoint('fd00::1')).toEqual({ host: 'fd00::1', port: 50000 });
-  });
-
-  it('relabels only the Talos Ed25519 key label', () => {
-    expect(relabelKey('-----BEGIN ED25519 PRIVATE KEY-----\nMC4=\n-----END ED25519 PRIVATE KEY-----\n')).toBe(
-      '-----BEGIN PRIVATE KEY-----\nMC4=\n-----END PRIVATE KEY-----\n',
-    );
-    const ec = '-----BEGIN EC PRIVATE KEY-----\nMHc=\n-----END EC PRIVATE KEY-----\n';
-    expect(relabelKey(ec)).toBe(ec);
   });
 });
 
