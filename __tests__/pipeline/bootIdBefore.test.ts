@@ -59,3 +59,36 @@ describe('the boot id read before the reboot', () => {
     expect(c.talos.calls.filter((x) => x.method === 'bootId')).toHaveLength(1);
   });
 });
+
+describe('a reboot that was never sent releases the drained node', () => {
+  it('released, schedulable, no verified marker; the reason says the old credential is still loaded; the run fails', async () => {
+    const c = makeCluster([{ name: 'w1' }, { name: 'w2' }]);
+    c.talos.rebootNotSent = 'the boot id to compare with after the reboot could not be read (read 12 times): rpc error: code = Unavailable';
+    const res = await roll(c, { reboot: 'always' });
+    const r = res.records.find((x) => x.node === 'w1')!;
+    expect(r.outcome).toBe('failed');
+    expect(r.reason).toMatch(/^the reboot was not sent, so its containerd still holds the old credential: .*not sent: the boot id/);
+    expect(r.nextStep).toMatch(
+      /drained but not rebooted, and released again .*without the verified marker.*running containerd still holds the old one/,
+    );
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(false);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(s.annotations[keys.phase]).toBeUndefined();
+    expect(verifiedRev(s)).toBeUndefined();
+    // a failure stops the roll: w2 was not started
+    expect(res.result).toBe('failed');
+    expect(res.records.find((x) => x.node === 'w2')).toBeUndefined();
+  });
+
+  it('a node cordoned before the run stays cordoned', async () => {
+    const c = makeCluster([{ name: 'w1', unschedulable: true }]);
+    c.talos.rebootNotSent = 'unavailable';
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome).toBe('failed');
+    const s = c.kube.state('w1');
+    expect(s.unschedulable).toBe(true);
+    expect(s.annotations[keys.owner]).toBeUndefined();
+    expect(res.records[0].cordonKept).toMatch(/cordoned before this run claimed it: kept as found/);
+  });
+});

@@ -12,7 +12,7 @@
 // - the node is still cordoned (an operator who uncordoned a claimed node took it back: a person decides);
 // - no deletion started.
 // Anything else stays a residual claim the inventory refuses, for a person. A claim outside the run's
-// selection is refused by the pipeline before anything changes (__tests__/pipeline/defects.test.ts).
+// selection is refused by the pipeline before anything changes (__tests__/pipeline/adoption.test.ts).
 // The patch tests the whole claim as judged, so a node that moved since the read is left as it is.
 import { describe, expect, it } from 'vitest';
 import type { NodeState } from '../../src/core/model/node.js';
