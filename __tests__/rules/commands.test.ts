@@ -1,9 +1,8 @@
-// What a node left as another actor set it tells a person, and whether it keeps the run Lease.
+// The commands a person is told to run (src/rules/commands.ts): what a node left as another actor set
+// it tells a person, said from the node as read now. Whether it keeps the run Lease is release.test.ts's.
 import { describe, expect, it } from 'vitest';
-import { outcomeUnknown, ToolError, type FailureCause } from '../../src/core/errors.js';
 import { leftAsSetReport } from '../../src/rules/commands.js';
 import { captureClaim } from '../../src/rules/claim.js';
-import { leftAsSetKeepsLease } from '../../src/rules/release.js';
 import { keys, node, OTHER_OWNER, OWNER } from './fixtures.js';
 
 const capture = captureClaim(node({ name: 'w1' }), OWNER);
@@ -42,25 +41,4 @@ describe('leftAsSetReport: said from the node as read now', () => {
     expect(report(undefined)).toMatch(/could not be read again/);
     for (const t of [report(undefined), report(claimed({ name: 'w1', uid: 'uid-new' }))]) expect(t).not.toContain(testsToken(OWNER));
   });
-});
-
-describe('leftAsSetKeepsLease: only once the run reached phase=mutating', () => {
-  it.each([
-    ['claiming', false],
-    ['claimed', false],
-    ['mutating', true],
-    ['draining', true],
-    ['rebooting', true],
-    ['proving', true],
-  ] as const)('stopped in %s → %s', (phase, keep) => expect(leftAsSetKeepsLease(phase)).toBe(keep));
-});
-
-describe('outcomeUnknown: a failed write that may have landed', () => {
-  const e = (kind: FailureCause) => new ToolError({ tool: 'kubectl', command: 'kubectl patch', kind, exitCode: 1, stderr: '' });
-  it.each(['transport', 'timeout', 'cancelled', 'server', 'unparseable', 'unknown'] as const)('%s: unknown', (k) =>
-    expect(outcomeUnknown(e(k))).toBe(true),
-  );
-  it.each(['invalid', 'conflict', 'not-found', 'forbidden', 'too-many-requests', 'usage'] as const)('%s: refused, not sent', (k) =>
-    expect(outcomeUnknown(e(k))).toBe(false),
-  );
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { captureClaim } from '../../src/rules/claim.js';
 import { markerWrite } from '../../src/rules/marker.js';
-import { buildReleasePatch, releaseShows } from '../../src/rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../../src/rules/release.js';
 import { keys, node, OWNER } from './fixtures.js';
 
 const P = {
@@ -86,4 +86,15 @@ describe('releaseShows: what a re-read after a lost answer accepts as the releas
     ).toBe(false);
     expect(releaseShows({ ...released, uid: 'uid-w1-new' }, capture, keys, { marker: r2 })).toBe(false);
   });
+});
+
+describe('leftAsSetKeepsLease: only once the run reached phase=mutating', () => {
+  it.each([
+    ['claiming', false],
+    ['claimed', false],
+    ['mutating', true],
+    ['draining', true],
+    ['rebooting', true],
+    ['proving', true],
+  ] as const)('stopped in %s → %s', (phase, keep) => expect(leftAsSetKeepsLease(phase)).toBe(keep));
 });
