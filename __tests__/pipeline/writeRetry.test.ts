@@ -3,11 +3,11 @@
 // restarting, a dropped connection, a 409) is tried again with backoff for up to RELEASE_RETRY_MS, a
 // re-read deciding between tries: released although nobody saw the answer counts as released; another
 // holder, or nothing left to release, stops the tries and leaves it as it is. The rule:
-// src/rules/releaseRetry.ts; the I/O: src/pipeline/releaseRetry.ts. On the virtual clock.
+// src/rules/lostWrite.ts; the I/O: src/pipeline/write.ts, the one writer. On the virtual clock.
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
-import { RELEASE_RETRY_MS } from '../../src/rules/releaseRetry.js';
+import { WRITE_RETRY_MS as RELEASE_RETRY_MS } from '../../src/rules/lostWrite.js';
 import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
