@@ -26,7 +26,7 @@ import type { JsonPatchOp } from '../core/model/patch.js';
 export type LostWriteVerdict =
   | { kind: 'applied' }
   | { kind: 'not-applied' }
-  /** `failed`: the paths of the `test`s that no longer hold; `writesShown`: whether every write shows all the same */
+  /** `failed`: the paths of the `test`s that no longer hold (with the writes shown: of what the patch does not write); `writesShown`: whether every write shows all the same */
   | { kind: 'conflicted'; failed: string[]; writesShown: boolean };
 
 /** The JSON Pointer (RFC 6901) segments of `path` (`~1` → `/`, then `~0` → `~`). */
@@ -162,7 +162,8 @@ export function judgeLostWrite(ops: readonly JsonPatchOp[], seen: unknown): Lost
   const guardsMoved = failed.filter((p) => !written(effects, p));
   if (writesShown && guardsMoved.length === 0) return { kind: 'applied' };
   if (failed.length === 0) return { kind: 'not-applied' };
-  return { kind: 'conflicted', failed, writesShown };
+  // with the writes shown, a failing test of what the patch itself writes is our own write: only the guards that moved count
+  return { kind: 'conflicted', failed: writesShown ? guardsMoved : failed, writesShown };
 }
 
 // ---- transient failures: which are tried again, and how long to wait ----------------------------------
