@@ -2,7 +2,7 @@
 // (the claim, phase=mutating, the verified release, the run Lease's release) and on nodes as the
 // apiserver serves them: the twin's JSON Patch (evanphx/json-patch semantics, sim/kube/jsonpatch.ts)
 // applies each patch, and the node goes through the adapter's parser (nodeFromJson) and back
-// (nodeDocument), as a re-read would. The argument: docs/releasing.md#a-write-whose-answer-was-lost.
+// (nodeDocument), as a re-read would. The argument: docs/decision-rules.md#a-write-whose-answer-was-lost.
 import { describe, expect, it } from 'vitest';
 import { applyJsonPatch } from '../../sim/kube/jsonpatch.js';
 import { nodeFromJson } from '../../src/adapters/kube/parse/nodeJson.js';

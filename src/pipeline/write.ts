@@ -2,7 +2,7 @@
 // patches, the marker, the quarantine, a node's release, the run Lease's release): it sends the patch,
 // and when the answer is lost it re-reads the object and lets the rule (src/rules/lostWrite.ts) say what
 // the write did; failures that pass are tried again here, with backoff on the run's clock, and nowhere
-// else. The argument: docs/releasing.md#a-write-whose-answer-was-lost.
+// else. The argument: docs/decision-rules.md#a-write-whose-answer-was-lost.
 //
 // - an answer: `written`.
 // - a refusal of the CAS (422: a `test` failed; 404: gone) on the first send: `refused`, as it is.

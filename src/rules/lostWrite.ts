@@ -2,7 +2,7 @@
 // claim, the phase patches, the marker, the quarantine, a node's release, the run Lease's release):
 // given the patch as sent (its `test` ops and its writes) and the object as a re-read shows it, what
 // did the write do? Pure: the patch and a JSON document in, a verdict out. The pipeline's one writer
-// (src/pipeline/write.ts) re-reads and asks; the argument is docs/releasing.md#a-write-whose-answer-was-lost.
+// (src/pipeline/write.ts) re-reads and asks; the argument is docs/decision-rules.md#a-write-whose-answer-was-lost.
 //
 // - applied: every write of the patch shows (its net effect: an `add` of "" then a `remove` is an
 //   absent key) and every `test` of a path the patch does not write still holds (the same uid, no
