@@ -132,7 +132,7 @@ async function adopt(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
       await beforeMutation(ctx, { fresh: true, read: undefined });
       run.claimSending(capture);
       try {
-        await patchNodeSurvivingLoss(ctx, fresh.name, buildAdoptPatch(fresh, keys, owner), 'the adoption');
+        await patchNodeSurvivingLoss(writer(ctx), fresh.name, buildAdoptPatch(fresh, keys, owner), 'the adoption');
       } catch (e) {
         if (!isTestFailure(e)) throw e;
         run.enter('read');
@@ -173,7 +173,7 @@ async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
     await run.step(STEP.markMutating, async () => {
       await beforeMutation(ctx, { fresh: false });
       return patchNodeSurvivingLoss(
-        ctx,
+        writer(ctx),
         run.node.name,
         [...buildPhasePatch(capture, keys, 'mutating'), { op: 'test', path: '/spec/unschedulable', value: true }],
         'phase=mutating',
@@ -324,6 +324,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
   }
   run.released(true);
 }
+
+/** The run's context as the one writer takes it: its notes (a lost answer found applied, a try again) in the log. */
+const writer = (ctx: RunContext) => ({ ...ctx, note: (m: string) => ctx.log.info(m) });
 
 /** How many times a verified release is rebuilt after another step's marker landed first (benign). */
 const MARKER_ATTEMPTS = 3;
