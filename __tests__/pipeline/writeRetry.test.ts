@@ -215,3 +215,49 @@ describe("a node's claim: its release is tried again the same way", () => {
     expect(res.records[0].reason).toMatch(/no longer carries this run's claim/);
   });
 });
+
+describe('phase patches and the claim ride out a passing failure in the same place', () => {
+  const setsMutating = (ops: JsonPatchOp[]) => ops.some((o) => o.op === 'add' && o.path.endsWith('~1phase') && o.value === 'mutating');
+  const claims = (ops: JsonPatchOp[]) =>
+    ops.some((o) => o.op === 'add' && (o.path.endsWith('~1owner') || o.path === '/metadata/annotations'));
+
+  /** The first patch `which` selects is answered by `error` (not applied); the times of each such send. */
+  function firstFails(c: Cluster, which: (ops: JsonPatchOp[]) => boolean, error: ToolError) {
+    const orig = c.kube.patchNode.bind(c.kube);
+    const sent: number[] = [];
+    c.kube.patchNode = async (name, ops) => {
+      if (which(ops)) {
+        sent.push(c.clock.now());
+        if (sent.length === 1) throw error;
+      }
+      return orig(name, ops);
+    };
+    return sent;
+  }
+
+  it('phase=mutating answered 429 with Retry-After: 2 s: sent again after exactly that wait, the node rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const tooMany = new ToolError({
+      tool: 'kube-api',
+      command: 'PATCH /api/v1/nodes/w1',
+      kind: 'too-many-requests',
+      exitCode: null,
+      stderr: 'Too many requests, please try again later.',
+      retryAfterMs: 2000,
+    });
+    const sent = firstFails(c, setsMutating, tooMany);
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
+    expect(sent).toHaveLength(2);
+    expect(sent[1] - sent[0]).toBe(2000);
+  });
+
+  it('the claim answered 500 "etcdserver: request timed out" (not applied): re-read, still claimable, sent again, the node rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const sent = firstFails(c, claims, failure('server', ETCD_TIMEOUT));
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
+    expect(sent).toHaveLength(2);
+    expect(res.records[0].claim?.attempts).toBe(2);
+  });
+});
