@@ -1,4 +1,4 @@
-// The post step's releases ride out a passing failure too (src/pipeline/releaseRetry.ts): the run
+// The post step's releases ride out a passing failure too (the one writer, src/pipeline/write.ts): the run
 // Lease answered 503 (an apiserver restarting) and a held node's release answered 500 ("etcdserver:
 // request timed out") are tried again after a wait, a re-read deciding, and both end released. On
 // the in-memory fakes and the virtual clock (the post step's kube and clock ports).

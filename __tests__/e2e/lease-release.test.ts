@@ -1,4 +1,4 @@
-// End to end: a release of the run Lease that meets a passing server failure is tried again (src/rules/releaseRetry.ts)
+// End to end: a release of the run Lease that meets a passing server failure is tried again (src/rules/lostWrite.ts)
 // rather than left held for good: in the main step (etcd's 500 "etcdserver: request timed out", then it
 // goes through) and in the post step (a 503 "apiserver is shutting down", then it goes through). The
 // bundle (dist/index.js, dist/cleanup.js) through the real kubectl on the twin, whose faults answer with

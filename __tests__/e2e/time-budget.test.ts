@@ -6,7 +6,7 @@ import { timelineOf } from '../../demo/summaryText.js';
 import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
 import { TALOSCTL_REBOOT_GRACE } from '../../src/adapters/talos/cli/talosctl.js';
 import { API_REBOOT_GRACE_MS } from '../../src/adapters/talos/api/rebootGrace.js';
-import { READYZ_WAIT_MS } from '../../src/pipeline/transport.js';
+import { READYZ_WAIT_MS } from '../../src/pipeline/apiserver.js';
 import { BOOT_ID_READ_MS } from '../../src/pipeline/bootIdBefore.js';
 import { nodeDeadlines } from '../../src/rules/budget.js';
 import { A, act, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';

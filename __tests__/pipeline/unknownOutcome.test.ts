@@ -1,7 +1,9 @@
 // A write whose outcome is unknown is not a write that did not happen ("unknown is not no"): a claim
 // PATCH or a Lease create answered by a server timeout, a dropped connection, our own kill or a
-// cancellation may have landed. On the in-memory fakes: the pipeline re-reads before deciding, and
-// when it cannot, the node is published as `claiming` (the post step resolves it) and the Lease kept.
+// cancellation may have landed. On the in-memory fakes: the pipeline re-reads before deciding (the one
+// writer, src/pipeline/write.ts, and its rule, src/rules/lostWrite.ts: applied, not applied or conflicted;
+// the argument is docs/decision-rules.md#a-write-whose-answer-was-lost), and when it cannot, the node is
+// published as `claiming` (the post step resolves it) and the Lease kept.
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';

@@ -7,7 +7,6 @@ import {
   carriesMarker,
   hostsToRoll,
   imageHost,
-  markerShows,
   markerWrite,
   notVerifiedWhy,
   hostsToProve,
@@ -17,6 +16,7 @@ import {
   staleHosts,
   unprovenWhy,
 } from '../../src/rules/marker.js';
+import { judgeLostWrite } from '../../src/rules/lostWrite.js';
 import { keys } from './fixtures.js';
 
 const AT = '2026-12-06T07:00:00.000Z';
@@ -166,7 +166,8 @@ describe('markerWrite', () => {
       'mirror.local:5000': { revision: 'm1', at: '2026-12-01T00:00:00.000Z' },
     });
     const after = applyJsonPatch(node(before), w.ops) as { metadata: { annotations: Record<string, string> } };
-    expect(markerShows(after.metadata.annotations, keys, w)).toBe(true);
+    // what a re-read after a lost answer accepts as the marker written (src/rules/lostWrite.ts)
+    expect(judgeLostWrite(w.ops, after).kind).toBe('applied');
   });
 
   it('another step entry landing after the read fails the test: nothing of it is lost', () => {
@@ -197,7 +198,10 @@ describe('markerWrite', () => {
     );
     const after = applyJsonPatch(node({ [keys.verifiedRevision]: 'r1' }), w.ops) as { metadata: { annotations: Record<string, string> } };
     expect(after.metadata.annotations).toEqual({ [keys.verified]: w.value });
-    expect(markerShows({ [keys.verified]: w.value, [keys.verifiedRevision]: 'r1' }, keys, w)).toBe(false);
+    // the old single-key marker still there: the write (which removes it) did not land
+    expect(judgeLostWrite(w.ops, { metadata: { annotations: { [keys.verified]: w.value, [keys.verifiedRevision]: 'r1' } } }).kind).not.toBe(
+      'applied',
+    );
   });
 
   it('an unreadable marker is replaced (it proved no host), behind a test of its text', () => {

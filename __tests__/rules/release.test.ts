@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { captureClaim } from '../../src/rules/claim.js';
 import { markerWrite } from '../../src/rules/marker.js';
-import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../../src/rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from '../../src/rules/release.js';
 import { keys, node, OWNER } from './fixtures.js';
 
 const P = {
@@ -61,30 +61,6 @@ describe('buildReleasePatch: exact shape', () => {
   it.each(rows)('$name', ({ unschedulable, marker, want }) => {
     const capture = captureClaim(node({ name: 'w1', unschedulable }), OWNER);
     expect(buildReleasePatch(capture, keys, { marker })).toEqual(want);
-  });
-});
-
-describe('releaseShows: what a re-read after a lost answer accepts as the release', () => {
-  const capture = captureClaim(node({ name: 'w1' }), OWNER);
-  const claimed = { uid: 'uid-w1', annotations: { [keys.owner]: OWNER, [keys.phase]: 'mutating', [keys.wasCordoned]: 'false' } };
-  const released = { uid: 'uid-w1', annotations: { [keys.verified]: R2 } };
-  it('the node without our owner and phase (and, verified, with the revision) shows it', () => {
-    expect(releaseShows(released, capture, keys, { marker: r2 })).toBe(true);
-    expect(releaseShows({ uid: 'uid-w1', annotations: {} }, capture, keys, {})).toBe(true);
-  });
-  it('still claimed, claimed by another run, another revision or another uid: it does not', () => {
-    expect(releaseShows(claimed, capture, keys, {})).toBe(false);
-    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.owner]: 'someone-else' } }, capture, keys, {})).toBe(false);
-    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.phase]: 'claimed' } }, capture, keys, {})).toBe(false);
-    const r1 = '{"ghcr.io":{"revision":"r1","at":"2026-12-06T07:00:00.000Z"}}';
-    expect(releaseShows({ uid: 'uid-w1', annotations: { [keys.verified]: r1 } }, capture, keys, { marker: r2 })).toBe(false);
-    // the old single-key marker still there: the write (which removes it) did not land
-    expect(
-      releaseShows({ uid: 'uid-w1', annotations: { ...released.annotations, [keys.verifiedRevision]: 'r1' } }, capture, keys, {
-        marker: r2,
-      }),
-    ).toBe(false);
-    expect(releaseShows({ ...released, uid: 'uid-w1-new' }, capture, keys, { marker: r2 })).toBe(false);
   });
 });
 

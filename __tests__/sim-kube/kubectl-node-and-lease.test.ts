@@ -92,7 +92,7 @@ describe('Kubectl.getNodeAndLease', () => {
 });
 
 // What a Lease update meets while etcd or the apiserver is away, as the real kubectl prints it, and
-// what the adapter makes of it: a `server` failure, which a release tries again (src/rules/releaseRetry.ts).
+// what the adapter makes of it: a `server` failure, which the one writer tries again (src/rules/lostWrite.ts).
 describe('a Lease update answered by a passing server failure', () => {
   const LEASE_PATH = new RegExp(`^/apis/coordination\\.k8s\\.io/v1/namespaces/${NS}/leases/${LEASE}$`);
   const renew: JsonPatchOp[] = [{ op: 'add', path: '/spec/renewTime', value: '2026-12-01T10:01:00.000000Z' }];

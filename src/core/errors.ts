@@ -31,6 +31,8 @@ export class ToolError extends Error {
   /** the tool's own words, as it printed them: masked where an error is shown (src/action/masked.ts), never here */
   readonly stderr: string;
   readonly node?: string;
+  /** how long the server asked to wait before trying again (its `Retry-After`), when it said */
+  readonly retryAfterMs?: number;
 
   constructor(args: {
     tool: ToolName;
@@ -40,6 +42,7 @@ export class ToolError extends Error {
     stderr: string;
     node?: string;
     message?: string;
+    retryAfterMs?: number;
   }) {
     const firstLine = args.stderr.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
     super(args.message ?? `${args.command} failed (${args.kind}${args.exitCode === null ? '' : `, exit ${args.exitCode}`}): ${firstLine}`);
@@ -50,6 +53,7 @@ export class ToolError extends Error {
     this.exitCode = args.exitCode;
     this.stderr = args.stderr;
     this.node = args.node;
+    if (args.retryAfterMs !== undefined) this.retryAfterMs = args.retryAfterMs;
   }
 }
 

@@ -15,9 +15,10 @@ import type { HeldNode, SavedAccess, SavedLease } from '../core/model/phase.js';
 import { postStepEvents, type PostNodeResult, type PostReport } from '../report/postStep.js';
 import { EventWriter } from '../pipeline/events.js';
 import { releaseLease } from '../pipeline/lease.js';
-import { releaseNodeRetrying, type ReleaseRetryDeps } from '../pipeline/releaseRetry.js';
+import { releaseNode } from '../pipeline/nodeWrite.js';
+import type { WriteDeps } from '../pipeline/write.js';
 import { choosePostAction, leftAfter } from '../rules/postStep.js';
-import { guardedReleasePatch, releaseShows } from '../rules/release.js';
+import { guardedReleasePatch } from '../rules/release.js';
 
 /** One saved value as the shell read it: `broken` when it could not be read (`value` is then the fallback). */
 export interface Saved<T> {
@@ -71,7 +72,8 @@ async function giveBack({ saved, openKube, log, redact, clock = realClock }: Pos
   report.keys = keys;
   report.kubectl = { kubeconfig, kubeContext };
   const kube = openKube(access.value);
-  // a release that fails for a reason that passes is tried again, a re-read deciding (src/pipeline/releaseRetry.ts)
+  // a release whose answer was lost is judged by a re-read, one that fails for a reason that passes is
+  // tried again: the one writer (src/pipeline/write.ts)
   const retry = { clock, note: (m: string) => log(m) };
 
   // a held list that could not be read may name a node this run left claimed: keep the Lease for it
@@ -106,19 +108,20 @@ async function giveBack({ saved, openKube, log, redact, clock = realClock }: Pos
 }
 
 /** One held node: read it, ask the rule, and release it when the rule says so. */
-async function giveBackNode(kube: KubeClient, keys: AnnotationKeys, held: HeldNode, retry: ReleaseRetryDeps): Promise<PostNodeResult> {
+async function giveBackNode(
+  kube: KubeClient,
+  keys: AnnotationKeys,
+  held: HeldNode,
+  retry: Omit<WriteDeps, 'kube'>,
+): Promise<PostNodeResult> {
   const read = await kube.getNode(held.node).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
   const now = read instanceof Error ? undefined : read;
   const choice = choosePostAction(held, now, keys);
   const result: PostNodeResult = { held, choice, now, readError: read instanceof Error ? read.message : undefined };
   if (choice.action !== 'release') return result;
   try {
-    await releaseNodeRetrying(
-      { ...retry, kube, keptMark: (line) => (result.marksKept ??= []).push(line) },
-      held.capture,
-      keys,
-      (c) => guardedReleasePatch(c, keys, choice.expectedPhase),
-      (n) => releaseShows(n, held.capture, keys, {}),
+    await releaseNode({ ...retry, kube, keptMark: (line) => (result.marksKept ??= []).push(line) }, held.capture, keys, (c) =>
+      guardedReleasePatch(c, keys, choice.expectedPhase),
     );
   } catch (e) {
     result.releaseError = e instanceof ToolError ? `${e.kind}: ${e.message}` : String(e);

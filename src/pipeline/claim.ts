@@ -2,13 +2,15 @@
 // (see src/rules/claim.ts for why its test ops never include resourceVersion).
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import { errorMessage, outcomeUnknown, ToolError } from '../core/errors.js';
+import { errorMessage, ToolError } from '../core/errors.js';
 import type { ClaimCapture, NodeState } from '../core/model/node.js';
 import { buildClaimPatch, captureClaim, checkGuard, claimBackoffMs, judgeClaimRejection } from '../rules/claim.js';
+import { nodeDocument } from '../rules/objectDocument.js';
 import type { RolloutDeps } from './context.js';
 import { beforeMutation } from './fence.js';
 import { NodeStop } from './stop.js';
-import { readAfterUnknown } from './transport.js';
+import { readNodeOrGone } from './nodeWrite.js';
+import { writeSurvivingLoss } from './write.js';
 
 export interface ClaimResult {
   capture: ClaimCapture;
@@ -25,74 +27,89 @@ export type ClaimDeps = Pick<RolloutDeps, 'kube' | 'keys' | 'owner' | 'cancelled
 export type OnClaimSending = (capture: ClaimCapture) => void;
 
 /**
- * A 422 is judged on a re-read: a benign change is retried with a patch rebuilt from the re-read,
- * anything else refuses. A failure whose outcome is unknown (a dropped connection, the apiserver's
- * 504 "may still be processing the request", our own kill, a cancellation: src/core/errors.ts outcomeUnknown)
- * is not taken as "not sent": it is resolved by a re-read that waits for /readyz (readAfterUnknown);
- * when no read answers, the claim stops with `claimOutcomeUnknown` and the node stays published as
- * `claiming` for the post step. Our own token already on the node means the patch landed and only
- * its response was lost; such a claim is adopted only after the re-read shows everything the claim
- * established still holds (see adoptionProblems).
+ * The claim is sent through the one writer (src/pipeline/write.ts): a failure whose outcome is unknown
+ * (a dropped connection, the apiserver's 504 "may still be processing the request", our own kill, a
+ * cancellation: src/core/errors.ts outcomeUnknown) is not taken as "not sent": the node is re-read
+ * (waiting for /readyz) and the rule (src/rules/lostWrite.ts) decides: applied (its answer was lost:
+ * adopted), not applied (the tests still hold: sent again, after a wait), or conflicted (judged below).
+ * When no read answers, the claim stops with `claimOutcomeUnknown` and the node stays published as
+ * `claiming` for the post step.
+ *
+ * A refusal (a 422: a `test` failed, the apiserver does not say which) and a conflicted re-read are
+ * judged on the node as re-read (src/rules/claim.ts judgeClaimRejection): a benign change is retried
+ * with a patch rebuilt from the re-read, after claimBackoffMs, up to `claim-attempts` sends; our own
+ * token on the node means the patch landed and only its answer was lost, adopted only when the re-read
+ * shows everything the claim established still holds (adoptionProblems); anything else refuses.
  */
 export async function claimNode(deps: ClaimDeps, fresh: NodeState, clock: Clock, onSending?: OnClaimSending): Promise<ClaimResult> {
   const { kube, keys, owner, config } = deps;
   const conflicts: string[] = [];
   let current = fresh;
   const original = captureClaim(fresh, owner, keys);
-  for (let attempt = 1; attempt <= config.claimAttempts; attempt++) {
+  let attempts = 0;
+  while (attempts < config.claimAttempts) {
     // The capture of the patch this attempt sends (a retry's was-cordoned equals the first read's:
     // judgeClaimRejection retries only when the cordon is unchanged; on a quarantined node both
     // come from the quarantine's record, which the patch tests).
     const capture = current === fresh ? original : captureClaim(current, owner, keys);
-    await beforeMutation(deps, { fresh: false });
-    onSending?.(capture);
-    try {
-      await kube.patchNode(current.name, buildClaimPatch(current, owner, keys));
-      return { capture, attempts: attempt, conflicts };
-    } catch (e) {
-      const unknown = outcomeUnknown(e);
-      if (!unknown && !(e instanceof ToolError && e.kind === 'invalid')) throw e;
-      const reread = unknown
-        ? await readAfterUnknown({ kube, clock, cancelled: deps.cancelled }, () => kube.getNode(current.name))
-        : await kube.getNode(current.name);
-      if (!reread) {
-        throw new NodeStop(
-          'failed',
-          `the claim's outcome is unknown (${errorMessage(e)}); ${deps.cancelled?.() ? 'the run was cancelled before the node could be read again' : 'the node could not be read again'}`,
-          { claimOutcomeUnknown: true },
-          { cause: e },
-        );
-      }
-      const judged = judgeClaimRejection(original, reread, keys);
-      if (judged.kind === 'ours') {
-        const problems = adoptionProblems(capture, reread, keys);
-        if (problems.length === 0) return { capture, attempts: attempt, conflicts, adoptedAfter: unknown ? lastLine(e) : undefined };
-        throw new NodeStop(
-          'refused',
-          `this run's claim landed (its response was lost), but the node changed since: ${problems.join('; ')}`,
-          {
-            disposition: 'leave-as-set',
-            claimFailure: 'conflict',
-            heldCapture: capture,
-            seen: reread,
-          },
-        );
-      }
-      if (judged.kind === 'conflict') {
-        throw new NodeStop('refused', `claim refused, another actor changed what drain safety depends on: ${judged.reasons.join('; ')}`, {
-          nextStep:
-            'Nothing was changed by this run. Find out who is working on the node (see its annotations and taints), wait for them to finish, then rerun.',
-          claimFailure: 'conflict',
-        });
-      }
-      conflicts.push(
-        unknown
-          ? `the claim's outcome was unknown (${lastLine(e)}) and the re-read showed it had not landed`
-          : judged.changed.join(', ') || 'a change the re-read could not show',
+    const node = current;
+    const ops = buildClaimPatch(node, owner, keys);
+    const r = await writeSurvivingLoss(
+      { kube, clock, cancelled: deps.cancelled },
+      {
+        what: `the claim of ${node.name}`,
+        ops: () => ops,
+        send: (o) => kube.patchNode(node.name, o),
+        read: () => readNodeOrGone(kube, node.name),
+        document: nodeDocument,
+        beforeSend: async () => {
+          await beforeMutation(deps, { fresh: false });
+          onSending?.(capture);
+        },
+      },
+    );
+    attempts += r.sends;
+    for (const e of r.lost) conflicts.push(`the claim's outcome was unknown (${lastLine(e)}) and the re-read showed it had not landed`);
+    if (r.kind === 'written') return { capture, attempts, conflicts };
+    if (r.kind === 'applied') return { capture, attempts, conflicts, adoptedAfter: lastLine(r.after) };
+    if (r.kind === 'unknown') {
+      throw new NodeStop(
+        'failed',
+        `the claim's outcome is unknown (${errorMessage(r.error)}); ${deps.cancelled?.() ? 'the run was cancelled before the node could be read again' : 'the node could not be read again'}`,
+        { claimOutcomeUnknown: true },
+        { cause: r.error },
       );
-      current = reread;
-      if (attempt < config.claimAttempts) await clock.sleep(claimBackoffMs(attempt, clock.random()));
     }
+    // refused: a 422 on the first send is judged on a fresh read; anything else of the kind (a 404) stands
+    if (!r.read && !(r.error instanceof ToolError && r.error.kind === 'invalid')) throw r.error;
+    const reread = r.read ? r.seen : await kube.getNode(node.name);
+    if (!reread) {
+      throw new NodeStop('refused', `claim refused: the node ${node.name} is gone (${errorMessage(r.error)})`, {
+        nextStep: 'Nothing was changed by this run. Rerun: it lists the nodes again.',
+        claimFailure: 'conflict',
+      });
+    }
+    const judged = judgeClaimRejection(original, reread, keys);
+    if (judged.kind === 'ours') {
+      const problems = adoptionProblems(capture, reread, keys);
+      if (problems.length === 0) return { capture, attempts, conflicts, adoptedAfter: r.read ? lastLine(r.error) : undefined };
+      throw new NodeStop('refused', `this run's claim landed (its response was lost), but the node changed since: ${problems.join('; ')}`, {
+        disposition: 'leave-as-set',
+        claimFailure: 'conflict',
+        heldCapture: capture,
+        seen: reread,
+      });
+    }
+    if (judged.kind === 'conflict') {
+      throw new NodeStop('refused', `claim refused, another actor changed what drain safety depends on: ${judged.reasons.join('; ')}`, {
+        nextStep:
+          'Nothing was changed by this run. Find out who is working on the node (see its annotations and taints), wait for them to finish, then rerun.',
+        claimFailure: 'conflict',
+      });
+    }
+    conflicts.push(judged.changed.join(', ') || 'a change the re-read could not show');
+    current = reread;
+    if (attempts < config.claimAttempts) await clock.sleep(claimBackoffMs(attempts, clock.random()));
   }
   throw new NodeStop('refused', `claim did not land in ${config.claimAttempts} attempts; the node kept changing: ${conflicts.join('; ')}`, {
     nextStep: 'Nothing was changed by this run. Raise claim-attempts if the cluster writes this node very often, or rerun.',

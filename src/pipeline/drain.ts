@@ -14,7 +14,7 @@ import type { NodeRun } from './nodeRun.js';
 import { isDrainTimeout, quarantineCause } from './quarantine.js';
 import { quorumOrRelease } from './quorum.js';
 import { NodeStop } from './stop.js';
-import { isTransport, waitForApiserver } from './transport.js';
+import { isTransport, waitForApiserver } from './apiserver.js';
 
 const REFUSED_BEFORE_DRAIN =
   'The node was released and was not drained or rebooted. Fix etcd on the peers (or remove the etcd members the refusal names), then rerun.';

@@ -10,7 +10,7 @@ import { placedLaunch } from '../rules/evidence/launchAfterPatch.js';
 import { identityChanges } from '../rules/inventory.js';
 import { shadowedCredentials } from '../rules/credentialForms.js';
 import { hostsToRoll, markerWrite, proofHowOf } from '../rules/marker.js';
-import { buildReleasePatch, releaseShows } from '../rules/release.js';
+import { buildReleasePatch } from '../rules/release.js';
 import { adoptable, adoptedCapture, buildAdoptPatch } from '../rules/adopt.js';
 import { CRI_RESTART_NOT_WAITED, criRestartStep, STEP, verifyImageStep } from '../core/steps.js';
 import { pullThroughNode } from './verifyImage.js';
@@ -21,8 +21,7 @@ import { beforeMutation, fenceProblems, readNodeForMutation, type FenceRead } fr
 import type { NodeRun } from './nodeRun.js';
 import { rebootNode } from './reboot.js';
 import { NodeStop } from './stop.js';
-import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
-import { releaseNodeRetrying } from './releaseRetry.js';
+import { isTestFailure, patchNodeSurvivingLoss, releaseNode } from './nodeWrite.js';
 
 export async function rollNode(ctx: RunContext, run: NodeRun): Promise<void> {
   const fresh = await readFresh(ctx, run); // 3.1
@@ -133,12 +132,7 @@ async function adopt(ctx: RunContext, run: NodeRun, fresh: NodeState): Promise<v
       await beforeMutation(ctx, { fresh: true, read: undefined });
       run.claimSending(capture);
       try {
-        await patchNodeSurvivingTransport(
-          ctx,
-          fresh.name,
-          buildAdoptPatch(fresh, keys, owner),
-          (n) => n.uid === fresh.uid && n.annotations[keys.owner] === owner,
-        );
+        await patchNodeSurvivingLoss(writer(ctx), fresh.name, buildAdoptPatch(fresh, keys, owner), 'the adoption');
       } catch (e) {
         if (!isTestFailure(e)) throw e;
         run.enter('read');
@@ -173,16 +167,16 @@ async function readEvidenceBefore(ctx: RunContext, run: NodeRun): Promise<Eviden
  * uncordoned since the claim is never marked, so no Talos mutation runs on an unfenced node.
  */
 async function markMutating(ctx: RunContext, run: NodeRun): Promise<void> {
-  const { keys, owner } = ctx;
+  const { keys } = ctx;
   const capture = run.capture!;
   try {
     await run.step(STEP.markMutating, async () => {
       await beforeMutation(ctx, { fresh: false });
-      return patchNodeSurvivingTransport(
-        ctx,
+      return patchNodeSurvivingLoss(
+        writer(ctx),
         run.node.name,
         [...buildPhasePatch(capture, keys, 'mutating'), { op: 'test', path: '/spec/unschedulable', value: true }],
-        (n) => n.annotations[keys.owner] === owner && n.annotations[keys.phase] === 'mutating' && n.unschedulable,
+        'phase=mutating',
       );
     });
   } catch (e) {
@@ -314,14 +308,10 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
     try {
       await run.step(STEP.release, async () => {
         await beforeMutation(ctx, { fresh: true, read });
-        // a lost answer, or a failure that passes (a 5xx, a dropped connection, a 409), is tried again
-        // with backoff, a re-read deciding between tries (src/pipeline/releaseRetry.ts)
-        return releaseNodeRetrying(
-          { ...ctx, keptMark: (line) => run.markKept(line) },
-          run.capture!,
-          keys,
-          (c) => buildReleasePatch(c, keys, { marker }),
-          (n) => releaseShows(n, run.capture!, keys, { marker }),
+        // a lost answer is judged by a re-read, a failure that passes (a 5xx, a dropped connection, a
+        // 409) tried again with backoff: the one writer (src/pipeline/write.ts)
+        return releaseNode({ ...ctx, keptMark: (line) => run.markKept(line) }, run.capture!, keys, (c) =>
+          buildReleasePatch(c, keys, { marker }),
         );
       });
       break;
@@ -334,6 +324,9 @@ async function releaseVerified(ctx: RunContext, run: NodeRun, ready: FenceRead |
   }
   run.released(true);
 }
+
+/** The run's context as the one writer takes it: its notes (a lost answer found applied, a try again) in the log. */
+const writer = (ctx: RunContext) => ({ ...ctx, note: (m: string) => ctx.log.info(m) });
 
 /** How many times a verified release is rebuilt after another step's marker landed first (benign). */
 const MARKER_ATTEMPTS = 3;

@@ -19,11 +19,11 @@ import { errorMessage } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
 import type { ProofCheck, ProofStep } from '../core/model/proofCheck.js';
 import type { HostToProve } from '../core/model/hosts.js';
-import { markerShows, markerWrite, proveBy } from '../rules/marker.js';
+import { markerWrite, proveBy } from '../rules/marker.js';
 import { judgeProofReading } from '../rules/proof.js';
 import type { RunContext } from './context.js';
 import { readOne } from './evidence.js';
-import { isTestFailure, patchNodeSurvivingTransport } from './transport.js';
+import { isTestFailure, patchNodeSurvivingLoss } from './nodeWrite.js';
 import { pullThroughNode } from './verifyImage.js';
 
 /** A node to prove (src/rules/inventory.ts selectNodes `toProve`). */
@@ -114,7 +114,7 @@ async function recordProof(ctx: RunContext, node: NodeState, by: ProofStep, host
   const marker = markerWrite(node.annotations, ctx.keys, ctx.want, at, by, hosts);
   const ops = [{ op: 'test' as const, path: '/metadata/uid', value: node.uid }, ...marker.ops];
   try {
-    await patchNodeSurvivingTransport(ctx, node.name, ops, (n) => n.uid === node.uid && markerShows(n.annotations, ctx.keys, marker));
+    await patchNodeSurvivingLoss({ ...ctx, note: (m) => ctx.log.info(m) }, node.name, ops, 'the verified marker');
     return undefined;
   } catch (e) {
     if (isTestFailure(e)) {

@@ -17,8 +17,7 @@ import {
 } from '../rules/quarantine.js';
 import type { RunContext } from './context.js';
 import type { NodeRun } from './nodeRun.js';
-import { sendKeepingTheirMarks } from './autoscalerMarks.js';
-import { patchNodeSurvivingTransport } from './transport.js';
+import { releaseNode } from './nodeWrite.js';
 
 /** Why a node is quarantined: what blocked the drain, the drain-timeout that ran out (as formatted), and both in one line. */
 export interface QuarantineCause {
@@ -114,19 +113,15 @@ export async function quarantineNode(
   });
   const text = formatQuarantine(record);
   try {
-    // an autoscaler mark someone changed during the hold is kept as they set it (src/pipeline/autoscalerMarks.ts)
+    // the one writer of a patch that gives up a claim: a lost answer judged by a re-read, an autoscaler
+    // mark someone changed during the hold kept as they set it (src/pipeline/nodeWrite.ts)
     await nodeRun.step(STEP.quarantine, () =>
-      sendKeepingTheirMarks(
-        { kube: ctx.kube, keys: ctx.keys, note: (m) => ctx.log.info(m), kept: (line) => nodeRun.markKept(line) },
+      releaseNode(
+        { ...ctx, note: (m) => ctx.log.info(m), keptMark: (line) => nodeRun.markKept(line) },
         capture,
+        ctx.keys,
         (c) => buildQuarantinePatch(c, ctx.keys, record),
-        (ops) =>
-          patchNodeSurvivingTransport(
-            ctx,
-            nodeRun.node.name,
-            ops,
-            (n) => n.annotations[ctx.keys.owner] === undefined && n.annotations[ctx.keys.quarantined] === text,
-          ),
+        'the quarantine',
       ),
     );
   } catch (error) {

@@ -16,7 +16,7 @@ import { readOne } from './evidence.js';
 import { beforeMutation, readNodeForMutation, type FenceRead } from './fence.js';
 import type { NodeRun } from './nodeRun.js';
 import { NodeStop, settleProof } from './stop.js';
-import { isTransport, waitForApiserver } from './transport.js';
+import { isTransport, waitForApiserver } from './apiserver.js';
 
 /**
  * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the

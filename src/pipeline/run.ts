@@ -31,7 +31,7 @@ import { proofStep, proveNodes, type ToProve } from './prove.js';
 import { forecastDrains } from './forecast.js';
 import type { PodOwnerReading } from '../core/workloads.js';
 import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
-import { READYZ_WAIT_MS } from './transport.js';
+import { READYZ_WAIT_MS } from './apiserver.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 import { windowClosed, windowPlan } from './windows.js';
 

@@ -6,7 +6,7 @@
 import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js';
 import { errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
 import { LeaseContendedError, LeaseHeldError, LeaseLostError, LeaseUnknownError } from './errors.js';
-import { readAfterUnknown } from './transport.js';
+import { readAfterUnknown } from './apiserver.js';
 import { releaseLease, whoHolds, type LeaseReleaseOutcome } from './lease.js';
 import { formatDuration } from '../core/format.js';
 import { GITHUB_SERVER_URL } from '../core/owner.js';

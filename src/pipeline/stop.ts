@@ -8,11 +8,11 @@ import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { STEP } from '../core/steps.js';
 import { fencedNextStep, leftAsSetReport, releaseCommand, unknownClaimCheck } from '../rules/commands.js';
 import { judgeProof, residualRisk } from '../rules/proof.js';
-import { buildReleasePatch, leftAsSetKeepsLease, releaseShows } from '../rules/release.js';
+import { buildReleasePatch, leftAsSetKeepsLease } from '../rules/release.js';
 import type { RunContext } from './context.js';
 import { LEFT, type NodeRun } from './nodeRun.js';
 import { quarantineNode, type QuarantineCause } from './quarantine.js';
-import { releaseNodeRetrying } from './releaseRetry.js';
+import { releaseNode } from './nodeWrite.js';
 
 /**
  * What a stop asks for the node:
@@ -107,15 +107,11 @@ export async function stopNode(ctx: RunContext, nodeRun: NodeRun, e: unknown): P
     const disposition = stop.opts.disposition ?? defaultDisposition(nodeRun);
     if (disposition === 'release') {
       try {
-        // a lost answer, or a failure that passes, is resolved by re-reading the node and trying again
-        // (src/pipeline/releaseRetry.ts), as for the verified release
+        // a lost answer is judged by a re-read, a failure that passes tried again: the one writer
+        // (src/pipeline/write.ts), as for the verified release
         await nodeRun.step(STEP.releaseRestore, () =>
-          releaseNodeRetrying(
-            { ...ctx, keptMark: (line) => nodeRun.markKept(line) },
-            nodeRun.capture!,
-            ctx.keys,
-            (c) => buildReleasePatch(c, ctx.keys, {}),
-            (n) => releaseShows(n, nodeRun.capture!, ctx.keys, {}),
+          releaseNode({ ...ctx, keptMark: (line) => nodeRun.markKept(line) }, nodeRun.capture!, ctx.keys, (c) =>
+            buildReleasePatch(c, ctx.keys, {}),
           ),
         );
         nodeRun.released(false);

@@ -90,7 +90,7 @@ export function cordonedAtClaim(capture: Pick<ClaimCapture, 'wasCordoned' | 'qua
  * A taint as the apiserver serializes it: `value` and `timeAdded` are `omitempty`, so an empty or
  * missing one is absent, and a `test` op's object must have exactly the stored key set (docs/kubernetes-facts.md#k6-omitempty).
  */
-function storedTaint(t: Taint): Record<string, string> {
+export function storedTaint(t: Taint): Record<string, string> {
   const out: Record<string, string> = { key: t.key };
   if (t.value !== undefined && t.value !== '') out.value = t.value;
   out.effect = t.effect;

@@ -290,8 +290,3 @@ export function markerWrite(
   }
   return { ops, value };
 }
-
-/** Whether a re-read node shows `write` landed: its `verified` text is the one written, the old marker gone. */
-export function markerShows(annotations: Readonly<Record<string, string>>, keys: AnnotationKeys, write: MarkerWrite): boolean {
-  return annotations[keys.verified] === write.value && annotations[keys.verifiedRevision] === undefined;
-}

@@ -5,7 +5,7 @@ import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase, NodePhase } from '../core/model/phase.js';
 import { releaseMarkOps } from './autoscalerMarks.js';
 import { annotationPath, cordonedAtClaim, holdTests } from './claim.js';
-import { markerShows, type MarkerWrite } from './marker.js';
+import type { MarkerWrite } from './marker.js';
 
 /**
  * - test: same uid and our owner token (we only release what we still hold; a replaced node or a
@@ -83,23 +83,6 @@ export function keptCordonReason(
  */
 export function guardedReleasePatch(capture: ClaimCapture, keys: AnnotationKeys, phase: AnnotatedPhase): JsonPatchOp[] {
   return [{ op: 'test', path: annotationPath(keys.phase), value: phase }, ...buildReleasePatch(capture, keys, {})];
-}
-
-/**
- * Whether `node` shows the release buildReleasePatch(capture, keys, opts) makes: the same uid without
- * our owner and phase annotations (the patch removes both at once; a claim by anyone else would carry
- * an owner) and, for a verified release, the verified marker as written. What a re-read after a release
- * whose answer was lost is judged by (src/pipeline/transport.ts), and nothing else.
- */
-export function releaseShows(
-  node: Pick<NodeState, 'uid' | 'annotations'>,
-  capture: Pick<ClaimCapture, 'uid'>,
-  keys: AnnotationKeys,
-  opts: { marker?: MarkerWrite },
-): boolean {
-  if (node.uid !== capture.uid) return false;
-  if (node.annotations[keys.owner] !== undefined || node.annotations[keys.phase] !== undefined) return false;
-  return opts.marker === undefined || markerShows(node.annotations, keys, opts.marker);
 }
 
 /**

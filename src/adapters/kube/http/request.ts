@@ -4,7 +4,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { ToolError } from '../../../core/errors.js';
 import type { KubeChannel, Opened } from './channel.js';
-import { answerMessage, classifyAnswer, classifySocketError, type Answer } from './status.js';
+import { answerMessage, classifyAnswer, classifySocketError, retryAfterMs, type Answer } from './status.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -128,6 +128,7 @@ export class KubeHttp {
       stderr: message,
       node: req.node,
       message: `${this.describe(req)} failed (${kind}, HTTP ${a.status}): ${message}`,
+      retryAfterMs: retryAfterMs(a),
     });
   }
 
@@ -183,7 +184,10 @@ export class KubeHttp {
             if (req.onChunk && ok) req.onChunk(s);
             else text += s;
           });
-          res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, body: text }));
+          const retryAfter = res.headers['retry-after'];
+          res.on('end', () =>
+            finish(undefined, { status: res.statusCode ?? 0, body: text, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) }),
+          );
           res.on('error', (e) => finish(e));
           res.on('aborted', () => finish(Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' })));
         },

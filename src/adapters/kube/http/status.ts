@@ -52,6 +52,17 @@ export interface Answer {
   status: number;
   /** the body's text (a `Status` object as JSON from the API server, plain text from the proxy itself) */
   body: string;
+  /** the `Retry-After` header, when the answer has one (a 429, a 503 of an apiserver shutting down) */
+  retryAfter?: string;
+}
+
+/**
+ * The wait a `Retry-After` header asks for, in ms: whole seconds, as the API server writes it
+ * (client-go reads only that form too: k8s.io/client-go rest/request.go retryAfterSeconds).
+ */
+export function retryAfterMs(a: Pick<Answer, 'retryAfter'>): number | undefined {
+  const v = a.retryAfter?.trim();
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) * 1000 : undefined;
 }
 
 /** The server's words: the Status `message`, or the plain text. */

@@ -3,11 +3,11 @@
 // restarting, a dropped connection, a 409) is tried again with backoff for up to RELEASE_RETRY_MS, a
 // re-read deciding between tries: released although nobody saw the answer counts as released; another
 // holder, or nothing left to release, stops the tries and leaves it as it is. The rule:
-// src/rules/releaseRetry.ts; the I/O: src/pipeline/releaseRetry.ts. On the virtual clock.
+// src/rules/lostWrite.ts; the I/O: src/pipeline/write.ts, the one writer. On the virtual clock.
 import { describe, expect, it } from 'vitest';
 import { ToolError, type FailureCause } from '../../src/core/errors.js';
 import type { JsonPatchOp } from '../../src/core/model/patch.js';
-import { RELEASE_RETRY_MS } from '../../src/rules/releaseRetry.js';
+import { WRITE_RETRY_MS as RELEASE_RETRY_MS } from '../../src/rules/lostWrite.js';
 import { keys, makeCluster, OWNER, roll, verifiedRev } from './harness.js';
 
 const LEASE = ['kube-system', 'registry-auth-rollout'] as const;
@@ -213,5 +213,51 @@ describe("a node's claim: its release is tried again the same way", () => {
     expect(c.kube.state('w1').annotations[keys.owner]).toBe(OTHER);
     expect(res.records[0].outcome).toBe('failed');
     expect(res.records[0].reason).toMatch(/no longer carries this run's claim/);
+  });
+});
+
+describe('phase patches and the claim ride out a passing failure in the same place', () => {
+  const setsMutating = (ops: JsonPatchOp[]) => ops.some((o) => o.op === 'add' && o.path.endsWith('~1phase') && o.value === 'mutating');
+  const claims = (ops: JsonPatchOp[]) =>
+    ops.some((o) => o.op === 'add' && (o.path.endsWith('~1owner') || o.path === '/metadata/annotations'));
+
+  /** The first patch `which` selects is answered by `error` (not applied); the times of each such send. */
+  function firstFails(c: Cluster, which: (ops: JsonPatchOp[]) => boolean, error: ToolError) {
+    const orig = c.kube.patchNode.bind(c.kube);
+    const sent: number[] = [];
+    c.kube.patchNode = async (name, ops) => {
+      if (which(ops)) {
+        sent.push(c.clock.now());
+        if (sent.length === 1) throw error;
+      }
+      return orig(name, ops);
+    };
+    return sent;
+  }
+
+  it('phase=mutating answered 429 with Retry-After: 2 s: sent again after exactly that wait, the node rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const tooMany = new ToolError({
+      tool: 'kube-api',
+      command: 'PATCH /api/v1/nodes/w1',
+      kind: 'too-many-requests',
+      exitCode: null,
+      stderr: 'Too many requests, please try again later.',
+      retryAfterMs: 2000,
+    });
+    const sent = firstFails(c, setsMutating, tooMany);
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
+    expect(sent).toHaveLength(2);
+    expect(sent[1] - sent[0]).toBe(2000);
+  });
+
+  it('the claim answered 500 "etcdserver: request timed out" (not applied): re-read, still claimable, sent again, the node rolled', async () => {
+    const c = makeCluster([{ name: 'w1' }]);
+    const sent = firstFails(c, claims, failure('server', ETCD_TIMEOUT));
+    const res = await roll(c, { reboot: 'always' });
+    expect(res.records[0].outcome, res.records[0].reason).toBe('rebooted');
+    expect(sent).toHaveLength(2);
+    expect(res.records[0].claim?.attempts).toBe(2);
   });
 });
