@@ -96,6 +96,8 @@ export class KubeChannel {
     // a proxy that never served: its failure is every request's answer
     const r = await cur;
     if (r.alive) return r;
+    // the run was cancelled: the Runner ended the proxy with every other child, and starts none again
+    if (this.opts.runner.signal.aborted) throw this.ended('the run was cancelled', 'cancelled');
     if (this.current === cur) {
       if (this.reopens >= REOPENS) throw this.ended(`the kubectl proxy ended and was already started again once (${this.lastEnd})`);
       this.reopens++;
@@ -104,11 +106,11 @@ export class KubeChannel {
     return this.open();
   }
 
-  private ended(why: string): ToolError {
+  private ended(why: string, kind: 'transport' | 'cancelled' = 'transport'): ToolError {
     return new ToolError({
       tool: 'kube-api',
       command: this.describe(),
-      kind: 'transport',
+      kind,
       exitCode: null,
       stderr: why,
       message: `the channel to the API server is gone: ${why}`,
@@ -188,15 +190,14 @@ export class KubeChannel {
     }
     const command = this.opts.runner.describe({ file: this.binary(), args });
     const missing = res.exitCode === 127 && /ENOENT/.test(res.stderr);
+    // aborted by our start timer, not by the run's cancellation or our close
+    const timedOut = res.aborted && !this.closed && !this.opts.runner.signal.aborted;
     return new ToolError({
       tool: 'kubectl',
       command,
-      kind: res.aborted && !this.closed ? 'timeout' : res.aborted ? 'cancelled' : missing ? 'usage' : classifyKubectlFailure(res.stderr),
+      kind: timedOut ? 'timeout' : res.aborted ? 'cancelled' : missing ? 'usage' : classifyKubectlFailure(res.stderr),
       exitCode: res.exitCode,
-      stderr:
-        res.aborted && !this.closed
-          ? `kubectl proxy did not serve within ${this.opts.startTimeoutMs ?? 30_000} ms\n${res.stderr}`
-          : res.stderr,
+      stderr: timedOut ? `kubectl proxy did not serve within ${this.opts.startTimeoutMs ?? 30_000} ms\n${res.stderr}` : res.stderr,
       message: missing ? `${this.binary()} not found on PATH (install kubectl)` : undefined,
     });
   }
