@@ -49,7 +49,7 @@ describe('the channel when the run is cancelled or killed', () => {
     }
   });
 
-  it('the step force-killed (its process alone, as the runner on Linux kills it): the next run in the same temp directory opens its own fresh 0700 directory and works', async () => {
+  it('the step force-killed (its process alone, as the runner on Linux kills it): its proxy outlives it, and the next channel in the same temp directory ends it, removes its directory and opens its own', async () => {
     // a step process of its own that opens the channel, reads once, says where its socket is, and waits to be killed
     const script = join(temp, 'step.mts');
     const src = JSON.stringify(join(process.cwd(), 'src/adapters'));
@@ -73,9 +73,13 @@ describe('the channel when the run is cancelled or killed', () => {
       const killedSocket = /SOCKET (\S+)/.exec(out)![1]!;
       proxy = proxyPid(killedSocket);
       // the runner's last resort on Linux: SIGKILL to the step's process alone (not its group)
-      const exited = new Promise((r) => step.once('exit', r));
-      process.kill(step.pid!, 'SIGKILL');
-      await exited;
+      // the step's own process is the proxy's parent (tsx runs the script in a child of its own)
+      const owner = parentOf(proxy);
+      process.kill(owner, 'SIGKILL');
+      await until(() => !alive(owner));
+      // no handler ran: the proxy is orphaned, still serving in its directory
+      expect(alive(proxy)).toBe(true);
+      expect(existsSync(killedSocket)).toBe(true);
 
       const runner = new Runner();
       const next = new HttpKube({ runner, kubeconfig: sim.kubeconfigPath, tempDir: temp });
@@ -86,6 +90,10 @@ describe('the channel when the run is cancelled or killed', () => {
         expect(dirname(dirname(opened.socketPath))).toBe(temp);
         expect(statSync(dirname(opened.socketPath)).mode & 0o777).toBe(0o700);
         expect(runner.processCount).toBe(1);
+        // the killed step's proxy ended and its directory gone
+        const orphan = proxy;
+        await until(() => !alive(orphan));
+        expect(existsSync(dirname(killedSocket))).toBe(false);
       } finally {
         await next.close();
       }
@@ -103,6 +111,12 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A process's parent, from /proc/PID/stat (the field after the state). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 /** The pid of the kubectl proxy serving `socket`, from /proc. */
