@@ -21,6 +21,15 @@ function evidenceLine(label: string, k: KindCost): string {
     .slice(0, 3)
     .map((c) => `${c.kind} ${c.count}× ${c.ms} ms`)
     .join(', ');
+  if (k.processes === 0)
+    return (
+      `${label} node: 0 processes, ${k.requests} requests over the run's channel (${k.requestsByOp
+        .filter((o) => (o.count ?? 0) > 0)
+        .map((o) => `${o.op} ${o.count}`)
+        .join(', ')}), own time ${k.ownMs} ms. ` +
+      `The evidence read${ev.length > 1 ? 's' : ''} (${ev.map((s) => `"${s.step}" ${s.ms} ms`).join(', ')}) ` +
+      `take${ev.length > 1 ? '' : 's'} ${share(ms, k.ownMs)} of the own time; the other steps ${(k.ownMs ?? 0) - ms} ms.`
+    );
   return (
     `${label} node: ${k.processes} processes (kubectl ${k.kubectl}, talosctl ${k.talosctl}), own time ${k.ownMs} ms. ` +
     `The evidence read${ev.length > 1 ? 's' : ''} (${ev.map((s) => `"${s.step}" ${s.ms} ms / ${s.processes} processes`).join(', ')}) ` +
@@ -35,7 +44,13 @@ export function profileNotes(p: PerNodeResult): string[] {
   notes.push(evidenceLine('Skip', p.skip));
 
   const ev = stepOf(p.skip, 'read reboot evidence');
-  if (ev && ev.processes === 0) {
+  if (ev && ev.processes === 0 && p.reboot.processesWithLeaseProofs === 0 && p.skip.processesWithLeaseProofs === 0) {
+    notes.push(
+      `One evidence read is 0 processes: "${ev.step}" takes ${ev.ms} ms over the one Talos API connection. ` +
+        `Nothing per node is a process any more: every read and write of the cluster is a request over the run's one \`kubectl proxy\` (docs/kube-channel.md), ` +
+        `${p.reboot.requests} per rebooted node and ${p.skip.requests} per skipped node; a bare \`kubectl version --client\` would cost ${p.processFloorMs.kubectl} ms on this machine now.`,
+    );
+  } else if (ev && ev.processes === 0) {
     notes.push(
       `One evidence read is 0 processes: "${ev.step}" takes ${ev.ms} ms over the one Talos API connection (the CLI path took 8 talosctl processes and about 750 ms). ` +
         `What is left per node is kubectl (the credential patch and the reboot go over the Talos API; the drain's watch of the node is one kubectl process of its own): a bare \`kubectl version --client\` costs ${p.processFloorMs.kubectl} ms on this machine now, a bare \`talosctl version --client\` of the twin ${p.processFloorMs.talosctl} ms, so ${p.reboot.processesWithLeaseProofs} processes cannot fit 1 s here whatever the action does between them.`,
@@ -49,6 +64,17 @@ export function profileNotes(p: PerNodeResult): string[] {
     );
   }
 
+  if (p.reboot.processes === 0 && p.skip.processes === 0) {
+    notes.push(
+      'Lease proofs: one immediately before the credential patch, the drain, the reboot and the verified release of each node, each read beside the fence read of the node before it (the node and the Lease, two GETs at once on the channel: `lease` in the counts above): the read proves the Lease when it names this run, unexpired (RunLock.confirm).',
+    );
+    notes.push(
+      `Waits (excluded): drain, reboot and wait for Ready take ${p.reboot.waitMs} ms per reboot node on this twin (reboot ${p.rebootMs} ms, Ready polled every ${p.pollIntervalMs} ms: ${
+        (p.reboot.requestsIncludingWaits ?? 0) - (p.reboot.requests ?? 0) + 1
+      } polls). Outside the nodes the run started ${p.runLevel.processes} process (the channel's \`kubectl proxy\`) and sent ${p.runLevelRequests} requests (the listings, health gates' discovery, the Lease's acquire, renewals and release, the run's Event).`,
+    );
+    return notes;
+  }
   notes.push(cutsNote('Reboot', p.reboot), cutsNote('Skip', p.skip));
   notes.push(leaseNote(p));
   notes.push(

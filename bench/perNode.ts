@@ -10,6 +10,8 @@ import type { DecisionRecord } from '../src/core/model/record.js';
 import { runRollout } from '../src/pipeline/run.js';
 import { SimCluster } from '../sim/cluster.js';
 import { actionRollout, attributeToSteps, median, round, WAIT_STEPS, withClusterEnv, type AttributedCommand } from './lib.js';
+import { USER_AGENT } from '../src/adapters/kube/http/request.js';
+import { STEP } from '../src/core/steps.js';
 
 export interface KindCost {
   nodes: number;
@@ -47,6 +49,17 @@ export interface KindCost {
   commands: Array<{ kind: string; count: number | null; ms: number | null }>;
   /** the node's Kubernetes Event batches (`kubectl create … -o name`, src/adapters/kube/eventList.ts): median count and summed ms */
   events: { processes: number | null; ms: number | null };
+  /**
+   * HTTP requests over the run's channel for the node, as the apiserver twin received them (its request
+   * log, told apart by the action's User-Agent; the wait for Ready counted as one poll, as `processes`)
+   */
+  requests: number | null;
+  /** every request of the node, all Ready polls included */
+  requestsIncludingWaits: number | null;
+  /** without the requests of the drain, reboot and wait-for-Ready steps (the drain's evictions and its waits for the pods) */
+  requestsExcludingWaitSteps: number | null;
+  /** per operation (the User-Agent's comment: `read`, `patch`, `drain`, `event`…): median count per node, wait for Ready as one poll */
+  requestsByOp: Array<{ op: string; count: number | null }>;
 }
 
 export interface PerNodeResult {
@@ -61,6 +74,8 @@ export interface PerNodeResult {
     commands: string[];
     /** the run-level Event batches (the Lease's run Event) and their summed ms */ events: { processes: number; ms: number };
   };
+  /** the channel's requests outside any node's log group: the listing, the Lease, the run's Event */
+  runLevelRequests: number;
   /** median wall time of a process that only starts and prints its client version (no network): the per-process floor */
   processFloorMs: { kubectl: number | null; talosctl: number | null };
   outcomes: Record<string, number>;
@@ -68,9 +83,17 @@ export interface PerNodeResult {
   notes: string[];
 }
 
+/** One request the apiserver twin received from the action, labelled with the step it fell in. */
+interface NodeRequest {
+  op: string;
+  at: number;
+  step?: string;
+}
+
 interface NodeCost {
   record: DecisionRecord;
   commands: AttributedCommand[];
+  requests: NodeRequest[];
   /** Lease commands started inside the node's log group */
   leaseCommands: number;
 }
@@ -125,8 +148,18 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
       mine.forEach((c) => assigned.add(c));
       const leaseMine = commands.filter((c) => isLease(c) && owner(c) === record.node);
       leaseMine.forEach((c) => assigned.add(c));
-      perNode.push({ record, commands: attributeToSteps(record, mine), leaseCommands: leaseMine.length });
+      perNode.push({ record, commands: attributeToSteps(record, mine), requests: [], leaseCommands: leaseMine.length });
     }
+    // the requests as the apiserver twin received them, by the action's User-Agent (`talos-registry-auth-rollout (op)`)
+    const fromAction = cluster.kube.requests.filter((r) => (r.userAgent ?? '').startsWith(USER_AGENT));
+    const requestsOf = (record: DecisionRecord): NodeRequest[] =>
+      fromAction
+        .filter((r) => owner({ startedAtMs: r.at } as CommandRecord) === record.node)
+        .map((r) => ({ op: /\((\S+)\)$/.exec(r.userAgent ?? '')?.[1] ?? '?', at: r.at, step: stepAt(record, r.at) }));
+    for (const n of perNode) n.requests = requestsOf(n.record);
+    const runLevelRequests = fromAction.filter(
+      (r) => !perNode.some((n) => owner({ startedAtMs: r.at } as CommandRecord) === n.record.node),
+    );
     const runLevel = commands.filter((c) => !assigned.has(c));
     const outcomes: Record<string, number> = {};
     for (const r of result.records) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
@@ -139,7 +172,7 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
     const reboot = summarize(perNode.filter((n) => n.record.outcome === 'rebooted'));
     const skip = summarize(perNode.filter((n) => n.record.outcome === 'reboot-skipped'));
     progress(
-      `per node: reboot ${reboot.ownMs} ms / ${reboot.processes} processes + ${reboot.leaseProofs} Lease proofs, skip ${skip.ownMs} ms / ${skip.processes} processes + ${skip.leaseProofs} Lease proofs; ${(wallMs / 1000).toFixed(1)} s`,
+      `per node: reboot ${reboot.ownMs} ms / ${reboot.processes} processes / ${reboot.requests} requests, skip ${skip.ownMs} ms / ${skip.processes} processes / ${skip.requests} requests; ${(wallMs / 1000).toFixed(1)} s`,
     );
     return {
       reboot,
@@ -157,6 +190,7 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
         },
       },
       outcomes,
+      runLevelRequests: runLevelRequests.length,
       processFloorMs,
       definitions: {
         ownMs:
@@ -167,6 +201,8 @@ export async function benchPerNode(progress: (msg: string) => void): Promise<Per
           "processes plus the node's Lease commands of their own (renewals started inside the node's log group; the proof before each mutation rides on the node read before it, already in processes): what the targets are judged on",
         readPath:
           "every Talos call over the API (openTalosClient on the twin's talosconfig, as src/action/main.ts opens it): reads, ApplyConfiguration and Reboot; no talosctl on PATH",
+        requests:
+          "median HTTP requests for the node as the apiserver twin received them (its request log, the action's by its User-Agent), started between the node's log group start and end, with the wait for Ready counted as one poll; requestsIncludingWaits counts every poll, requestsExcludingWaitSteps drops the drain, the reboot and every poll",
         reboot: 'nodes booted with the old credential (outcome rebooted)',
         skip: 'nodes booted with the current credential, addNode({current: true}) (outcome reboot-skipped)',
       },
@@ -270,7 +306,32 @@ function summarize(nodes: NodeCost[]): KindCost {
       processes: med(nodes.map((n) => n.commands.filter(isEventBatch).length)),
       ms: med(nodes.map((n) => n.commands.filter(isEventBatch).reduce((a, c) => a + c.durationMs, 0))),
     },
+    requests: med(nodes.map((n) => countedRequests(n).length)),
+    requestsIncludingWaits: med(nodes.map((n) => n.requests.length)),
+    requestsExcludingWaitSteps: med(nodes.map((n) => n.requests.filter((r) => !WAIT_STEPS.has(r.step ?? '')).length)),
+    requestsByOp: [...new Set(nodes.flatMap((n) => n.requests.map((r) => r.op)))].map((op) => ({
+      op,
+      count: med(nodes.map((n) => countedRequests(n).filter((r) => r.op === op).length)),
+    })),
   };
+}
+
+/** The node's requests with only the first of the wait for Ready's polls (how many more depends on the twin's kubelet). */
+function countedRequests(n: NodeCost): NodeRequest[] {
+  let seenPoll = false;
+  return n.requests.filter((r) => {
+    if (r.step !== STEP.waitReady) return true;
+    if (seenPoll) return false;
+    seenPoll = true;
+    return true;
+  });
+}
+
+/** The step of the record that was running at `at`: the last one that had started. */
+function stepAt(record: DecisionRecord, at: number): string | undefined {
+  let step: string | undefined;
+  for (const s of record.steps) if (Date.parse(s.startedAt) <= at + 1) step = s.name;
+  return step;
 }
 
 /** An Event batch: the one `kubectl create` whose output is `-o name` (a Pod or a Lease is created with `-o json`). */

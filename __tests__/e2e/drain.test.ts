@@ -1,6 +1,8 @@
 // End to end: the drain against PodDisruptionBudgets, and a drain-timeout kubectl would misread.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
+import { HTTP_DRAIN_GRACE_MS } from '../../src/adapters/kube/http/client.js';
+import { STEP } from '../../src/core/steps.js';
 import { A, act, byName, node, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -42,6 +44,11 @@ describe('e2e: drain and PodDisruptionBudgets', () => {
     const d = byName(run)['worker-1'];
     expect(d.outcome).toBe('failed');
     expect(d.reason).toMatch(/drain failed/);
+    // it ran to its deadline and no further than the margin the time budget counts for it (the drain
+    // ends its own requests at drain-timeout; src/rules/budget.ts, docs/parallel.md)
+    const drain = d.steps.find((s: { name: string }) => s.name === STEP.drain);
+    expect(drain?.durationMs, JSON.stringify(d.steps)).toBeGreaterThanOrEqual(6000);
+    expect(drain?.durationMs).toBeLessThanOrEqual(6000 + HTTP_DRAIN_GRACE_MS);
     const n = node(c, 'worker-1');
     expect(n.spec.unschedulable).toBeFalsy();
     expect(n.metadata.annotations?.[A.owner]).toBeUndefined();

@@ -1,5 +1,5 @@
 // End to end: `undrainable: quarantine` against the twin. A PodDisruptionBudget that never allows an
-// eviction on one worker of three: the real kubectl drain times out on it, the bundle quarantines it
+// eviction on one worker of three: the drain times out on it, the bundle quarantines it
 // and rolls the other two; a rerun once the PDB allows the eviction rolls it and lifts the quarantine.
 // Checked from the twin's own records (its reboot log, the node as stored), not from what the action says.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';

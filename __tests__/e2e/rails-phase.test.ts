@@ -79,7 +79,8 @@ describe('e2e: however the run ends, the summary and the outputs list every node
   it('cancelled while the run lists the nodes again at the end: the rebooted node is in the summary and the outputs', async () => {
     c = await startCluster();
     const cluster = c;
-    const listings = (out: string) => out.split('\n').filter((l) => /exit \d+\s+kubectl get nodes/.test(l)).length;
+    // the node listings as the log shows them (one request over the channel each: `HTTP 200  GET /api/v1/nodes`)
+    const listings = (out: string) => out.split('\n').filter((l) => /HTTP \d+\s+GET \/api\/v1\/nodes\s*$/.test(l)).length;
     // The kill arrives after the first listing again (during the pause before the second one).
     const r = await act(
       cluster,

@@ -31,9 +31,9 @@ describe('e2e: a claim whose outcome is unknown', () => {
     c.kube.failNext({ method: 'PATCH', path: NODE_PATH }, { status: 504, land: true });
     const r = await act(c, { nodes: 'worker-1' });
     expect(r.exitCode, r.stdout).toBe(0);
-    // kubectl's own words for the apiserver's timeout, in the claim step's record
+    // the apiserver's own words for its timeout (the Status message of its timeout filter), in the claim step's record
     const claim = byName(r)['worker-1'].steps.find((s) => s.name === 'claim');
-    expect(claim?.detail).toContain('Error from server (Timeout): Timeout: request did not complete within requested timeout');
+    expect(claim?.detail).toContain('its answer was lost (Timeout: request did not complete within requested timeout');
     expect(claim?.detail).toMatch(/re-read showed it landed: adopted/);
     expect(byName(r)['worker-1'].outcome).toMatch(/rebooted|reboot-skipped/);
     expect(verifiedRev(ann(c, 'worker-1'))).toBe(REVISION);

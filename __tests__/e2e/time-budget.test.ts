@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { timelineOf } from '../../demo/summaryText.js';
-import { DRAIN_KILL_GRACE_MS } from '../../src/adapters/kube/kubectl.js';
+import { HTTP_DRAIN_GRACE_MS } from '../../src/adapters/kube/http/client.js';
 import { TALOSCTL_REBOOT_GRACE } from '../../src/adapters/talos/cli/talosctl.js';
 import { API_REBOOT_GRACE_MS } from '../../src/adapters/talos/api/rebootGrace.js';
 import { READYZ_WAIT_MS } from '../../src/pipeline/apiserver.js';
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 /**
- * A budget 6 s above what one node may take at worst with drain-timeout 4 s and ready-timeout 12 s (9m22s,
+ * A budget 6 s above what one node may take at worst with drain-timeout 4 s and ready-timeout 12 s (6m32s,
  * mostly the adapters' fixed margins): the first node may start, and once it took its seconds less
  * than that is left, so the roll ends `partial`.
  */
@@ -34,7 +34,8 @@ function justAboveOneNodeS(slackS = 6): number {
     readyTimeoutMs: READY_TIMEOUT_S * 1000,
     criRestartWaitMs: 20_000, // act()'s default cri-restart-wait
     verifyImage: false,
-    drainKillGraceMs: DRAIN_KILL_GRACE_MS,
+    // the bundle's drain is the channel's (requests it ends at its own deadline), not `kubectl drain`'s 60 s
+    drainKillGraceMs: HTTP_DRAIN_GRACE_MS,
     // the twin's talosconfig has a client certificate: the API path's reboot, talosctl's without the boot id
     rebootGraceMs: API_REBOOT_GRACE_MS,
     rebootWithoutBootIdGraceMs: TALOSCTL_REBOOT_GRACE.withoutBootIdMs,
@@ -97,7 +98,7 @@ describe('e2e: several workers at once', () => {
   it('a time-budget no node fits in is an input error before anything is read or changed', async () => {
     c = await startCluster({ defaultNodes: false });
     addWorkers(c, ['w-1']);
-    // with the default timeouts one node may take 1h59m at worst: 5 s would start nothing, ever
+    // with the default timeouts one node may take about 2h at worst: 5 s would start nothing, ever
     const run = await act(c, { 'time-budget': '5s' });
     expect(run.exitCode).toBe(1);
     expect(run.outputs.result).toBe('failed');

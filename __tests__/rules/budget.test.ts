@@ -7,12 +7,20 @@ import {
   type DeadlineInputs,
   type FinishedNode,
 } from '../../src/rules/budget.js';
+import { HTTP_DRAIN_GRACE_MS } from '../../src/adapters/kube/http/client.js';
+import { API_REBOOT_GRACE_MS } from '../../src/adapters/talos/api/rebootGrace.js';
+import { TALOSCTL_REBOOT_GRACE } from '../../src/adapters/talos/cli/talosctl.js';
 
 const MIN = 60_000;
 const worker = (tookMin: number): FinishedNode => ({ role: 'worker', tookMs: tookMin * MIN });
 const controlPlane = (tookMin: number): FinishedNode => ({ role: 'control-plane', tookMs: tookMin * MIN });
 
-/** The defaults: drain-timeout 45m, ready-timeout 10m, cri-restart-wait 60s, and the fixed margins (the adapters', the boot id read's bound). */
+/**
+ * The defaults: drain-timeout 45m, ready-timeout 10m, cri-restart-wait 60s, and fixed margins in whole
+ * minutes (the boot id read's bound, talosctl's reboot grace, and a minute for the drain, as a killed
+ * `kubectl drain` had) so the rule's sums read in minutes. The bundle's own margins (the channel's drain
+ * ends at its deadline: 5 s) are in BUNDLE below, which the docs' figures are checked against.
+ */
 const DEFAULTS: DeadlineInputs = {
   drainTimeoutMs: 45 * MIN,
   readyTimeoutMs: 10 * MIN,
@@ -24,6 +32,14 @@ const DEFAULTS: DeadlineInputs = {
   bootIdReadMs: 1 * MIN,
   readyzWaitMs: 2 * MIN,
 };
+/** The bundle's: the channel's drain grace, over the Talos API (no reboot grace) or through talosctl (its minute). */
+const BUNDLE_API: DeadlineInputs = {
+  ...DEFAULTS,
+  settleTimeoutMs: 10 * MIN,
+  drainKillGraceMs: HTTP_DRAIN_GRACE_MS,
+  rebootGraceMs: API_REBOOT_GRACE_MS,
+};
+const BUNDLE_TALOSCTL: DeadlineInputs = { ...BUNDLE_API, rebootGraceMs: TALOSCTL_REBOOT_GRACE.withBootIdMs };
 const sum = (d: DeadlineInputs) => nodeDeadlines(d).reduce((s, x) => s + x.ms, 0);
 
 function decide(over: Partial<BudgetInput>) {
@@ -148,16 +164,18 @@ describe('budgetTooShort: a budget no node fits in is refused up front', () => {
   });
 
   it('with the defaults and a 50-minute budget: the whole text, naming the inputs to lower, how often each counts, and how far the largest goes', () => {
-    const defaults = nodeDeadlines({ ...DEFAULTS, settleTimeoutMs: 10 * MIN });
-    expect(budgetTooShort(50 * MIN, defaults)).toBe(
-      '50m0s is shorter than what one node may take at worst, 2h9m0s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
-        'the drain 46m0s + the wait for /readyz and a second drain after a transport failure 48m0s + the boot id read and the reboot 12m0s + ' +
+    // the bundle's margins over the Talos API, as docs/parallel.md quotes the text in full
+    expect(budgetTooShort(50 * MIN, nodeDeadlines(BUNDLE_API))).toBe(
+      '50m0s is shorter than what one node may take at worst, 2h6m10s (the settle gate before the drain 10m0s + the wait for Talos to restart cri 1m0s + ' +
+        'the drain 45m5s + the wait for /readyz and a second drain after a transport failure 47m5s + the boot id read and the reboot 11m0s + ' +
         'the wait for /readyz and for Ready 12m0s), so no node could start. ' +
-        'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 8m0s of fixed margins: ' +
+        'That worst case is 2 × drain-timeout (45m0s) + 2 × ready-timeout (10m0s) + settle-timeout (10m0s) + cri-restart-wait (1m0s) + 5m10s of fixed margins: ' +
         'lower drain-timeout, ready-timeout, settle-timeout, cri-restart-wait until it is well below time-budget ' +
-        '(the difference is the time in which nodes may start; lowering drain-timeout alone to 5m30s would just fit one node, with no time left to start another), ' +
-        'or raise time-budget above 2h9m0s. docs/parallel.md, "Sizing a short job", shows how',
+        '(the difference is the time in which nodes may start; lowering drain-timeout alone to 6m55s would just fit one node, with no time left to start another), ' +
+        'or raise time-budget above 2h6m10s. docs/parallel.md, "Sizing a short job", shows how',
     );
+    // through talosctl: its minute past the reboot's wait
+    expect(budgetTooShort(50 * MIN, nodeDeadlines(BUNDLE_TALOSCTL))).toMatch(/at worst, 2h7m10s \(.* \+ 6m10s of fixed margins/);
   });
 
   it('verify-image makes ready-timeout count three times; a budget the largest input alone cannot fix says so', () => {
@@ -167,11 +185,13 @@ describe('budgetTooShort: a budget no node fits in is refused up front', () => {
   });
 
   it("the docs' example for a 60-minute job fits: time-budget 50m with drain-timeout 8m, ready-timeout 5m, settle-timeout 5m", () => {
-    const d = nodeDeadlines({ ...DEFAULTS, drainTimeoutMs: 8 * MIN, readyTimeoutMs: 5 * MIN, settleTimeoutMs: 5 * MIN });
-    expect(d.reduce((n, x) => n + x.ms, 0)).toBe(40 * MIN);
+    // the bundle's margins on the longer path (talosctl's reboot grace)
+    const d = nodeDeadlines({ ...BUNDLE_TALOSCTL, drainTimeoutMs: 8 * MIN, readyTimeoutMs: 5 * MIN, settleTimeoutMs: 5 * MIN });
+    expect(d.reduce((n, x) => n + x.ms, 0)).toBe(38 * MIN + 10_000);
     expect(budgetTooShort(50 * MIN, d)).toBeUndefined();
-    // and nodes may start during the first 10 minutes of the budget
-    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 10 * MIN }).allowed).toBe(true);
-    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + 10 * MIN + 1 }).allowed).toBe(false);
+    // and nodes may start during the first 11m50s of the budget
+    const window = 11 * MIN + 50_000;
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + window }).allowed).toBe(true);
+    expect(decide({ budgetMs: 50 * MIN, deadlines: d, nowMs: 1_000_000 + window + 1 }).allowed).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
 // request, closed at the end of the run; a proxy that dies is noticed and re-opened once
 // (docs/kube-channel.md).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +96,8 @@ export class KubeChannel {
     // a proxy that never served: its failure is every request's answer
     const r = await cur;
     if (r.alive) return r;
+    // the run was cancelled: the Runner ended the proxy with every other child, and starts none again
+    if (this.opts.runner.signal.aborted) throw this.ended('the run was cancelled', 'cancelled');
     if (this.current === cur) {
       if (this.reopens >= REOPENS) throw this.ended(`the kubectl proxy ended and was already started again once (${this.lastEnd})`);
       this.reopens++;
@@ -104,11 +106,11 @@ export class KubeChannel {
     return this.open();
   }
 
-  private ended(why: string): ToolError {
+  private ended(why: string, kind: 'transport' | 'cancelled' = 'transport'): ToolError {
     return new ToolError({
       tool: 'kube-api',
       command: this.describe(),
-      kind: 'transport',
+      kind,
       exitCode: null,
       stderr: why,
       message: `the channel to the API server is gone: ${why}`,
@@ -118,8 +120,11 @@ export class KubeChannel {
   private start(): Promise<Running> {
     const base =
       this.opts.tempDir && join(this.opts.tempDir, 'kube-XXXXXX', 'x'.repeat(16)).length < SOCKET_PATH_MAX ? this.opts.tempDir : tmpdir();
+    reapOrphans(base);
     // mkdtemp makes the directory 0700: only this user can reach the socket inside it
     const dir = mkdtempSync(join(base, 'kube-'));
+    // whose channel this is: a later channel ends the proxy of a step that was killed (reapOrphans)
+    writeFileSync(join(dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
     const socketPath = join(dir, `${randomBytes(6).toString('hex')}.sock`);
     const stop = new AbortController();
     const args = this.args(socketPath);
@@ -188,15 +193,14 @@ export class KubeChannel {
     }
     const command = this.opts.runner.describe({ file: this.binary(), args });
     const missing = res.exitCode === 127 && /ENOENT/.test(res.stderr);
+    // aborted by our start timer, not by the run's cancellation or our close
+    const timedOut = res.aborted && !this.closed && !this.opts.runner.signal.aborted;
     return new ToolError({
       tool: 'kubectl',
       command,
-      kind: res.aborted && !this.closed ? 'timeout' : res.aborted ? 'cancelled' : missing ? 'usage' : classifyKubectlFailure(res.stderr),
+      kind: timedOut ? 'timeout' : res.aborted ? 'cancelled' : missing ? 'usage' : classifyKubectlFailure(res.stderr),
       exitCode: res.exitCode,
-      stderr:
-        res.aborted && !this.closed
-          ? `kubectl proxy did not serve within ${this.opts.startTimeoutMs ?? 30_000} ms\n${res.stderr}`
-          : res.stderr,
+      stderr: timedOut ? `kubectl proxy did not serve within ${this.opts.startTimeoutMs ?? 30_000} ms\n${res.stderr}` : res.stderr,
       message: missing ? `${this.binary()} not found on PATH (install kubectl)` : undefined,
     });
   }
@@ -220,6 +224,87 @@ export class KubeChannel {
     r.stop.abort();
     rmSync(r.dir, { recursive: true, force: true });
   }
+}
+
+/** In a channel's directory: the pid of the step process that started its proxy. */
+const OWNER_FILE = 'owner';
+
+/**
+ * The proxies of steps that were killed without a chance to stop them (SIGKILL, as the runner's last
+ * resort on Linux kills the step's process alone: docs/kube-channel.md): a channel directory in `base`
+ * whose owner process is gone. Its proxy, found by the socket path on its command line (Linux's /proc;
+ * elsewhere none is found), is ended and the directory removed. A directory without an owner file, or
+ * whose owner still runs (or whose pid was reused), is left alone.
+ */
+export function reapOrphans(base: string): number {
+  let ended = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(base).filter((e) => e.startsWith('kube-'));
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const dir = join(base, e);
+    let owner: number;
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || running(owner)) continue;
+    for (const pid of servingIn(dir)) {
+      try {
+        process.kill(pid, 'SIGTERM');
+        ended++;
+      } catch {
+        /* gone already */
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return ended;
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: it runs, as another user
+    return (e as { code?: string }).code === 'EPERM';
+  }
+  // a zombie (killed, its parent has not collected it yet) runs no more
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/** The processes whose command line serves a socket in `dir` (`--unix-socket=<dir>/…`), from /proc. */
+function servingIn(dir: string): number[] {
+  const pids: number[] = [];
+  let procs: string[];
+  try {
+    procs = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return pids;
+  }
+  const flag = `--unix-socket=${dir}/`;
+  for (const d of procs) {
+    try {
+      if (
+        readFileSync(`/proc/${d}/cmdline`, 'utf8')
+          .split('\0')
+          .some((a) => a.startsWith(flag))
+      )
+        pids.push(Number(d));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return pids;
 }
 
 function lastLine(text: string): string {
