@@ -3,8 +3,8 @@
 // result lists every node it touched with what became of it.
 import { errorMessage, InputError } from '../core/errors.js';
 import type { NodeState } from '../core/model/node.js';
-import type { DecisionRecord } from '../core/model/record.js';
-import type { RolloutFindings } from '../core/model/rolloutResult.js';
+import { partialCause, type RolloutFindings } from '../core/model/rolloutResult.js';
+import type { StartAnswer, StartCheck, StartCheckFinding } from '../core/model/startCheck.js';
 import { fenceCapture } from '../rules/fences.js';
 import { emptySelection, selectNodes, validateInventory } from '../rules/inventory.js';
 import { adoptable } from '../rules/adopt.js';
@@ -15,7 +15,7 @@ import { resolveMaxUnavailable } from '../core/config.js';
 import { NodeLogs } from '../report/nodeLog.js';
 import { runEvent } from '../report/events.js';
 import type { RebootGrace } from '../adapters/types.js';
-import { budgetTooShort, nodeDeadlines } from '../rules/budget.js';
+import { budgetTooShort, nodeDeadlines, type FinishedNode } from '../rules/budget.js';
 import { quarantinedNodes, type QuarantinedOut } from '../rules/quarantine.js';
 import {
   CancelledError,
@@ -26,14 +26,14 @@ import {
   QuarantinedNodesError,
 } from './errors.js';
 import { NodeRuns } from './nodeRun.js';
-import { planGates, planNodes } from './plan.js';
+import { planNodes } from './plan.js';
 import { proofStep, proveNodes, type ToProve } from './prove.js';
 import { forecastDrains } from './forecast.js';
-import type { PodOwnerReading } from '../core/workloads.js';
-import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
+import { rollNodes, withStartChecks, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
-import { windowClosed, windowPlan } from './windows.js';
+import { startChecks, type ChecksRoll } from './startChecks/index.js';
+import { predictStarts } from './predict.js';
 
 /** What the run found and did (core/model/rolloutResult.ts), and the listing the old-credential verdict is judged on. */
 export interface ScopedFindings extends RolloutFindings {
@@ -138,10 +138,16 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   const empty = emptySelection({ names: config.nodes, selector: config.nodeSelector?.text, inScope: first.scope.selected.size });
   if (empty) throw new InputError(empty.input, empty.message);
 
-  // Outside every maintenance window an apply run with work claims nothing: no registry request, no
-  // Talos client, no Lease (docs/windows.md); a run with nothing to roll stays `clean` whatever the window.
-  const closed = config.mode === 'apply' && first.selected.length > 0 ? windowClosed(ctx) : undefined;
-  if (closed) return outsideEveryWindow(ctx, first, closed);
+  // The run's start checks (src/pipeline/startChecks/index.ts), built once; what they weigh of the roll
+  // is filled in as the run learns it (max-unavailable, one node's deadlines, the nodes' times).
+  const checksRoll: ChecksRoll & { times: FinishedNode[] } = { maxUnavailable: 1, runStartMs, deadlines: [], times: [] };
+  const checks = config.mode === 'apply' ? startChecks(ctx, checksRoll) : [];
+  // The checks that need nothing the run takes are asked before anything is: outside every maintenance
+  // window an apply run with work claims nothing (no registry request, no Talos client, no Lease;
+  // docs/windows.md); a run with nothing to roll stays `clean` whatever they say.
+  const early = first.selected.length > 0 ? await askBeforeAnything(ctx, checks, first) : undefined;
+  if (early?.ends === 'failed') throw early.error;
+  if (early) return stoppedBeforeAnything(ctx, first, early);
 
   // What only a run with work needs comes now, before the plan or the Lease: a merge-queue run with
   // every node verified needs nothing but the node list (no registry request, no Talos call, no Lease
@@ -167,19 +173,16 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
 
   if (config.mode === 'plan') {
     const { records, pods } = await forecastDrains(ctx, await planNodes(ctx, first.selected));
-    const settleWaits = await predictSettle(ctx, records, pods);
-    const windows = windowPlan(ctx);
-    if (windows) ctx.log.info(windows);
-    const gates = await planGates(ctx);
+    // the same start checks, asked for their forecast: what would hold or stop the roll now
+    const reboots = records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node);
+    const predicted = await predictStarts(ctx, startChecks(ctx, checksRoll, { nodes: reboots, pods }), first.selected[0]);
     return {
-      ...(windows ? { windows } : {}),
       result: 'planned',
       records,
       notReached: [],
       upToDate: first.upToDate,
       scope: first.scope,
-      ...(settleWaits ? { settleWaits } : {}),
-      ...(gates ? { gates } : {}),
+      ...predicted,
       ...facts,
     };
   }
@@ -193,22 +196,22 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     ctx.lock.startRenewing();
   }
   const nodeRuns = new NodeRuns(ctx);
-  const roll: RollState = {
+  // the checks read the roll's numbers from this same object
+  const roll: RollState = Object.assign(checksRoll, {
     maxUnavailable: resolveMaxUnavailable(config.maxUnavailable, first.selected.filter((n) => n.role === 'worker').length),
-    runStartMs,
     deadlines,
-    times: [],
+    checks,
     peak: 0,
     quarantined: [],
     quarantinedNow: new Map(),
     logs:
       deps.nodeLogs ??
       ('count' in config.maxUnavailable && config.maxUnavailable.count === 1 ? passThrough(ctx.log) : new NodeLogs(sinkOf(ctx.log))),
-  };
+  });
   let end: RollEnd;
   const last = { listing: first };
   try {
-    end = await rollPasses(ctx, nodeRuns, first, roll, last);
+    end = await withStartChecks(checks, first.selected, ctx.log, () => rollPasses(ctx, nodeRuns, first, roll, last));
   } finally {
     ctx.lock?.stop();
     roll.logs.flushAll();
@@ -232,7 +235,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     notReached,
     upToDate: first.upToDate,
     ...(error ? { error } : {}),
-    ...(end.result === 'partial' ? { notice: end.notice, stoppedBy: end.stoppedBy } : {}),
+    ...(end.result === 'partial' ? partialOf(end.notice, end.stop) : {}),
     inFlightMax: roll.peak,
     maxUnavailable: roll.maxUnavailable,
     holds: ctx.holds.all,
@@ -274,37 +277,41 @@ async function proveListed(
   return { proofChecks, ...(talosReads ? { talosReads } : {}) };
 }
 
-/** A run started outside every maintenance window: `partial`, every selected node left, nothing read past the listing. */
-function outsideEveryWindow(ctx: RunContext, first: Listing, notice: string): ScopedFindings {
-  ctx.holds.start('window', ctx.clock.now(), notice, first.selected[0].name);
-  ctx.log.info(notice);
+/** The start checks that need nothing the run takes, asked once before anything is taken (apply): their first `stop`, if any. */
+async function askBeforeAnything(
+  ctx: RunContext,
+  checks: readonly StartCheck[],
+  first: Listing,
+): Promise<Extract<StartAnswer, { kind: 'stop' }> | undefined> {
+  const q = { node: first.selected[0], nowMs: ctx.clock.now(), inFlight: [], finished: [], left: first.selected.length, log: ctx.log };
+  for (const check of checks.filter((c) => c.beforeAnything)) {
+    const a = await check.ask(q);
+    if (a.kind === 'stop') return a;
+  }
+  return undefined;
+}
+
+/** A run a start check stopped before anything was taken: `partial`, every selected node left, nothing read past the listing. */
+function stoppedBeforeAnything(
+  ctx: RunContext,
+  first: Listing,
+  stop: Extract<StartAnswer, { kind: 'stop'; ends: 'partial' }>,
+): ScopedFindings {
   return {
     result: 'partial',
     records: [],
     notReached: first.selected.map((n) => n.name),
     upToDate: first.upToDate,
-    notice,
-    stoppedBy: 'window',
+    ...partialOf(stop.message, stop),
     holds: ctx.holds.all,
     scope: first.scope,
   };
 }
 
-/** Plan: which workloads the settle gate would wait for, after the drains of the nodes planned to reboot; logged. */
-async function predictSettle(ctx: RunContext, records: DecisionRecord[], pods?: PodOwnerReading[]): Promise<string[] | undefined> {
-  if (!ctx.settle.enabled) return undefined;
-  try {
-    const waits = await ctx.settle.predictWaits(
-      records.filter((r) => r.outcome === 'planned-reboot').map((r) => r.node),
-      pods,
-    );
-    ctx.log.info(`settle gate: the drains would wait for ${waits.length ? waits.join(', ') : 'no workload'} to be available again`);
-    return waits;
-  } catch (e) {
-    // a prediction only: the plan stands without it
-    ctx.log.info(`settle gate: could not predict which workloads the roll would wait for: ${errorMessage(e)}`);
-    return undefined;
-  }
+/** A `partial` result's fields: the check's line as the notice, its report name, what it found as data. */
+function partialOf(notice: string, stop: StartCheckFinding): Pick<ScopedFindings, 'notice' | 'stoppedBy' | 'stop'> {
+  const stoppedBy = partialCause(stop.check);
+  return { notice, ...(stoppedBy ? { stoppedBy } : {}), stop: { check: stop.check, value: stop.value, message: stop.message } };
 }
 
 /**
