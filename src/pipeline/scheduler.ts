@@ -3,10 +3,9 @@
 // the pass ended. Which node may start is src/rules/schedule.ts's; whether it may start now is the start
 // checks' (src/core/model/startCheck.ts, the list src/pipeline/startChecks/index.ts), none known here by
 // name (docs/start-checks.md, docs/parallel.md).
-import type { NodeState } from '../core/model/node.js';
+import type { NodeState, Role } from '../core/model/node.js';
 import type { DecisionRecord } from '../core/model/record.js';
 import type { StartAnswer, StartCheck, StartCheckFinding, StartQuestion } from '../core/model/startCheck.js';
-import type { Deadline, FinishedNode } from '../rules/budget.js';
 import { capacityStopMessage, quarantinedAfter, type QuarantinedOut } from '../rules/quarantine.js';
 import { schedule, type Waiting } from '../rules/schedule.js';
 import { formatGroupTitle } from '../report/log.js';
@@ -29,14 +28,11 @@ export type RollEnd =
 /** A start check's `stop` answer. */
 type StopAnswer = Extract<StartAnswer, { kind: 'stop' }>;
 
-/** What the passes of one run share: the resolved max-unavailable, the budget's clock and deadlines, the peak. */
+/** What the passes of one run share: the resolved max-unavailable, what each node took, the peak, the start checks. */
 export interface RollState {
   maxUnavailable: number;
-  runStartMs: number;
-  /** one node's own deadlines under this run's inputs (src/rules/budget.ts), for the budget */
-  deadlines: Deadline[];
-  /** nodes of this run that finished, for the time budget */
-  times: FinishedNode[];
+  /** nodes of this run that finished, with what each took (the time budget's check reads them) */
+  times: Array<{ role: Role; tookMs: number }>;
   /** the largest number of nodes in flight at once */
   peak: number;
   logs: NodeLogsLike;
