@@ -153,6 +153,7 @@ export async function rollNodes(
     let held: Extract<StartAnswer, { kind: 'hold' }> | undefined;
     const nowMs = clock.now();
     const starting: NodeState[] = [];
+    let refused = false;
     for (const name of stop ? [] : d.start) {
       const node = byName.get(name)!;
       const a = await askChecks(roll.checks, {
@@ -171,8 +172,10 @@ export async function rollNodes(
         stop = { why: 'check', answer: a };
         break;
       }
-      if (a.kind === 'refuse') await refuseOne(node, a);
-      else starting.push(node);
+      if (a.kind === 'refuse') {
+        await refuseOne(node, a);
+        refused = true;
+      } else starting.push(node);
     }
     for (const node of starting) {
       done.add(node.uid);
@@ -185,6 +188,8 @@ export async function rollNodes(
       await Promise.race([...inFlight.values(), clock.sleep(waitMs)]);
       continue;
     }
+    // a refused node ended at once: schedule again before deciding the roll is over
+    if (refused && !stop) continue;
     if (inFlight.size === 0) break;
     // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
