@@ -91,7 +91,7 @@ export class RunLock {
 
   /**
    * Read-only: throw LeaseHeldError when another run holds the Lease. Called when the first listing
-   * refuses the run (src/pipeline/run.ts), so a second run sees "run X holds the Lease" (with its URL)
+   * refuses the run (src/pipeline/listing.ts), so a second run sees "run X holds the Lease" (with its URL)
    * rather than X's claim on a node, which the inventory would report as a residual claim. A listing
    * that finds nothing to roll never reads the Lease.
    */

@@ -1,6 +1,6 @@
 // The maintenance windows as a start check (docs/windows.md): outside every window nothing new starts
 // and the roll ends `partial`; nodes in flight finish. Asked before anything is taken too (the
-// pre-flight check, the Talos client, the Lease: src/pipeline/run.ts), so a run outside every window
+// pre-flight check, the Talos client, the Lease: src/pipeline/run.ts, src/pipeline/checkStops.ts), so a run outside every window
 // claims nothing. The decision is src/rules/windows.ts's, the words src/report/windows.ts's.
 import type { StartAnswer, StartCheck, StartQuestion } from '../../core/model/startCheck.js';
 import type { MaintenanceWindow, WindowsAt, WindowsForecast } from '../../core/model/windows.js';
