@@ -21,7 +21,8 @@ export type RunMode = (typeof RUN_MODES)[number];
  * The names the result's `stoppedBy` and the report's enum give a `partial` stop. What ends a roll
  * `partial` is not this list: it is a start check's answer (`stop` with `ends: 'partial'`,
  * src/core/model/startCheck.ts); this is how the report names the start checks that may answer it (the
- * time budget, the maintenance windows, a health gate; a test holds the run's list of checks to it).
+ * time budget, the maintenance windows, a health gate). A check whose name is not here still ends the
+ * roll `partial` and the result carries its finding (`stop`); only `stoppedBy` is then absent.
  */
 export const PARTIAL_CAUSES = ['budget', 'window', 'gate'] as const;
 export type PartialCause = (typeof PARTIAL_CAUSES)[number];
