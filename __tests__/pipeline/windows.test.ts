@@ -1,4 +1,4 @@
-// Maintenance windows in a run (src/pipeline/windows.ts, docs/windows.md), on the fakes and their
+// Maintenance windows in a run (src/pipeline/startChecks/windows.ts, docs/windows.md), on the fakes and their
 // virtual clock (2026-11-30T10:00:00Z at the start): checked before each start, a window that closes
 // while a node is in flight lets it finish and starts no other; a run started outside every window
 // reads the node listing and nothing else; a converged run stays `clean`; plan says open or not.

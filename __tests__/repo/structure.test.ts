@@ -10,10 +10,13 @@ import {
   importCycles,
   importsLeaving,
   importsOf,
+  importsOfAny,
+  longFiles,
   moduleImports,
   onlyImporter,
   readGraph,
   SRC,
+  startCheckFiles,
   textParsing,
   upwardImports,
 } from './structure.js';
@@ -81,6 +84,38 @@ describe('the structure checker itself', () => {
     expect(moduleImports(g, ['report'], ['fs'], 'no I/O')).toEqual(["src/report/x.ts:1 imports 'node:fs': no I/O"]);
   });
 
+  it('the scheduler and the start checks: one check (its file, its rule, its words) imported by the scheduler is named, the list and the port are not', () => {
+    const g = graphOf({
+      'pipeline/scheduler.ts': ['core/model/startCheck.ts', 'pipeline/startChecks/windows.ts', 'rules/budget.ts', 'rules/schedule.ts'],
+      'pipeline/startChecks/index.ts': ['pipeline/startChecks/windows.ts', 'pipeline/startChecks/budget.ts'],
+      'pipeline/startChecks/windows.ts': ['core/model/startCheck.ts', 'rules/windows.ts', 'report/windows.ts'],
+      'pipeline/startChecks/budget.ts': ['core/model/startCheck.ts', 'rules/budget.ts'],
+      'pipeline/run.ts': ['pipeline/startChecks/index.ts', 'pipeline/scheduler.ts'],
+    });
+    const checks = startCheckFiles(g, 'pipeline/startChecks', 'pipeline/startChecks/index.ts');
+    expect([...checks].sort()).toEqual([
+      'pipeline/startChecks/budget.ts',
+      'pipeline/startChecks/windows.ts',
+      'report/windows.ts',
+      'rules/budget.ts',
+      'rules/windows.ts',
+    ]);
+    expect(importsOfAny(g, 'pipeline/scheduler.ts', checks, 'the scheduler asks the list')).toEqual([
+      'src/pipeline/scheduler.ts:2 imports src/pipeline/startChecks/windows.ts: the scheduler asks the list',
+      'src/pipeline/scheduler.ts:3 imports src/rules/budget.ts: the scheduler asks the list',
+    ]);
+    expect(importsOfAny(g, 'pipeline/run.ts', checks, 'the list only')).toEqual([]);
+  });
+
+  it('names a file over the line limit, counting its last line once', () => {
+    const texts = new Map([
+      ['pipeline/long.ts', 'a\nb\nc\nd\n'],
+      ['pipeline/short.ts', 'a\nb\nc\n'],
+      ['pipeline/noNewline.ts', 'a\nb\nc'],
+    ]);
+    expect(longFiles(texts, 3)).toEqual(['src/pipeline/long.ts: 4 lines (at most 3)']);
+  });
+
   it('finds process.env outside the files allowed, and text parsing by its syntax (not in comments or strings)', () => {
     const texts = new Map([
       ['action/inputs.ts', 'const a = process.env.INPUT_X;'],
@@ -137,6 +172,18 @@ describe('src/ keeps its structure', () => {
             .map((i) => `src/${i.from}:${i.line} imports ${i.to}: an entry imports only its action/ file`),
         ),
     ]).toEqual([]);
+  });
+
+  it('the scheduler imports no single start check, its rule or its words: only the list and the port (docs/start-checks.md)', () => {
+    const checks = startCheckFiles(graph, 'pipeline/startChecks', 'pipeline/startChecks/index.ts');
+    expect(checks.size).toBeGreaterThanOrEqual(4);
+    expect(
+      importsOfAny(graph, 'pipeline/scheduler.ts', checks, 'the scheduler asks the start checks through the port, never one of them'),
+    ).toEqual([]);
+  });
+
+  it('no file of src/ is over 350 lines (a file that long does more than one job: split it by job)', () => {
+    expect(longFiles(texts, 350)).toEqual([]);
   });
 
   it('only the shell reads process.env, but for exec.ts (a child’s environment) and the talosconfig lookup, as talosctl does it', () => {

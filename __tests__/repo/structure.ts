@@ -179,6 +179,33 @@ export function importsLeaving(graph: Graph, dir: string, why: string): string[]
   return out;
 }
 
+/**
+ * The files of the start checks (docs/start-checks.md): each check's own file under `dir` (all but
+ * the list, `list`), and the rules/ and report/ files a check imports (its rule, its words).
+ */
+export function startCheckFiles(graph: Graph, dir: string, list: string): Set<string> {
+  const out = new Set<string>();
+  for (const [file, imports] of graph) {
+    if (!file.startsWith(`${dir}/`) || file === list) continue;
+    out.add(file);
+    for (const i of imports) if (i.internal && (i.to.startsWith('rules/') || i.to.startsWith('report/'))) out.add(i.to);
+  }
+  return out;
+}
+
+/** `file`'s imports of any file of `forbidden` (e.g. the scheduler importing one start check instead of the list). */
+export function importsOfAny(graph: Graph, file: string, forbidden: ReadonlySet<string>, why: string): string[] {
+  return (graph.get(file) ?? []).filter((i) => i.internal && forbidden.has(i.to)).map((i) => `${where(i)}: ${why}`);
+}
+
+/** Files longer than `max` lines, as `src/FILE: N lines (at most MAX)`: a file that long does more than one job. */
+export function longFiles(texts: ReadonlyMap<string, string>, max: number): string[] {
+  return [...texts]
+    .map(([file, text]) => [file, text.split('\n').length - (text.endsWith('\n') ? 1 : 0)] as const)
+    .filter(([, lines]) => lines > max)
+    .map(([file, lines]) => `src/${file}: ${lines} lines (at most ${max})`);
+}
+
 /** Imports of the named modules (`node:fs` or `fs` alike) from files under one of `dirs`. */
 export function moduleImports(graph: Graph, dirs: readonly string[], modules: readonly string[], why: string): string[] {
   const names = new Set(modules.flatMap((m) => [m, `node:${m}`]));

@@ -9,7 +9,7 @@
 // a mode that could not run; there `report-file` is empty. A report file that cannot be written is an
 // error annotation, never the step's failure: the run's own result, outputs, summary and exit status
 // stand as they are, and `report-file` is empty.
-import type { PartialCause } from '../core/model/rolloutResult.js';
+import type { PartialCause, RolloutResult } from '../core/model/rolloutResult.js';
 import { errorMessage, PreflightError, RolloutError } from '../core/errors.js';
 import { rolloutFacts } from '../core/model/rolloutResult.js';
 import { parseOwnerToken, runUrl } from '../core/owner.js';
@@ -87,6 +87,12 @@ const PARTIAL_TITLE: Record<PartialCause, string> = {
   window: 'maintenance window closed',
   gate: 'health gate false past gate-timeout',
 };
+
+/** The title of a `partial` run's notice: its start check's, or, for a check the report names not yet, the check's name. */
+function partialTitle(r: Pick<RolloutResult, 'stoppedBy' | 'stop'>): string {
+  if (r.stoppedBy) return PARTIAL_TITLE[r.stoppedBy];
+  return r.stop ? `stopped early by ${r.stop.check}` : PARTIAL_TITLE.budget;
+}
 
 export async function publish(report: ActionReport, port: PublishPort, options: PublishOptions = {}): Promise<void> {
   const p = present(report, options);
@@ -176,7 +182,7 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   if (r.result === 'partial') {
     const message = `${r.notReached.length} node(s) left for the next run (${r.notice ?? 'the time budget stopped the roll'}); every node started ended released or verified, and a rerun continues with the rest`;
     if (r.failOnPartial) failures.push(`${message} (fail-on-partial: true)`);
-    else annotations.push({ kind: 'notice', title: PARTIAL_TITLE[r.stoppedBy ?? 'budget'], message });
+    else annotations.push({ kind: 'notice', title: partialTitle(r), message });
   }
   if (r.proofChecks) annotations.push(...proofCheckAnnotations(r.proofChecks, { redactor }));
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });

@@ -7,7 +7,7 @@
 // A role that may not read it (`forbidden`, an os:operator certificate) is no such failure: talosctl
 // follows that reboot by its event stream, without the boot id (docs/talos-api.md, "The reboot").
 // The rule and its tests: __tests__/pipeline/bootIdBefore.test.ts; the time budget counts the bound
-// (src/pipeline/run.ts deadlinesOf, src/rules/budget.ts).
+// (src/pipeline/deadlines.ts deadlinesOf, src/rules/budget.ts).
 import { errorMessage, RebootNotSentError, ToolError } from '../core/errors.js';
 import { formatDuration } from '../core/format.js';
 import type { RunContext } from './context.js';

@@ -15,8 +15,9 @@ export interface GatesLog {
   info(message: string): void;
 }
 
-/** What one start's check decided: start now, wait a poll interval, or stop new starts (the gate timed out). */
-export type GateDecision = { kind: 'start' } | { kind: 'wait' } | { kind: 'stop'; message: string };
+/** What one start's check decided: start now, wait a poll interval, or stop new starts (the gate timed out); with every gate's value. */
+export type GateDecision =
+  { kind: 'start' | 'wait'; values: GateValue[]; line?: string } | { kind: 'stop'; message: string; values: GateValue[] };
 
 interface Resolved {
   gates: Array<{ spec: GateSpec; test: ObjectTest }>;
@@ -113,7 +114,7 @@ export class HealthGates {
         log.info(`health gates: all hold again after ${formatDuration(now - this.#hold.startMs)}; starts go on`);
       }
       this.#hold = undefined;
-      return { kind: 'start' };
+      return { kind: 'start', values };
     }
     const line = failingLine(values);
     if (!this.#hold) {
@@ -128,8 +129,9 @@ export class HealthGates {
       return {
         kind: 'stop',
         message: `health gate ${names.join(', ')} stayed false for ${formatDuration(this.deps.timeoutMs)} (gate-timeout): ${line}; no further node was started`,
+        values,
       };
     }
-    return { kind: 'wait' };
+    return { kind: 'wait', values, line };
   }
 }

@@ -36,6 +36,7 @@ export class NodeRun {
   #drained = false;
   #marksFound: string[] = [];
   #marksKept: string[] = [];
+  #refusedBeforeStart = false;
   readonly address: string;
 
   constructor(
@@ -176,6 +177,20 @@ export class NodeRun {
     this.#record.nextStep = stop.nextStep;
   }
 
+  /**
+   * a start check refused the node (src/core/model/startCheck.ts `refuse`): it was not started, nothing
+   * on it was changed; the record says why and what a person does next
+   */
+  refusedBeforeStart(refusal: { message: string; nextStep: string }): void {
+    this.#refusedBeforeStart = true;
+    this.recordStop({ outcome: 'refused', message: refusal.message, nextStep: refusal.nextStep });
+  }
+
+  /** true when a start check refused the node: its record counts although the node was never started */
+  get refused(): boolean {
+    return this.#refusedBeforeStart;
+  }
+
   /** the node was quarantined (src/pipeline/quarantine.ts, for stopNode): what blocked its drain and how to lift it */
   recordQuarantine(note: QuarantineNote): void {
     this.#record.quarantine = note;
@@ -288,7 +303,7 @@ export class NodeRuns {
   }
 
   records(): DecisionRecord[] {
-    return [...this.all].filter((r) => r.phase !== 'read' || r.record.steps.length > 0).map((r) => r.record);
+    return [...this.all].filter((r) => r.phase !== 'read' || r.record.steps.length > 0 || r.refused).map((r) => r.record);
   }
 
   private publish(): void {

@@ -13,8 +13,6 @@ import { rebootEvidence } from '../rules/evidence.js';
 import { hostsToRoll } from '../rules/marker.js';
 import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import type { RunContext } from './context.js';
-import type { GateValue } from '../core/model/gates.js';
-import { gateLines } from '../report/gates.js';
 
 export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise<DecisionRecord[]> {
   const t0 = ctx.clock.now();
@@ -72,12 +70,4 @@ async function previewConfigs(ctx: RunContext, targets: Array<{ name: string; ad
       return { shown: false, why: `the machine config could not be read or patched: ${errorMessage(e)}` };
     }
   });
-}
-
-/** plan: every health gate's value now, each said in the log (docs/gates.md); undefined when no gate is configured. */
-export async function planGates(ctx: RunContext): Promise<GateValue[] | undefined> {
-  if (!ctx.gates) return undefined;
-  const values = await ctx.gates.check();
-  for (const line of gateLines(values)) ctx.log.info(line);
-  return values;
 }

@@ -4,25 +4,14 @@
 // before every mutation (assertHeld). Its errors, which say who
 // holds the Lease or why it was lost, are in src/pipeline/errors.ts.
 import type { KubeClient, LeaseReading, LeaseState } from '../adapters/types.js';
-import { errorMessage, outcomeUnknown, ToolError, type FailureCause } from '../core/errors.js';
-import { LeaseContendedError, LeaseHeldError, LeaseLostError, LeaseUnknownError } from './errors.js';
-import { readAfterUnknown } from './apiserver.js';
+import { errorMessage, ToolError, type FailureCause } from '../core/errors.js';
+import { LeaseHeldError, LeaseLostError } from './errors.js';
+import { acquireLease } from './leaseAcquire.js';
 import { releaseLease, whoHolds, type LeaseReleaseOutcome } from './lease.js';
 import { formatDuration } from '../core/format.js';
 import { GITHUB_SERVER_URL } from '../core/owner.js';
 import type { Clock } from '../core/clock.js';
-import {
-  acquireSpec,
-  judgeLease,
-  LEASE_DURATION_SECONDS,
-  leaseDurationMs,
-  observedExpiry,
-  parseMicroTime,
-  renewPatch,
-  takeFreeLeasePatch,
-  takeOverPatch,
-  type LeaseWatch,
-} from '../rules/lease.js';
+import { judgeLease, LEASE_DURATION_SECONDS, parseMicroTime, renewPatch } from '../rules/lease.js';
 
 export interface RunLockOptions {
   kube: KubeClient;
@@ -102,7 +91,7 @@ export class RunLock {
 
   /**
    * Read-only: throw LeaseHeldError when another run holds the Lease. Called when the first listing
-   * refuses the run (src/pipeline/run.ts), so a second run sees "run X holds the Lease" (with its URL)
+   * refuses the run (src/pipeline/listing.ts), so a second run sees "run X holds the Lease" (with its URL)
    * rather than X's claim on a node, which the inventory would report as a residual claim. A listing
    * that finds nothing to roll never reads the Lease.
    */
@@ -113,144 +102,23 @@ export class RunLock {
   }
 
   /**
-   * Create the Lease if absent, take it if free, accept it if it already carries our token (a
-   * response lost in transit), refuse it while another run holds it. A 409 on create or a 422 on take
-   * means another run got there between our read and our write: re-read and judge once more; a second
-   * race gives up.
-   *
-   * A Lease another run holds is watched (watchExpiry): taken over when nothing wrote it for its whole
-   * duration and the margin on this run's clock (its holder stopped renewing it: killed, or cut off),
-   * refused as soon as anything does (the holder renewed it: it is alive). Freed meanwhile: taken.
+   * Acquire the Lease (src/pipeline/leaseAcquire.ts): created if absent, taken if free, ours after a
+   * lost answer, taken over once its holder let it expire unrenewed; refused while another run holds it.
    */
   async acquire(): Promise<void> {
-    let races = 0;
-    let holderStoredEmpty = false;
-    let triedTake: LeaseState | undefined;
-    let unknowns = 0;
-    let watch: LeaseWatch | undefined;
-    for (;;) {
-      const lease = await this.kube.getLease(this.namespace, this.name);
-      const now = this.clock.now();
-      if (
-        triedTake &&
-        lease &&
-        !holderStoredEmpty &&
-        lease.uid === triedTake.uid &&
-        lease.resourceVersion === triedTake.resourceVersion &&
-        !lease.holderIdentity
-      ) {
-        // Our take failed yet nothing was written since the read: the only `test` that can have failed
-        // is `holderIdentity == null` against a stored "" (see takeFreeLeasePatch). Not a race.
-        holderStoredEmpty = true;
-        races--;
-      }
-      const j = judgeLease(lease, this.owner, now, this.serverUrl);
-      if (j.kind === 'ours') {
-        this.hold(lease!, now, 'already carried our owner token');
-        return;
-      }
-      if (j.kind === 'held') {
-        // Watched once only: a Lease that changed during the watch was written by someone alive. Its
-        // own times are not trusted either way (another machine's clock, and a run killed a moment ago
-        // looks as fresh as a live one): the watch decides.
-        if (watch) throw new LeaseHeldError(this.lease, j.holder, j.expired, j.runUrl, j.renewTime);
-        watch = { uid: lease!.uid, resourceVersion: lease!.resourceVersion, holder: lease!.holderIdentity, sinceMs: now };
-        const expired = await this.watchExpiry(watch);
-        if (!expired) continue;
-        try {
-          const at = this.clock.now();
-          const taken = await this.kube.patchLease(
-            this.namespace,
-            this.name,
-            takeOverPatch(expired.lease, this.owner, at, this.durationSeconds),
-          );
-          this.tookOver = { from: watch.holder, unchangedForMs: expired.unchangedForMs };
-          this.hold(
-            taken,
-            at,
-            `took over the Lease from ${watch.holder}: not renewed for ${formatDuration(expired.unchangedForMs)} of this run's watch, more than its duration ${formatDuration(leaseDurationMs(expired.lease))}`,
-          );
-          return;
-        } catch (e) {
-          if (isCause(e, 'invalid') && ++races <= 1) continue;
-          if (outcomeUnknown(e)) {
-            const reread = await readAfterUnknown({ kube: this.kube, clock: this.clock }, async () => ({
-              lease: await this.kube.getLease(this.namespace, this.name),
-            }));
-            const at = this.clock.now();
-            if (reread && judgeLease(reread.lease, this.owner, at, this.serverUrl).kind === 'ours') {
-              this.tookOver = { from: watch.holder, unchangedForMs: expired.unchangedForMs };
-              this.hold(reread.lease!, at, `took over the Lease from ${watch.holder}; its answer was lost and a re-read showed our token`);
-              return;
-            }
-            throw new LeaseUnknownError(this.lease, errorMessage(e));
-          }
-          if (isCause(e, 'invalid')) throw new LeaseContendedError(this.lease, errorMessage(e));
-          throw e;
-        }
-      }
-      try {
-        if (j.kind === 'absent') {
-          const created = await this.kube.createLease(this.namespace, this.name, acquireSpec(this.owner, now, this.durationSeconds));
-          this.hold(created, now, 'created');
-          return;
-        }
-        triedTake = lease;
-        const taken = await this.kube.patchLease(
-          this.namespace,
-          this.name,
-          takeFreeLeasePatch(lease!, this.owner, now, holderStoredEmpty, this.durationSeconds),
-        );
-        this.hold(taken, now, 'taken (it was free)');
-        return;
-      } catch (e) {
-        const raced = j.kind === 'absent' ? isCause(e, 'conflict') : isCause(e, 'invalid');
-        if (!raced && outcomeUnknown(e)) {
-          // "Unknown" is not "no": the create or take may have landed. Read before deciding.
-          const what = j.kind === 'absent' ? 'created' : 'taken (it was free)';
-          const reread = await readAfterUnknown({ kube: this.kube, clock: this.clock }, async () => ({
-            lease: await this.kube.getLease(this.namespace, this.name),
-          }));
-          if (!reread) throw new LeaseUnknownError(this.lease, errorMessage(e));
-          const at = this.clock.now();
-          if (judgeLease(reread.lease, this.owner, at, this.serverUrl).kind === 'ours') {
-            this.hold(reread.lease!, at, `${what}; its answer was lost (${errorMessage(e)}) and a re-read showed our token`);
-            return;
-          }
-          // It did not land: judge the Lease as it is now, at most once more.
-          if (++unknowns > 1) throw e;
-          continue;
-        }
-        if (!raced) throw e;
-        races++;
-        if (races > 1) throw new LeaseContendedError(this.lease, errorMessage(e));
-        this.log(
-          `Lease ${this.lease}: ${j.kind === 'absent' ? 'created by someone else' : 'changed'} between our read and our write; reading it again`,
-        );
-      }
-    }
-  }
-
-  /**
-   * Watch a Lease that looked expired by its holder's times: read it again until it has stayed exactly
-   * as first read for its duration and the margin on this run's clock (observedExpiry), and return it
-   * then; undefined as soon as it changed (the caller judges it afresh, and refuses a live holder). A
-   * cancellation ends the watch with nothing written.
-   */
-  private async watchExpiry(watch: LeaseWatch): Promise<{ lease: LeaseState; unchangedForMs: number } | undefined> {
-    this.log(
-      `Lease ${this.lease}: held by ${watch.holder}; watching it: taken over if nothing renews it for its duration and a margin, refused as soon as anything does`,
-    );
-    for (;;) {
-      const lease = await this.kube.getLease(this.namespace, this.name);
-      const seen = observedExpiry(watch, lease, this.clock.now());
-      if (seen.kind === 'changed') {
-        this.log(`Lease ${this.lease}: it changed while watched; judging it again`);
-        return undefined;
-      }
-      if (seen.kind === 'expired') return { lease: lease!, unchangedForMs: seen.unchangedForMs };
-      await this.clock.sleep(Math.min(seen.remainingMs, Math.max(250, Math.min(5000, leaseDurationMs(lease!) / 4))));
-    }
+    const got = await acquireLease({
+      kube: this.kube,
+      namespace: this.namespace,
+      name: this.name,
+      lease: this.lease,
+      owner: this.owner,
+      clock: this.clock,
+      serverUrl: this.serverUrl,
+      durationSeconds: this.durationSeconds,
+      log: this.log,
+    });
+    if (got.tookOver) this.tookOver = got.tookOver;
+    this.hold(got.lease, got.at, got.how);
   }
 
   private hold(lease: LeaseState, now: number, how: string): void {

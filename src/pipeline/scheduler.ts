@@ -1,10 +1,11 @@
-// The scheduler of one pass: which node starts when (up to max-unavailable at once, within the
-// time budget, after the settle gate), each node's run to its own end through stopNode, and how
-// the pass ended. The decisions are src/rules/schedule.ts's and src/rules/budget.ts's (docs/parallel.md).
-import type { NodeState } from '../core/model/node.js';
-import { PARTIAL_CAUSES, type PartialCause } from '../core/model/rolloutResult.js';
+// The scheduler of one pass: which node starts when (up to max-unavailable at once, each start asked of
+// the run's start checks through their port), each node's run to its own end through stopNode, and how
+// the pass ended. Which node may start is src/rules/schedule.ts's; whether it may start now is the start
+// checks' (src/core/model/startCheck.ts, the list src/pipeline/startChecks/index.ts), none known here by
+// name (docs/start-checks.md, docs/parallel.md).
+import type { NodeState, Role } from '../core/model/node.js';
 import type { DecisionRecord } from '../core/model/record.js';
-import { budgetAllows, type Deadline, type FinishedNode } from '../rules/budget.js';
+import type { StartAnswer, StartCheck, StartCheckFinding, StartQuestion } from '../core/model/startCheck.js';
 import { capacityStopMessage, quarantinedAfter, type QuarantinedOut } from '../rules/quarantine.js';
 import { schedule, type Waiting } from '../rules/schedule.js';
 import { formatGroupTitle } from '../report/log.js';
@@ -13,7 +14,6 @@ import { CancelledError, CapacityStopError, NodesFailedError, type NodeFailure }
 import { rollNode } from './node.js';
 import type { NodeRuns } from './nodeRun.js';
 import { NodeStop, stopNode } from './stop.js';
-import { windowClosed } from './windows.js';
 
 /**
  * How the passes ended, in what only they know; the run (src/pipeline/run.ts) builds its result from it once.
@@ -22,16 +22,17 @@ import { windowClosed } from './windows.js';
 export type RollEnd =
   | { result: 'processed' }
   | { result: 'failed'; error: Error; notReached: string[] }
-  | { result: 'partial'; notice: string; notReached: string[]; stoppedBy: PartialCause };
+  /** a start check answered `stop` with `ends: 'partial'`: what it found */
+  | { result: 'partial'; notice: string; notReached: string[]; stop: StartCheckFinding };
 
-/** What the passes of one run share: the resolved max-unavailable, the budget's clock and deadlines, the peak. */
+/** A start check's `stop` answer. */
+type StopAnswer = Extract<StartAnswer, { kind: 'stop' }>;
+
+/** What the passes of one run share: the resolved max-unavailable, what each node took, the peak, the start checks. */
 export interface RollState {
   maxUnavailable: number;
-  runStartMs: number;
-  /** one node's own deadlines under this run's inputs (src/rules/budget.ts), for the budget */
-  deadlines: Deadline[];
-  /** nodes of this run that finished, for the time budget */
-  times: FinishedNode[];
+  /** nodes of this run that finished, with what each took (the time budget's check reads them) */
+  times: Array<{ role: Role; tookMs: number }>;
   /** the largest number of nodes in flight at once */
   peak: number;
   logs: NodeLogsLike;
@@ -42,14 +43,18 @@ export interface RollState {
    * scheduler counts them toward max-unavailable and their topology zone (src/rules/schedule.ts)
    */
   quarantinedNow: Map<string, QuarantinedOut>;
+  /** the run's start checks, asked in order before each start (src/pipeline/startChecks/index.ts) */
+  checks: readonly StartCheck[];
 }
 
 /**
  * Roll `selected` with up to max-unavailable workers at once (src/rules/schedule.ts decides which
- * node may start, src/rules/budget.ts whether the time left allows it; docs/parallel.md). Each node
+ * node may start; docs/parallel.md). Each node
  * runs its whole pipeline under its own claim; a node's run never throws out of here: a stop is
- * turned into its record by stopNode, exactly as with one node at a time. The first failure, a
- * cancellation, the budget or the maintenance windows stop new starts; nodes in flight always run to their own end.
+ * turned into its record by stopNode, exactly as with one node at a time. Before each start the start
+ * checks are asked in order (askChecks): `hold` waits, `stop` ends new starts (`partial` or failed, as
+ * the answer says), `refuse` records the node refused and goes on with the next. The first failure and
+ * a cancellation stop new starts too; nodes in flight always run to their own end.
  * Returns how the roll ended when it stopped early, or undefined when the pass finished every node.
  */
 export async function rollNodes(
@@ -66,8 +71,7 @@ export async function rollNodes(
   const failures: NodeFailure[] = [];
   /** nodes whose run failed and is being stopped (released or left): the roll stops from that moment */
   const failing = new Set<string>();
-  let stop: { why: 'failure' | 'cancelled' | 'settle' | 'capacity' | PartialCause; message: string } | undefined;
-  let settleError: Error | undefined;
+  let stop: { why: 'failure' | 'cancelled' | 'capacity'; message: string } | { why: 'check'; answer: StopAnswer } | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
 
@@ -107,6 +111,19 @@ export async function rollNodes(
     }
   };
 
+  /** a start check refused `node`: it is not started, its record says why and what to do; the roll goes on */
+  const refuseOne = async (node: NodeState, a: Extract<StartAnswer, { kind: 'refuse' }>): Promise<void> => {
+    const log = roll.logs.forNode(node.name);
+    const nodeRun = nodeRuns.start(node, { ...ctx, log });
+    nodeRun.refusedBeforeStart({ message: a.message, nextStep: a.nextStep });
+    roll.logs.info(`${node.name}: not started (${a.check}): ${a.message}`);
+    const record = nodeRun.finish();
+    await ctx.events.node(record, (m) => roll.logs.info(m));
+    // processed in this run: a later pass does not ask again
+    done.add(node.uid);
+    finished.add(node.name);
+  };
+
   for (;;) {
     if (!stop && (failures.length > 0 || failing.size > 0))
       stop = { why: 'failure', message: 'a node failed: no further node was started' };
@@ -131,58 +148,48 @@ export async function rollNodes(
       roll.logs.info(stop.message);
       break;
     }
-    // With several workers, a start waits too for what the finished nodes evicted (src/pipeline/settle.ts).
-    let held = false;
-    if (!stop && d.start.length > 0 && roll.maxUnavailable > 1 && ctx.settle.waiting) {
-      try {
-        held = !(await ctx.settle.mayStart({ info: (m) => roll.logs.info(m) }, d.start[0]));
-      } catch (e) {
-        settleError = e instanceof Error ? e : new Error(String(e));
-        stop = { why: 'settle', message: settleError.message };
-        held = true;
-      }
-    }
-    // Every start waits for the health gates (src/pipeline/gates.ts); one false past gate-timeout stops new starts.
-    if (!stop && !held && d.start.length > 0 && ctx.gates) {
-      const g = await ctx.gates.mayStart({ info: (m) => roll.logs.info(m) }, d.start[0]);
-      if (g.kind === 'stop') stop = { why: 'gate', message: g.message };
-      held = g.kind !== 'start';
-    }
-    for (const name of held ? [] : d.start) {
+    // each start asks the run's start checks first; the first answer that is not `start` wins. The nodes
+    // let through start together once every one was asked, as when nothing was asked between them.
+    let held: Extract<StartAnswer, { kind: 'hold' }> | undefined;
+    const nowMs = clock.now();
+    const starting: NodeState[] = [];
+    let refused = false;
+    for (const name of stop ? [] : d.start) {
       const node = byName.get(name)!;
-      // outside every maintenance window nothing new starts; nodes in flight finish (docs/windows.md)
-      const closed = windowClosed(ctx);
-      if (closed) {
-        stop = { why: 'window', message: closed };
-        ctx.holds.start('window', clock.now(), closed, name);
-        roll.logs.info(closed);
-        break;
-      }
-      const b = budgetAllows({
-        budgetMs: config.timeBudgetMs,
-        runStartMs: roll.runStartMs,
-        nowMs: clock.now(),
-        role: node.role,
-        finished: roll.times,
-        deadlines: roll.deadlines,
-        left: selected.length - finished.size - inFlight.size,
+      const a = await askChecks(roll.checks, {
+        node,
+        nowMs,
+        inFlight: [...inFlight.keys(), ...starting.map((n) => n.name)],
+        finished: [...finished],
+        left: selected.length - finished.size - inFlight.size - starting.length,
+        log: { info: (m) => roll.logs.info(m) },
       });
-      if (!b.allowed) {
-        stop = { why: 'budget', message: b.message };
-        // from this moment nothing new starts: the timeline marks it
-        ctx.holds.start('budget', clock.now(), b.message, name);
-        roll.logs.info(b.message);
+      if (a.kind === 'hold') {
+        held = a;
         break;
       }
+      if (a.kind === 'stop') {
+        stop = { why: 'check', answer: a };
+        break;
+      }
+      if (a.kind === 'refuse') {
+        await refuseOne(node, a);
+        refused = true;
+      } else starting.push(node);
+    }
+    for (const node of starting) {
       done.add(node.uid);
-      inFlight.set(name, rollOne(node));
+      inFlight.set(node.name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
     }
     if (held && !stop) {
-      // look again after a poll interval, or as soon as a node in flight ends
-      await Promise.race([...inFlight.values(), clock.sleep(ctx.pollIntervalMs)]);
+      // look again when the check said, else after a poll interval, or as soon as a node in flight ends
+      const waitMs = held.lookAgainAtMs !== undefined ? Math.max(0, held.lookAgainAtMs - clock.now()) : ctx.pollIntervalMs;
+      await Promise.race([...inFlight.values(), clock.sleep(waitMs)]);
       continue;
     }
+    // a refused node ended at once: schedule again before deciding the roll is over
+    if (refused && !stop) continue;
     if (inFlight.size === 0) break;
     // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
@@ -197,7 +204,7 @@ export async function rollNodes(
       error: new CancelledError(`the run was cancelled; ${done.size} node(s) were processed and no further node was started`),
     };
   }
-  if (stop?.why === 'settle' && settleError) return { result: 'failed', notReached, error: settleError };
+  if (stop?.why === 'check' && stop.answer.ends === 'failed') return { result: 'failed', notReached, error: stop.answer.error };
   if (stop?.why === 'capacity' && cappedOut) {
     const why = capacityStopMessage({
       notStarted: cappedOut.waiting,
@@ -207,7 +214,10 @@ export async function rollNodes(
     });
     return { result: 'failed', notReached, error: new CapacityStopError(why.message, why.nextStep) };
   }
-  if (stop && isPartialCause(stop.why)) return { result: 'partial', notReached, notice: stop.message, stoppedBy: stop.why };
+  if (stop?.why === 'check') {
+    const { check, value, message } = stop.answer;
+    return { result: 'partial', notReached, notice: message, stop: { check, value, message } };
+  }
   return undefined;
 }
 
@@ -222,6 +232,46 @@ function noteQuarantine(roll: RollState, node: NodeState, outcome: DecisionRecor
   roll.quarantinedNow.set(node.name, { ...before, name: node.name, role: node.role, labels: node.labels, byThisRun });
 }
 
-function isPartialCause(why: string): why is PartialCause {
-  return (PARTIAL_CAUSES as readonly string[]).includes(why);
+/** The start checks asked in order: the first answer that is not `start` wins. */
+export async function askChecks(checks: readonly StartCheck[], q: StartQuestion): Promise<StartAnswer> {
+  for (const check of checks) {
+    const a = await check.ask(q);
+    if (a.kind !== 'start') return a;
+  }
+  return { kind: 'start' };
+}
+
+/**
+ * The roll with its start checks' lifetimes: each check's `begin` before the first start, in order, and
+ * every begun check's `end` when the roll ends, whatever ends it (a failure, a cancellation, a throw).
+ * A `begin` that throws is that check's failure: nothing starts, the run fails with its error.
+ */
+export async function withStartChecks(
+  checks: readonly StartCheck[],
+  selected: readonly NodeState[],
+  log: { info(message: string): void },
+  roll: () => Promise<RollEnd>,
+): Promise<RollEnd> {
+  const begun: StartCheck[] = [];
+  try {
+    for (const check of checks) {
+      try {
+        await check.begin?.();
+      } catch (e) {
+        const error = e instanceof Error ? e : new Error(String(e));
+        log.info(`start check ${check.name}: could not begin: ${error.message}`);
+        return { result: 'failed', notReached: selected.map((n) => n.name), error };
+      }
+      begun.push(check);
+    }
+    return await roll();
+  } finally {
+    for (const check of begun.reverse()) {
+      try {
+        await check.end?.();
+      } catch {
+        // `end` never throws by contract; one that does must not hide how the roll ended
+      }
+    }
+  }
 }

@@ -16,6 +16,7 @@ import {
   type Unsettled,
 } from '../rules/settle.js';
 import type { KubeClient } from '../adapters/types.js';
+import { describeUnsettled } from '../report/settle.js';
 import type { Clock } from '../core/clock.js';
 import { SettleTimeoutError } from './errors.js';
 import type { HoldRecorder, OpenHold } from './holds.js';
@@ -34,11 +35,6 @@ export interface SettleGateOptions {
 
 /** Where the gate says what it waits for: the node's log, or the run's. */
 export type SettleLog = { info(message: string): void };
-
-/** One line naming what the gate waits for. */
-export function describeUnsettled(list: readonly Unsettled[]): string {
-  return list.map((u) => `${workloadName(u.workload)}: ${u.why}`).join('; ');
-}
 
 /**
  * The run's settle gate, shared by every node of the run: the one owner of what the drains evicted,
@@ -150,11 +146,11 @@ export class SettleGate {
   private startHold?: { startMs: number; hold: OpenHold };
 
   /**
-   * The scheduler's side, with several workers: one check before new starts. True: start `next` now.
-   * Logs and records the hold as wait() does; throws SettleTimeoutError once starts were held longer
-   * than settle-timeout.
+   * The start check's side (src/pipeline/startChecks/settle.ts), with several workers: one check before
+   * new starts. Empty: start `next` now; else what it still waits for. Logs and records the hold as
+   * wait() does; throws SettleTimeoutError once starts were held longer than settle-timeout.
    */
-  async mayStart(log: SettleLog, next: string): Promise<boolean> {
+  async mayStart(log: SettleLog, next: string): Promise<readonly Unsettled[]> {
     const left = await this.check();
     const now = this.clock.now();
     if (left.length === 0) {
@@ -163,7 +159,7 @@ export class SettleGate {
         log.info(`settle gate: available again after ${formatDuration(now - this.startHold.startMs)}; starts go on`);
       }
       this.startHold = undefined;
-      return true;
+      return left;
     }
     const line = describeUnsettled(left);
     if (!this.startHold) {
@@ -176,7 +172,7 @@ export class SettleGate {
       this.startHold.hold.end(now);
       throw new SettleTimeoutError(next, left, this.timeoutMs, 'start');
     }
-    return false;
+    return left;
   }
 
   /**

@@ -38,15 +38,20 @@ export function windowClosedNotice(w: Extract<WindowsAt, { open: false }>): stri
   return `outside every maintenance window: no further node was started; ${nextOpening(w)}`;
 }
 
-/** Plan: is a window open now (until when), and when the next opens. */
+/** Plan: is a window open now (until when), and when the next opens (the log's line). */
 export function windowPlanLine(w: WindowsAt, next?: Extract<WindowsAt, { open: false }>): string {
+  return `maintenance windows: ${windowsNowText(w, next)}`;
+}
+
+/** The windows now, as the summary says them after its own label: open until when and the next opening, or closed. */
+export function windowsNowText(w: WindowsAt, next?: Extract<WindowsAt, { open: false }>): string {
   if (w.open) {
     const until =
       w.untilMs !== undefined
         ? `until ${formatZoned(w.untilMs, w.timezone)}`
         : `at least until ${formatZoned(w.atLeastUntilMs ?? 0, w.timezone)}`;
     const then = next ? `; after it closes, ${nextOpening(next)}` : '';
-    return `maintenance windows: open now, ${until}${then}`;
+    return `open now, ${until}${then}`;
   }
-  return `maintenance windows: none open now, a run would start no node; ${nextOpening(w)}`;
+  return `none open now, a run would start no node; ${nextOpening(w)}`;
 }

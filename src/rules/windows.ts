@@ -1,13 +1,13 @@
 // Maintenance windows (docs/windows.md): is a window open at an instant, until when, and when does
-// the next one open. Pure: windows and an instant in, the answer out; the scheduler asks before each
-// start (src/pipeline/windows.ts). Judged in absolute time: a window is open at `now` iff one of its
+// the next one open. Pure: windows and an instant in, the answer out; the start check asks before each
+// start (src/pipeline/startChecks/windows.ts). Judged in absolute time: a window is open at `now` iff one of its
 // starts s (computed by croner in the window's zone) has s <= now < s + duration; a duration is
 // elapsed time, so a window over a DST change lasts exactly its duration. The windows' union counts:
 // where they overlap or touch, the run sees one longer window. What croner does with a start inside
 // the spring-forward gap or the repeated autumn hour is written down beside the tests that show it
 // (__tests__/rules/windows.test.ts) and in docs/windows.md.
 import { Cron } from 'croner';
-import type { MaintenanceWindow, WindowsAt } from '../core/model/windows.js';
+import type { MaintenanceWindow, WindowsAt, WindowsForecast } from '../core/model/windows.js';
 
 /** How far the union's end is followed: a window set that stays open longer is said to be open "at least until" then. */
 export const WINDOW_LOOKAHEAD_MS = 2 * 24 * 3_600_000;
@@ -59,6 +59,14 @@ export function windowsAt(windows: readonly MaintenanceWindow[], nowMs: number):
     open = next;
   }
   return { open: true, atLeastUntilMs: open.endMs, timezone: open.w.timezone };
+}
+
+/** Plan: the windows at `nowMs` and, when open, when the next opens after they close; undefined when there is none. */
+export function windowsForecast(windows: readonly MaintenanceWindow[], nowMs: number): WindowsForecast | undefined {
+  const now = windowsAt(windows, nowMs);
+  if (!now) return undefined;
+  const after = now.open && now.untilMs !== undefined ? windowsAt(windows, now.untilMs) : undefined;
+  return after && !after.open ? { now, afterClose: after } : { now };
 }
 
 function compile(windows: readonly MaintenanceWindow[]): Compiled {

@@ -1,11 +1,12 @@
 // KubeClient over the kubectl binary: runs commands, hands their JSON to the parsers of parse/, classifies failures.
 // It never decides anything; the rollout reads what it returns.
-import { DrainTimeoutError, InputError, ToolError } from '../../core/errors.js';
+import { DrainTimeoutError, ToolError } from '../../core/errors.js';
 import type { PdbState, PodLabels } from '../../core/model/cluster.js';
 import type { NodeState } from '../../core/model/node.js';
 import type { JsonPatchOp } from '../../core/model/patch.js';
-import type { Runner, RunResult } from '../exec.js';
-import { classifyKubectlFailure, missingContext } from './parse/kubectlErrors.js';
+import { KubectlCommands } from './kubectlCommands.js';
+export type { KubectlOptions } from './kubectlCommands.js';
+import { classifyKubectlFailure } from './parse/kubectlErrors.js';
 import { nodeFromJson } from './parse/nodeJson.js';
 import { parsePdbsAndPods } from './parse/pdbJson.js';
 import { blockedPods, drainEvicted, parseDrainFailure } from './parse/drainOutput.js';
@@ -24,17 +25,6 @@ import { eventList } from './eventList.js';
 import { gateObjectsFromList, servedKindsFromTable } from './parse/gateReads.js';
 import type { GateObject, ServedKind } from '../../core/model/gates.js';
 
-export interface KubectlOptions {
-  runner: Runner;
-  kubeconfig?: string;
-  context?: string;
-  binary?: string;
-  /** deadline for short calls (get, patch, create, delete) */
-  callTimeoutMs?: number;
-  /** how long one watch request lasts before it is re-opened (`timeoutSeconds`); 300 by default */
-  watchSeconds?: number;
-}
-
 /**
  * How long past its own `--timeout` a `kubectl drain` may run before we kill it: kubectl checks the
  * timeout only between its retries (5 s apart). Part of what one node may take (src/rules/budget.ts).
@@ -49,97 +39,8 @@ const LIST_REQUEST_TIMEOUT = '--request-timeout=60s';
 /** the `/readyz` probe: a short answer, asked again by its wait */
 const READYZ_REQUEST_TIMEOUT = '--request-timeout=10s';
 
-export class Kubectl implements KubeClient {
+export class Kubectl extends KubectlCommands implements KubeClient {
   readonly drainKillGraceMs = DRAIN_KILL_GRACE_MS;
-  private readonly runner: Runner;
-  private readonly binary: string;
-  private readonly globals: string[];
-  private readonly callTimeoutMs: number;
-  private readonly watchSeconds: number;
-  /** the `kube-context` input, when given */
-  private readonly context?: string;
-
-  constructor(opts: KubectlOptions) {
-    this.runner = opts.runner;
-    this.binary = opts.binary ?? 'kubectl';
-    this.globals = [];
-    if (opts.kubeconfig) this.globals.push(`--kubeconfig=${opts.kubeconfig}`);
-    if (opts.context) this.globals.push(`--context=${opts.context}`);
-    this.context = opts.context || undefined;
-    this.callTimeoutMs = opts.callTimeoutMs ?? 60_000;
-    this.watchSeconds = opts.watchSeconds ?? 300;
-  }
-
-  private async run(
-    args: string[],
-    opts: { timeoutMs?: number; input?: string; node?: string; signal?: AbortSignal } = {},
-  ): Promise<RunResult> {
-    const res = await this.exec(args, opts);
-    if (res.exitCode !== 0) throw this.missingContext(res) ?? this.failure(args, res, res.stderr, opts.node);
-    return res;
-  }
-
-  /**
-   * The kubeconfig lacks the context: an input error naming `kube-context` (or the kubeconfig, whose
-   * current-context it is), not kubectl's words alone. The run's first read says it, before anything is
-   * written, and no extra kubectl process checks the context beforehand.
-   */
-  private missingContext(res: RunResult): InputError | undefined {
-    const name = res.exitCode === 1 ? missingContext(res.stderr) : undefined;
-    if (name === undefined) return undefined;
-    const said = `(kubectl: ${res.stderr.trim().split('\n').slice(-1)[0]})`;
-    return this.context !== undefined
-      ? new InputError('kube-context', `the kubeconfig has no context ${JSON.stringify(this.context)} ${said}`)
-      : new InputError(
-          'kubeconfig',
-          `its current-context ${JSON.stringify(name)} names no context of the kubeconfig ${said}; set kube-context, or fix the kubeconfig`,
-        );
-  }
-
-  // Short calls also pass --request-timeout: kubectl has no client timeout by default (a hung
-  // apiserver would hang it forever), and ours kills the process as a last resort.
-  private exec(
-    args: string[],
-    opts: { timeoutMs?: number; input?: string; signal?: AbortSignal; onStdout?: (chunk: string) => void } = {},
-  ): Promise<RunResult> {
-    return this.runner.run({
-      file: this.binary,
-      args: [...this.globals, ...args],
-      timeoutMs: opts.timeoutMs ?? this.callTimeoutMs,
-      input: opts.input,
-      signal: opts.signal,
-      onStdout: opts.onStdout,
-    });
-  }
-
-  /** The failed run as a ToolError, classified from `stderr` (all of it, or the lines about one resource). */
-  private failure(args: string[], res: RunResult, stderr: string, node?: string): ToolError {
-    const command = this.runner.describe({ file: this.binary, args: [...this.globals, ...args] });
-    const missing = res.exitCode === 127 && /ENOENT/.test(res.stderr);
-    return new ToolError({
-      tool: 'kubectl',
-      command,
-      kind: res.timedOut
-        ? 'timeout'
-        : res.aborted && res.exitCode === null
-          ? 'cancelled'
-          : missing
-            ? 'usage'
-            : classifyKubectlFailure(stderr),
-      exitCode: res.exitCode,
-      stderr,
-      node,
-      message: missing ? `${this.binary} not found on PATH (install kubectl)` : undefined,
-    });
-  }
-
-  private parseJson(res: RunResult, what: string, node?: string): Json {
-    try {
-      return JSON.parse(res.stdout) as Json;
-    } catch {
-      throw new ToolError({ tool: 'kubectl', command: what, kind: 'unparseable', exitCode: 0, stderr: 'output is not JSON', node });
-    }
-  }
 
   async listNodes(): Promise<NodeState[]> {
     const args = ['get', 'nodes', '-o', 'json', REQUEST_TIMEOUT];
@@ -281,17 +182,6 @@ export class Kubectl implements KubeClient {
     const what = kinds.map(resourceArg).join(',');
     const res = await this.run(['get', what, '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
     return this.parseWith(res, `kubectl get ${what} -A`, gateObjectsFromList);
-  }
-
-  /** JSON, then a format parser: either failing is cause 'unparseable', naming the command. */
-  private parseWith<T>(res: RunResult, what: string, parse: (raw: unknown) => T, node?: string): T {
-    const raw = this.parseJson(res, what, node);
-    try {
-      return parse(raw);
-    } catch (e) {
-      if (!(e instanceof ParseError)) throw e;
-      throw new ToolError({ tool: 'kubectl', command: what, kind: 'unparseable', exitCode: 0, stderr: e.message, node });
-    }
   }
 
   async listDisruptionBudgets(namespace: string): Promise<{ pdbs: PdbState[]; pods: PodLabels[] }> {

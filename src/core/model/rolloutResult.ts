@@ -10,14 +10,27 @@ import type { PreflightSummary } from './preflight.js';
 import type { ProofCheck } from './proofCheck.js';
 import type { ActionResult, DecisionRecord, RollHold } from './record.js';
 import type { RevocationVerdict } from './revocation.js';
+import type { StartCheckFinding, StartCheckName } from './startCheck.js';
+import type { WindowsForecast } from './windows.js';
 
 /** The two modes that roll (or would roll) nodes; the fences modes report fence rows instead. */
 export const RUN_MODES = ['apply', 'plan'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
-/** What can stop a roll early without a failure (result `partial`): the time budget, the maintenance windows, a health gate. */
+/**
+ * The names the result's `stoppedBy` and the report's enum give a `partial` stop. What ends a roll
+ * `partial` is not this list: it is a start check's answer (`stop` with `ends: 'partial'`,
+ * src/core/model/startCheck.ts); this is how the report names the start checks that may answer it (the
+ * time budget, the maintenance windows, a health gate). A check whose name is not here still ends the
+ * roll `partial` and the result carries its finding (`stop`); only `stoppedBy` is then absent.
+ */
 export const PARTIAL_CAUSES = ['budget', 'window', 'gate'] as const;
 export type PartialCause = (typeof PARTIAL_CAUSES)[number];
+
+/** The report's name of the start check that stopped a roll `partial`; undefined for a check the report has no name for yet. */
+export function partialCause(check: StartCheckName): PartialCause | undefined {
+  return (PARTIAL_CAUSES as readonly string[]).includes(check) ? (check as PartialCause) : undefined;
+}
 
 /** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged). */
 export interface RolloutFindings {
@@ -35,8 +48,12 @@ export interface RolloutFindings {
   notice?: string;
   /** what stopped the roll when the result is `partial` */
   stoppedBy?: PartialCause;
+  /** result `partial`: what the start check that stopped the roll found, as data (its name, its typed value, its line: `notice`) */
+  stop?: StartCheckFinding;
   /** plan, with maintenance windows: whether one is open now (until when) and when the next opens */
   windows?: string;
+  /** plan, with maintenance windows: the same as data, each instant with its zone (`windows` is its line) */
+  windowsAt?: WindowsForecast;
   /** a Kubernetes Event could not be written (said once per run; the roll did not depend on it) */
   eventsWarning?: string;
   /** the largest number of nodes in flight at once (the `in-flight-max` output) */

@@ -22,8 +22,11 @@ export interface StartCheckFinding<V = unknown> {
 
 /** What one check answers before a node starts. */
 export type StartAnswer<V = unknown> =
-  /** nothing of this check holds the start */
-  | { kind: 'start' }
+  /**
+   * nothing of this check holds the start; a forecast (plan mode) may still say what it found
+   * (the windows open until when, every gate's value, the workloads the settle gate would wait for)
+   */
+  | ({ kind: 'start' } & Partial<StartCheckFinding<V>>)
   /** not yet: look again at `lookAgainAtMs` (the run's clock), after a poll interval when undefined, or as soon as a node in flight ends */
   | ({ kind: 'hold'; lookAgainAtMs?: number } & StartCheckFinding<V>)
   /**
@@ -53,6 +56,12 @@ export interface StartQuestion {
 /** One condition on a node's start. Optional hooks are for checks with a lifetime (a silence created before the first start, expired at the end). */
 export interface StartCheck<V = unknown> {
   readonly name: StartCheckName;
+  /**
+   * true: `ask` needs nothing the run takes (no pre-flight check, no Talos client, no Lease, no
+   * discovery), so the run asks it once more before any of them: a run it stops (the maintenance
+   * windows) claims nothing. Only a `stop` answer counts there.
+   */
+  readonly beforeAnything?: boolean;
   /** before the roll's first start (after the claims' pre-checks, before any claim); a throw here is the check's own failure */
   begin?(): Promise<void>;
   /** asked before each start, in the list's order; the first answer that is not `start` wins */

@@ -27,3 +27,10 @@ export type WindowsAt =
       nextMs?: number;
       timezone: string;
     };
+
+/** The windows as plan mode says them: now (open until when, or closed with the next opening), and, when open, the next opening after they close. */
+export interface WindowsForecast {
+  now: WindowsAt;
+  /** open now: when the next window opens after the union closes (absent: it is open at the look-ahead's end, or none opens again) */
+  afterClose?: Extract<WindowsAt, { open: false }>;
+}

@@ -7,6 +7,7 @@ import type { SummaryInput } from './input.js';
 import { renderRevocation } from '../revocation.js';
 import { renderPreflight } from '../preflight.js';
 import { gateValueText } from '../gates.js';
+import { windowsNowText } from '../windows.js';
 import { renderProofChecks } from '../proofChecks.js';
 
 const MAX_ERROR = 8000;
@@ -26,7 +27,8 @@ export function renderHead(input: SummaryInput): string[] {
   }
   if (input.notice) head.push(`<p><b>Stopped early:</b> ${e(input.notice, MAX_ERROR)}</p>`);
   if (input.gates) head.push(renderGates(input.gates));
-  if (input.windows) head.push(`<p><b>Maintenance windows:</b> ${e(input.windows.replace(/^maintenance windows: /, ''), MAX_TEXT)}</p>`);
+  if (input.windowsAt)
+    head.push(`<p><b>Maintenance windows:</b> ${e(windowsNowText(input.windowsAt.now, input.windowsAt.afterClose), MAX_TEXT)}</p>`);
   if (input.settleWaits) {
     const list = input.settleWaits.length ? input.settleWaits.map((w) => `<code>${e(w, MAX_NAME)}</code>`).join(', ') : 'none';
     head.push(`<p><b>Settle gate:</b> before each next drain, the roll would wait for these workloads to be available again: ${list}</p>`);

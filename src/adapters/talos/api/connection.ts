@@ -15,12 +15,14 @@
 // verdicts are kept by refusals.ts).
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { type ServerIdentityError, ToolError } from '../../../core/errors.js';
-import { classifyTalosError } from '../talosErrors.js';
+import type { ServerIdentityError, ToolError } from '../../../core/errors.js';
+import { grpcToolError, refusedUntilDeadline } from './grpcFailures.js';
 import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
 import { ServerRefusals } from './refusals.js';
 import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';
+
+export { grpcDetailsOf } from './grpcFailures.js';
 
 export interface TalosConnectionOptions {
   /** `host[:port]` from the talosconfig (port 50000 when absent) */
@@ -60,27 +62,6 @@ export interface CallOptions {
   /** cancels the call (gRPC Canceled → a ToolError of kind `cancelled`) */
   signal?: AbortSignal;
 }
-
-/** grpc-go's names for the status codes, as apid's errors print them. */
-const CODE_NAMES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
 
 export class TalosConnection {
   readonly endpoint: string;
@@ -245,7 +226,7 @@ export class TalosConnection {
       const refused = this.refusals.runRefusal();
       if (refused) throw refused;
       const last = this.refusals.last;
-      if (err.code === grpc.status.DEADLINE_EXCEEDED && last) throw this.refusedUntilDeadline(path, node, last);
+      if (err.code === grpc.status.DEADLINE_EXCEEDED && last) throw refusedUntilDeadline(this.endpoint, path, node, last);
       throw this.failure(path, node, err);
     }
   }
@@ -310,43 +291,8 @@ export class TalosConnection {
 
   /** A failed call: the refused certificate when it is the run's (the call saw only Unavailable), else a ToolError. */
   private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
-    return this.refusals.runRefusal() ?? this.toolError(path, node, err);
+    return this.refusals.runRefusal() ?? grpcToolError(this.endpoint, path, node, err);
   }
-
-  /** A call whose deadline came while every dial met a refused certificate (not yet the run's refusal). */
-  private refusedUntilDeadline(path: string, node: string, refusal: ServerIdentityError): ToolError {
-    const text = `rpc error: code = Unavailable desc = no connection: the server certificate was refused on every dial until the call's deadline (${refusal.reasons.join('; ')})`;
-    return new ToolError({
-      tool: 'talos-api',
-      command: `${path} (node ${node} via ${this.endpoint})`,
-      kind: 'transport',
-      exitCode: null,
-      stderr: text,
-      node,
-      message: `${path} for ${node} via ${this.endpoint} failed (transport: ${text})`,
-    });
-  }
-
-  private toolError(path: string, node: string, err: grpc.ServiceError): ToolError {
-    const code = CODE_NAMES[err.code] ?? String(err.code);
-    // the node's words as it sent them: classified and matched here, masked where they are shown (src/action/masked.ts)
-    const text = `rpc error: code = ${code} desc = ${String(err.details ?? '')}`;
-    const kind = classifyTalosError(text);
-    return new ToolError({
-      tool: 'talos-api',
-      command: `${path} (node ${node} via ${this.endpoint})`,
-      kind,
-      exitCode: null,
-      stderr: text,
-      node,
-      message: `${path} for ${node} via ${this.endpoint} failed (${kind}: ${text})`,
-    });
-  }
-}
-
-/** The status description of a ToolError from this module. */
-export function grpcDetailsOf(e: ToolError): string {
-  return e.stderr.replace(/^rpc error: code = \w+ desc = /, '');
 }
 
 /**
