@@ -361,6 +361,7 @@ describe('schema/run-report.v1.json', () => {
       refusals: true,
       errors: true,
       unknown: true,
+      unsatisfiable: true,
     };
     const timeline: Keys<RunReportDocument['timeline']> = {
       inFlightMax: true,

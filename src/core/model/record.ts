@@ -4,6 +4,7 @@
 // Plain data, no I/O.
 
 import type { Role } from './node.js';
+import type { UnsatisfiableDrain } from './unsatisfiableDrain.js';
 import type { EvidenceVerdict } from './verdict.js';
 
 /**
@@ -149,6 +150,11 @@ export interface DrainForecast {
   errors: Array<{ pod: string; message: string }>;
   /** set when the forecast could not be made at all (the pod list failed): why; the lists are then empty */
   unknown?: string;
+  /**
+   * optional: the drain can never finish and apply would refuse the node before claiming it (the
+   * unsatisfiable-drain rule, src/rules/unsatisfiableDrain.ts, that apply's start check asks too)
+   */
+  unsatisfiable?: UnsatisfiableDrain;
 }
 
 /**
