@@ -14,6 +14,9 @@ import { rollNode } from './node.js';
 import type { NodeRuns } from './nodeRun.js';
 import { NodeStop, stopNode } from './stop.js';
 import { windowClosed } from './windows.js';
+// TEMP wiring (the start-check port's list replaces it)
+import type { StartAnswer } from '../core/model/startCheck.js';
+import { unsatisfiableDrainCheck } from './startChecks/unsatisfiableDrain.js';
 
 /**
  * How the passes ended, in what only they know; the run (src/pipeline/run.ts) builds its result from it once.
@@ -70,6 +73,9 @@ export async function rollNodes(
   let settleError: Error | undefined;
   /** the nodes never started when quarantined nodes held the capacity, with why each waits */
   let cappedOut: { waiting: Waiting[]; quarantined: QuarantinedOut[] } | undefined;
+  // TEMP wiring: the unsatisfiable-drain start check, asked before each start (docs/refused-drains.md)
+  const unsatisfiable = unsatisfiableDrainCheck(ctx);
+  let refusedAtStart = false;
 
   const rollOne = async (node: NodeState): Promise<void> => {
     const log = roll.logs.forNode(node.name);
@@ -174,6 +180,24 @@ export async function rollNodes(
         roll.logs.info(b.message);
         break;
       }
+      // TEMP wiring of the unsatisfiable-drain start check, until the start-check port's list
+      // (src/pipeline/startChecks/index.ts) is asked here: a `refuse` is the node's record, the roll goes on.
+      const answer = await unsatisfiable.ask({
+        node,
+        nowMs: clock.now(),
+        inFlight: [...inFlight.keys()],
+        finished: [...finished],
+        left: selected.length - finished.size - inFlight.size,
+        log: { info: (m) => roll.logs.info(m) },
+      });
+      if (answer.kind === 'refuse') {
+        await refuseAtStart(ctx, nodeRuns, roll, node, answer);
+        done.add(node.uid);
+        finished.add(name);
+        refusedAtStart = true;
+        continue;
+      }
+      // end of the TEMP wiring
       done.add(node.uid);
       inFlight.set(name, rollOne(node));
       roll.peak = Math.max(roll.peak, inFlight.size);
@@ -183,6 +207,13 @@ export async function rollNodes(
       await Promise.race([...inFlight.values(), clock.sleep(ctx.pollIntervalMs)]);
       continue;
     }
+    // TEMP wiring: a node refused at its start frees its place: schedule the next at once
+    if (refusedAtStart && !stop && inFlight.size === 0) {
+      refusedAtStart = false;
+      continue;
+    }
+    refusedAtStart = false;
+    // end of the TEMP wiring
     if (inFlight.size === 0) break;
     // rollOne never rejects; it removes itself from inFlight when its node's run ended
     await Promise.race(inFlight.values());
@@ -224,4 +255,27 @@ function noteQuarantine(roll: RollState, node: NodeState, outcome: DecisionRecor
 
 function isPartialCause(why: string): why is PartialCause {
   return (PARTIAL_CAUSES as readonly string[]).includes(why);
+}
+
+/**
+ * TEMP wiring: a node a start check refused, as its record says it (outcome `refused`, the finding's
+ * message as reason, its next step); never claimed, so nothing is held. The port's scheduler replaces it.
+ */
+async function refuseAtStart(
+  ctx: RunContext,
+  nodeRuns: NodeRuns,
+  roll: RollState,
+  node: NodeState,
+  answer: Extract<StartAnswer, { kind: 'refuse' }>,
+): Promise<void> {
+  const log = roll.logs.forNode(node.name);
+  const endGroup = log.group(`${node.name} (${node.role})`);
+  const nodeRun = nodeRuns.start(node, { ...ctx, log });
+  await nodeRun.step(`start check (${answer.check})`, () => Promise.reject(new Error(answer.message))).catch(() => undefined);
+  nodeRun.recordStop({ outcome: 'refused', message: answer.message, nextStep: answer.nextStep });
+  log.info(`${node.name}: ${answer.message}`);
+  log.info(`next step: ${answer.nextStep}`);
+  const record = nodeRun.finish();
+  await roll.logs.within(log, () => ctx.events.node(record, (m) => log.info(m)));
+  endGroup(formatGroupTitle(record));
 }
