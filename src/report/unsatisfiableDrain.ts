@@ -26,7 +26,7 @@ export function unsatisfiableNextStep(u: UnsatisfiableDrain): string {
       return `make the selectors of ${b.budgets.join(' and ')} disjoint so each pod has at most one budget`;
     }
     const n = b.status!.expectedPods;
-    const allowOne = b.case === 'max-unavailable-zero' ? 'maxUnavailable: 1' : `minAvailable: ${Math.max(0, n - 1)} (or maxUnavailable: 1)`;
+    const allowOne = b.case === 'max-unavailable-zero' ? 'maxUnavailable: 1' : `minAvailable: ${Math.max(0, n - 1)}, or maxUnavailable: 1`;
     return `let ${b.budgets[0]} allow one eviction (${allowOne}), or scale its workload above ${n} replicas, or move ${b.pods.join(', ')} off ${u.node} yourself`;
   });
   return `${fixes.join('; ')}; then rerun: ${u.node} was not claimed, cordoned or changed`;
