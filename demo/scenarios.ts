@@ -89,6 +89,18 @@ export const SCENARIOS: Record<string, Scenario> = {
       return [() => clearInterval(watch), () => clearTimeout(ready)];
     },
   },
+  'refused-drain': {
+    summary: 'a drain that can never finish (maxUnavailable: 0 over healthy pods): worker-2 refused before its claim, the roll goes on',
+    description:
+      "a StatefulSet shop/db with db-0 on worker-2 and db-1 on worker-3, both Ready, and a PodDisruptionBudget with maxUnavailable: 0: no eviction of db-0 can ever be allowed, so worker-2 is refused before its claim (never written to; its row names the budget, the pod and the fix) and the roll goes on with the other nodes; worker-3's roll, which needs no drain (its containerd already runs the new credential), goes ahead; `--mode plan` says the same beforehand",
+    setup: (c) => {
+      const owner = { kind: 'StatefulSet', name: 'db' } as const;
+      c.kube.addPod({ namespace: 'shop', name: 'db-0', nodeName: 'worker-2', owner, labels: { app: 'db' } });
+      c.kube.addPod({ namespace: 'shop', name: 'db-1', nodeName: 'worker-3', owner, labels: { app: 'db' } });
+      c.kube.addPdb({ namespace: 'shop', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
+      return [];
+    },
+  },
   quarantine: {
     summary: 'undrainable: quarantine: a node whose PDB never allows is quarantined, then lifted by a rerun',
     description:
@@ -102,6 +114,15 @@ export const SCENARIOS: Record<string, Scenario> = {
         nodeName: 'worker-db',
         owner: { kind: 'StatefulSet', name: 'db' },
         labels: { app: 'db' },
+      });
+      // db-1 stays Pending (no node matches it): the budget waits for it, so the drain is not provably
+      // stuck (that would be refused before the claim: the refused-drain scenario) but times out
+      c.kube.addPod({
+        namespace: 'shop',
+        name: 'db-1',
+        owner: { kind: 'StatefulSet', name: 'db' },
+        labels: { app: 'db' },
+        nodeSelector: { 'kubernetes.io/hostname': 'worker-gone' },
       });
       c.kube.addPdb({ namespace: 'shop', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
       return [];

@@ -54,6 +54,14 @@ describe('e2e: several workers at once', () => {
         labels: { app: 'db' },
       });
     }
+    // a fourth replica Pending: the budget waits for it, so the drains are not refused before their claims
+    c.kube.addPod({
+      namespace: 'default',
+      name: 'db-pending',
+      owner: { kind: 'ReplicaSet', name: 'db-1' },
+      labels: { app: 'db' },
+      nodeSelector: { 'kubernetes.io/hostname': 'w-gone' },
+    });
     c.kube.addPdb({ namespace: 'default', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
     const run = await act(c, { 'max-unavailable': '3' }, { killWhen: (out) => (out.match(/: ▶ drain$/gm) ?? []).length >= 3 });
     const held = JSON.parse(run.state.held ?? '[]') as Array<{ node: string; phase: string }>;

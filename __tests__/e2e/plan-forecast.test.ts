@@ -77,6 +77,19 @@ describe('e2e: plan mode forecasts each drain with dry-run evictions', () => {
       budgets: [{ pdb: 'shop/db', disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 }],
       refusals: [],
       errors: [],
+      // maxUnavailable: 0 over its one healthy pod: apply would refuse the node before its claim (refused-drain.test.ts)
+      unsatisfiable: {
+        node: 'worker-1',
+        blocking: [
+          {
+            case: 'max-unavailable-zero',
+            budgets: ['shop/db'],
+            spec: 'maxUnavailable: 0',
+            status: { disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 },
+            pods: ['shop/db-0'],
+          },
+        ],
+      },
     });
     expect(d['worker-2'].drainForecast).toEqual({
       ok: false,

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { parseQuarantine } from '../../src/rules/quarantine.js';
 import { act, ann, byName, node, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
-import { blockedCluster, QUARANTINE_INPUTS, QUARANTINED } from './quarantineCluster.js';
+import { blockedCluster, PENDING_POD, QUARANTINE_INPUTS, QUARANTINED } from './quarantineCluster.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -38,6 +38,13 @@ describe('e2e: undrainable: quarantine', () => {
         namespace: 'shop',
         name: `db-${w}`,
         nodeName: w,
+        owner: { kind: 'StatefulSet', name: `db-${w}` },
+        labels: { app: `db-${w}` },
+      });
+      // a second replica Pending: the budget waits for it, the drain is not refused but times out
+      cluster.kube.addPod({
+        ...PENDING_POD,
+        name: `db-${w}-1`,
         owner: { kind: 'StatefulSet', name: `db-${w}` },
         labels: { app: `db-${w}` },
       });

@@ -4,7 +4,20 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun, RunActionOptions } from '../../runner/runAction.js';
 import { annotationPath } from '../../src/rules/pointer.js';
-import { A, act, ann, byName, fromAction, isDrainRequest, node, REVISION, requireKubectl, startCluster, TEST_KNOBS, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  ann,
+  byName,
+  fromAction,
+  isDrainRequest,
+  node,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  TEST_KNOBS,
+  verifiedRev,
+} from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -228,9 +241,7 @@ describe('e2e rails: one run at a time (the run Lease)', () => {
     // A's once B ended, so none of those PATCHes was B's take-over).
     const secondWrites = cluster.kube.requests
       .slice(seen)
-      .filter(
-        (r) => r.method !== 'GET' && !isDrainRequest(r) && !(r.method === 'PATCH' && r.path === `${LEASE_PATH}/${LEASE_NAME}`),
-      );
+      .filter((r) => r.method !== 'GET' && !isDrainRequest(r) && !(r.method === 'PATCH' && r.path === `${LEASE_PATH}/${LEASE_NAME}`));
     const secondTalos = cluster.talos.mutatingCommands().slice(talosSeen);
     cluster.kube.setPdbAllowed('default', 'web', 1);
     const a = await first;

@@ -186,6 +186,11 @@ export class FakeKube implements KubeClient {
     return structuredClone({ pods, daemonSets: this.daemonSets, pdbs: this.allPdbs });
   }
 
+  async listPdbs(): Promise<PdbState[]> {
+    this.calls.push({ method: 'listPdbs' });
+    return structuredClone(this.allPdbs);
+  }
+
   async evictDryRun(namespace: string, name: string): Promise<EvictionAnswer> {
     this.calls.push({ method: 'evictDryRun', name: `${namespace}/${name}` });
     return this.evictionAnswer(`${namespace}/${name}`);

@@ -5,6 +5,7 @@
 // complete by the compiler's check, so a field added to a type and not to the schema fails here); the
 // enums are the declaration's own lists; and the checking helper every test reads a report through
 // fails on a report the schema refuses.
+import type { BlockingBudget, UnsatisfiableDrain } from '../../src/core/model/unsatisfiableDrain.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -363,7 +364,10 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       refusals: true,
       errors: true,
       unknown: true,
+      unsatisfiable: true,
     };
+    const unsatisfiable: Keys<UnsatisfiableDrain> = { node: true, blocking: true };
+    const blocking: Keys<BlockingBudget> = { case: true, budgets: true, spec: true, status: true, pods: true };
     const timeline: Keys<RunReportDocument['timeline']> = {
       inFlightMax: true,
       maxUnavailable: true,
@@ -410,6 +414,8 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       [['nodes', '[]', 'proofUndecided'], undecided],
       [['nodes', '[]', 'quarantine'], quarantine],
       [['nodes', '[]', 'drainForecast'], forecast],
+      [['nodes', '[]', 'drainForecast', 'unsatisfiable'], unsatisfiable],
+      [['nodes', '[]', 'drainForecast', 'unsatisfiable', 'blocking', '[]'], blocking],
       [['timeline'], timeline],
       [['timeline', 'holds', '[]'], hold],
       [['timeline', 'nodes', '[]'], tnode],

@@ -70,6 +70,12 @@ export interface KubeClient {
    */
   listDrainInputs(): Promise<{ pods: DrainPodReading[]; daemonSets: string[]; pdbs: PdbState[] }>;
   /**
+   * Every PodDisruptionBudget (all namespaces), with its spec and status: the unsatisfiable-drain start
+   * check's first read before each start (src/pipeline/startChecks/unsatisfiableDrain.ts); the pods are
+   * listed (listDrainInputs) only when a budget may hold a drain for good.
+   */
+  listPdbs(): Promise<PdbState[]>;
+  /**
    * One dry-run eviction (`dryRun=All`: the apiserver runs the PDB check and changes nothing), one
    * kubectl process: `kubectl create --raw …/pods/P/eviction?dryRun=All -f -`. Never throws: a failure
    * is an answer of kind 'error'.

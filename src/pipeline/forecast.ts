@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors.js';
 import type { DecisionRecord } from '../core/model/record.js';
 import { ACTION_DRAIN_FLAGS, type DrainPodReading, type EvictionAnswer } from '../core/workloads.js';
 import { drainForecast, filterDrainPods, unknownForecast } from '../rules/drainForecast.js';
+import { drainIsCertain } from '../rules/unsatisfiableDrain.js';
 import { describeForecast } from '../report/forecast.js';
 import type { RunContext } from './context.js';
 
@@ -39,7 +40,12 @@ export async function forecastDrains(
   const out = records.map((r) => {
     const f = filters.get(r.node);
     if (!f) return r;
-    const forecast = drainForecast(f, answers, inputs.pdbs);
+    // whether apply would refuse the node before its claim: the rule its start check asks, on the same reading
+    const forecast = drainForecast(f, answers, inputs.pdbs, {
+      node: r.node,
+      pods: inputs.pods,
+      drainIsCertain: drainIsCertain(ctx.config.reboot, r.evidence),
+    });
     ctx.log.info(`drain forecast: ${r.node}: ${describeForecast(forecast)}`);
     return { ...r, drainForecast: forecast };
   });

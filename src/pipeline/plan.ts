@@ -10,6 +10,7 @@ import type { ConfigPreview, DecisionRecord } from '../core/model/record.js';
 import type { EvidenceVerdict } from '../core/model/verdict.js';
 import { READ_CALLS_IN_FLIGHT, readEvidence } from './readEvidence.js';
 import { rebootEvidence } from '../rules/evidence.js';
+import type { HostToRoll } from '../core/model/hosts.js';
 import { hostsToRoll } from '../rules/marker.js';
 import { isTalosAtLeast } from '../rules/evidence/talosVersion.js';
 import type { RunContext } from './context.js';
@@ -23,11 +24,7 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
   ]);
   const elapsed = ctx.clock.now() - t0;
   return selected.map((n, i) => {
-    const r = readings.get(n.name);
-    // the hosts the node is stale for, as apply's roll of it would judge them (src/rules/marker.ts)
-    const hosts = hostsToRoll(n.annotations, ctx.keys, ctx.want);
-    const desired = ctx.desired.filter((d) => hosts.some((h) => h.host === d.host));
-    const evidence = r ? rebootEvidence(r, desired, { marginMs: ctx.config.evidenceMarginMs }) : undefined;
+    const { hosts, evidence } = evidenceBeforeClaim(ctx, n, readings.get(n.name));
     const record: DecisionRecord = {
       node: n.name,
       uid: n.uid,
@@ -42,6 +39,21 @@ export async function planNodes(ctx: RunContext, selected: NodeState[]): Promise
     };
     return evidence ? { ...record, evidence } : record;
   });
+}
+
+/**
+ * The hosts `n` is stale for, as apply's roll of it would judge them (src/rules/marker.ts), and the
+ * evidence verdict its readings give before any claim or patch (none under `reboot: always`). Plan
+ * shows it; apply's unsatisfiable-drain start check asks it whether the node's roll certainly drains.
+ */
+export function evidenceBeforeClaim(
+  ctx: RunContext,
+  n: NodeState,
+  r: EvidenceReadings | undefined,
+): { hosts: HostToRoll[]; evidence?: EvidenceVerdict } {
+  const hosts = hostsToRoll(n.annotations, ctx.keys, ctx.want);
+  const desired = ctx.desired.filter((d) => hosts.some((h) => h.host === d.host));
+  return { hosts, ...(r ? { evidence: rebootEvidence(r, desired, { marginMs: ctx.config.evidenceMarginMs }) } : {}) };
 }
 
 /** What apply would do, from the evidence; on Talos >= 1.14 a reboot may still be skipped after the patch. */

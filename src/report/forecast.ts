@@ -2,11 +2,12 @@
 // shows for a node and the one line its log says. Plain text; the summary escapes it (summary/forecast.ts).
 import { plural } from '../core/format.js';
 import type { DrainForecast } from '../core/model/record.js';
+import { unsatisfiableForecastLine } from './unsatisfiableDrain.js';
 
 /** One line per thing that would stop the drain now, or the one line saying it would go through. */
 export function forecastLines(f: DrainForecast): string[] {
   if (f.unknown) return [`drain forecast not made: ${f.unknown}`];
-  const lines: string[] = [];
+  const lines: string[] = f.unsatisfiable ? [unsatisfiableForecastLine(f.unsatisfiable)] : [];
   if (f.refusals.length) {
     const byReason = new Map<string, string[]>();
     for (const r of f.refusals) byReason.set(r.reason, [...(byReason.get(r.reason) ?? []), r.pod]);

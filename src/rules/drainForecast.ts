@@ -23,6 +23,7 @@ import type { DrainForecast } from '../core/model/record.js';
 import { compareNames } from '../core/order.js';
 import type { DrainPodReading, EvictionAnswer } from '../core/workloads.js';
 import { selectorMatches } from './quarantine.js';
+import { unsatisfiableDrain } from './unsatisfiableDrain.js';
 
 // kubectl's filters themselves live in core (src/core/drainFilter.ts): the HTTP drain
 // (src/adapters/kube/http/drain.ts) applies the same ones before it evicts.
@@ -39,8 +40,15 @@ export function budgetsCovering(pod: DrainPodReading, pdbs: readonly PdbState[])
 /**
  * The node's forecast: the filter's verdict, and the answer to each dry-run eviction (by `namespace/name`;
  * a pod without one is an error: it was not asked). Blocked pods are named with the PDBs covering them.
+ * With `refusal` (the node, every pod, and whether its roll certainly drains it), also whether apply
+ * would refuse the node before its claim: the same rule its start check asks (src/rules/unsatisfiableDrain.ts).
  */
-export function drainForecast(filter: DrainFilter, answers: ReadonlyMap<string, EvictionAnswer>, pdbs: readonly PdbState[]): DrainForecast {
+export function drainForecast(
+  filter: DrainFilter,
+  answers: ReadonlyMap<string, EvictionAnswer>,
+  pdbs: readonly PdbState[],
+  refusal?: { node: string; pods: readonly DrainPodReading[]; drainIsCertain: boolean },
+): DrainForecast {
   const blocked: DrainForecast['blocked'] = [];
   const errors: DrainForecast['errors'] = [];
   const named = new Map<string, PdbState>();
@@ -55,6 +63,7 @@ export function drainForecast(filter: DrainFilter, answers: ReadonlyMap<string, 
     }
   }
   const budgets = [...named.values()].sort((a, b) => compareNames(podName(a), podName(b))).map((b) => ({ pdb: podName(b), ...b.status }));
+  const unsatisfiable = refusal?.drainIsCertain ? unsatisfiableDrain(refusal.node, filter, refusal.pods, pdbs) : undefined;
   return {
     ok: filter.refusals.length === 0 && blocked.length === 0 && errors.length === 0,
     evictions: filter.evict.length,
@@ -62,6 +71,7 @@ export function drainForecast(filter: DrainFilter, answers: ReadonlyMap<string, 
     budgets,
     refusals: filter.refusals,
     errors,
+    ...(unsatisfiable ? { unsatisfiable } : {}),
   };
 }
 

@@ -44,6 +44,8 @@ describe('drainInputsFromList', () => {
         name: 'x-pdb',
         selector: { matchLabels: { app: 'x' } },
         status: { disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 },
+        observedGeneration: 0,
+        expectedPods: 0,
       },
     ]);
   });

@@ -140,6 +140,11 @@ export class Kubectl extends KubectlCommands implements KubeClient {
     return this.parseWith(res, `kubectl get ${DRAIN_INPUT_KINDS} -A`, drainInputsFromList);
   }
 
+  async listPdbs(): Promise<PdbState[]> {
+    const res = await this.run(['get', 'poddisruptionbudgets.policy', '-A', '-o', 'json', LIST_REQUEST_TIMEOUT]);
+    return this.parseWith(res, 'kubectl get poddisruptionbudgets.policy -A', (raw) => parsePdbsAndPods(raw).pdbs);
+  }
+
   async evictDryRun(namespace: string, name: string): Promise<EvictionAnswer> {
     // dryRun in the query and in the body's deleteOptions (eviction.go propagateDryRun wants them equal):
     // a server that ignored one still sees the other. The body goes on stdin.

@@ -31,6 +31,18 @@ export interface PdbState {
   /** undefined: the PDB has no selector (it selects nothing) */
   selector?: LabelSelector;
   status: { disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number };
+  /**
+   * optional, what the unsatisfiable-drain rule (src/rules/unsatisfiableDrain.ts) reads besides:
+   * `spec.minAvailable` / `spec.maxUnavailable` as written (a number or a percentage like "100%"),
+   * `spec.unhealthyPodEvictionPolicy`, `metadata.generation`, `status.observedGeneration`,
+   * `status.expectedPods`. Absent when not written (a reader that needs one then knows nothing).
+   */
+  minAvailable?: number | string;
+  maxUnavailable?: number | string;
+  unhealthyPodEvictionPolicy?: string;
+  generation?: number;
+  observedGeneration?: number;
+  expectedPods?: number;
 }
 
 /** A pod's name and labels (what a PDB selector is matched against). */

@@ -5,6 +5,7 @@
 
 import type { HostToRoll } from './hosts.js';
 import type { Role } from './node.js';
+import type { UnsatisfiableDrain } from './unsatisfiableDrain.js';
 import type { EvidenceVerdict } from './verdict.js';
 
 /**
@@ -150,6 +151,11 @@ export interface DrainForecast {
   errors: Array<{ pod: string; message: string }>;
   /** set when the forecast could not be made at all (the pod list failed): why; the lists are then empty */
   unknown?: string;
+  /**
+   * optional: the drain can never finish and apply would refuse the node before claiming it (the
+   * unsatisfiable-drain rule, src/rules/unsatisfiableDrain.ts, that apply's start check asks too)
+   */
+  unsatisfiable?: UnsatisfiableDrain;
 }
 
 /**

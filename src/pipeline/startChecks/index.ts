@@ -8,6 +8,7 @@ import type { RunContext } from '../context.js';
 import { budgetCheck, type BudgetRoll } from './budget.js';
 import { healthGatesCheck } from './healthGates.js';
 import { settleCheck, type PlannedDrains } from './settle.js';
+import { unsatisfiableDrainCheck } from './unsatisfiableDrain.js';
 import { windowsCheck } from './windows.js';
 
 /** What the checks read of the roll as it goes: the resolved max-unavailable, and the budget's numbers. */
@@ -22,5 +23,6 @@ export function startChecks(ctx: RunContext, roll: ChecksRoll, planned?: Planned
     ...(ctx.gates ? [healthGatesCheck(ctx.gates)] : []),
     windowsCheck(ctx.config.maintenanceWindows ?? [], ctx.holds),
     budgetCheck(ctx.config.timeBudgetMs, roll, ctx.holds),
+    unsatisfiableDrainCheck(ctx), // a drain that can never finish: the node refused before its claim (docs/refused-drains.md)
   ] as StartCheck[];
 }

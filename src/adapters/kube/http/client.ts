@@ -161,6 +161,15 @@ export class HttpKube implements KubeClient {
     return this.parsed('GET pods, daemonsets, poddisruptionbudgets', asList(items), drainInputsFromList);
   }
 
+  async listPdbs(): Promise<PdbState[]> {
+    const list = await this.get('/apis/policy/v1/poddisruptionbudgets', 'start-check', { timeoutMs: LIST_MS });
+    return this.parsed(
+      'GET poddisruptionbudgets',
+      asList(typedItems(list, 'PodDisruptionBudget', 'policy/v1')),
+      (raw) => parsePdbsAndPods(raw).pdbs,
+    );
+  }
+
   async evictDryRun(namespace: string, name: string): Promise<EvictionAnswer> {
     // dryRun in the query and in the body's deleteOptions (eviction.go propagateDryRun wants them equal)
     const req: KubeRequest = {

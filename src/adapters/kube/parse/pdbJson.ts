@@ -32,6 +32,15 @@ function selectorOf(v: unknown): LabelSelector | undefined {
   return out;
 }
 
+/** an IntOrString field as written (a number, or a string like "100%"), absent when it is neither */
+function intOrString<K extends string>(key: K, v: unknown): Partial<Record<K, number | string>> {
+  return (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'string' ? ({ [key]: v } as Record<K, number | string>) : {};
+}
+
+function int<K extends string>(key: K, v: unknown): Partial<Record<K, number>> {
+  return typeof v === 'number' && Number.isFinite(v) ? ({ [key]: v } as Record<K, number>) : {};
+}
+
 export function parsePdbsAndPods(list: unknown): { pdbs: PdbState[]; pods: PodLabels[] } {
   const items = Array.isArray(obj(list).items) ? (obj(list).items as unknown[]) : [];
   const pdbs: PdbState[] = [];
@@ -42,14 +51,21 @@ export function parsePdbsAndPods(list: unknown): { pdbs: PdbState[]; pods: PodLa
     const ref = { namespace: stringOrEmpty(meta.namespace), name: stringOrEmpty(meta.name) };
     if (i.kind === 'PodDisruptionBudget') {
       const st = obj(i.status);
+      const spec = obj(i.spec);
       pdbs.push({
         ...ref,
-        selector: selectorOf(obj(i.spec).selector),
+        selector: selectorOf(spec.selector),
         status: {
           disruptionsAllowed: num(st.disruptionsAllowed),
           currentHealthy: num(st.currentHealthy),
           desiredHealthy: num(st.desiredHealthy),
         },
+        ...intOrString('minAvailable', spec.minAvailable),
+        ...intOrString('maxUnavailable', spec.maxUnavailable),
+        ...(typeof spec.unhealthyPodEvictionPolicy === 'string' ? { unhealthyPodEvictionPolicy: spec.unhealthyPodEvictionPolicy } : {}),
+        ...int('generation', meta.generation),
+        // status fields are `omitempty` int32s: absent in a written status is 0; no status at all is unknown
+        ...(i.status !== undefined ? { observedGeneration: num(st.observedGeneration), expectedPods: num(st.expectedPods) } : {}),
       });
     } else if (i.kind === 'Pod') {
       pods.push({ ...ref, labels: stringMap(meta.labels) });
