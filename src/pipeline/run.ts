@@ -34,6 +34,8 @@ import { rollNodes, type RollEnd, type RollState } from './scheduler.js';
 import { READYZ_WAIT_MS } from './transport.js';
 import { BOOT_ID_READ_MS } from './bootIdBefore.js';
 import { windowClosed, windowPlan } from './windows.js';
+import { startChecks } from './startChecks/index.js'; // TEMP wiring (silence start check)
+import { SilenceCheck } from './startChecks/silence.js'; // TEMP wiring (silence start check)
 
 /** What the run found and did (core/model/rolloutResult.ts), and the listing the old-credential verdict is judged on. */
 export interface ScopedFindings extends RolloutFindings {
@@ -207,9 +209,17 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   };
   let end: RollEnd;
   const last = { listing: first };
+  // ---- TEMP wiring (silence start check): the start checks' begin/end around the roll, until the scheduler's
+  // port wiring lands (it then owns begin/end and asks each check before each start); the silence's
+  // report is taken from its check below.
+  const checks = startChecks(ctx, { selected: first.selected });
+  const silence = checks.find((c): c is SilenceCheck => c instanceof SilenceCheck);
   try {
+    for (const c of checks) await c.begin?.();
+    // ---- end TEMP wiring
     end = await rollPasses(ctx, nodeRuns, first, roll, last);
   } finally {
+    for (const c of checks) await c.end?.(); // TEMP wiring (silence start check)
     ctx.lock?.stop();
     roll.logs.flushAll();
   }
@@ -238,6 +248,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
+    ...(silence ? { silence: silence.report() } : {}), // TEMP wiring (silence start check)
     ...facts,
   };
 }
