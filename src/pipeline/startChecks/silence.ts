@@ -63,9 +63,13 @@ export class SilenceCheck implements StartCheck<never> {
   private readonly warnings: string[] = [];
   private ended = false;
   private loop?: Promise<void>;
+  /** resolves when `end` is called: the extension loop's sleep ends with it */
+  private readonly stopped: Promise<void>;
+  private stop!: () => void;
 
   constructor(private readonly d: SilenceCheckDeps) {
     this.held = d.sets.map((matchers) => ({ matchers, state: 'not-created' }));
+    this.stopped = new Promise((resolve) => (this.stop = resolve));
   }
 
   /** How often the silence is extended: three times a tail, so two missed writes still leave it covered. */
@@ -91,6 +95,7 @@ export class SilenceCheck implements StartCheck<never> {
   async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
+    this.stop();
     await this.loop;
     if (!this.client) return;
     for (const h of this.held) {
@@ -145,7 +150,9 @@ export class SilenceCheck implements StartCheck<never> {
 
   private async extendWhileRolling(): Promise<void> {
     for (let next = this.d.clock.now() + this.extendEveryMs; ; next += this.extendEveryMs) {
-      while (!this.ended && this.d.clock.now() < next) await this.d.clock.sleep(Math.min(SLICE_MS, next - this.d.clock.now()));
+      while (!this.ended && this.d.clock.now() < next) {
+        await Promise.race([this.d.clock.sleep(Math.min(SLICE_MS, next - this.d.clock.now())), this.stopped]);
+      }
       if (this.ended) return;
       for (const h of this.held) if (h.id && !h.theirs) await this.extend(h);
       // a write that took longer than the interval: the next comes one interval after it, not at once
