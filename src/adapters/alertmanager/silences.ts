@@ -79,7 +79,7 @@ export function openSilences(opts: SilencesOptions): SilencesClient {
     post: async (s) => {
       const a = await call('POST', '/silences', s);
       if (a.status !== 200) throw failed('POST', `${opts.url}/api/v2/silences`, a);
-      const id = parseJson(a)?.silenceID;
+      const id = (parseJson(a) as { silenceID?: unknown } | undefined)?.silenceID;
       if (typeof id !== 'string' || !id)
         throw new AlertmanagerError(`POST ${opts.url}/api/v2/silences: the answer names no silenceID`, a.status);
       return id;
@@ -104,10 +104,9 @@ export function openSilences(opts: SilencesOptions): SilencesClient {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function parseJson(a: HttpAnswer): any {
+function parseJson(a: HttpAnswer): unknown {
   try {
-    return JSON.parse(a.body);
+    return JSON.parse(a.body) as unknown;
   } catch {
     return undefined;
   }
@@ -116,7 +115,7 @@ function parseJson(a: HttpAnswer): any {
 /** The server's message: a JSON string (the API's error payloads), a go-openapi `{code, message}`, else the body's first line. */
 function failed(method: string, url: string, a: HttpAnswer): AlertmanagerError {
   const parsed = parseJson(a);
-  const text =
-    typeof parsed === 'string' ? parsed : typeof parsed?.message === 'string' ? parsed.message : a.body.split('\n')[0].slice(0, 300);
+  const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
+  const text = typeof parsed === 'string' ? parsed : typeof message === 'string' ? message : a.body.split('\n')[0].slice(0, 300);
   return new AlertmanagerError(`${method} ${url}: ${a.status} ${a.statusText}${text ? `: ${text}` : ''}`, a.status);
 }
