@@ -44,8 +44,6 @@ export interface SilenceCheckDeps {
 interface Held {
   matchers: SilenceMatcher[];
   id?: string;
-  /** startsAt as Alertmanager holds it (for an update in place) */
-  startsAt?: string;
   /** the endsAt last written */
   endsAtMs?: number;
   state: SilenceReport['silences'][number]['state'];
@@ -133,18 +131,13 @@ export class SilenceCheck implements StartCheck<never> {
         createdBy: this.d.createdBy,
         comment: this.d.comment,
       });
-      Object.assign(h, { id, endsAtMs, state: 'left', startsAt: undefined });
+      Object.assign(h, { id, endsAtMs, state: 'left' });
       this.d.log(
         `Alertmanager silence ${id} created (${matchersText(h.matchers)}), until ${new Date(endsAtMs).toISOString()}, extended while the roll runs`,
       );
     } catch (e) {
       this.warn(`the silence ${matchersText(h.matchers)} was not created: ${errorMessage(e)}`);
       return;
-    }
-    try {
-      h.startsAt = (await this.client!.get(h.id!))?.startsAt;
-    } catch {
-      // read again at the first extension
     }
   }
 
@@ -184,12 +177,7 @@ export class SilenceCheck implements StartCheck<never> {
         createdBy: got.createdBy,
         comment: got.comment,
       });
-      if (id !== h.id) {
-        this.d.log(`Alertmanager silence ${h.id} was replaced by ${id} (Alertmanager could not extend it in place)`);
-        h.startsAt = undefined;
-      } else {
-        h.startsAt = got.startsAt;
-      }
+      if (id !== h.id) this.d.log(`Alertmanager silence ${h.id} was replaced by ${id} (Alertmanager could not extend it in place)`);
       h.id = id;
       h.endsAtMs = endsAtMs;
     } catch (e) {
