@@ -214,16 +214,20 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   // report is taken from its check below.
   const checks = startChecks(ctx, { selected: first.selected });
   const silence = checks.find((c): c is SilenceCheck => c instanceof SilenceCheck);
+  let ending: Promise<unknown> | undefined;
   try {
     for (const c of checks) await c.begin?.();
     // ---- end TEMP wiring
     end = await rollPasses(ctx, nodeRuns, first, roll, last);
   } finally {
-    for (const c of checks) await c.end?.(); // TEMP wiring (silence start check)
+    // TEMP wiring (silence start check): the checks end beside the Lease's release, not before it (a
+    // slow Alertmanager must not delay the release within a cancelled job's grace); awaited below
+    ending = Promise.all(checks.map((c) => (c.end ? c.end() : Promise.resolve())));
     ctx.lock?.stop();
     roll.logs.flushAll();
   }
   const leaseError = await endLease(ctx, nodeRuns);
+  await ending; // TEMP wiring (silence start check)
   // A quarantined node fails the run (whatever else happened): it is left cordoned with the old
   // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
   const ended = end.result === 'failed' ? end.error : leaseError;
