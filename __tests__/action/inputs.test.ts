@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readInputs } from '../../src/action/inputs.js';
+import { readInputSecrets, readInputs } from '../../src/action/inputs.js';
 
 function patchFile(): string {
   const f = join(mkdtempSync(join(tmpdir(), 'rar-inputs-')), 'patch.yaml');
@@ -36,5 +36,19 @@ describe('readInputs', () => {
 
   it('a missing auth-patch file is an input error naming the input', () => {
     expect(() => readInputs(get('/nonexistent/patch.yaml'), env, () => undefined)).toThrow(/input "auth-patch": cannot read/);
+  });
+
+  it('alertmanager-token is registered as it is read, before any input is refused, in the main and the post step', () => {
+    const inputs = (patch: string, over: Record<string, string>) => (name: string) =>
+      ({ 'auth-patch': patch, revision: 'r1', 'alertmanager-token': ' am-t0k ', ...over })[name] ?? '';
+    const main: string[] = [];
+    // plain http with a token: refused, naming the input and never the token, which is masked already
+    expect(() => readInputs(inputs(patchFile(), { 'alertmanager-url': 'http://am:9093' }), env, (s) => main.push(s))).toThrow(
+      /input "alertmanager-url": is plain http, and alertmanager-token is set/,
+    );
+    expect(main).toEqual(['am-t0k']);
+    const post: string[] = [];
+    readInputSecrets(inputs(patchFile(), { mode: 'nonsense' }), (s) => post.push(s));
+    expect(post).toEqual(['am-t0k']);
   });
 });

@@ -94,6 +94,26 @@ describe('publish: apply and plan', () => {
     expect(String(rec.of('summary')[0][0])).toContain('Registry auth rollout plan (read-only)');
   });
 
+  it('the Alertmanager silence: its id in the summary; a failure of Alertmanager one warning annotation, never a failure', async () => {
+    const rec = recorder();
+    const silence = {
+      alertmanager: 'https://am.example:9093',
+      silences: [
+        { id: '3a0f6c1e-2b4d-4e8f-9a7b-1c2d3e4f5a6b', matchers: 'node=~"w1|w2"', state: 'expired' as const },
+        { matchers: 'instance=~"(w1|w2)(:[0-9]+)?"', state: 'not-created' as const },
+      ],
+      warnings: [
+        'Alertmanager silence: the silence instance=~"(w1|w2)(:[0-9]+)?" was not created: POST https://am.example:9093/api/v2/silences: ECONNREFUSED',
+      ],
+    };
+    await publish(rollout({ records: [W1], silence }), rec.port);
+    const summary = String(rec.of('summary')[0][0]);
+    expect(summary).toContain('<code>3a0f6c1e-2b4d-4e8f-9a7b-1c2d3e4f5a6b</code>');
+    expect(summary).toContain('expired at the end of the roll');
+    expect(rec.of('warning')).toEqual([['Alertmanager silence', silence.warnings[0]]]);
+    expect(rec.of('setFailed')).toEqual([]);
+  });
+
   it('partial: a notice, or a failure with fail-on-partial', async () => {
     const partial = { result: 'partial' as const, notReached: ['w2', 'w3'], notice: 'time-budget 1h reached' };
     const soft = recorder();

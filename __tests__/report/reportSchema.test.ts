@@ -5,6 +5,7 @@
 // complete by the compiler's check, so a field added to a type and not to the schema fails here); the
 // enums are the declaration's own lists; and the checking helper every test reads a report through
 // fails on a report the schema refuses.
+import type { SilenceReport } from '../../src/core/model/silence.js';
 import type { BlockingBudget, UnsatisfiableDrain } from '../../src/core/model/unsatisfiableDrain.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -227,6 +228,14 @@ function fullReport(): RunReportDocument {
       })),
     ],
     revocation: REVOCATION,
+    silence: {
+      alertmanager: 'https://alertmanager.monitoring.svc:9093',
+      silences: [
+        { id: '1f2e3d4c-0000-4000-8000-000000000001', matchers: 'node=~"worker-1|worker-2"', state: 'expired' },
+        { matchers: 'instance=~"(worker-1|worker-2)(:[0-9]+)?"', state: 'not-created' },
+      ],
+      warnings: ['Alertmanager silence: the silence instance=~"…" was not created: 400 Bad Request'],
+    },
     proofChecks: [
       {
         node: 'worker-1',
@@ -285,6 +294,7 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       gates: true,
       oldCredential: true,
       proofChecks: true,
+      silence: true,
     };
     const run: Keys<RunIdentity> = { repository: true, runId: true, runAttempt: true, owner: true, url: true };
     const node: Keys<ReportNode> = {
@@ -392,6 +402,8 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
     const gateObject: Keys<GateObjectRef> = { kind: true, namespace: true, name: true };
     const proofCheck: Keys<ProofCheck> = { node: true, uid: true, hosts: true, by: true, proven: true, detail: true, nextStep: true };
     const proofHost: Keys<ProofCheck['hosts'][number]> = { host: true, why: true };
+    const silence: Keys<SilenceReport> = { alertmanager: true, silences: true, warnings: true };
+    const silenceEntry: Keys<SilenceReport['silences'][number]> = { id: true, matchers: true, state: true };
     const counts: Keys<RunReportDocument['counts']> = {
       rebooted: true,
       'reboot-skipped': true,
@@ -427,6 +439,8 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       [['gates', '[]', 'failing', 'object'], gateObject],
       [['proofChecks', '[]'], proofCheck],
       [['proofChecks', '[]', 'hosts', '[]'], proofHost],
+      [['silence'], silence],
+      [['silence', 'silences', '[]'], silenceEntry],
       [['counts'], counts],
     ];
     for (const [path, keys] of cases) expect(props(at(path)), path.join('.') || '(document)').toEqual(Object.keys(keys).sort());

@@ -53,7 +53,24 @@ export interface RegistryTransport {
 
 export function readRegistryTransport(config: Pick<Config, 'registryCaFile'>, env: NodeJS.ProcessEnv): RegistryTransport {
   return {
-    ...(config.registryCaFile ? { ca: readCaFile(config.registryCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) } : {}),
+    ...(config.registryCaFile
+      ? { ca: readCaFile('registry-ca-file', config.registryCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) }
+      : {}),
+    proxy: readProxyEnv(env),
+  };
+}
+
+/**
+ * What the Alertmanager's requests go through, by the registry's rules: `alertmanager-ca-file` added to
+ * Node's CAs and NODE_EXTRA_CA_CERTS, the runner's proxies. Read when the silence is about to be
+ * created (a roll starting), never with the inputs: a converged run creates no silence, so they cannot
+ * fail it; a failure here is the silence's warning, not the roll's (docs/alert-silence.md).
+ */
+export function readAlertmanagerTransport(config: Pick<Config, 'alertmanagerCaFile'>, env: NodeJS.ProcessEnv): RegistryTransport {
+  return {
+    ...(config.alertmanagerCaFile
+      ? { ca: readCaFile('alertmanager-ca-file', config.alertmanagerCaFile), nodeExtraCa: readNodeExtraCa(env.NODE_EXTRA_CA_CERTS) }
+      : {}),
     proxy: readProxyEnv(env),
   };
 }
@@ -63,6 +80,8 @@ export function readRegistryTransport(config: Pick<Config, 'registryCaFile'>, en
  * secret as soon as it is known (the credential's forms, the GitHub token), before anything logs.
  */
 export function readInputs(getInput: (name: string) => string, env: NodeJS.ProcessEnv, secret: (s: string) => void): ActionInputs {
+  // the Alertmanager's token is registered as it is read, before any input can be refused
+  registerAlertmanagerToken(getInput, secret);
   const config = readConfig(getInput);
   if (config.githubToken) secret(config.githubToken);
   const authPatch = readAuthPatch(config.authPatch, config.registry, secret);
@@ -76,17 +95,23 @@ export function readInputs(getInput: (name: string) => string, env: NodeJS.Proce
   };
 }
 
-/** The `registry-ca-file` bundle: readable, and PEM certificates. */
-function readCaFile(path: string): string {
+/** `alertmanager-token`, registered whatever else the inputs say (a refused input, no `alertmanager-url`). */
+function registerAlertmanagerToken(getInput: (name: string) => string, secret: (s: string) => void): void {
+  const token = (getInput('alertmanager-token') ?? '').trim();
+  if (token) secret(token);
+}
+
+/** A CA bundle input's file: readable, and PEM certificates. */
+function readCaFile(input: 'registry-ca-file' | 'alertmanager-ca-file', path: string): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError('registry-ca-file', `cannot read "${path}"${code ? ` (${code})` : ''}`);
+    throw new InputError(input, `cannot read "${path}"${code ? ` (${code})` : ''}`);
   }
   if (!text.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new InputError('registry-ca-file', `"${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    throw new InputError(input, `"${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   }
   return text;
 }
@@ -120,6 +145,7 @@ function readKnobs(env: NodeJS.ProcessEnv): TestKnobs {
  * refused (it then held nothing) or a patch file a later step removed register nothing more.
  */
 export function readInputSecrets(getInput: (name: string) => string, secret: (s: string) => void): void {
+  registerAlertmanagerToken(getInput, secret);
   let config: Config;
   try {
     config = readConfig(getInput);

@@ -3,7 +3,9 @@
 // annotations, summary and exit status, the same for every mode and also when the step fails.
 // Everything is written through one masking port (src/action/masked.ts): the log, the log groups,
 // the saved state, the publication.
-import { readInputs, readRegistryTransport } from './inputs.js';
+import { readAlertmanagerTransport, readInputs, readRegistryTransport } from './inputs.js';
+import { openSilences } from '../adapters/alertmanager/silences.js';
+import { REQUEST_TIMEOUT_MS } from '../adapters/registry/https.js';
 import { checkGateExpressions } from '../core/gates.js';
 import { runnerCore, type MaskedCore } from './masked.js';
 import { publish, type ActionReport } from './publish.js';
@@ -87,8 +89,18 @@ async function runMode(core: MaskedCore, runner: Runner, cancelled: () => boolea
       log: (line) => core.info(line),
     });
   };
+  // The Alertmanager's silence (docs/alert-silence.md): its CA file and the proxies read only when a roll
+  // is about to start; a failure here is the silence's warning, never the roll's.
+  const openAlertmanager = config.alertmanagerUrl
+    ? () =>
+        openSilences({
+          url: config.alertmanagerUrl!,
+          token: config.alertmanagerToken,
+          http: { ...readAlertmanagerTransport(config, process.env), timeoutMs: REQUEST_TIMEOUT_MS },
+        })
+    : undefined;
   try {
-    return await runRolloutMode({ ...rollout.deps, preflight });
+    return await runRolloutMode({ ...rollout.deps, preflight, ...(openAlertmanager ? { openSilences: openAlertmanager } : {}) });
   } finally {
     await rollout.close();
   }

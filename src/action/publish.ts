@@ -186,6 +186,9 @@ function presentRollout(r: RolloutReport, { redactor }: PublishOptions): Publica
   }
   if (r.proofChecks) annotations.push(...proofCheckAnnotations(r.proofChecks, { redactor }));
   if (r.eventsWarning) annotations.push({ kind: 'warning', title: 'Kubernetes Events not written', message: r.eventsWarning });
+  // an Alertmanager that failed is a warning, never a failure: alerts are not safety (docs/alert-silence.md)
+  if (r.silence?.warnings.length)
+    annotations.push({ kind: 'warning', title: 'Alertmanager silence', message: r.silence.warnings.join('\n') });
   if (r.error) failures.push(r.error instanceof RolloutError ? `${r.error.message}\nNext step: ${r.error.nextStep}` : r.error.message);
   // a pre-flight refusal: the summary says what was asked and answered, and that nothing was touched
   const stop = r.error instanceof PreflightError ? r.error : undefined;

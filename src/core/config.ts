@@ -7,12 +7,13 @@ import { readPreflightInputs, type PreflightConfig } from './preflight.js';
 import type { MaintenanceWindow } from './model/windows.js';
 import { readWindowsInput, WINDOWS_INPUT } from './windows.js';
 import { readGatesInputs, type GatesConfig } from './gates.js';
+import { readSilenceInputs, type SilenceConfig } from './silence.js';
 
 export type Mode = 'apply' | 'plan' | 'fences' | 'recover-fences';
 export type RebootPolicy = 'evidence' | 'always';
 export type Undrainable = 'stop' | 'quarantine';
 
-export interface Config extends PreflightConfig, GatesConfig {
+export interface Config extends PreflightConfig, GatesConfig, SilenceConfig {
   mode: Mode;
   authPatch: string;
   /** the registry hosts to roll; empty: every host the auth patch names */
@@ -188,6 +189,7 @@ export function readConfig(get: InputReader): Config {
     ...readPreflightInputs(str, BOOLEANS),
     maintenanceWindows: readWindowsInput(get(WINDOWS_INPUT) ?? '', parseDuration),
     ...readGatesInputs(str, BOOLEANS, parseDuration),
+    ...readSilenceInputs(str, parseDuration),
   };
 }
 

@@ -15,6 +15,7 @@ import type { Reading } from '../core/model/readings.js';
 import { EventWriter } from './events.js';
 import type { PreflightSummary } from '../core/model/preflight.js';
 import type { MarkerWant } from '../rules/marker.js';
+import type { SilencesClient } from '../adapters/alertmanager/silences.js';
 
 export interface RolloutLog {
   info(message: string): void;
@@ -97,6 +98,12 @@ export interface RolloutDeps {
   relistPauseMs?: number;
   /** the run's masking of its secrets, for the text of the Kubernetes Events it writes */
   redact?: (text: string) => string;
+  /**
+   * Opens the Alertmanager's silences client (`alertmanager-url` set; src/action/rollout.ts), when the
+   * roll is about to start: reads `alertmanager-ca-file` and the runner's proxies, so it may throw (the
+   * silence check says so as a warning: docs/alert-silence.md)
+   */
+  openSilences?: () => SilencesClient;
 }
 
 /** The deps with every default resolved, plus what the run accumulates. */

@@ -25,6 +25,7 @@ import { proveListed } from './proveListed.js';
 import { rollLogs } from './rollLogs.js';
 import { withStartChecks, type RollEnd, type RollState } from './scheduler.js';
 import { startChecks, type ChecksRoll } from './startChecks/index.js';
+import { SilenceCheck } from './startChecks/silence.js';
 
 export type { Scope, ScopedFindings } from './listing.js';
 /**
@@ -54,7 +55,13 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
 
   // The run's start checks (src/pipeline/startChecks/index.ts), built once; what they weigh of the roll
   // is filled in as the run learns it (max-unavailable, one node's deadlines, the nodes' times).
-  const checksRoll: ChecksRoll & { times: FinishedNode[] } = { maxUnavailable: 1, runStartMs, deadlines: [], times: [] };
+  const checksRoll: ChecksRoll & { times: FinishedNode[] } = {
+    maxUnavailable: 1,
+    runStartMs,
+    deadlines: [],
+    times: [],
+    selected: first.selected,
+  };
   const checks = config.mode === 'apply' ? startChecks(ctx, checksRoll) : [];
   // The checks that need nothing the run takes are asked before anything is: outside every maintenance
   // window an apply run with work claims nothing (no registry request, no Talos client, no Lease;
@@ -122,13 +129,24 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   });
   let end: RollEnd;
   const last = { listing: first };
+  // the checks' ends (an Alertmanager silence expired) run beside the Lease's release, never before it:
+  // a slow server must not delay the release within a cancelled job's grace
+  let checksEnded: Promise<void> = Promise.resolve();
   try {
-    end = await withStartChecks(checks, first.selected, ctx.log, () => rollPasses(ctx, nodeRuns, first, roll, last));
+    end = await withStartChecks(
+      checks,
+      first.selected,
+      ctx.log,
+      () => rollPasses(ctx, nodeRuns, first, roll, last),
+      (ending) => (checksEnded = ending),
+    );
   } finally {
     ctx.lock?.stop();
     roll.logs.flushAll();
   }
   const leaseError = await endLease(ctx, nodeRuns);
+  await checksEnded;
+  const silence = checks.find((c): c is SilenceCheck => c instanceof SilenceCheck);
   // A quarantined node fails the run (whatever else happened): it is left cordoned with the old
   // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
   const ended = end.result === 'failed' ? end.error : leaseError;
@@ -153,6 +171,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
+    ...(silence ? { silence: silence.report() } : {}),
     ...facts,
   };
 }

@@ -251,6 +251,8 @@ export async function withStartChecks(
   selected: readonly NodeState[],
   log: { info(message: string): void },
   roll: () => Promise<RollEnd>,
+  /** given: the checks' ends are handed over unawaited, for the caller to await once it released what must come first (the Lease) */
+  handOverEnding?: (ending: Promise<void>) => void,
 ): Promise<RollEnd> {
   const begun: StartCheck[] = [];
   try {
@@ -266,12 +268,19 @@ export async function withStartChecks(
     }
     return await roll();
   } finally {
-    for (const check of begun.reverse()) {
-      try {
-        await check.end?.();
-      } catch {
-        // `end` never throws by contract; one that does must not hide how the roll ended
-      }
+    const ending = endChecks(begun.reverse());
+    if (handOverEnding) handOverEnding(ending);
+    else await ending;
+  }
+}
+
+/** Each begun check's `end`, in order; never rejects. */
+async function endChecks(checks: readonly StartCheck[]): Promise<void> {
+  for (const check of checks) {
+    try {
+      await check.end?.();
+    } catch {
+      // `end` never throws by contract; one that does must not hide how the roll ended
     }
   }
 }

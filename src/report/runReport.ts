@@ -98,6 +98,8 @@ export interface RunReportDocument {
   oldCredential: NonNullable<RolloutResult['revocation']> | null;
   /** apply with nothing to roll: the nodes to prove and what proving each found; absent when there was none */
   proofChecks?: NonNullable<RolloutResult['proofChecks']>;
+  /** apply with `alertmanager-url`, a roll that started: the silences held for it (ids, matchers, how each ended) and the warnings; absent otherwise */
+  silence?: NonNullable<RolloutResult['silence']>;
 }
 
 function timelineNode(r: DecisionRecord): TimelineNode {
@@ -151,6 +153,7 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     ...(input.gates ? { gates: input.gates.map((g) => ({ ...structuredClone(g), value: gateValueText(g) })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
     ...(input.proofChecks?.length ? { proofChecks: structuredClone(input.proofChecks) } : {}),
+    ...(input.silence ? { silence: structuredClone(input.silence) } : {}),
   };
   return options.redactor ? options.redactor.redactData(doc) : doc;
 }

@@ -36,6 +36,13 @@ export interface HttpOptions {
   proxy?: ProxyEnv;
   timeoutMs: number;
   maxRedirects?: number;
+  /**
+   * false: a body is no credential (the Alertmanager's silence): only an Authorization header is, and
+   * only it is judged by the credential rule; default: a body is one (the refresh-token form)
+   */
+  bodyIsCredential?: false;
+  /** the input a user names a private CA with, for the untrusted-certificate message; default `registry-ca-file` */
+  caInput?: string;
 }
 
 /** The request could not be sent, got no answer, or was not followed: the network, TLS, the timeout, a refused redirect. */
@@ -152,7 +159,7 @@ async function follow(
   const max = opts.maxRedirects ?? 5;
   for (let n = 0; ; n++) {
     const proxy = proxyFor(hop.url, opts.proxy);
-    if ('authorization' in hop.headers || hop.body !== undefined) {
+    if ('authorization' in hop.headers || (hop.body !== undefined && opts.bodyIsCredential !== false)) {
       if (!leg) throw new Error(`a request carrying a credential to ${hop.url.origin} must say where it goes (a bug)`);
       const verdict = credentialRoute(hop.url, leg, scope, proxy ? new URL(proxy) : undefined);
       if (!verdict.ok) throw new CredentialWithheld(verdict.reason, verdict.fix);
@@ -197,17 +204,17 @@ async function once(dispatcher: Dispatcher, opts: HttpOptions, hop: Hop): Promis
     };
   } catch (e) {
     if (signal.aborted) throw new TransportError(`no answer within ${Math.round(opts.timeoutMs / 1000)} s`);
-    throw new TransportError(describe(e as NodeJS.ErrnoException));
+    throw new TransportError(describe(e as NodeJS.ErrnoException, opts.caInput ?? 'registry-ca-file'));
   }
 }
 
 /** A socket, TLS or proxy error in the words a user can act on. */
-function describe(e: NodeJS.ErrnoException): string {
+function describe(e: NodeJS.ErrnoException, caInput: string): string {
   // undici may wrap the socket's error in its own (`fetch failed`-like); the socket's says more
   const inner = (e.cause as NodeJS.ErrnoException | undefined) ?? e;
   const code = inner.code ? ` (${inner.code})` : '';
   if (inner.code && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(inner.code)) {
-    return `TLS: ${inner.message}${code}: the registry's certificate is not trusted (a private CA: give its PEM with registry-ca-file)`;
+    return `TLS: ${inner.message}${code}: the server's certificate is not trusted (a private CA: give its PEM with ${caInput})`;
   }
   if (/^Proxy response \(\d+\)/.test(inner.message)) return `the proxy refused the tunnel: ${inner.message}`;
   return `${inner.message}${code}`;

@@ -12,6 +12,7 @@ import type { ActionResult, DecisionRecord, RollHold } from './record.js';
 import type { RevocationVerdict } from './revocation.js';
 import type { StartCheckFinding, StartCheckName } from './startCheck.js';
 import type { WindowsForecast } from './windows.js';
+import type { SilenceReport } from './silence.js';
 
 /** The two modes that roll (or would roll) nodes; the fences modes report fence rows instead. */
 export const RUN_MODES = ['apply', 'plan'] as const;
@@ -72,6 +73,8 @@ export interface RolloutFindings {
   talosReads?: string;
   /** apply with nothing to roll: the nodes to prove (a marker without a proof) and what proving each found (src/pipeline/prove.ts) */
   proofChecks?: ProofCheck[];
+  /** apply with `alertmanager-url`, a roll that started: the silences held for it, their ids, and what failed (docs/alert-silence.md) */
+  silence?: SilenceReport;
 }
 
 /** The whole result: what the run found, what it was asked (the mode's settings) and the verdict judged on its last listing. */

@@ -9,6 +9,7 @@ import { renderPreflight } from '../preflight.js';
 import { gateValueText } from '../gates.js';
 import { windowsNowText } from '../windows.js';
 import { renderProofChecks } from '../proofChecks.js';
+import type { SilenceReport } from '../../core/model/silence.js';
 
 const MAX_ERROR = 8000;
 
@@ -35,6 +36,7 @@ export function renderHead(input: SummaryInput): string[] {
   }
   if (input.error) head.push(`<p><b>Error:</b> ${e(input.error, MAX_ERROR)}</p>`);
   if (input.proofChecks?.length) head.push(renderProofChecks(input.proofChecks));
+  if (input.silence) head.push(renderSilence(input.silence));
   if (input.revocation) head.push(renderRevocation(input.revocation));
   if (records.length === 0 && notReached.length === 0) {
     head.push(
@@ -76,4 +78,20 @@ function renderGates(values: readonly GateValue[]): string {
     (v) => `<li><code>${e(v.name, MAX_NAME)}</code>: ${v.holds ? 'holds' : '<b>does not hold</b>'} (${e(gateValueText(v), MAX_TEXT)})</li>`,
   );
   return `<p><b>Health gates now</b> (each start would wait while one does not hold):</p>\n<ul>${items.join('')}</ul>`;
+}
+
+const SILENCE_STATE: Record<SilenceReport['silences'][number]['state'], string> = {
+  expired: 'expired at the end of the roll',
+  left: 'not expired: it lapses by itself one alertmanager-silence-tail after its last extension',
+  'not-created': 'not created',
+};
+
+/** The roll's Alertmanager silences: each id with its matchers and how it ended, then the warnings. */
+function renderSilence(s: SilenceReport): string {
+  const rows = s.silences.map(
+    (x) =>
+      `<li>${x.id ? `<code>${e(x.id, MAX_NAME)}</code>` : 'no id'} (<code>${e(x.matchers, MAX_TEXT)}</code>): ${SILENCE_STATE[x.state]}</li>`,
+  );
+  const warnings = s.warnings.map((w) => `<li>⚠️ ${e(w, MAX_TEXT)}</li>`);
+  return `<p><b>Alertmanager silence</b> at <code>${e(s.alertmanager, MAX_TEXT)}</code>:</p><ul>${[...rows, ...warnings].join('')}</ul>`;
 }
