@@ -138,7 +138,9 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
       first.selected,
       ctx.log,
       () => rollPasses(ctx, nodeRuns, first, roll, last),
-      (ending) => (checksEnded = ending),
+      (ending) => {
+        checksEnded = ending;
+      },
     );
   } finally {
     ctx.lock?.stop();

@@ -1,6 +1,6 @@
 // Release rule: give the node back in one atomic JSON Patch, restoring exactly the schedulability the
 // claim found, and (on success) record the verified marker per host so the next run skips the node.
-import type { AnnotationKeys, ClaimCapture, NodeState } from '../core/model/node.js';
+import type { AnnotationKeys, ClaimCapture } from '../core/model/node.js';
 import type { JsonPatchOp } from '../core/model/patch.js';
 import type { AnnotatedPhase, NodePhase } from '../core/model/phase.js';
 import { releaseMarkOps } from './autoscalerMarks.js';
