@@ -63,7 +63,11 @@ describe('e2e: maintenance windows', () => {
         // the reboot is recorded before it is held: the next tick releases it
       }
     }, 100);
-    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 60s\n` }).finally(() => clearInterval(release));
+    // ready-timeout well past the window: node 1's reboot is held until the window closed, which on an
+    // idle machine is ~58 s after the reboot was sent (the channel reaches it within 2 s of the start)
+    const run = await act(c, { 'maintenance-windows': `- start: '${cron}'\n  duration: 60s\n`, 'ready-timeout': '180s' }).finally(() =>
+      clearInterval(release),
+    );
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result, run.stdout).toBe('partial');
     expect(run.outputs.left, run.stdout).toBe('1');

@@ -69,7 +69,9 @@ describe('the scheduler through the start-check port (fakes)', () => {
       ['w3', 'rebooted'],
     ]);
     const w2 = records[1];
-    expect([w2.reason, w2.nextStep, w2.steps]).toEqual(['its drain can never finish', 'scale shop/web', []]);
+    expect([w2.reason, w2.nextStep]).toEqual(['its drain can never finish', 'scale shop/web']);
+    // its one step: the check that refused it, failed with its message (what the timeline and the details show)
+    expect(w2.steps.map((s) => [s.name, s.ok, s.detail])).toEqual([['start check (never-drains)', false, 'its drain can never finish']]);
     // never claimed: not one write to w2
     expect(c.kube.calls.filter((x) => x.name === 'w2' && x.method !== 'getNode' && x.method !== 'listNodes')).toEqual([]);
     // nothing sent to its Talos either (w2 is 10.0.0.11)

@@ -63,6 +63,11 @@ export function quorumGateStep(at: string): string {
   return `quorum gate (${at})`;
 }
 
+/** The step of a node a start check refused before its claim (src/pipeline/scheduler.ts): the check's name, failed. */
+export function startCheckStep(check: string): string {
+  return `start check (${check})`;
+}
+
 /** The pull probe of `verify-image`. */
 export function verifyImageStep(image: string): string {
   return `${VERIFY_PREFIX}${image}${VERIFY_SUFFIX}`;

@@ -6,6 +6,7 @@
 import type { NodeState, Role } from '../core/model/node.js';
 import type { DecisionRecord } from '../core/model/record.js';
 import type { StartAnswer, StartCheck, StartCheckFinding, StartQuestion } from '../core/model/startCheck.js';
+import { startCheckStep } from '../core/steps.js';
 import { capacityStopMessage, quarantinedAfter, type QuarantinedOut } from '../rules/quarantine.js';
 import { schedule, type Waiting } from '../rules/schedule.js';
 import { formatGroupTitle } from '../report/log.js';
@@ -115,6 +116,8 @@ export async function rollNodes(
   const refuseOne = async (node: NodeState, a: Extract<StartAnswer, { kind: 'refuse' }>): Promise<void> => {
     const log = roll.logs.forNode(node.name);
     const nodeRun = nodeRuns.start(node, { ...ctx, log });
+    // the one step of its record: the check that refused it, failed with its message (the timeline shows it)
+    await nodeRun.step(startCheckStep(a.check), () => Promise.reject(new Error(a.message))).catch(() => undefined);
     nodeRun.refusedBeforeStart({ message: a.message, nextStep: a.nextStep });
     roll.logs.info(`${node.name}: not started (${a.check}): ${a.message}`);
     const record = nodeRun.finish();
