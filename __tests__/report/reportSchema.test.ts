@@ -36,6 +36,7 @@ import {
   RUN_REPORT_VERSION,
   type ReportGate,
   type ReportNode,
+  type ReportStop,
   type RunIdentity,
   type RunReportDocument,
   type TimelineNode,
@@ -205,6 +206,15 @@ function fullReport(): RunReportDocument {
     settleWaits: ['shop/db'],
     stoppedBy: 'gate',
     windows: 'maintenance windows: open now, until 2026-12-07T04:00:00+01:00 (Europe/Copenhagen)',
+    windowsAt: {
+      now: { open: true, untilMs: Date.UTC(2026, 11, 7, 3), timezone: 'Europe/Copenhagen' },
+      afterClose: { open: false, nextMs: Date.UTC(2026, 11, 8, 1), timezone: 'Europe/Copenhagen' },
+    },
+    stop: {
+      check: 'window',
+      message: 'outside every maintenance window: the next opens at 2026-12-08T02:00:00+01:00 (Europe/Copenhagen)',
+      value: { open: false, nextMs: Date.UTC(2026, 11, 8, 1), timezone: 'Europe/Copenhagen' },
+    },
     gates: [
       {
         name: 'storage/longhorn-volumes',
@@ -291,6 +301,8 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       timeline: true,
       settleWaits: true,
       windows: true,
+      windowsAt: true,
+      stop: true,
       gates: true,
       oldCredential: true,
       proofChecks: true,
@@ -403,6 +415,10 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
     const proofCheck: Keys<ProofCheck> = { node: true, uid: true, hosts: true, by: true, proven: true, detail: true, nextStep: true };
     const proofHost: Keys<ProofCheck['hosts'][number]> = { host: true, why: true };
     const silence: Keys<SilenceReport> = { alertmanager: true, silences: true, warnings: true };
+    const stop: Keys<ReportStop> = { check: true, message: true, windows: true };
+    const windowsAt: Keys<NonNullable<RunReportDocument['windowsAt']>> = { now: true, afterClose: true };
+    // one object schema for both branches of ReportWindowsAt (open: until / atLeastUntil; closed: nextOpening)
+    const windowsAtEntry = { open: true, until: true, atLeastUntil: true, nextOpening: true, timezone: true };
     const silenceEntry: Keys<SilenceReport['silences'][number]> = { id: true, matchers: true, state: true };
     const counts: Keys<RunReportDocument['counts']> = {
       rebooted: true,
@@ -440,6 +456,11 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
       [['proofChecks', '[]'], proofCheck],
       [['proofChecks', '[]', 'hosts', '[]'], proofHost],
       [['silence'], silence],
+      [['stop'], stop],
+      [['stop', 'windows'], windowsAtEntry],
+      [['windowsAt'], windowsAt],
+      [['windowsAt', 'now'], windowsAtEntry],
+      [['windowsAt', 'afterClose'], windowsAtEntry],
       [['silence', 'silences', '[]'], silenceEntry],
       [['counts'], counts],
     ];

@@ -129,3 +129,48 @@ describe('the old-credential verdict as shown', () => {
     expect(long).toContain('… 10 more (the report file lists every one)');
   });
 });
+
+describe('what stopped the roll and the windows, as data', () => {
+  const next = Date.UTC(2026, 11, 8, 1);
+  it('a window stop carries the next opening as an instant with its zone, never only the sentence', () => {
+    const doc = report(
+      input({
+        result: 'partial',
+        notice: 'outside every maintenance window: the next opens at 2026-12-08T02:00:00+01:00 (Europe/Copenhagen)',
+        stoppedBy: 'window',
+        stop: {
+          check: 'window',
+          message: 'outside every maintenance window: the next opens at 2026-12-08T02:00:00+01:00 (Europe/Copenhagen)',
+          value: { open: false, nextMs: next, timezone: 'Europe/Copenhagen' },
+        },
+      }),
+    );
+    expect(doc.stop).toEqual({
+      check: 'window',
+      message: 'outside every maintenance window: the next opens at 2026-12-08T02:00:00+01:00 (Europe/Copenhagen)',
+      windows: { open: false, nextOpening: '2026-12-08T01:00:00.000Z', timezone: 'Europe/Copenhagen' },
+    });
+  });
+
+  it("another check's stop: its name and line; plan's windows now and after they close, each instant in UTC with its zone", () => {
+    const budget = report(
+      input({ result: 'partial', stop: { check: 'budget', message: 'the time budget is spent', value: { allowed: false } } }),
+    );
+    expect(budget.stop).toEqual({ check: 'budget', message: 'the time budget is spent' });
+    const plan = report(
+      input({
+        mode: 'plan',
+        result: 'planned',
+        windowsAt: {
+          now: { open: true, untilMs: Date.UTC(2026, 11, 7, 3), timezone: 'Europe/Copenhagen' },
+          afterClose: { open: false, nextMs: next, timezone: 'Europe/Copenhagen' },
+        },
+      }),
+    );
+    expect(plan.windowsAt).toEqual({
+      now: { open: true, until: '2026-12-07T03:00:00.000Z', timezone: 'Europe/Copenhagen' },
+      afterClose: { open: false, nextOpening: '2026-12-08T01:00:00.000Z', timezone: 'Europe/Copenhagen' },
+    });
+    expect(report(input()).stop).toBeUndefined();
+  });
+});

@@ -10,7 +10,9 @@
 // that file; one that removes, renames or retypes a key bumps the version into a new file, so a
 // consumer can refuse a shape it does not know instead of misreading it (docs/report-file.md).
 import { OUTCOMES, type ConfigPreview, type DecisionRecord, type Outcome } from '../core/model/record.js';
-import type { RolloutResult, RolloutView } from '../core/model/rolloutResult.js';
+import { partialCause, type RolloutResult, type RolloutView } from '../core/model/rolloutResult.js';
+import type { StartCheckFinding } from '../core/model/startCheck.js';
+import type { WindowsAt } from '../core/model/windows.js';
 import type { Redactor } from '../core/redact.js';
 import { stepPhase, type StepPhase } from '../core/steps.js';
 import type { GateValue } from '../core/model/gates.js';
@@ -92,6 +94,10 @@ export interface RunReportDocument {
   settleWaits: string[] | null;
   /** plan, with maintenance windows: whether one is open now and when the next opens; absent without windows */
   windows?: string;
+  /** the same as data: the windows now and, open, after the union closes; instants in RFC 3339 (UTC), each with the zone to say it in */
+  windowsAt?: { now: ReportWindowsAt; afterClose?: ReportWindowsAt };
+  /** the start check that stopped the roll (a `partial` run, or a failed one a check ended), as data; absent otherwise */
+  stop?: ReportStop;
   /** plan: each health gate's value now; absent when no gate is configured */
   gates?: ReportGate[];
   /** may the old credential be revoked (src/rules/revocation.ts); null: not judged */
@@ -100,6 +106,39 @@ export interface RunReportDocument {
   proofChecks?: NonNullable<RolloutResult['proofChecks']>;
   /** apply with `alertmanager-url`, a roll that started: the silences held for it (ids, matchers, how each ended) and the warnings; absent otherwise */
   silence?: NonNullable<RolloutResult['silence']>;
+}
+
+/** The maintenance windows at one instant, as the report carries them. */
+export type ReportWindowsAt =
+  { open: true; until?: string; atLeastUntil?: string; timezone: string } | { open: false; nextOpening?: string; timezone: string };
+
+/** What stopped the roll: the check's name and line, and for the maintenance windows when the next opens. */
+export interface ReportStop {
+  check: string;
+  message: string;
+  /** `check` is the maintenance windows: closed, and when the next opens */
+  windows?: ReportWindowsAt;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function windowsAtReport(w: WindowsAt): ReportWindowsAt {
+  if (w.open) {
+    return {
+      open: true,
+      ...(w.untilMs !== undefined ? { until: iso(w.untilMs) } : {}),
+      ...(w.atLeastUntilMs !== undefined ? { atLeastUntil: iso(w.atLeastUntilMs) } : {}),
+      timezone: w.timezone,
+    };
+  }
+  return { open: false, ...(w.nextMs !== undefined ? { nextOpening: iso(w.nextMs) } : {}), timezone: w.timezone };
+}
+
+function stopReport(stop: StartCheckFinding): ReportStop {
+  // the maintenance windows' stop carries the windows at that instant (src/pipeline/startChecks/windows.ts)
+  const v = stop.value as WindowsAt | undefined;
+  const windows = partialCause(stop.check) === 'window' && v?.open === false ? windowsAtReport(v) : undefined;
+  return { check: stop.check, message: stop.message, ...(windows ? { windows } : {}) };
 }
 
 function timelineNode(r: DecisionRecord): TimelineNode {
@@ -150,6 +189,15 @@ export function buildRunReport(input: RunReportInput, options: { redactor?: Reda
     },
     settleWaits: input.settleWaits ? [...input.settleWaits] : null,
     ...(input.windows ? { windows: input.windows } : {}),
+    ...(input.windowsAt
+      ? {
+          windowsAt: {
+            now: windowsAtReport(input.windowsAt.now),
+            ...(input.windowsAt.afterClose ? { afterClose: windowsAtReport(input.windowsAt.afterClose) } : {}),
+          },
+        }
+      : {}),
+    ...(input.stop ? { stop: stopReport(input.stop) } : {}),
     ...(input.gates ? { gates: input.gates.map((g) => ({ ...structuredClone(g), value: gateValueText(g) })) } : {}),
     oldCredential: input.revocation ? structuredClone(input.revocation) : null,
     ...(input.proofChecks?.length ? { proofChecks: structuredClone(input.proofChecks) } : {}),

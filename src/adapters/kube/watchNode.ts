@@ -1,14 +1,12 @@
 // A node watched through kubectl: one `kubectl get --raw` process per watch request, re-opened when
 // the server ends it, resumed from the last resourceVersion seen, and read afresh when that history
 // has expired. kubectl copies the apiserver's stream to stdout as it arrives, and the query is ours,
-// so the resourceVersion to resume from is too (docs/kubernetes-facts.md#k12-watch).
-import { ToolError } from '../../core/errors.js';
+// so the resourceVersion to resume from is too (docs/kubernetes-facts.md#k12-watch). The loop over
+// the requests is src/adapters/kube/watchLoop.ts's, shared with the channel's watch.
+import type { ToolError } from '../../core/errors.js';
 import type { NodeState } from '../../core/model/node.js';
 import type { RunResult } from '../exec.js';
-import { lineSplitter, parseNodeWatchEvent } from './parse/watchEvent.js';
-
-/** Watch requests that fail in a row before the watch is given up (each a second apart). */
-const WATCH_ATTEMPTS = 3;
+import { watchLoop, type WatchRequestEnd } from './watchLoop.js';
 
 /** What the watch needs of the kubectl client (src/adapters/kube/kubectl.ts). */
 export interface WatchPort {
@@ -20,37 +18,14 @@ export interface WatchPort {
 }
 
 /** Watches node `name` from `sinceResourceVersion` until `signal` aborts (the KubeClient.watchNode contract, src/adapters/types.ts). */
-export async function watchNode(
+export function watchNode(
   kubectl: WatchPort,
   name: string,
   sinceResourceVersion: string,
   onChange: (node: NodeState | undefined) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  let rv = sinceResourceVersion;
-  let failures = 0;
-  while (!signal.aborted) {
-    let expired = false;
-    let broken = '';
-    const feed = lineSplitter((line) => {
-      if (signal.aborted || expired || broken) return;
-      const e = parseNodeWatchEvent(line);
-      if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-        rv = e.node.resourceVersion || rv;
-        failures = 0;
-        onChange(e.node);
-      } else if (e.type === 'DELETED') {
-        rv = e.resourceVersion || rv;
-        onChange(undefined);
-      } else if (e.type === 'BOOKMARK') {
-        rv = e.resourceVersion || rv;
-      } else if (e.type === 'ERROR') {
-        if (e.code === 410) expired = true;
-        else broken = `watch ERROR ${e.code}: ${e.message}`;
-      } else if (e.type === 'unparseable') {
-        broken = `not a watch event: ${e.line}`;
-      }
-    });
+  const request = async (rv: string, feed: (chunk: string) => void, broken: () => string): Promise<WatchRequestEnd> => {
     const query = new URLSearchParams({
       fieldSelector: `metadata.name=${name}`,
       watch: 'true',
@@ -60,24 +35,10 @@ export async function watchNode(
     const args = ['get', '--raw', `/api/v1/nodes?${query.toString()}`];
     // A watch that hangs without the server ending it would leave us blind: our deadline ends it.
     const res = await kubectl.exec(args, { timeoutMs: (kubectl.watchSeconds + 30) * 1000, signal, onStdout: feed });
-    if (signal.aborted) return;
-    if (!expired && res.exitCode !== 0 && /\(Expired\)|\(Gone\)|too old resource version/.test(res.stderr)) expired = true;
-    if (expired) {
-      // The history we asked for is gone: what changed in it is unknown, so read the node now.
-      let node: NodeState | undefined;
-      try {
-        node = await kubectl.getNode(name);
-      } catch (e) {
-        if (!(e instanceof ToolError && e.kind === 'not-found')) throw e;
-      }
-      if (signal.aborted) return;
-      onChange(node);
-      if (!node) return;
-      rv = node.resourceVersion;
-      continue;
-    }
-    if (res.exitCode === 0 && !broken) continue; // the server ended the request at timeoutSeconds
-    if (++failures >= WATCH_ATTEMPTS) throw kubectl.failure(args, res, broken || res.stderr, name);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+    if (res.exitCode !== 0 && /\(Expired\)|\(Gone\)|too old resource version/.test(res.stderr)) return { kind: 'expired' };
+    const why = broken();
+    if (res.exitCode === 0 && !why) return { kind: 'ended' };
+    return { kind: 'failed', error: kubectl.failure(args, res, why || res.stderr, name) };
+  };
+  return watchLoop({ request, getNode: (n) => kubectl.getNode(n) }, name, sinceResourceVersion, onChange, signal);
 }
