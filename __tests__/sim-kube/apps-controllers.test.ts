@@ -153,11 +153,24 @@ describe.concurrent('apps controllers', () => {
       expect(rs.metadata.generation).toBe(2);
       expect(rs.status.observedGeneration).toBe(1);
       await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.observedGeneration === 2, 5000);
+      const drainedAt = Date.now();
       const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--timeout=30s']);
       expect(r.code).toBe(0);
-      await until(() => (sim.workload('ReplicaSet', 'default', 'api').status?.readyReplicas ?? 0) === 1, 5000);
-      expect(sim.workload('ReplicaSet', 'default', 'api').status.availableReplicas).toBeUndefined();
-      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 10_000);
+      // ordered on the twin's own clock (when the pod turned Ready, when the controller wrote the count),
+      // not by polling inside the 2 s: a loaded machine may look only after the window has passed
+      const ready = sim.podEvents.filter((e) => e.type === 'ready' && e.owner === 'ReplicaSet/api' && e.at >= drainedAt);
+      expect(ready).toHaveLength(1);
+      const rsChanges = sim.availabilityChanges.filter((c) => c.kind === 'ReplicaSet' && c.name === 'api');
+      // when the replacement turned Ready the ReplicaSet counted nothing available (the eviction took the
+      // only replica), and it counted the replacement only 2 s later
+      expect(rsChanges.filter((c) => c.at <= ready[0].at).at(-1)?.available).toBeUndefined();
+      // minReadySeconds counts from the Ready condition's lastTransitionTime, whole seconds as the API has it
+      const pod = sim.pods().find((p) => p.metadata.name === ready[0].pod);
+      const readyAt = Date.parse(pod.status.conditions.find((c: { type: string }) => c.type === 'Ready').lastTransitionTime);
+      const counted = rsChanges.find((c) => c.at >= ready[0].at && c.available === 1);
+      expect(counted!.at - readyAt).toBeGreaterThanOrEqual(2000);
+      expect(sim.workload('ReplicaSet', 'default', 'api').status.readyReplicas).toBe(1);
     } finally {
       await sim.stop();
     }

@@ -77,6 +77,20 @@ export interface PodEvent {
   owner?: string;
 }
 
+/**
+ * A change of a workload's `status.availableReplicas` (ReplicaSet, StatefulSet, Deployment), stamped
+ * when the twin's controller wrote it: a test orders it against a pod's `ready` PodEvent on the twin's
+ * own clock instead of racing a poll against minReadySeconds.
+ */
+export interface AvailabilityChange {
+  at: number;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** absent when the status omits it (zero) */
+  available?: number;
+}
+
 export class KubeSim implements KubeNodeHooks {
   readonly url: string;
   readonly kubeconfigPath: string;
@@ -86,6 +100,8 @@ export class KubeSim implements KubeNodeHooks {
   readonly nodeWrites: NodeWrite[] = [];
   /** evictions accepted and pods becoming Ready since the twin started (see PodEvent) */
   readonly podEvents: PodEvent[] = [];
+  /** every change of a workload's availableReplicas since the twin started (see AvailabilityChange) */
+  readonly availabilityChanges: AvailabilityChange[] = [];
   /** readiness delays by `namespace/workload` (see setReadiness) */
   private readonly readiness = new Map<string, number>();
   /** the pods and workloads a test seeds (addPod) */
@@ -126,6 +142,19 @@ export class KubeSim implements KubeNodeHooks {
     workloads.readinessDelay = (p) => this.readiness.get(`${p.metadata.namespace}/${this.seeder.workloadOf(p)}`) ?? 0;
     ctx.store.onChange((e) => {
       if (e.def === R.pods && e.type !== 'DELETED' && isPodReady(e.obj) && !isPodReady(e.prev)) podEvent('ready', e.obj);
+      if ((e.def === R.replicasets || e.def === R.statefulsets || e.def === R.deployments) && e.type !== 'DELETED') {
+        const available: number | undefined = e.obj.status?.availableReplicas;
+        if (available !== e.prev?.status?.availableReplicas) {
+          const m = e.obj.metadata;
+          this.availabilityChanges.push({
+            at: Date.now(),
+            kind: e.obj.kind,
+            namespace: m.namespace,
+            name: m.name,
+            ...(available === undefined ? {} : { available }),
+          });
+        }
+      }
       if (e.def !== R.nodes) return;
       const o = e.obj;
       this.nodeWrites.push({
