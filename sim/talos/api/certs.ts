@@ -5,9 +5,11 @@
 // `ED25519 PRIVATE KEY` as talosctl writes them. And the certificates a server should NOT be trusted
 // with (`ApiCertificate`): one of the same CA issued for another address, and a dual-use one as a
 // talosconfig from before Talos 1.3 has (serverAuth + clientAuth, no SAN). Made once per process and
-// per CA name.
+// per CA name, and kept for the test session when RAR_SIM_PKI_CACHE names a directory (the suite's
+// globalSetup sets it): the ten worker threads then share one set of certificates instead of each
+// running openssl two dozen times, a spawn from the large test process each.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -50,9 +52,49 @@ const made = new Map<string, ClusterCerts>();
 /** openssl's own config would add CA extensions to every `req -x509`: only what we ask for goes in. */
 const MINIMAL_CNF = '[req]\ndistinguished_name = dn\n[dn]\n';
 
+/** What one CA name's certificates are, as data: what the session's cache file holds. */
+interface MadeCerts {
+  ca: KeyPair;
+  servers: Record<ApiCertificate, KeyPair>;
+  clients: Record<string, KeyPair>;
+}
+
 export function clusterCerts(name = 'talos-sim'): ClusterCerts {
   const known = made.get(name);
   if (known) return known;
+  const data = cachedOrMade(name);
+  const certs: ClusterCerts = {
+    ca: data.ca,
+    server: data.servers.valid,
+    serverAs: (kind) => data.servers[kind],
+    client: (role) => {
+      const kp = Object.hasOwn(data.clients, role) ? data.clients[role] : undefined;
+      if (!kp) throw new Error(`no twin client certificate for role ${role}`);
+      return kp;
+    },
+  };
+  made.set(name, certs);
+  return certs;
+}
+
+/** The session's copy when there is one; otherwise made now (and left for the session's other workers). */
+function cachedOrMade(name: string): MadeCerts {
+  const dir = process.env.RAR_SIM_PKI_CACHE;
+  const file = dir ? join(dir, `${name}.json`) : undefined;
+  if (file && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as MadeCerts;
+  const data = makeCerts(name);
+  if (dir && file) {
+    // written whole then renamed: a worker that reads it never sees half a file; two workers that both
+    // missed write the same kind of set, and either one's is a valid set for every later reader
+    mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(tmp, JSON.stringify(data));
+    renameSync(tmp, file);
+  }
+  return data;
+}
+
+function makeCerts(name: string): MadeCerts {
   const dir = mkdtempSync(join(tmpdir(), 'talos-sim-pki-'));
   try {
     writeFileSync(join(dir, 'min.cnf'), MINIMAL_CNF);
@@ -100,18 +142,7 @@ export function clusterCerts(name = 'talos-sim'): ClusterCerts {
       ['os:admin', make('admin', '/O=os:admin/CN=admin', leafExt('clientAuth'))],
       ['os:reader', make('reader', '/O=os:reader/CN=reader', leafExt('clientAuth'))],
     ]);
-    const certs: ClusterCerts = {
-      ca,
-      server,
-      serverAs: (kind) => servers[kind],
-      client: (role) => {
-        const kp = clients.get(role);
-        if (!kp) throw new Error(`no twin client certificate for role ${role}`);
-        return kp;
-      },
-    };
-    made.set(name, certs);
-    return certs;
+    return { ca, servers, clients: Object.fromEntries(clients) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
