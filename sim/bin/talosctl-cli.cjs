@@ -9,7 +9,10 @@
 
 const { goQuote, parseDuration } = require('./gostd.cjs');
 const { TREE, path, runnable, available, allFlags, findChild, commandByPath } = require('./talosctl-tree.cjs');
-const { usageString, helpText } = require('./talosctl-usage.cjs');
+// The help and usage texts are loaded only when one is printed: a call that runs never needs them.
+const usage = () => require('./talosctl-usage.cjs');
+const usageString = (c) => usage().usageString(c);
+const helpText = (c) => usage().helpText(c);
 const { parseFlags, validateArgs } = require('./talosctl-flags.cjs');
 
 function flagTakesValue(flags, name, isShort) {
