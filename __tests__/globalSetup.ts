@@ -1,7 +1,8 @@
 // One directory for the test session's runner directories (runner/runAction.ts), removed when the
 // session ends: vitest ends its worker threads without an `exit` event, so a run's own removal at exit
 // never happens there, and a suite run left thousands of directories in /tmp. The twins' certificates
-// are kept there too (sim/talos/api/certs.ts), made once for the session instead of once per worker.
+// and the report schema's compiled validator are kept there too (sim/talos/api/certs.ts,
+// __tests__/report/reportSchema.ts), made once for the session instead of once per worker.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,6 @@ export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'rar-tests-'));
   // set before the workers start: each worker thread takes a copy of this environment
   process.env.RAR_RUNNER_TMP = root;
-  process.env.RAR_SIM_PKI_CACHE = join(root, 'pki');
+  process.env.RAR_TEST_SESSION_CACHE = join(root, 'cache');
   return () => rmSync(root, { recursive: true, force: true });
 }

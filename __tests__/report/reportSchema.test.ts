@@ -42,7 +42,16 @@ import {
   type TimelineNode,
 } from '../../src/report/runReport.js';
 import { record, verdict } from './fixtures.js';
-import { checkReport, readReport, readSchema, REPORT_SCHEMA, reportSchemaFile, schemaErrors } from './reportSchema.js';
+import {
+  checkReport,
+  compileSchema,
+  loadStandalone,
+  readReport,
+  readSchema,
+  REPORT_SCHEMA,
+  reportSchemaFile,
+  schemaErrors,
+} from './reportSchema.js';
 
 type Keys<T> = Record<keyof T, true>;
 type Schema = {
@@ -514,6 +523,36 @@ describe(`schema/run-report.v${RUN_REPORT_VERSION}.json`, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the session's one compilation of the schema", () => {
+  it("a worker that loads ajv's standalone code of it answers as the compiled validator, errors included", () => {
+    let source = '';
+    const compiled = compileSchema(RUN_REPORT_VERSION, (s) => (source = s));
+    const loaded = loadStandalone(source);
+    expect(loaded).toBeTypeOf('function');
+    const docs: unknown[] = [fullReport()];
+    for (const spoil of [
+      (d: any) => (d.extra = 1),
+      (d: any) => (d.result = 'done'),
+      (d: any) => delete d.nodes[0].steps,
+      (d: any) => (d.generatedAt = 'yesterday'),
+      (d: any) => (d.registry = []),
+    ]) {
+      const bad = structuredClone(fullReport()) as any;
+      spoil(bad);
+      docs.push(bad);
+    }
+    for (const doc of docs) {
+      expect(loaded!(doc)).toBe(compiled(doc));
+      expect(loaded!.errors ?? null).toEqual(compiled.errors ?? null);
+    }
+    expect(docs.filter((d) => !compiled(d))).toHaveLength(5);
+  });
+
+  it('no cached source: the schema is compiled (strict), not skipped', () => {
+    expect(loadStandalone(undefined)).toBeUndefined();
   });
 });
 

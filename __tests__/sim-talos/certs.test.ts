@@ -46,27 +46,27 @@ describe("the twin's Talos certificates", () => {
     expect(read(certs.client('os:admin').crt).keyUsage).toEqual([CLIENT_AUTH_OID]);
   });
 
-  it("a session's workers share one set per CA name through RAR_SIM_PKI_CACHE: made once, then read", () => {
+  it("a session's workers share one set per CA name through RAR_TEST_SESSION_CACHE: made once, then read", () => {
     const dir = mkdtempSync(join(tmpdir(), 'pki-cache-'));
-    const saved = process.env.RAR_SIM_PKI_CACHE;
-    process.env.RAR_SIM_PKI_CACHE = dir;
+    const saved = process.env.RAR_TEST_SESSION_CACHE;
+    process.env.RAR_TEST_SESSION_CACHE = dir;
     try {
       const name = `cache-made-${process.pid}`;
       const first = clusterCerts(name);
-      const file = JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8'));
+      const file = JSON.parse(readFileSync(join(dir, `pki-${name}.json`), 'utf8'));
       expect(file.ca).toEqual(first.ca);
       expect(file.servers['wrong-san']).toEqual(first.serverAs('wrong-san'));
       // another worker (a name this one has not made) reads the file instead of running openssl: given
       // the first name's set under its own name, it returns exactly that set
       const other = `cache-read-${process.pid}`;
-      writeFileSync(join(dir, `${other}.json`), JSON.stringify(file));
+      writeFileSync(join(dir, `pki-${other}.json`), JSON.stringify(file));
       const read2 = clusterCerts(other);
       expect(read2.ca).toEqual(first.ca);
       expect(read2.client('os:reader')).toEqual(first.client('os:reader'));
       expect(() => read2.client('os:operator')).toThrow('no twin client certificate for role os:operator');
     } finally {
-      if (saved === undefined) delete process.env.RAR_SIM_PKI_CACHE;
-      else process.env.RAR_SIM_PKI_CACHE = saved;
+      if (saved === undefined) delete process.env.RAR_TEST_SESSION_CACHE;
+      else process.env.RAR_TEST_SESSION_CACHE = saved;
       rmSync(dir, { recursive: true, force: true });
     }
   });

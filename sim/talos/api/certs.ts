@@ -5,13 +5,13 @@
 // `ED25519 PRIVATE KEY` as talosctl writes them. And the certificates a server should NOT be trusted
 // with (`ApiCertificate`): one of the same CA issued for another address, and a dual-use one as a
 // talosconfig from before Talos 1.3 has (serverAuth + clientAuth, no SAN). Made once per process and
-// per CA name, and kept for the test session when RAR_SIM_PKI_CACHE names a directory (the suite's
-// globalSetup sets it): the ten worker threads then share one set of certificates instead of each
-// running openssl two dozen times, a spawn from the large test process each.
+// per CA name, and kept for a test session (sim/sessionCache.ts): the suite's ten worker threads share
+// one set instead of each running openssl two dozen times, a spawn from the large test process each.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readSessionCache, writeSessionCache } from '../../sessionCache.js';
 
 export interface KeyPair {
   /** PEM */
@@ -79,18 +79,11 @@ export function clusterCerts(name = 'talos-sim'): ClusterCerts {
 
 /** The session's copy when there is one; otherwise made now (and left for the session's other workers). */
 function cachedOrMade(name: string): MadeCerts {
-  const dir = process.env.RAR_SIM_PKI_CACHE;
-  const file = dir ? join(dir, `${name}.json`) : undefined;
-  if (file && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as MadeCerts;
+  const file = `pki-${name}.json`;
+  const cached = readSessionCache(file);
+  if (cached !== undefined) return JSON.parse(cached) as MadeCerts;
   const data = makeCerts(name);
-  if (dir && file) {
-    // written whole then renamed: a worker that reads it never sees half a file; two workers that both
-    // missed write the same kind of set, and either one's is a valid set for every later reader
-    mkdirSync(dir, { recursive: true });
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(tmp, JSON.stringify(data));
-    renameSync(tmp, file);
-  }
+  writeSessionCache(file, JSON.stringify(data));
   return data;
 }
 
