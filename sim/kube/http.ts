@@ -331,7 +331,8 @@ export class HttpFront {
 
     switch (method) {
       case 'GET': {
-        const obj = api.mustGet(def, ns, name);
+        // only encoded (and read by toTable): the stored object itself, not a copy
+        const obj = api.mustPeek(def, ns, name);
         if (table && !sub) return this.send(req, res, 200, toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }), at);
         return this.send(req, res, 200, obj, at);
       }

@@ -1,7 +1,7 @@
 // Streaming watch: chunked, one `{"type","object"}` JSON event per line, replay after a resourceVersion,
 // 410 when that RV is older than the kept history, closed at timeoutSeconds or when the sim stops.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clone, goJson } from './json.js';
+import { goJson } from './json.js';
 import type { ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Store, StoreEvent } from './store.js';
@@ -67,7 +67,8 @@ export class Watches {
     const rvParam = q.resourceVersion;
     if (!rvParam || rvParam === '0') {
       // No RV: synthetic ADDED events for the current state, then changes.
-      for (const o of this.store.list(def, ns)) if (matches(o)) send('ADDED', clone(o));
+      // only encoded, like every event after it: the stored object itself
+      for (const o of this.store.list(def, ns)) if (matches(o)) send('ADDED', o);
     } else {
       const from = Number(rvParam);
       if (!Number.isFinite(from) || from < this.store.oldestReplayable) {
