@@ -315,7 +315,8 @@ export class Api {
     if (errs.length) throw invalid(def.kind, def.group, om.name, errs);
     const final = reorderTop(obj);
     if (opts.dryRun) return () => final;
-    const written = this.store.update(def, final);
+    // final was decoded for this write alone (its kept parts are stored objects' own): the store may keep it
+    const written = this.store.update(def, final, true);
     return () => written.obj;
   }
 

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { clone } from './json.js';
 import type { ResourceDef } from './resources.js';
+import { isPlainJson } from './plainJson.js';
 import { sameJson } from './sameJson.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -52,6 +53,22 @@ function lazyAnswer(text: string, rv: string): Written {
         answer = JSON.parse(text);
         answer.metadata.resourceVersion = rv;
       }
+      return answer;
+    },
+    changed: true,
+  };
+}
+
+/**
+ * The answer of a write whose object the store kept as it was given (plain JSON, RV set): the same
+ * JSON round trip of it as lazyAnswer's, made when first read. Stored objects are never written to
+ * (peek's rule), so reading it late gives what reading it at once would have.
+ */
+function lazyCopy(stored: any): Written {
+  let answer: any;
+  return {
+    get obj() {
+      if (answer === undefined) answer = clone(stored);
       return answer;
     },
     changed: true,
@@ -130,12 +147,21 @@ export class Store {
   /**
    * Writes `obj` over the stored one unless it is identical apart from its RV (canonical encodings
    * equal, compared by sameJson); `obj` of the result is the caller's copy of the stored result.
+   * `handOver`: the caller gives `obj` away (nothing else holds it or any part of it but stored
+   * objects, and nobody writes to it again; api.ts commit, whose object was decoded for this write):
+   * when it is plain JSON the store keeps it instead of a copy.
    */
-  update(def: ResourceDef, obj: any): Written {
+  update(def: ResourceDef, obj: any, handOver = false): Written {
     const k = key(def, obj.metadata.namespace ?? '', obj.metadata.name);
     const prev = this.objects.get(k);
     if (!prev) throw new Error(`store: ${k} missing`);
     if (sameJson(contentOf(prev), contentOf(obj))) return { obj: clone(prev), changed: false };
+    if (handOver && isPlainJson(obj)) {
+      obj.metadata.resourceVersion = String(++this.rev);
+      this.objects.set(k, obj);
+      this.emit({ rv: this.rev, def, type: 'MODIFIED', obj, prev });
+      return lazyCopy(obj);
+    }
     const rv = String(++this.rev);
     const text = JSON.stringify(obj);
     const stored = JSON.parse(text);
