@@ -13,6 +13,19 @@ export interface WatchQuery {
   timeoutSeconds?: number;
 }
 
+/**
+ * The last event line encoded: a store event reaches every open watch of its kind in one synchronous
+ * pass (store.ts emit), and each encoded the same stored object again. Stored objects are never
+ * written to, so the same object and type give the same line; anything else is encoded afresh.
+ */
+let last: { type: string; object: unknown; line: string } | undefined;
+function eventLine(type: string, object: unknown): string {
+  if (last && last.object === object && last.type === type) return last.line;
+  const line = goJson({ type, object }) + '\n';
+  last = { type, object, line };
+  return line;
+}
+
 export class Watches {
   private readonly open = new Set<() => void>();
 
@@ -38,7 +51,7 @@ export class Watches {
     res.socket?.setNoDelay(true);
 
     const send = (type: string, object: unknown) => {
-      if (!res.writableEnded) res.write(goJson({ type, object }) + '\n');
+      if (!res.writableEnded) res.write(eventLine(type, object));
     };
     const translate = (e: StoreEvent) => {
       if (e.def !== def) return;
