@@ -1,11 +1,12 @@
 // The apiserver's request semantics, independent of HTTP: decode and normalize, strategies (status vs main
 // resource), system metadata, optimistic concurrency, validation, no-op detection, patch types, graceful
 // pod deletion and the eviction subresource. The HTTP layer and the simulated actors both write through here.
-import { canonical, clone, goJson, isObject } from './json.js';
+import { clone, goJson, isObject } from './json.js';
 import { applyJsonPatch, decodeJsonPatch, JsonPatchApplyError, JsonPatchDecodeError, maxJsonPatchOperations } from './jsonpatch.js';
 import { applyMergePatch, applyStrategicMergePatch, MergePatchError } from './mergepatch.js';
 import { apiVersionOf, R, type ResourceDef } from './resources.js';
 import { DecodeError, normalize, nowTime } from './schema.js';
+import { sameJson } from './sameJson.js';
 import { matchLabelSelector, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
   alreadyExists,
@@ -77,6 +78,16 @@ export class Api {
     return obj;
   }
 
+  /**
+   * The stored object itself, for a caller that only reads it (encodes it, patches a copy of it):
+   * mustGet's deep copy was most of the cost of a GET and of every PATCH. Never mutate what it returns.
+   */
+  mustPeek(def: ResourceDef, ns: string, name: string): any {
+    const obj = this.store.peek(def, ns, name);
+    if (!obj) throw notFound(def, name);
+    return obj;
+  }
+
   list(def: ResourceDef, ns: string, q: ListQuery): any {
     const lm = parseLabelSelector(q.labelSelector);
     const fm = parseFieldSelector(q.fieldSelector, def.fields);
@@ -104,12 +115,11 @@ export class Api {
       kind: `${def.kind}List`,
       apiVersion: apiVersionOf(def),
       metadata,
-      // Real list items omit kind/apiVersion; kubectl fills them in from the list kind.
+      // Real list items omit kind/apiVersion; kubectl fills them in from the list kind. Each item is a
+      // new top level over the stored object's own (never mutated) fields: a list is only encoded.
       items: items.map((o) => {
-        const c = clone(o);
-        delete c.kind;
-        delete c.apiVersion;
-        return c;
+        const { kind: _kind, apiVersion: _apiVersion, ...item } = o;
+        return item;
       }),
     };
   }
@@ -195,14 +205,14 @@ export class Api {
   update(def: ResourceDef, ns: string, name: string, sub: string | undefined, raw: unknown, opts: WriteOptions = {}): WriteResult {
     const { obj, warnings } = this.decode(def, raw, 'body', opts.fieldValidation ?? 'Warn');
     checkName(obj, name, def.namespaced ? ns : '');
-    const old = this.store.get(def, ns, name);
+    // the stored object: commit only reads it
+    const old = this.store.peek(def, ns, name);
     if (!old) {
       if (!def.allowCreateOnUpdate || sub) throw notFound(def, name);
       const r = this.create(def, ns, obj, { ...opts, fieldValidation: 'Ignore' });
       return { ...r, warnings };
     }
-    const body = this.commit(def, old, obj, sub, opts);
-    return { code: 200, body, warnings };
+    return answered(200, this.commit(def, old, obj, sub, opts), warnings);
   }
 
   patch(
@@ -214,7 +224,8 @@ export class Api {
     body: string,
     opts: WriteOptions = {},
   ): WriteResult {
-    const old = this.mustGet(def, ns, name);
+    // the stored object: every patch applies to a copy of it (or copies what it changes), commit only reads it
+    const old = this.mustPeek(def, ns, name);
     let patched: unknown;
     switch (type) {
       case 'json': {
@@ -261,19 +272,25 @@ export class Api {
     }
     const { obj, warnings } = this.decode(def, patched, 'patch', opts.fieldValidation ?? 'Warn');
     checkName(obj, name, def.namespaced ? ns : '');
-    return { code: 200, body: this.commit(def, old, obj, sub, opts), warnings };
+    return answered(200, this.commit(def, old, obj, sub, opts), warnings);
   }
 
-  /** Strategy, system metadata, RV precondition, validation, then the (possibly no-op) write. */
-  private commit(def: ResourceDef, old: any, obj: any, sub: string | undefined, opts: WriteOptions): any {
+  /**
+   * Strategy, system metadata, RV precondition, validation, then the (possibly no-op) write. `old` is
+   * read, never written. Answers a function giving the answer's body (made when first asked for).
+   */
+  private commit(def: ResourceDef, old: any, obj: any, sub: string | undefined, opts: WriteOptions): () => any {
+    // The parts kept from the stored object: a real write only encodes obj (the store keeps its own
+    // copy), so it may share them; a dry run's answer is the caller's to keep, so it gets copies.
+    const kept = opts.dryRun ? clone : <T>(v: T): T => v;
     if (def.statusSubresource) {
       if (sub === 'status') {
-        if (old.spec !== undefined) obj.spec = clone(old.spec);
+        if (old.spec !== undefined) obj.spec = kept(old.spec);
         if (def === R.pods) {
-          if (old.metadata.ownerReferences) obj.metadata.ownerReferences = clone(old.metadata.ownerReferences);
+          if (old.metadata.ownerReferences) obj.metadata.ownerReferences = kept(old.metadata.ownerReferences);
           else delete obj.metadata.ownerReferences;
         }
-      } else if (old.status !== undefined) obj.status = clone(old.status);
+      } else if (old.status !== undefined) obj.status = kept(old.status);
       else delete obj.status;
     }
     const m = obj.metadata;
@@ -291,14 +308,16 @@ export class Api {
     }
     if (om.generation !== undefined) m.generation = om.generation;
     else delete m.generation;
-    if (def.generation && canonical(obj.spec) !== canonical(old.spec)) m.generation = (om.generation ?? 0) + 1;
+    if (def.generation && !sameJson(obj.spec, old.spec)) m.generation = (om.generation ?? 0) + 1;
     if (m.resourceVersion && m.resourceVersion !== om.resourceVersion) throw conflict(def, om.name);
     m.resourceVersion = om.resourceVersion;
     errs.push(...(def.validate?.(obj, def === R.pods && sub !== 'status' ? old : undefined) ?? []));
     if (errs.length) throw invalid(def.kind, def.group, om.name, errs);
     const final = reorderTop(obj);
-    if (opts.dryRun) return final;
-    return this.store.update(def, final).obj;
+    if (opts.dryRun) return () => final;
+    // final was decoded for this write alone (its kept parts are stored objects' own): the store may keep it
+    const written = this.store.update(def, final, true);
+    return () => written.obj;
   }
 
   /** DELETE. Pods terminate gracefully (kubelet finishes them); everything else goes at once. */
@@ -440,6 +459,20 @@ export class Api {
     this.deletePod(ns, name, grace);
     return { code: 201, body: success(201) };
   }
+}
+
+/**
+ * A write's result whose body is made when first read (store.ts lazyAnswer): the HTTP front always
+ * reads it, the twin's own controllers (a heartbeat every 2 s per node) hardly ever.
+ */
+function answered(code: number, body: () => any, warnings: string[]): WriteResult {
+  return {
+    code,
+    get body() {
+      return body();
+    },
+    warnings,
+  };
 }
 
 function deletedDetails(def: ResourceDef, obj: any) {

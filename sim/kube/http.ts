@@ -52,6 +52,17 @@ function warningHeader(w: string): string {
 
 const fieldValidations = new Set(['Ignore', 'Warn', 'Strict']);
 
+/** Each request's URL, parsed once: handle() routes by it and record() logs its path and query (neither changes it). */
+const parsedUrls = new WeakMap<IncomingMessage, URL>();
+function urlOf(req: IncomingMessage): URL {
+  let u = parsedUrls.get(req);
+  if (!u) {
+    u = new URL(req.url ?? '/', 'http://x');
+    parsedUrls.set(req, u);
+  }
+  return u;
+}
+
 export class HttpFront {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
@@ -111,7 +122,7 @@ export class HttpFront {
   }
 
   private record(req: IncomingMessage, status: number, at: number): void {
-    const u = new URL(req.url ?? '/', 'http://x');
+    const u = urlOf(req);
     const cmd = req.headers['kubectl-command'];
     this.log.push({
       method: req.method ?? 'GET',
@@ -157,7 +168,7 @@ export class HttpFront {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = urlOf(req);
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname;
 
@@ -331,7 +342,8 @@ export class HttpFront {
 
     switch (method) {
       case 'GET': {
-        const obj = api.mustGet(def, ns, name);
+        // only encoded (and read by toTable): the stored object itself, not a copy
+        const obj = api.mustPeek(def, ns, name);
         if (table && !sub) return this.send(req, res, 200, toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }), at);
         return this.send(req, res, 200, obj, at);
       }

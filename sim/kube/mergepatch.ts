@@ -70,7 +70,13 @@ function join(path: string, k: string): string {
   return path ? `${path}.${k}` : k;
 }
 
+/**
+ * `original` merged with `patch`, as a new map: neither is written to. Each map on a patched path is
+ * copied before it changes and every list rebuilt, so the result shares only untouched parts with the
+ * original (applyStrategicMergePatch patches the stored object this way instead of a deep copy of it).
+ */
 function mergeMap(original: Record<string, unknown>, patch: Record<string, unknown>, path: string, meta: SmpMeta): Record<string, unknown> {
+  original = { ...original };
   patch = { ...patch };
   if (directive.patch in patch) {
     const d = patch[directive.patch];
@@ -180,5 +186,7 @@ export function applyStrategicMergePatch(doc: Record<string, unknown>, patchBody
     throw new MergePatchError(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
   if (!isObject(patch)) throw new MergePatchError('strategic merge patch must be a JSON object');
-  return mergeMap(structuredClone(doc), structuredClone(patch), '', meta);
+  // mergeMap writes to neither: doc may be the stored object, and the patch was parsed just now for this
+  // call alone (the result may share parts of it; decoding the result copies everything)
+  return mergeMap(doc, patch, '', meta);
 }

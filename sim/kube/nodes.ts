@@ -217,10 +217,11 @@ export class NodeControllers {
   private renewLease(name: string): void {
     const k = this.kubelets.get(name);
     if (k) k.heardAtMs = Date.now();
-    const lease = this.ctx.store.get(R.leases, 'kube-node-lease', name);
+    // a new top level and spec over the stored Lease, not a deep copy: the update only decodes it
+    const lease = this.ctx.store.peek(R.leases, 'kube-node-lease', name);
     if (!lease) return;
-    lease.spec.renewTime = nowMicro();
-    this.ctx.api.update(R.leases, 'kube-node-lease', name, undefined, lease);
+    const renewed = { ...lease, spec: { ...lease.spec, renewTime: nowMicro() } };
+    this.ctx.api.update(R.leases, 'kube-node-lease', name, undefined, renewed);
   }
 
   scheduleReconcile(name: string): void {

@@ -194,8 +194,25 @@ const dns1123SubdomainRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 const qualifiedNameMsg =
   "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
+/**
+ * Keys already found valid: every write validates every label and annotation key of the object again
+ * (a heartbeat too), nearly always the same few dozen. The check is a pure function of the key, and only
+ * keys with no errors are kept (a fresh array each time for the others), bounded like schema.ts's times.
+ */
+const validKeys = new Set<string>();
+
 /** validation.IsQualifiedName: `[prefix/]name` with a DNS-subdomain prefix and a ≤63-char name. */
 function qualifiedNameErrors(key: string): string[] {
+  if (validKeys.has(key)) return [];
+  const errs = checkQualifiedName(key);
+  if (errs.length === 0) {
+    if (validKeys.size >= 10_000) validKeys.clear();
+    validKeys.add(key);
+  }
+  return errs;
+}
+
+function checkQualifiedName(key: string): string[] {
   const parts = key.split('/');
   let name = key;
   const errs: string[] = [];

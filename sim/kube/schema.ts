@@ -68,8 +68,27 @@ function utcSeconds(ms: number): string {
 
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Every time already decoded, by its text (one map per layout): every write decodes every time field of
+ * the object again (a Node has a dozen), nearly always one decoded before. normalizeTime is a pure
+ * function of its text, so the remembered answer is the answer; a text that fails is not remembered (it
+ * throws afresh). Cleared when full, so a long run keeps no more than `timesKept` of each.
+ */
+const decodedTimes = { sec: new Map<string, string>(), micro: new Map<string, string>() };
+const timesKept = 10_000;
+
 /** metav1.Time: RFC 3339 in, whole seconds UTC out. */
 export function normalizeTime(v: string, micro: boolean): string {
+  const seen = micro ? decodedTimes.micro : decodedTimes.sec;
+  const known = seen.get(v);
+  if (known !== undefined) return known;
+  const out = parseTime(v, micro);
+  if (seen.size >= timesKept) seen.clear();
+  seen.set(v, out);
+  return out;
+}
+
+function parseTime(v: string, micro: boolean): string {
   const m = rfc3339.exec(v);
   const layout = micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
   if (!m)
@@ -132,6 +151,19 @@ interface Ctx {
   unknown: string[];
 }
 
+type Struct = Extract<Schema, { k: 'struct' }>;
+
+/** A struct's fields as an array, made once per schema: Object.entries of the fields on every decode was a cost of its own. */
+const fieldLists = new WeakMap<Struct, Array<[string, Field]>>();
+function fieldsOf(s: Struct): Array<[string, Field]> {
+  let fl = fieldLists.get(s);
+  if (!fl) {
+    fl = Object.entries(s.f);
+    fieldLists.set(s, fl);
+  }
+  return fl;
+}
+
 function norm(v: unknown, s: Schema, path: string, ctx: Ctx, structName: string): unknown {
   switch (s.k) {
     case 'any':
@@ -179,23 +211,23 @@ function norm(v: unknown, s: Schema, path: string, ctx: Ctx, structName: string)
     case 'struct': {
       if (!isObject(v)) throw typeError(v, s, path, structName);
       const out: Record<string, unknown> = {};
-      for (const [name, fd] of Object.entries(s.f)) {
-        const fp = path ? `${path}.${name}` : name;
+      for (const [name, fd] of fieldsOf(s)) {
         const x = v[name];
         if (x === undefined || x === null) {
           if (fd.p) continue;
-          const z = fd.o && fd.s.k !== 'struct' ? undefined : zeroOf(fd.s, ctx, fp);
+          const z = fd.o && fd.s.k !== 'struct' ? undefined : zeroOf(fd.s, ctx, path ? `${path}.${name}` : name);
           if (z !== undefined) out[name] = z;
           continue;
         }
-        const val = norm(x, fd.s, fp, ctx, s.name);
+        const val = norm(x, fd.s, path ? `${path}.${name}` : name, ctx, s.name);
         if (fd.o && !fd.p && fd.s.k !== 'struct' && (isZero(val) || (fd.s.k === 'map' && Object.keys(val as object).length === 0)))
           continue;
         out[name] = val;
       }
-      for (const [name, x] of Object.entries(v)) {
+      for (const name of Object.keys(v)) {
         if (name in s.f) continue;
         if (s.open) {
+          const x = v[name];
           if (x !== null && x !== undefined) out[name] = cleanAny(x);
         } else {
           ctx.unknown.push(path ? `${path}.${name}` : name);

@@ -1,8 +1,10 @@
 // The object store: one global, monotonic resourceVersion (like an etcd revision), a bounded event
 // history for watch replay, and synchronous change listeners for the controllers.
 import { randomUUID } from 'node:crypto';
-import { canonical, clone } from './json.js';
+import { clone } from './json.js';
 import type { ResourceDef } from './resources.js';
+import { isPlainJson } from './plainJson.js';
+import { sameJson } from './sameJson.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -25,10 +27,52 @@ function key(def: ResourceDef, ns: string, name: string): string {
 }
 
 /** The object with its RV blanked, for the "byte-identical write is a no-op" rule. */
-function contentOf(obj: any): string {
+function contentOf(obj: any): any {
   const c = { ...obj, metadata: { ...obj.metadata } };
   delete c.metadata.resourceVersion;
-  return canonical(c);
+  return c;
+}
+
+/** What update() answers: the caller's own copy of what was stored, parsed from the stored text only if read. */
+export interface Written {
+  readonly obj: any;
+  readonly changed: boolean;
+}
+
+/**
+ * The answer of a write that changed the object, parsed from the text the stored copy was parsed from
+ * (so equal to it, RV included) when first read: most writes are the twin's own controllers' (a
+ * heartbeat every 2 s per node), which never read it. The text is a string, so nothing done to the
+ * store meanwhile can change what the answer will be.
+ */
+function lazyAnswer(text: string, rv: string): Written {
+  let answer: any;
+  return {
+    get obj() {
+      if (answer === undefined) {
+        answer = JSON.parse(text);
+        answer.metadata.resourceVersion = rv;
+      }
+      return answer;
+    },
+    changed: true,
+  };
+}
+
+/**
+ * The answer of a write whose object the store kept as it was given (plain JSON, RV set): the same
+ * JSON round trip of it as lazyAnswer's, made when first read. Stored objects are never written to
+ * (peek's rule), so reading it late gives what reading it at once would have.
+ */
+function lazyCopy(stored: any): Written {
+  let answer: any;
+  return {
+    get obj() {
+      if (answer === undefined) answer = clone(stored);
+      return answer;
+    },
+    changed: true,
+  };
 }
 
 /**
@@ -100,16 +144,31 @@ export class Store {
     return answer;
   }
 
-  /** Writes `obj` over the stored one unless it is identical apart from its RV; returns the stored result. */
-  update(def: ResourceDef, obj: any): { obj: any; changed: boolean } {
+  /**
+   * Writes `obj` over the stored one unless it is identical apart from its RV (canonical encodings
+   * equal, compared by sameJson); `obj` of the result is the caller's copy of the stored result.
+   * `handOver`: the caller gives `obj` away (nothing else holds it or any part of it but stored
+   * objects, and nobody writes to it again; api.ts commit, whose object was decoded for this write):
+   * when it is plain JSON the store keeps it instead of a copy.
+   */
+  update(def: ResourceDef, obj: any, handOver = false): Written {
     const k = key(def, obj.metadata.namespace ?? '', obj.metadata.name);
     const prev = this.objects.get(k);
     if (!prev) throw new Error(`store: ${k} missing`);
-    if (contentOf(prev) === contentOf(obj)) return { obj: clone(prev), changed: false };
-    const [stored, answer] = twoCopies(obj, String(++this.rev));
+    if (sameJson(contentOf(prev), contentOf(obj))) return { obj: clone(prev), changed: false };
+    if (handOver && isPlainJson(obj)) {
+      obj.metadata.resourceVersion = String(++this.rev);
+      this.objects.set(k, obj);
+      this.emit({ rv: this.rev, def, type: 'MODIFIED', obj, prev });
+      return lazyCopy(obj);
+    }
+    const rv = String(++this.rev);
+    const text = JSON.stringify(obj);
+    const stored = JSON.parse(text);
+    stored.metadata.resourceVersion = rv;
     this.objects.set(k, stored);
     this.emit({ rv: this.rev, def, type: 'MODIFIED', obj: stored, prev });
-    return { obj: answer, changed: true };
+    return lazyAnswer(text, rv);
   }
 
   delete(def: ResourceDef, ns: string, name: string): any | undefined {

@@ -1,7 +1,7 @@
 // Streaming watch: chunked, one `{"type","object"}` JSON event per line, replay after a resourceVersion,
 // 410 when that RV is older than the kept history, closed at timeoutSeconds or when the sim stops.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { clone, goJson } from './json.js';
+import { goJson } from './json.js';
 import type { ResourceDef } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Store, StoreEvent } from './store.js';
@@ -11,6 +11,19 @@ export interface WatchQuery {
   fieldSelector?: string | null;
   resourceVersion?: string | null;
   timeoutSeconds?: number;
+}
+
+/**
+ * The last event line encoded: a store event reaches every open watch of its kind in one synchronous
+ * pass (store.ts emit), and each encoded the same stored object again. Stored objects are never
+ * written to, so the same object and type give the same line; anything else is encoded afresh.
+ */
+let last: { type: string; object: unknown; line: string } | undefined;
+function eventLine(type: string, object: unknown): string {
+  if (last && last.object === object && last.type === type) return last.line;
+  const line = goJson({ type, object }) + '\n';
+  last = { type, object, line };
+  return line;
 }
 
 export class Watches {
@@ -38,7 +51,7 @@ export class Watches {
     res.socket?.setNoDelay(true);
 
     const send = (type: string, object: unknown) => {
-      if (!res.writableEnded) res.write(goJson({ type, object }) + '\n');
+      if (!res.writableEnded) res.write(eventLine(type, object));
     };
     const translate = (e: StoreEvent) => {
       if (e.def !== def) return;
@@ -67,7 +80,8 @@ export class Watches {
     const rvParam = q.resourceVersion;
     if (!rvParam || rvParam === '0') {
       // No RV: synthetic ADDED events for the current state, then changes.
-      for (const o of this.store.list(def, ns)) if (matches(o)) send('ADDED', clone(o));
+      // only encoded, like every event after it: the stored object itself
+      for (const o of this.store.list(def, ns)) if (matches(o)) send('ADDED', o);
     } else {
       const from = Number(rvParam);
       if (!Number.isFinite(from) || from < this.store.oldestReplayable) {
