@@ -28,7 +28,7 @@ describe.concurrent('apps controllers', () => {
       sim.addPod({ name: 'web-b', nodeName: 'w-2', owner: { kind: 'Deployment', name: 'web' } });
       // before the controllers' first sync: an empty status
       expect(sim.workload('Deployment', 'default', 'web').status ?? {}).toEqual({});
-      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 2, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 2);
       const table = await kubectl(sim, ['get', 'deployments']);
       expect(table.code).toBe(0);
       expect(table.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+2\/2\s+2\s+2\s+/);
@@ -56,7 +56,7 @@ describe.concurrent('apps controllers', () => {
     try {
       sim.addPod({ name: 'db-0', nodeName: 'w-1', owner: { kind: 'StatefulSet', name: 'db' } });
       sim.addPod({ name: 'web-a', nodeName: 'w-1', owner: { kind: 'Deployment', name: 'web' } });
-      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1);
       // the replacement held not Ready until the test has looked (readyNow), not for a delay a loaded
       // machine's kubectl start-up could outlast
       sim.setReadiness('default', 'web', 'never');
@@ -69,22 +69,22 @@ describe.concurrent('apps controllers', () => {
         () => sim.pods().some((p) => p.metadata.name.startsWith('web-') && p.spec.nodeName === 'w-2' && p.status.phase === 'Running'),
         5000,
       );
-      await until(() => sim.workload('Deployment', 'default', 'web').status?.unavailableReplicas === 1, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.unavailableReplicas === 1);
       const notYet = await kubectlJson(sim, ['get', 'deployment', 'web', '-o', 'json']);
       expect(notYet.status).not.toHaveProperty('readyReplicas');
       expect(notYet.status).not.toHaveProperty('availableReplicas');
       expect(notYet.status.replicas).toBe(1);
       const releasedAt = Date.now();
       sim.readyNow('default', 'web');
-      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1);
       // the event log says when: Ready on w-2 once released, after the eviction
       const ready = sim.podEvents.find((e) => e.type === 'ready' && e.owner?.startsWith('ReplicaSet/web-') && e.node === 'w-2')!;
       const evictedAt = sim.podEvents.find((e) => e.type === 'evicted' && e.pod === 'web-a')!.at;
       expect(ready.at).toBeGreaterThanOrEqual(releasedAt);
       expect(ready.at).toBeGreaterThan(evictedAt);
       // the StatefulSet's pod never becomes Ready: replicas stays (not omitempty), readyReplicas is absent, availableReplicas 0
-      await until(() => sim.pods().some((p) => p.metadata.name === 'db-0' && p.status.phase === 'Running'), 5000);
-      await until(() => sim.workload('StatefulSet', 'default', 'db').status?.replicas === 1, 5000);
+      await until(() => sim.pods().some((p) => p.metadata.name === 'db-0' && p.status.phase === 'Running'));
+      await until(() => sim.workload('StatefulSet', 'default', 'db').status?.replicas === 1);
       const sts = (await kubectlJson(sim, ['get', 'statefulset', 'db', '-o', 'json'])).status;
       expect(sts).toMatchObject({ replicas: 1, availableReplicas: 0 });
       expect(sts).not.toHaveProperty('readyReplicas');
@@ -110,14 +110,14 @@ describe.concurrent('apps controllers', () => {
           .pods()
           .find((p) => p.metadata.name === 'api-c')
           .status?.conditions?.find((c: any) => c.type === 'PodScheduled');
-      await until(() => scheduled()?.status === 'False', 5000);
+      await until(() => scheduled()?.status === 'False');
       expect(scheduled()).toMatchObject({
         reason: 'Unschedulable',
         message:
           "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient cpu. " +
           'preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.',
       });
-      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2);
       const d = await kubectlJson(sim, ['get', 'deployment', 'api', '-o', 'json']);
       expect(d.spec.replicas).toBe(3);
       expect(d.spec.template.spec).toMatchObject({
@@ -132,10 +132,10 @@ describe.concurrent('apps controllers', () => {
       // then one of the two Pending replicas runs there and the other stays Pending
       const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=30s']);
       expect(r.code, r.stderr).toBe(0);
-      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 1);
       expect(sim.pods().filter((p) => p.metadata.name.startsWith('api-') && !p.spec.nodeName)).toHaveLength(2);
       expect((await kubectl(sim, ['uncordon', 'w-1'])).code).toBe(0);
-      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'api').status?.availableReplicas === 2);
       expect(sim.pods().filter((p) => p.metadata.name.startsWith('api-') && !p.spec.nodeName)).toHaveLength(1);
       expect(sim.workload('Deployment', 'default', 'api').status.availableReplicas).toBe(2);
     } finally {
@@ -147,12 +147,12 @@ describe.concurrent('apps controllers', () => {
     const sim = await cluster();
     try {
       sim.addPod({ name: 'api-a', nodeName: 'w-1', owner: { kind: 'ReplicaSet', name: 'api' } });
-      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.availableReplicas === 1);
       sim.setMinReadySeconds('default', 'ReplicaSet', 'api', 2);
       const rs = sim.workload('ReplicaSet', 'default', 'api');
       expect(rs.metadata.generation).toBe(2);
       expect(rs.status.observedGeneration).toBe(1);
-      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.observedGeneration === 2, 5000);
+      await until(() => sim.workload('ReplicaSet', 'default', 'api').status?.observedGeneration === 2);
       const drainedAt = Date.now();
       const r = await kubectl(sim, ['drain', 'w-1', '--ignore-daemonsets', '--timeout=30s']);
       expect(r.code).toBe(0);
@@ -186,7 +186,7 @@ describe.concurrent('apps controllers', () => {
       const kube = new Kubectl({ runner: new Runner(), kubeconfig: sim.kubeconfigPath });
       const pods = await kube.listPodOwners('w-1');
       expect(pods.map((p) => `${p.name}:${p.controller?.kind}`).sort()).toEqual(['db-0:StatefulSet', 'web-a:ReplicaSet']);
-      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1, 5000);
+      await until(() => sim.workload('Deployment', 'default', 'web').status?.availableReplicas === 1);
       const kinds = (await kube.listWorkloads()).map((w) => `${w.kind}/${w.name}/${w.availableReplicas}/${w.ownerDeployment ?? ''}`);
       expect(kinds).toEqual([
         'Deployment/web/1/',

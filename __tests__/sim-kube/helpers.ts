@@ -54,7 +54,7 @@ export async function kubectlJson(sim: KubeSim, args: string[]): Promise<any> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function until<T>(fn: () => T | undefined | false, timeoutMs = 5000, stepMs = 20): Promise<T> {
+export async function until<T>(fn: () => T | undefined | false, timeoutMs = 30_000, stepMs = 20): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();

@@ -215,7 +215,7 @@ describe('wait and reboot', () => {
     const n = sim.node('w-1');
     expect(n.status.nodeInfo.bootID).toBe('boot-2');
     expect(boot0).not.toBe('boot-2');
-    await until(() => !sim.node('w-1').spec.taints, 5000);
+    await until(() => !sim.node('w-1').spec.taints);
     // from the twin's own node writes: Cilium's agent-not-ready taint came with the boot and went
     const cilium = sim.nodeWrites
       .slice(writes)

@@ -83,7 +83,7 @@ describe.concurrent('drain', () => {
       sim.addPod({ name: 'web-5f6-abcde', nodeName: 'w-1', owner: { kind: 'ReplicaSet', name: 'web-5f6' }, labels: { app: 'web' } });
       sim.addPdb({ name: 'web-pdb', selector: { app: 'web' }, disruptionsAllowed: 0 });
       const draining = kubectl(sim, drainArgs('w-1', '30s'));
-      await until(() => sim.requests.some((q) => q.path.endsWith('/web-5f6-abcde/eviction') && q.status === 429), 5000);
+      await until(() => sim.requests.some((q) => q.path.endsWith('/web-5f6-abcde/eviction') && q.status === 429));
       await sleep(1000);
       sim.setPdbAllowed('default', 'web-pdb', 1);
       const r = await draining;
