@@ -4,6 +4,7 @@
 // deadlines.ts, predict.ts, passes.ts, endLease.ts, rollLogs.ts, proveListed.ts); the scheduler of each
 // pass is src/pipeline/scheduler.ts. However the run ends, its result lists every node it touched with
 // what became of it.
+import type { StartCheckReports } from '../core/model/startCheck.js';
 import { InputError } from '../core/errors.js';
 import type { FinishedNode } from '../rules/budget.js';
 import { emptySelection } from '../rules/inventory.js';
@@ -25,7 +26,6 @@ import { proveListed } from './proveListed.js';
 import { rollLogs } from './rollLogs.js';
 import { withStartChecks, type RollEnd, type RollState } from './scheduler.js';
 import { startChecks, type ChecksRoll } from './startChecks/index.js';
-import { SilenceCheck } from './startChecks/silence.js';
 
 export type { Scope, ScopedFindings } from './listing.js';
 /**
@@ -148,7 +148,8 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
   }
   const leaseError = await endLease(ctx, nodeRuns);
   await checksEnded;
-  const silence = checks.find((c): c is SilenceCheck => c instanceof SilenceCheck);
+  // what the checks with a lifetime add to the result (the silences held), each under its own key
+  const reports = checks.reduce<StartCheckReports>((all, c) => ({ ...all, ...c.result?.() }), {});
   // A quarantined node fails the run (whatever else happened): it is left cordoned with the old
   // credential in containerd, and a deploy job must show that. `fail-on-partial` stays about the budget.
   const ended = end.result === 'failed' ? end.error : leaseError;
@@ -173,7 +174,7 @@ export async function runRollout(deps: RolloutDeps): Promise<ScopedFindings> {
     holds: ctx.holds.all,
     scope: last.listing.scope,
     ...(ctx.events.warning ? { eventsWarning: ctx.events.warning } : {}),
-    ...(silence ? { silence: silence.report() } : {}),
+    ...reports,
     ...facts,
   };
 }

@@ -10,9 +10,8 @@ import type { PreflightSummary } from './preflight.js';
 import type { ProofCheck } from './proofCheck.js';
 import type { ActionResult, DecisionRecord, RollHold } from './record.js';
 import type { RevocationVerdict } from './revocation.js';
-import type { StartCheckFinding, StartCheckName } from './startCheck.js';
+import type { StartCheckFinding, StartCheckName, StartCheckReports } from './startCheck.js';
 import type { WindowsForecast } from './windows.js';
-import type { SilenceReport } from './silence.js';
 
 /** The two modes that roll (or would roll) nodes; the fences modes report fence rows instead. */
 export const RUN_MODES = ['apply', 'plan'] as const;
@@ -33,8 +32,8 @@ export function partialCause(check: StartCheckName): PartialCause | undefined {
   return (PARTIAL_CAUSES as readonly string[]).includes(check) ? (check as PartialCause) : undefined;
 }
 
-/** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged). */
-export interface RolloutFindings {
+/** What the run itself found and did (src/pipeline/run.ts returns it, with the listing it judged), the start checks' reports among it. */
+export interface RolloutFindings extends StartCheckReports {
   /** how the run ended; `partial`: the time budget, the maintenance windows or a health gate stopped the roll with nodes left, every node it started ended cleanly */
   result: ActionResult;
   /** one per node the run reached, in processing order */
@@ -73,8 +72,6 @@ export interface RolloutFindings {
   talosReads?: string;
   /** apply with nothing to roll: the nodes to prove (a marker without a proof) and what proving each found (src/pipeline/prove.ts) */
   proofChecks?: ProofCheck[];
-  /** apply with `alertmanager-url`, a roll that started: the silences held for it, their ids, and what failed (docs/alert-silence.md) */
-  silence?: SilenceReport;
 }
 
 /** The whole result: what the run found, what it was asked (the mode's settings) and the verdict judged on its last listing. */

@@ -4,6 +4,7 @@
 // is one StartCheck; the scheduler asks the list in order and knows none of them by name, as kured's
 // reboot blockers are one list behind one interface. Plain data and the interface, no I/O.
 import type { NodeState } from './node.js';
+import type { SilenceReport } from './silence.js';
 
 /** The names of the start checks, each one file per layer; the result, the summary and the report name a check by it. */
 export type StartCheckName = string;
@@ -53,6 +54,16 @@ export interface StartQuestion {
   log: { info(message: string): void };
 }
 
+/**
+ * What checks with a lifetime add to the run's result when the roll has ended, each under its own key
+ * (the result, the summary and the report file read them there). A new check that reports adds its key
+ * here and returns it from `result`; the pipeline gathers them without knowing which check gave which.
+ */
+export interface StartCheckReports {
+  /** apply with `alertmanager-url`, a roll that started: the silences held for it, their ids, and what failed (docs/alert-silence.md) */
+  silence?: SilenceReport;
+}
+
 /** One condition on a node's start. Optional hooks are for checks with a lifetime (a silence created before the first start, expired at the end). */
 export interface StartCheck<V = unknown> {
   readonly name: StartCheckName;
@@ -70,4 +81,6 @@ export interface StartCheck<V = unknown> {
   forecast?(q: StartQuestion): Promise<StartAnswer<V> | undefined>;
   /** the roll ended (every way, cancellation included): release what `begin` took; never throws */
   end?(): Promise<void>;
+  /** after the roll (and `end`): what this check adds to the run's result (see StartCheckReports); never throws */
+  result?(): StartCheckReports;
 }

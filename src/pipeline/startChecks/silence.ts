@@ -18,7 +18,7 @@
 // created again. One found expired at its endsAt lapsed (an extension came too late): created again.
 import { errorMessage } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
-import type { StartAnswer, StartCheck } from '../../core/model/startCheck.js';
+import type { StartAnswer, StartCheck, StartCheckReports } from '../../core/model/startCheck.js';
 import { matchersText, type SilenceMatcher, type SilenceReport } from '../../core/model/silence.js';
 import type { SilencesClient } from '../../adapters/alertmanager/silences.js';
 import type { NodeState } from '../../core/model/node.js';
@@ -109,6 +109,11 @@ export class SilenceCheck implements StartCheck<never> {
       }
     }
     await this.client.close().catch(() => undefined);
+  }
+
+  /** The run's result carries the silences under `silence`. */
+  result(): StartCheckReports {
+    return { silence: this.report() };
   }
 
   /** What the summary, the annotations and the report file say; undefined before `begin`. */
