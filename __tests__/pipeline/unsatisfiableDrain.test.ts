@@ -106,4 +106,11 @@ describe('the unsatisfiable-drain start check (apply, fakes)', () => {
     });
     expect(res.records.find((r) => r.node === 'w2')?.drainForecast?.unsatisfiable).toBeUndefined();
   });
+
+  it('plan reads the budgets and the pods once, with its drain forecast (listDrainInputs): the start check is not asked again for what that forecast has', async () => {
+    const c = cluster();
+    await roll(c, { mode: 'plan' });
+    const reads = (m: string) => c.kube.calls.filter((x) => x.method === m).length;
+    expect({ listPdbs: reads('listPdbs'), listDrainInputs: reads('listDrainInputs') }).toEqual({ listPdbs: 0, listDrainInputs: 1 });
+  });
 });

@@ -1,6 +1,6 @@
 // The unsatisfiable-drain start check (docs/refused-drains.md): before a node is claimed, whether its
 // drain can ever finish. A node whose drain provably cannot (src/rules/unsatisfiableDrain.ts, the rule
-// plan's forecast asks too) is refused: never claimed, cordoned or changed; the roll goes on with the
+// plan's drain forecast asks too) is refused: never claimed, cordoned or changed; the roll goes on with the
 // next. Anything the rule cannot prove, and any read that fails, answers `start`: the roll goes ahead as
 // before this check existed. Reads only: the budgets (every start), the pods (only when a budget may
 // hold a drain for good), the node's evidence (only when the rule found one, under `reboot: evidence`).
@@ -51,7 +51,9 @@ export function unsatisfiableDrainCheck(ctx: RunContext): StartCheck<Unsatisfiab
       nextStep: unsatisfiableNextStep(found),
     };
   };
-  return { name: UNSATISFIABLE_DRAIN, ask: look, forecast: look };
+  // no `forecast`: plan's drain forecast (src/pipeline/forecast.ts) already asks the same rule for every
+  // node from one read of the pods and budgets, and the record carries it (`drainForecast.unsatisfiable`)
+  return { name: UNSATISFIABLE_DRAIN, ask: look };
 }
 
 /** Whether the node's roll certainly drains it: `reboot: always`, or the evidence read now says reboot (the verdict plan shows). */
