@@ -144,7 +144,7 @@ export class TalosSim {
         run: (req, out, signal) => (sim as TalosSim).run(req, out, signal),
         record: (rec) => sim?.recordLocal(rec),
       },
-      certs ? (socket) => sim?.api?.inject(socket) : undefined,
+      certs ? (socket) => sim?.injectApi(socket) : undefined,
     );
     sim = new TalosSim(
       {
@@ -206,15 +206,37 @@ export class TalosSim {
    * too. Talos issues apid's certificate for the machine's addresses (secrets.APICertSANsController
    * follows the node's addresses, secrets.APIController re-issues on a change) and apid serves every
    * new handshake with the current one (internal/app/apid/pkg/provider), so the clients' reconnections
-   * meet the refused certificate, then the good one.
+   * meet the refused certificate, then the good one. `{ dials: n }`: re-issued as the n-th new
+   * connection after the move has met the refused certificate (that one still meets it).
    */
-  moveApiAddress(reissueAfterMs: number): void {
+  moveApiAddress(reissueAfter: number | { dials: number }): void {
     this.presentApiCertificate('wrong-san');
+    if (typeof reissueAfter !== 'number') {
+      // counted in the clients' dials that met the refused certificate, not in wall time: a test that is
+      // about what the client does once the certificate is good again must not depend on how fast a
+      // loaded machine gets through the wrong one (a late timer stretches the window, never shortens it)
+      this.reissueAfterDials = { left: reissueAfter.dials };
+      return;
+    }
     const t = setTimeout(() => {
       this.reissueTimers.delete(t);
       this.reissueApiCertificate('valid');
-    }, reissueAfterMs);
+    }, reissueAfter);
     this.reissueTimers.add(t);
+  }
+
+  /** moveApiAddress({ dials }): the dials still to meet the moved address's certificate */
+  private reissueAfterDials: { left: number } | undefined;
+
+  /** A TLS connection to the Talos API: served by the current apid, after counting it against a pending re-issue. */
+  private injectApi(socket: Parameters<ApiServer['inject']>[0]): void {
+    const api = this.api;
+    const pending = this.reissueAfterDials;
+    api?.inject(socket);
+    if (pending && --pending.left <= 0) {
+      this.reissueAfterDials = undefined;
+      this.reissueApiCertificate('valid');
+    }
   }
 
   /**
