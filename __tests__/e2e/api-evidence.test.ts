@@ -28,7 +28,7 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(run.stdout).toMatch(/reading Talos through its API at 127\.0\.0\.1:\d+/);
     const d = byName(run)['worker-1'];
     expect(d.outcome).toBe('reboot-skipped');
-    expectApiGap(d.evidence, gap);
+    expectApiGap(d.evidence, c, 'worker-1');
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
     expectReleasedVerified(c, 'worker-1');
@@ -46,7 +46,7 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(run.exitCode, run.stdout).toBe(0);
     const d = byName(run)['worker-1'];
     expect(d.outcome, d.reason).toBe('reboot-skipped');
-    expectApiGap(d.evidence, gap);
+    expectApiGap(d.evidence, c, 'worker-1');
     expect(values(d.evidence).gap!.lowMs).toBeGreaterThan(0);
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
@@ -63,12 +63,12 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(d.outcome).toBe('reboot-skipped');
     expect(d.reason).toMatch(/Talos restarted cri/);
     expect(c.talos.node('worker-1').containerd.pid).not.toBe(pidBefore);
-    expectApiGap(d.proof, trueGap(c, 'worker-1'));
+    expectApiGap(d.proof, c, 'worker-1');
     // the twin schedules the restart on a timer: about 300 ms. A Node timer counts from the event
     // loop's cached time, which can be a few ms older than the write's stamp, so it may fire a little
-    // early against that stamp (298.7 ms was seen in CI); on a loaded machine it fires later.
+    // early against that stamp (298.7 ms was seen in CI); on a loaded machine it fires later, by as
+    // much as the load holds the loop, so no upper bound is the twin's to promise.
     expect(trueGap(c, 'worker-1')).toBeGreaterThanOrEqual(290);
-    expect(trueGap(c, 'worker-1')).toBeLessThan(500);
     expect(drainRequests(c, 'worker-1')).toEqual([]);
     expect(reboots(c, 'worker-1')).toEqual([]);
     expect(c.talos.imagePull.pull('worker-1', 'ghcr.io/acme/private:1').ok).toBe(true);
@@ -110,7 +110,7 @@ describe('e2e over the Talos API on realistic timings', () => {
     expect(d.proofUndecided).toBeNull();
     expect(reboots(c, 'worker-1')).toHaveLength(1);
     expect(Math.round(trueGap(c, 'worker-1'))).toBe(600);
-    expectApiGap(d.proof, trueGap(c, 'worker-1'));
+    expectApiGap(d.proof, c, 'worker-1');
     expectReleasedVerified(c, 'worker-1');
     expect(run.annotations.filter((a) => a.kind !== 'notice')).toEqual([]);
     // the notice names both readings, with their precision and path
