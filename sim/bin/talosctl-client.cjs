@@ -122,33 +122,32 @@ function ensureFile(p) {
 }
 
 /** clientconfig.Open: the explicit path (created when missing), else the first existing default path. */
-function openConfig(explicit, create, env) {
+function openConfig(explicit, create, env, cwd) {
+  // a relative path is the caller's: resolved against its directory (the messages keep it as given)
+  const at = (q) => pathMod.resolve(cwd, q);
   let p = explicit;
-  if (p && create) ensureFile(p);
+  if (p && create) ensureFile(at(p));
   else {
     const candidates = [];
     if (env.TALOSCONFIG !== undefined) candidates.push({ p: env.TALOSCONFIG, create: true });
-    const home =
-      env.TALOS_HOME && pathMod.isAbsolute(env.TALOS_HOME)
-        ? env.TALOS_HOME
-        : pathMod.join(env.HOME || '/', '.talos');
+    const home = env.TALOS_HOME && pathMod.isAbsolute(env.TALOS_HOME) ? env.TALOS_HOME : pathMod.join(env.HOME || '/', '.talos');
     candidates.push({ p: pathMod.join(home, 'config'), create: false });
     candidates.push({ p: '/var/run/secrets/talos.dev/config', create: false });
-    const found = candidates.find((c) => c.p && fs.existsSync(c.p));
+    const found = candidates.find((c) => c.p && fs.existsSync(at(c.p)));
     if (found) p = found.p;
     else {
       // The real client would create the first writable default; only $TALOSCONFIG is created here,
       // so that tests never write into the developer's home directory.
       const w = candidates.find((c) => c.create && c.p);
       if (w && create) {
-        ensureFile(w.p);
+        ensureFile(at(w.p));
         p = w.p;
       } else return { path: '', config: {} };
     }
   }
   let text;
   try {
-    text = fs.readFileSync(p, 'utf8');
+    text = fs.readFileSync(at(p), 'utf8');
   } catch (e) {
     throw new Error(
       `failed to open config file ${JSON.stringify(explicit)}: open ${p}: ${e.code === 'EACCES' ? 'permission denied' : 'no such file or directory'}`,
@@ -162,7 +161,7 @@ function openConfig(explicit, create, env) {
 }
 
 function resolveTarget(call, flags, create = true) {
-  const { config } = openConfig(flags.talosconfig, create, call.env);
+  const { config } = openConfig(flags.talosconfig, create, call.env, call.cwd);
   const contexts = (config && config.contexts) || {};
   const name = flags.context || (config && config.context) || '';
   const ctx = Object.prototype.hasOwnProperty.call(contexts, name) ? contexts[name] : null;
