@@ -26,6 +26,8 @@ beforeAll(async () => {
   sim.addNode({ name: 'w-2', ip: '10.0.2.2', role: 'worker', version: '1.14', credential: { 'ghcr.io': OLD } });
   sim.addNode({ name: 'w-3', ip: '10.0.2.3', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
   sim.addNode({ name: 'w-4', ip: '10.0.2.4', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
+  sim.addNode({ name: 'w-5', ip: '10.0.2.5', role: 'worker', version: '1.14', credential: { 'ghcr.io': OLD } });
+  sim.addNode({ name: 'w-6', ip: '10.0.2.6', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
   work = mkdtempSync(join(tmpdir(), 'front-door-test-'));
   mkdirSync(join(work, 'here'));
   copyFileSync(sim.talosconfigPath, join(work, 'here', 'talosconfig'));
@@ -170,6 +172,8 @@ describe('signals', () => {
   it.each([
     { path: 'front door', ip: '10.0.2.3', name: 'w-3', env: {}, signal: 'SIGTERM' as const },
     { path: 'Node client', ip: '10.0.2.4', name: 'w-4', env: NODE, signal: 'SIGINT' as const },
+    { path: 'front door', ip: '10.0.2.5', name: 'w-5', env: {}, signal: 'SIGINT' as const },
+    { path: 'Node client', ip: '10.0.2.6', name: 'w-6', env: NODE, signal: 'SIGTERM' as const },
   ])('$path: $signal mid-reboot prints the message, exits 1, and the twin aborts the call', async ({ ip, name, env, signal }) => {
     const inProcess = sim.frontDoorCalls.inProcess;
     const r = await signalledReboot(ip, name, env, signal);
