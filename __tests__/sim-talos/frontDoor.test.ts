@@ -30,6 +30,10 @@ beforeAll(async () => {
   sim.addNode({ name: 'w-6', ip: '10.0.2.6', role: 'worker', version: '1.13', credential: { 'ghcr.io': OLD } });
   work = mkdtempSync(join(tmpdir(), 'front-door-test-'));
   mkdirSync(join(work, 'here'));
+  writeFileSync(
+    join(work, 'unicode.yaml'),
+    'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: ci-bøt—ü\npassword: tøken-2\n',
+  );
   copyFileSync(sim.talosconfigPath, join(work, 'here', 'talosconfig'));
   writeFileSync(
     join(work, 'auth.yaml'),
@@ -63,6 +67,8 @@ const CALLS: { args: string[]; env?: Record<string, string>; cwd?: string }[] = 
   // patch files are read relative to the caller's directory
   { args: ['-n', '10.0.2.1', 'patch', 'machineconfig', '--patch', '@auth.yaml', '--dry-run'], cwd: 'work' },
   { args: ['-n', '10.0.2.1', 'patch', 'machineconfig', '--patch', '@missing.yaml', '--dry-run'], cwd: 'work' },
+  // multi-byte text, from a caller whose locale counts characters: the frames count bytes
+  { args: ['-n', '10.0.2.1', 'patch', 'machineconfig', '--patch', '@unicode.yaml', '--dry-run'], env: { LC_ALL: 'C.UTF-8' }, cwd: 'work' },
 ];
 
 /** the fake talosctl as the action spawns it, from a chosen directory */
