@@ -61,6 +61,8 @@ describe('e2e: a patch of another form goes through talosctl, the rest over the 
     expect(c.talos.applyCalls()).toEqual([]);
     // every talosctl process was the patch: the reads went over the API
     expect(c.talos.commands.filter((x) => x.command !== '').map((x) => x.command)).toEqual(['patch']);
+    // and every talosctl process the bundle started went through the twin's front door (sim/bin/talosctl)
+    expect(c.talos.frontDoorCalls).toEqual({ inProcess: c.talos.commands.filter((x) => x.via !== 'api').length, handedBack: 0 });
 
     const mc = c.talos.node('worker-1').machineConfig;
     expect((mc.v1alpha1.machine as { sysctls?: unknown }).sysctls).toEqual({ 'net.core.somaxconn': '65535' });

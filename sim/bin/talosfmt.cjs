@@ -61,9 +61,57 @@ function pad2(n) {
  * The broken-down local time of a unix instant in the zone this process runs in. Node honours TZ for
  * Date's local getters, as Go honours it for time.Local; the action runs talosctl with TZ=UTC.
  */
+function isUtcZone(tz) {
+  return tz === 'UTC' || tz === '' || tz === 'Etc/UTC' || tz === ':UTC';
+}
+
+/** Intl formatters by zone, for a client whose TZ is not this process's (the twin's front door). */
+const zoneFormats = new Map();
+
+function zoneFormat(tz) {
+  let f = zoneFormats.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    zoneFormats.set(tz, f);
+  }
+  return f;
+}
+
+/**
+ * Whether a client with TZ `tz` (undefined: unset) can render its times in this process: a UTC zone,
+ * this process's own TZ, or a zone name ICU knows (the same tables Node's local getters use under that
+ * TZ). Anything else (an unset TZ while this process has one, a POSIX rule such as `JST-9`) cannot be
+ * reproduced here, so the twin's front door hands such a call back to a process of its own.
+ */
+function zoneRenderable(tz) {
+  if (isUtcZone(tz) || tz === process.env.TZ) return true;
+  if (tz === undefined || tz.startsWith(':')) return false;
+  try {
+    zoneFormat(tz);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function localParts(unixSec, tz) {
   const d = new Date(unixSec * 1000);
-  if (tz === 'UTC' || tz === '' || tz === 'Etc/UTC' || tz === ':UTC') {
+  if (tz !== undefined && tz !== process.env.TZ && !isUtcZone(tz)) {
+    // another zone than this process's (zoneRenderable said ICU knows it): its wall clock by name
+    const p = {};
+    for (const part of zoneFormat(tz).formatToParts(d)) p[part.type] = Number(part.value);
+    return { year: p.year, month: p.month - 1, day: p.day, hour: p.hour, minute: p.minute, second: p.second };
+  }
+  if (isUtcZone(tz)) {
     return {
       year: d.getUTCFullYear(),
       month: d.getUTCMonth(),
@@ -237,4 +285,5 @@ module.exports = {
   resolveMarks,
   tabwrite,
   runeCount,
+  zoneRenderable,
 };

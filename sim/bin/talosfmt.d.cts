@@ -10,3 +10,4 @@ export declare function humanizeTimeText(unixSec: number, nowMs: number): string
 export declare function resolveMarks(text: string, nowMs: number, tz?: string): string;
 export declare function tabwrite(text: string, padding?: number): string;
 export declare function runeCount(s: string): number;
+export declare function zoneRenderable(tz: string | undefined): boolean;

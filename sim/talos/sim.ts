@@ -14,6 +14,7 @@ import { clusterCerts, talosconfigYaml, type ApiCertificate, type ClusterCerts }
 import { startApiServer, type ApiCallRecord, type ApiServer, type Route } from './api/server.js';
 import { unavailableError } from './format.js';
 import { loadPatch, parseConfigText, sameAuth } from './machineconfig.js';
+import { startFrontDoor, type FrontDoor } from './frontDoor.js';
 import { startServer } from './server.js';
 import type { LocalRecord, SimServer } from './server.js';
 import type { HeldWriteMatch } from './configApply.js';
@@ -114,6 +115,7 @@ export class TalosSim {
     private readonly ownsDir: boolean,
     certs: ClusterCerts | undefined,
     private readonly talosctlOnPath: boolean,
+    private readonly frontDoor: FrontDoor,
   ) {
     this.binDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'bin');
     this.talosconfigPath = join(dir, 'talosconfig');
@@ -146,6 +148,7 @@ export class TalosSim {
       },
       certs ? (socket) => sim?.injectApi(socket) : undefined,
     );
+    const frontDoor = await startFrontDoor();
     sim = new TalosSim(
       {
         kube: opts.kube,
@@ -162,6 +165,7 @@ export class TalosSim {
       opts.dir === undefined,
       certs,
       opts.talosctl ?? !certs,
+      frontDoor,
     );
     if (certs) sim.api = sim.startApi({ ...certs, server: certs.serverAs(opts.apiCertificate ?? 'valid') });
     const exe = join(sim.binDir, 'talosctl');
@@ -170,10 +174,23 @@ export class TalosSim {
     return sim;
   }
 
-  /** TALOSCONFIG, and PATH with the fake talosctl first when it is on PATH (see TalosSimOptions.talosctl) */
+  /**
+   * TALOSCONFIG, PATH with the fake talosctl first when it is on PATH (see TalosSimOptions.talosctl),
+   * and TALOSCTL_SIM_FRONT_DOOR, where the fake talosctl (a bash script) has this process run the
+   * client instead of starting Node for each call (frontDoor.ts)
+   */
   env(): Record<string, string> {
     const path = process.env.PATH ?? '';
-    return { PATH: this.talosctlOnPath ? `${this.binDir}:${path}` : path, TALOSCONFIG: this.talosconfigPath };
+    return {
+      PATH: this.talosctlOnPath ? `${this.binDir}:${path}` : path,
+      TALOSCONFIG: this.talosconfigPath,
+      TALOSCTL_SIM_FRONT_DOOR: this.frontDoor.address,
+    };
+  }
+
+  /** fake talosctl calls run in this process through the front door, and those it handed back to a Node process of their own */
+  get frontDoorCalls(): { inProcess: number; handedBack: number } {
+    return { inProcess: this.frontDoor.calls, handedBack: this.frontDoor.handedBack };
   }
 
   /** the talosconfig endpoint (`127.0.0.1:PORT`), serving talosctl's HTTP and the Talos API */
@@ -261,6 +278,7 @@ export class TalosSim {
     for (const a of this.retiredApis) a.close();
     this.api?.close();
     await this.server.close();
+    await this.frontDoor.close();
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 
