@@ -224,6 +224,7 @@ export function machineInfo(): Record<string, unknown> {
     platform: `${process.platform}/${process.arch}`,
     date: new Date().toISOString(),
     kubectl: kubectlVersion,
-    talosctl: 'fake talosctl of the twin (sim/bin/talosctl, client v1.13.8 format), one Node process per call',
+    talosctl:
+      'fake talosctl of the twin (sim/bin/talosctl, client v1.13.8 format): a bash process per call, the client run inside the twin (sim/talos/frontDoor.ts)',
   };
 }
