@@ -568,11 +568,14 @@ describe('a certificate refused on a reconnection', () => {
     }
   });
 
+  // The deadline is 5 s: fewer refused dials than MAX_REFUSALS at the connection's 1 s interval (grpc's
+  // jitter makes it 0.8 to 1.2 s), and after the re-issue the next call has most of it for the next dial
+  // and its handshake (at 2.5 s that was about 1.3 s, which a loaded machine's event loop can spend).
   it("a call whose deadline comes while its dials are refused fails as a transport failure, not the run's refusal", async () => {
     const t = await TalosSim.start({ kube: recordingHooks() });
     t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
     const ctx = loadTalosContext({ path: t.talosconfigPath });
-    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 2500 });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 5000 });
     const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
     try {
       await conn.verifyServer();
