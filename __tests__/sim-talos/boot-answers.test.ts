@@ -236,3 +236,46 @@ describe('after a reboot the node answers before machined writes the CRI files o
     }
   });
 });
+
+// A boot held at its answer (TalosSim.holdNextBootWrite): what the twin otherwise does for 0.3 to 1.5 s
+// after the answer, for as long as a test looks, then the boot on from a write at the release.
+describe('a boot held before its CRI write (holdNextBootWrite / releaseBootWrite)', () => {
+  const CRI = '/etc/cri/conf.d/cri.toml';
+  const PART = '/etc/cri/conf.d/01-registries.part';
+
+  for (const version of ['1.13', '1.14'] as const) {
+    it(`${version}: answers with the new boot id, no CRI write and no cri until released; then the write lands at the release and cri follows`, async () => {
+      const t = await TalosSim.start({ kube: recordingHooks(), rebootMs: 200, bootGapMs: 300 });
+      try {
+        t.addNode({ name: 'n', ip: '10.0.5.1', role: 'worker', version, credential: { 'ghcr.io': OLD } });
+        const n = t.node('n');
+        t.holdNextBootWrite('n');
+        const before = await rebootUntilNewBootId(t, 'n', '10.0.5.1');
+        const [bootId, cri, part] = await Promise.all([
+          talosctl(t, ['-n', '10.0.5.1', 'read', '/proc/sys/kernel/random/boot_id']),
+          talosctl(t, ['-n', '10.0.5.1', 'service', 'cri']),
+          talosctl(t, ['-n', '10.0.5.1', 'read', PART]),
+        ]);
+        expect(bootId.stdout.trim()).toBe(n.bootID);
+        expect(bootId.stdout.trim()).not.toBe(before);
+        expect(cri.stderr).toContain('service "cri" is not registered on any nodes');
+        expect(part.stderr).toMatch(/no such file or directory/);
+        if (version === '1.14') expect(n.files.has(CRI)).toBe(false);
+        else expect(n.files.get(CRI)!.content).not.toContain('ghcr.io');
+        expect(n.containerd.pid).toBe(0);
+        const releasedAt = Date.now() + n.clock.offsetMs;
+        t.releaseBootWrite('n');
+        await until(async () => (n.containerd.health.healthy ? true : undefined), 30_000, 20);
+        const write = n.files.get(CRI)!.mtimeMs;
+        // on the node's clock: not before the release (a read of the same clock a moment earlier)
+        expect(write).toBeGreaterThanOrEqual(releasedAt - 2);
+        expect(n.files.get(CRI)!.content).toContain('ghcr.io');
+        // the pinned gap from the write to the launch, as an unheld boot has it
+        expect(n.containerd.startedAtMs - write).toBeCloseTo(300, 0);
+        expect(() => t.releaseBootWrite('n')).toThrow(/no held boot write/);
+      } finally {
+        await t.stop();
+      }
+    });
+  }
+});

@@ -384,6 +384,27 @@ export class TalosSim {
   }
 
   /**
+   * The node's next boot answers (its new boot id) and stops there, before machined writes the CRI
+   * files of the rebuilt /etc and before cri is loaded (1.14: no cri.toml; ≤ 1.13: the cri.toml merged
+   * from the image's parts alone, no 01-registries.part; ServiceList without cri), until
+   * `releaseBootWrite`; the write then lands at once and the boot goes on from it as it would have
+   * (the version's gap to the launch, health a second later, the kubelet after the launch). What a
+   * real boot does for the 0.3 to 1.5 s after the answer (timing.ts), for as long as a test needs to
+   * look, instead of a window of wall time a loaded runner's reads can miss.
+   */
+  holdNextBootWrite(nameOrIp: string): void {
+    this.get(nameOrIp).nextBootWriteHeld = true;
+  }
+
+  /** The held boot (holdNextBootWrite) goes on: its CRI write lands now. */
+  releaseBootWrite(nameOrIp: string): void {
+    const n = this.get(nameOrIp);
+    if (!n.releaseBootWriteHeld) throw new Error(`${nameOrIp}: no held boot write to release`);
+    n.releaseBootWriteHeld();
+    n.releaseBootWriteHeld = undefined;
+  }
+
+  /**
    * An operator's `talosctl patch machineconfig --mode=try` on the node (NO_REBOOT now, the previous
    * config back after `timeoutMs`), as its own ApplyConfiguration in TRY mode would do it: the patch
    * text through talosctl's merge, then RollbackToConfigAfter. Returns once applied.
