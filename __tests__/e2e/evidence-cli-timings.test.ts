@@ -1,6 +1,7 @@
 // End to end: realistic timings read through talosctl, whose readings are rounded to the second.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
+import { trueGap } from './apiEvidence.js';
 import { act, byName, containerdAtNodeWrites, reboots, requireKubectl, startCluster } from './helpers.js';
 
 let c: SimCluster | undefined;
@@ -26,7 +27,12 @@ describe('e2e: realistic timings read through talosctl', () => {
       expect(proof.verdict).toBe('skip');
       expect(proof.values.readPath).toBe('cli');
       expect(proof.values.gap.lowMs).toBeGreaterThan(proof.values.marginMs);
-      expect(proof.values.gap.lowMs).toBeLessThanOrEqual(300);
+      // the bounds hold the gap the twin laid out: 300 ms on a quiet machine, more on a loaded one (the
+      // restart's events are stamped when its timers fire), so the truth is the twin's record, not 300
+      const gap = trueGap(c, 'worker-1');
+      expect(gap).toBeGreaterThanOrEqual(290);
+      expect(proof.values.gap.lowMs).toBeLessThanOrEqual(gap);
+      expect(proof.values.gap.highMs).toBeGreaterThanOrEqual(gap);
       expect(reboots(c, 'worker-1')).toHaveLength(0);
     } else {
       expect(d.outcome).toBe('rebooted');

@@ -91,17 +91,30 @@ describe('e2e: health gates', () => {
     expect(notice).toContain('health gate db-ready stayed false for 3.0 s (gate-timeout): db-ready: DbCluster db/pg: false');
     expect(claimedAt(c, 'w-1')).toBeUndefined();
 
-    // turns true 4 s into the next run: its claim waits for it
+    // turns true once the next run has read it false twice (it polled again): its claim waits for it.
+    // Counted in the run's reads, not 4 s of wall time, which a loaded machine's bundle start-up can
+    // outlast (the gate then read true at once and nothing was held).
+    const cl = c;
+    const since = cl.kube.requests.length;
+    const dbReads = () =>
+      cl.kube.requests
+        .slice(since)
+        .filter((r) => r.method === 'GET' && /^\/apis\/example\.com\/[^/]+\/(namespaces\/db\/)?dbclusters\b/.test(r.path));
     let flippedAt = 0;
-    const flip = setTimeout(() => {
-      flippedAt = Date.now();
-      c!.kube.setStatus(DB, 'db', 'pg', { ready: true });
-    }, 4000);
-    const run = await act(c, { 'health-gates': DB_GATE, 'gate-timeout': '1m' });
-    clearTimeout(flip);
+    let readsBefore = 0;
+    const flip = setInterval(() => {
+      if (dbReads().length >= 2) {
+        clearInterval(flip);
+        readsBefore = dbReads().length;
+        flippedAt = Date.now();
+        cl.kube.setStatus(DB, 'db', 'pg', { ready: true });
+      }
+    }, 50);
+    const run = await act(c, { 'health-gates': DB_GATE, 'gate-timeout': '1m' }).finally(() => clearInterval(flip));
     expect(run.exitCode, run.stdout).toBe(0);
     expect(run.outputs.result).toBe('processed');
     expect(flippedAt).toBeGreaterThan(0);
+    expect(readsBefore).toBeGreaterThanOrEqual(2);
     expect(claimedAt(c, 'w-1')!).toBeGreaterThanOrEqual(flippedAt);
   });
 

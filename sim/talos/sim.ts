@@ -92,7 +92,6 @@ export class TalosSim {
   private api?: ApiServer;
   /** servers replaced by a re-issued certificate, still carrying the connections opened before it */
   private readonly retiredApis: ApiServer[] = [];
-  private readonly reissueTimers = new Set<NodeJS.Timeout>();
 
   private constructor(
     private readonly opts: Required<
@@ -219,27 +218,18 @@ export class TalosSim {
    * The endpoint's address moves to another machine, as a VIP moves to another control plane while
    * the one holding it reboots: the API connections open now are dropped, and the machine now behind
    * the address presents its apid certificate, of the cluster CA, naming its own addresses but not
-   * the moved one (`wrong-san`), until Talos re-issues it `reissueAfterMs` later naming that address
-   * too. Talos issues apid's certificate for the machine's addresses (secrets.APICertSANsController
-   * follows the node's addresses, secrets.APIController re-issues on a change) and apid serves every
-   * new handshake with the current one (internal/app/apid/pkg/provider), so the clients' reconnections
-   * meet the refused certificate, then the good one. `{ dials: n }`: re-issued as the n-th new
-   * connection after the move has met the refused certificate (that one still meets it).
+   * the moved one (`wrong-san`), until Talos re-issues it naming that address too. Talos issues apid's
+   * certificate for the machine's addresses (secrets.APICertSANsController follows the node's addresses,
+   * secrets.APIController re-issues on a change) and apid serves every new handshake with the current one
+   * (internal/app/apid/pkg/provider), so the clients' reconnections meet the refused certificate, then the
+   * good one. Re-issued as the `dials`-th new connection after the move has met the refused certificate
+   * (that one still meets it): counted in the clients' dials, not in wall time, so a test about what the
+   * client does once the certificate is good again does not depend on how fast a loaded machine gets
+   * through the wrong one (a timer here stretched the refused window past the reads' deadlines).
    */
-  moveApiAddress(reissueAfter: number | { dials: number }): void {
+  moveApiAddress(reissueAfter: { dials: number }): void {
     this.presentApiCertificate('wrong-san');
-    if (typeof reissueAfter !== 'number') {
-      // counted in the clients' dials that met the refused certificate, not in wall time: a test that is
-      // about what the client does once the certificate is good again must not depend on how fast a
-      // loaded machine gets through the wrong one (a late timer stretches the window, never shortens it)
-      this.reissueAfterDials = { left: reissueAfter.dials };
-      return;
-    }
-    const t = setTimeout(() => {
-      this.reissueTimers.delete(t);
-      this.reissueApiCertificate('valid');
-    }, reissueAfter);
-    this.reissueTimers.add(t);
+    this.reissueAfterDials = { left: reissueAfter.dials };
   }
 
   /** moveApiAddress({ dials }): the dials still to meet the moved address's certificate */
@@ -274,7 +264,6 @@ export class TalosSim {
 
   async stop(): Promise<void> {
     for (const rt of this.runtimes) rt.dispose();
-    for (const t of this.reissueTimers) clearTimeout(t);
     for (const a of this.retiredApis) a.close();
     this.api?.close();
     await this.server.close();
@@ -410,6 +399,27 @@ export class TalosSim {
     if (!n.releaseHeld) throw new Error(`${nameOrIp}: no held reboot to release`);
     n.releaseHeld();
     n.releaseHeld = undefined;
+  }
+
+  /**
+   * The node's next boot answers (its new boot id) and stops there, before machined writes the CRI
+   * files of the rebuilt /etc and before cri is loaded (1.14: no cri.toml; ≤ 1.13: the cri.toml merged
+   * from the image's parts alone, no 01-registries.part; ServiceList without cri), until
+   * `releaseBootWrite`; the write then lands at once and the boot goes on from it as it would have
+   * (the version's gap to the launch, health a second later, the kubelet after the launch). What a
+   * real boot does for the 0.3 to 1.5 s after the answer (timing.ts), for as long as a test needs to
+   * look, instead of a window of wall time a loaded runner's reads can miss.
+   */
+  holdNextBootWrite(nameOrIp: string): void {
+    this.get(nameOrIp).nextBootWriteHeld = true;
+  }
+
+  /** The held boot (holdNextBootWrite) goes on: its CRI write lands now. */
+  releaseBootWrite(nameOrIp: string): void {
+    const n = this.get(nameOrIp);
+    if (!n.releaseBootWriteHeld) throw new Error(`${nameOrIp}: no held boot write to release`);
+    n.releaseBootWriteHeld();
+    n.releaseBootWriteHeld = undefined;
   }
 
   /**

@@ -56,6 +56,10 @@ export class NodeRuntime {
   nextRebootFault?: 'ignored' | 'stays-down' | 'held';
   /** a held reboot's way back (TalosSim.releaseReboot) */
   releaseHeld?: () => void;
+  /** see TalosSim.holdNextBootWrite: the next boot answers and waits for releaseBootWrite before its CRI write */
+  nextBootWriteHeld = false;
+  /** a held boot's write and what follows it, from now (TalosSim.releaseBootWrite) */
+  releaseBootWriteHeld?: () => void;
   /** resolves when the current boot is Running and ready (runningAndReady) */
   private ready: Promise<void> = Promise.resolve();
   private markReady: () => void = () => undefined;
@@ -213,6 +217,7 @@ export class NodeRuntime {
     // the sequence failed before anything stopped: nothing happens, ever
     if (fault === 'ignored') return new Promise<void>(() => undefined);
     this.timers.cancelAll();
+    this.releaseBootWriteHeld = undefined;
     n.up = false;
     this.cri.stopForReboot();
     try {
@@ -264,11 +269,36 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     const up = this.now();
+    const held = this.nextBootWriteHeld;
+    this.nextBootWriteHeld = false;
+    // held (TalosSim.holdNextBootWrite): laid out with the write never coming, so nothing of it is
+    // armed; the release lays the boot out again with the write at that instant
+    this.layOutBoot(up, held ? Infinity : undefined, () => {
+      n.up = true;
+      n.answeredAtMs = up;
+    });
+    if (held) {
+      this.releaseBootWriteHeld = () => {
+        this.timers.cancelAll();
+        this.layOutBoot(up, this.now());
+      };
+    }
+  }
+
+  /**
+   * The boot after the answer at `up` (see comeBack); `writeAtGiven`: the CRI write's instant instead of
+   * the timing's; `answered`: run once the boot is laid out, before its later steps are armed.
+   */
+  private layOutBoot(up: number, writeAtGiven?: number, answered?: () => void): void {
+    const n = this.node;
     const gap = this.bootGap();
     const ordered114 = n.version === '1.14' && gap > 0;
     let loadAt: number;
     let writeAt: number;
-    if (this.opts.criUnlistedMs !== undefined) {
+    if (writeAtGiven !== undefined) {
+      writeAt = writeAtGiven;
+      loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
+    } else if (this.opts.criUnlistedMs !== undefined) {
       loadAt = up + this.opts.criUnlistedMs;
       writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
     } else {
@@ -276,7 +306,7 @@ export class NodeRuntime {
       loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
     }
     const msOfSecond = this.opts.bootWriteMsOfSecond;
-    if (msOfSecond !== undefined) {
+    if (msOfSecond !== undefined && writeAtGiven === undefined) {
       // a test pins where in its second the write falls: the whole boot from the load on moves later
       const shift = (((msOfSecond - writeAt) % 1000) + 1000) % 1000;
       writeAt += shift;
@@ -287,8 +317,7 @@ export class NodeRuntime {
     // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
     const bootAt = Math.min(up, writeAt) - 8000;
     this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
-    n.up = true;
-    n.answeredAtMs = up;
+    answered?.();
     this.timers.atTime(startAt, () => {
       try {
         this.opts.kube.nodeUp(n.name, n.bootID);

@@ -130,19 +130,31 @@ describe('reboot over the API', () => {
     expect(sim.node(W4).bootID).toBe(before);
   });
 
+  // Cancelled once the node went down after the Reboot's answer (an event, not a timer a loaded machine
+  // may fire early or late), while the wait sleeps towards a poll and a deadline a minute away: ended within 20 s of the
+  // abort is at once (a wait that ignored the signal would end at the minute, as a timeout or after it).
   it('cancellation ends the wait at once as cancelled', async () => {
     const ctx = loadTalosContext({ path: sim.talosconfigPath });
     const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials! });
     const abort = new AbortController();
-    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }), { reboot: { signal: abort.signal } });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }), { reboot: { signal: abort.signal, pollMs: 60_000 } });
     try {
       sim.failNextReboot(W5, 'stays-down');
+      const since = sim.apiCalls.length;
       const p = rebootOf(client, W5, 60_000);
-      setTimeout(() => abort.abort(), 1500);
-      const t0 = Date.now();
+      let settled = false;
+      void p.catch(() => undefined).then(() => (settled = true));
+      // the node went down: the twin starts the reboot 300 ms after it sent the Reboot's answer, so the
+      // client (on the same event loop) has read it and sleeps in the wait
+      const down = () => callsTo(W5, since).some((c) => c.method === '/machine.MachineService/Reboot') && !sim.node(W5).up;
+      while (!down() && !settled) await new Promise((r) => setTimeout(r, 20));
+      expect(settled).toBe(false);
+      const abortedAt = Date.now();
+      abort.abort();
       const e = await rejection(p);
       expect(e.kind).toBe('cancelled');
-      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(e.message).toContain('the run was stopped while the node rebooted');
+      expect(Date.now() - abortedAt).toBeLessThan(20_000);
     } finally {
       conn.close();
     }
@@ -167,11 +179,17 @@ describe('reboot over the API', () => {
     expect(sim.node(W7).bootID).toBe(before);
   });
 
+  // The read GAP_MS before the Reboot and a wait of GAP_MS + REBOOT_MS: counted from the read, the wait
+  // ends REBOOT_MS after the Reboot's answer, before the node is back (it goes down 300 ms after the
+  // answer); counted from the answer, it has GAP_MS more than the reboot takes. GAP_MS is several
+  // seconds so that a loaded machine's late timers (the twin's reboot, the client's 1 s poll) cannot
+  // use up the margin: 1.5 s of it was about one poll and the twin's boot.
   it("the wait for a new boot id counts from the Reboot's answer: a boot id read long before spends none of it", async () => {
+    const GAP_MS = 5000;
     const before = await api.bootId(W8, 2000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, GAP_MS));
     const t0 = Date.now();
-    await api.reboot(W8, 1500 + REBOOT_MS, before);
+    await api.reboot(W8, GAP_MS + REBOOT_MS, before);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(REBOOT_MS);
     expect(sim.node(W8).bootID).not.toBe(before);
   });
