@@ -139,13 +139,14 @@ describe('reboot', () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('code = Unavailable');
     sim.releaseReboot('10.0.1.4');
-    await until(async () => ((await talosctl(sim, ['-n', '10.0.1.4', 'service', 'cri'])).code === 0 ? true : undefined), 5000);
+    // a hang bound: each try is a talosctl process, which a loaded runner may take seconds to start
+    await until(async () => ((await talosctl(sim, ['-n', '10.0.1.4', 'service', 'cri'])).code === 0 ? true : undefined), 30_000);
   });
 
   it('fails through the tracker when the wait times out', async () => {
     const r = await talosctl(sim, ['-n', '10.0.1.4', 'reboot', '--timeout', '300ms']);
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.1.4": rpc error: code = DeadlineExceeded desc = context deadline exceeded');
-    await until(async () => (sim.node('w-4').up ? true : undefined), 5000);
+    await until(async () => (sim.node('w-4').up ? true : undefined), 30_000);
   });
 });
