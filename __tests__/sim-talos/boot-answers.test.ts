@@ -14,8 +14,8 @@ import { recordingHooks, talosctl, until } from './helpers.js';
 describe('after a reboot the node answers before it loads cri (apid in Initialize, cri in StartAllServices / cri.ServiceController)', () => {
   let twin: TalosSim;
   let calls: ReturnType<typeof recordingHooks>;
-  // long enough that the reads below, each a talosctl process, land inside it on a loaded runner (at
-  // 4 s, five of them on two cores shared with the suite's other files overran it)
+  // the window before cri is listed; the tests that read inside it hold it open until they have read
+  // (TalosSim.holdNextBootWindow), whatever a loaded runner's talosctl processes take, then it runs
   const WINDOW_MS = 8000;
   const services = async (ip: string) =>
     (await talosctl(twin, ['-n', ip, 'service'])).stdout
@@ -50,8 +50,8 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
 
   it('1.13: the new boot id answers while ServiceList has no cri, kubelet, etcd or trustd; cri comes with StartAllServices', async () => {
     const n = twin.node('v13');
+    twin.holdNextBootWindow('v13');
     await rebootUntilNewBootId(twin, 'v13', '10.0.2.1');
-    const t0 = Date.now();
     expect(await services('10.0.2.1')).toEqual(['apid', 'auditd', 'containerd', 'dashboard', 'machined', 'syslogd', 'udevd']);
     // talosctl's own text when no node has the service (cmd/talosctl/cmd/talos/service.go)
     const cri = await talosctl(twin, ['-n', '10.0.2.1', 'service', 'cri']);
@@ -61,7 +61,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
     expect(pids.code).toBe(1);
     // the kubelet needs the CRI socket: Kubernetes has not seen the new boot id
     expect(calls.calls.filter((c) => c.includes('v13'))).toEqual(['down v13']);
-    expect(Date.now() - t0).toBeLessThan(WINDOW_MS);
+    twin.releaseBootWindow('v13');
 
     await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
     // the window on the twin's own instants (when this client first saw the answer depends on the machine's load)
@@ -79,6 +79,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
 
   it('1.14: cri.toml is not written yet, so no EtcFileStatus and no cri; both come together', async () => {
     const n = twin.node('v14');
+    twin.holdNextBootWindow('v14');
     await rebootUntilNewBootId(twin, 'v14', '10.0.2.2');
     expect(n.files.has('/etc/cri/conf.d/cri.toml')).toBe(false);
     const status = await talosctl(twin, ['-n', '10.0.2.2', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'json']);
@@ -86,6 +87,7 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
     expect(await services('10.0.2.2')).not.toContain('cri');
     const ls = await talosctl(twin, ['-n', '10.0.2.2', 'ls', '-l', '/etc/cri/conf.d/cri.toml']);
     expect(ls.code).not.toBe(0);
+    twin.releaseBootWindow('v14');
 
     await until(async () => (n.containerd.health.healthy ? true : undefined), WINDOW_MS + 5000, 20);
     const write = n.files.get('/etc/cri/conf.d/cri.toml')!.mtimeMs;
@@ -127,8 +129,9 @@ describe('after a reboot the node answers before it loads cri (apid in Initializ
 describe('after a reboot the node answers before machined writes the CRI files of the rebuilt /etc', () => {
   const CRI = '/etc/cri/conf.d/cri.toml';
   const PART = '/etc/cri/conf.d/01-registries.part';
-  // long enough that the reads below, each a talosctl process, all land before the write on a loaded
-  // machine; the drawn delays (0.3–1.5 s) are checked against the twin's own record of the answer
+  // the pinned write's delay; the tests that read before it hold the window open until they have read
+  // (TalosSim.holdNextBootWindow); the drawn delays (0.3–1.5 s) are checked against the twin's own
+  // record of the answer
   const WRITE_MS = 8000;
 
   /** reboot without talosctl's wait; returns the real time the new boot id first answered */
@@ -154,15 +157,17 @@ describe('after a reboot the node answers before machined writes the CRI files o
     const t = await node('1.14', { configAfterAnswerMs: WRITE_MS });
     try {
       const n = t.node('n');
+      t.holdNextBootWindow('n');
       const answered = await rebootUntilNewBootId(t, 'n', '10.0.4.1');
       expect(n.files.has(CRI)).toBe(false);
       const ls = await talosctl(t, ['-n', '10.0.4.1', 'ls', '-l', CRI]);
       expect(ls.code).not.toBe(0);
       expect((await talosctl(t, ['-n', '10.0.4.1', 'get', 'etcfilestatus', 'cri/conf.d/cri.toml', '-o', 'yaml'])).code).toBe(1);
       expect((await talosctl(t, ['-n', '10.0.4.1', 'service', 'cri'])).stderr).toContain('service "cri" is not registered on any nodes');
+      t.releaseBootWindow('n');
       await until(async () => (n.containerd.pid > 0 ? true : undefined), WRITE_MS + 5000, 20);
       const write = n.files.get(CRI)!.mtimeMs;
-      // the write's delay is counted from the node's answer (the twin's own record), which the client saw later
+      // the write's delay is counted from the node's answer (the twin's own record; held, from the release), which the client saw later
       expect(write - n.answeredAtMs).toBeGreaterThanOrEqual(WRITE_MS - 1);
       expect(answered).toBeLessThan(write);
       expect(n.containerd.startedAtMs - write).toBeGreaterThanOrEqual(2);
@@ -176,6 +181,7 @@ describe('after a reboot the node answers before machined writes the CRI files o
     const t = await node('1.13', { configAfterAnswerMs: WRITE_MS, bootGapMs: 300 });
     try {
       const n = t.node('n');
+      t.holdNextBootWindow('n');
       await rebootUntilNewBootId(t, 'n', '10.0.4.1');
       const early = await talosctl(t, ['-n', '10.0.4.1', 'read', CRI]);
       expect(early.code).toBe(0);
@@ -185,6 +191,7 @@ describe('after a reboot the node answers before machined writes the CRI files o
       expect(early.stdout).not.toContain('ghcr.io');
       expect((await talosctl(t, ['-n', '10.0.4.1', 'read', PART])).stderr).toMatch(/no such file or directory/);
       expect(n.etcFileStatus.get('cri/conf.d/cri.toml')?.version).toBe(1);
+      t.releaseBootWindow('n');
       await until(async () => (n.files.has(PART) ? true : undefined), WRITE_MS + 5000, 20);
       const late = await talosctl(t, ['-n', '10.0.4.1', 'read', CRI]);
       expect(late.stdout).toContain('## /etc/cri/conf.d/01-registries.part');

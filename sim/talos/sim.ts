@@ -395,6 +395,26 @@ export class TalosSim {
   }
 
   /**
+   * The node's next reboot answers (apid, the new boot id) and then holds the window after the answer
+   * open until `releaseBootWindow`: no CRI files of the rebuilt /etc written yet (1.13: the cri.toml
+   * merged from the image's parts alone), cri not listed, kubelet, etcd and trustd not started, as a
+   * boot slow to load its config would be. From the release the boot goes on with its pinned or drawn
+   * window (criUnlistedMs, configAfterAnswerMs) counted from the release: a test that reads inside the
+   * window with talosctl processes does not race the window's clock against a loaded machine's starts.
+   */
+  holdNextBootWindow(nameOrIp: string): void {
+    this.get(nameOrIp).holdBootWindow = true;
+  }
+
+  /** The held boot window (holdNextBootWindow) goes on: its steps are laid out from now. */
+  releaseBootWindow(nameOrIp: string): void {
+    const n = this.get(nameOrIp);
+    if (!n.releaseBootHeld) throw new Error(`${nameOrIp}: no held boot window to release`);
+    n.releaseBootHeld();
+    n.releaseBootHeld = undefined;
+  }
+
+  /**
    * An operator's `talosctl patch machineconfig --mode=try` on the node (NO_REBOOT now, the previous
    * config back after `timeoutMs`), as its own ApplyConfiguration in TRY mode would do it: the patch
    * text through talosctl's merge, then RollbackToConfigAfter. Returns once applied.

@@ -56,6 +56,10 @@ export class NodeRuntime {
   nextRebootFault?: 'ignored' | 'stays-down' | 'held';
   /** a held reboot's way back (TalosSim.releaseReboot) */
   releaseHeld?: () => void;
+  /** see TalosSim.holdNextBootWindow: the next reboot's node answers, the rest of its boot waits */
+  holdBootWindow = false;
+  /** a held boot window's way on (TalosSim.releaseBootWindow) */
+  releaseBootHeld?: () => void;
   /** resolves when the current boot is Running and ready (runningAndReady) */
   private ready: Promise<void> = Promise.resolve();
   private markReady: () => void = () => undefined;
@@ -121,7 +125,15 @@ export class NodeRuntime {
    * loads the services machined does not start early (kubelet, etcd, trustd; cri on ≤ 1.13); before
    * it ServiceList lists only the early services.
    */
-  private boot(b: { bootAt: number; writeAt: number; startAt: number; loaded: Record<string, AuthFields>; startAllAt?: number }): void {
+  private boot(b: {
+    bootAt: number;
+    writeAt: number;
+    startAt: number;
+    loaded: Record<string, AuthFields>;
+    startAllAt?: number;
+    /** a held boot window's release: the files the boot wrote at once are there already (writeAtBoot) */
+    laterOnly?: boolean;
+  }): void {
     const { bootAt, startAt, loaded, startAllAt } = b;
     this.node.bootedAtMs = bootAt;
     const { statusAt, ordered114 } = this.etc.writeAtBoot(b);
@@ -264,16 +276,47 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     const up = this.now();
+    if (this.holdBootWindow) {
+      // held (TalosSim.holdNextBootWindow): the node answers as a boot does before machined writes the
+      // CRI files and before StartAllServices, whose steps are laid out never to come; the release lays
+      // them out from its own instant, as if this boot had been that much slower to get there
+      this.holdBootWindow = false;
+      this.boot({ bootAt: up - 8000, writeAt: Infinity, startAt: Infinity, loaded: {}, startAllAt: Infinity });
+      n.up = true;
+      n.answeredAtMs = up;
+      const gen = this.timers.generation;
+      this.releaseBootHeld = () => {
+        // a reboot (or the twin's stop) since: that boot is gone
+        if (gen === this.timers.generation) this.layOutBoot(up, this.now(), true);
+      };
+      return;
+    }
+    this.layOutBoot(up, up, false);
+  }
+
+  /**
+   * The boot from the node's answer (`up`) on: the CRI files' write, cri's load and launch, the other
+   * late services, Kubernetes' sight of the new boot id, readiness. The window before the write (or
+   * before cri is listed) counts from `from`: the answer, or a held window's release (`laterOnly`:
+   * what the boot wrote at once, at the answer, stays as it was; nothing is laid out before `from`).
+   */
+  private layOutBoot(up: number, from: number, laterOnly: boolean): void {
+    const n = this.node;
     const gap = this.bootGap();
     const ordered114 = n.version === '1.14' && gap > 0;
     let loadAt: number;
     let writeAt: number;
     if (this.opts.criUnlistedMs !== undefined) {
-      loadAt = up + this.opts.criUnlistedMs;
+      loadAt = from + this.opts.criUnlistedMs;
       writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
     } else {
-      writeAt = up + (this.opts.configAfterAnswerMs ?? this.bootTiming.configAfterAnswer());
+      writeAt = from + (this.opts.configAfterAnswerMs ?? this.bootTiming.configAfterAnswer());
       loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
+    }
+    // a held window's files come after its release, never in the past of what a client already read
+    if (laterOnly && writeAt < from) {
+      loadAt += from - writeAt;
+      writeAt = from;
     }
     const msOfSecond = this.opts.bootWriteMsOfSecond;
     if (msOfSecond !== undefined) {
@@ -286,9 +329,11 @@ export class NodeRuntime {
     // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd; a
     // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
     const bootAt = Math.min(up, writeAt) - 8000;
-    this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
-    n.up = true;
-    n.answeredAtMs = up;
+    this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt, laterOnly });
+    if (!laterOnly) {
+      n.up = true;
+      n.answeredAtMs = up;
+    }
     this.timers.atTime(startAt, () => {
       try {
         this.opts.kube.nodeUp(n.name, n.bootID);
