@@ -65,7 +65,8 @@ describe('e2e: realistic timings read through talosctl', () => {
     // is rounded to the second and printed somewhere in the window, the write's time is to the second:
     // the low end is at least 4990 − window − 1000 − 999 ms, past the margin for a window under this
     const decidableUnderMs = 2991 - proof.values.marginMs;
-    if (after - before < decidableUnderMs) expect(d.outcome, `${d.reason}; service cri read in ${after - before} ms`).toBe('reboot-skipped');
+    if (after - before < decidableUnderMs)
+      expect(d.outcome, `${d.reason}; service cri read in ${after - before} ms`).toBe('reboot-skipped');
     if (d.outcome === 'reboot-skipped') {
       expect(proof.verdict).toBe('skip');
       expect(d.reason).toMatch(/Talos restarted cri/);
