@@ -26,14 +26,15 @@ const CRI = '/etc/cri/conf.d/cri.toml';
 describe('e2e: the proof after a boot that answers before the CRI files are written (the Talos API)', () => {
   // The write 0.9 s after the answer, as in acceptance testing, is a window of wall time the action's
   // first reading (after its 1 s boot id poll) must land in: a run beside two CPU burners read after cri
-  // was listed. So the boot is held at its answer, before the write (TalosSim.holdNextBootWrite), until
-  // the action has listed the booted node's services; the write then lands, and cri 0.3 s after it.
+  // was listed. So the boot is held at its answer, before the write (TalosSim.holdNextBootWindow), until
+  // the action has listed the booted node's services; from then the boot runs its window: the write
+  // 0.3 to 1.5 s later, cri 0.3 s after it.
   it('1.13, a boot seen in acceptance testing: cri.toml and the registry part written after Talos answers (held until the first reading), cri 0.3 s later', async () => {
     c = await startCluster({ defaultNodes: false, bootGapMs: 300 });
     c.addNode({ name: 'worker-1', role: 'worker', version: '1.13' });
     const cl = c;
     const ip = cl.talos.node('worker-1').ip;
-    cl.talos.holdNextBootWrite('worker-1');
+    cl.talos.holdNextBootWindow('worker-1');
     const down = cl.kube.nodeDown.bind(cl.kube);
     let downAt = -1;
     let listedAt = -1;
@@ -46,7 +47,7 @@ describe('e2e: the proof after a boot that answers before the CRI files are writ
       const i = cl.talos.apiCalls.findIndex((x, j) => j >= downAt && x.node === ip && x.code === 0 && x.method.endsWith('/ServiceList'));
       if (i < 0) return;
       listedAt = i;
-      cl.talos.releaseBootWrite('worker-1');
+      cl.talos.releaseBootWindow('worker-1');
     }, 20);
     const run = await act(c, { reboot: 'always' }).finally(() => clearInterval(release));
     expect(listedAt, run.stdout).toBeGreaterThanOrEqual(0);

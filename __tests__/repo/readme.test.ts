@@ -85,7 +85,7 @@ describe('README', () => {
   });
 
   it('the demo rejects an unknown scenario with the list of known ones', async () => {
-    const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: 60_000 }).then(
+    const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: DEMO_HANG_MS }).then(
       () => undefined,
       (e: { stderr: string; code: number }) => e,
     );

@@ -46,19 +46,29 @@ export class EtcFiles {
    * at `writeAt`. Returns when cri.toml's status is recorded, and whether this is a 1.14 boot that
    * starts cri only after it (`ordered114`).
    */
-  writeAtBoot(b: { bootAt: number; writeAt: number; startAt: number; startAllAt?: number }): { statusAt: number; ordered114: boolean } {
+  writeAtBoot(b: { bootAt: number; writeAt: number; startAt: number; startAllAt?: number; laterOnly?: boolean }): {
+    statusAt: number;
+    ordered114: boolean;
+  } {
     const { bootAt, writeAt, startAt, startAllAt } = b;
     const n = this.node;
-    n.files.clear();
-    n.etcFileStatus.clear();
     const firstWrite = Math.min(bootAt + 100, writeAt);
-    n.files.set(BASE_PART, { content: basePart(n.version), mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
-    if (n.version === '1.13') {
-      n.files.set(CUSTOMIZATION_PART, { content: '', mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
+    // laterOnly (a held boot window's release): what the boot wrote at once is there since the answer
+    const held = b.laterOnly ? n.etcFileStatus.get('cri/conf.d/base-spec.json') : undefined;
+    let firstStatus: number;
+    if (held) {
+      firstStatus = held.created;
+    } else {
+      n.files.clear();
+      n.etcFileStatus.clear();
+      n.files.set(BASE_PART, { content: basePart(n.version), mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
+      if (n.version === '1.13') {
+        n.files.set(CUSTOMIZATION_PART, { content: '', mtimeMs: IMAGE_BUILD_MS, mode: '-rw-r--r--', label: ETC_LABEL });
+      }
+      n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
+      firstStatus = firstWrite + this.timing.statusAfterWrite();
+      this.status('cri/conf.d/base-spec.json', firstStatus, firstStatus, 1);
     }
-    n.files.set(BASE_SPEC, { content: BASE_SPEC_CONTENT, mtimeMs: firstWrite, mode: '-rw-r--r--', label: ETC_LABEL });
-    const firstStatus = firstWrite + this.timing.statusAfterWrite();
-    this.status('cri/conf.d/base-spec.json', firstStatus, firstStatus, 1);
     // Talos 1.14 renders cri.toml only from the registries config (CRIConfigController, once the
     // machine config is loaded) and starts cri only once its status exists (below): a 1.14 boot writes
     // it once. ≤ 1.13 merges cri.toml from the *.part files whenever an EtcFileStatus changes
@@ -67,7 +77,7 @@ export class EtcFiles {
     // machine config, is there (files/cri_config_parts.go, cri_registry_config.go, v1.13).
     const ordered114 = n.version === '1.14' && startAt > writeAt;
     const rewritten = !ordered114 && writeAt - firstWrite > 500 && (startAllAt === undefined || n.version === '1.13');
-    if (rewritten && n.version === '1.13') {
+    if (rewritten && n.version === '1.13' && !held) {
       n.files.set(CRI_TOML, { content: renderCriTomlBeforeConfig113(), mtimeMs: firstWrite, mode: '-rw-------', label: ETC_LABEL });
       this.status('cri/conf.d/cri.toml', firstStatus, firstStatus, 1);
     }

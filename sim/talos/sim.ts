@@ -402,24 +402,23 @@ export class TalosSim {
   }
 
   /**
-   * The node's next boot answers (its new boot id) and stops there, before machined writes the CRI
-   * files of the rebuilt /etc and before cri is loaded (1.14: no cri.toml; ≤ 1.13: the cri.toml merged
-   * from the image's parts alone, no 01-registries.part; ServiceList without cri), until
-   * `releaseBootWrite`; the write then lands at once and the boot goes on from it as it would have
-   * (the version's gap to the launch, health a second later, the kubelet after the launch). What a
-   * real boot does for the 0.3 to 1.5 s after the answer (timing.ts), for as long as a test needs to
-   * look, instead of a window of wall time a loaded runner's reads can miss.
+   * The node's next reboot answers (apid, the new boot id) and then holds the window after the answer
+   * open until `releaseBootWindow`: no CRI files of the rebuilt /etc written yet (1.13: the cri.toml
+   * merged from the image's parts alone), cri not listed, kubelet, etcd and trustd not started, as a
+   * boot slow to load its config would be. From the release the boot goes on with its pinned or drawn
+   * window (criUnlistedMs, configAfterAnswerMs) counted from the release: a test that reads inside the
+   * window with talosctl processes does not race the window's clock against a loaded machine's starts.
    */
-  holdNextBootWrite(nameOrIp: string): void {
-    this.get(nameOrIp).nextBootWriteHeld = true;
+  holdNextBootWindow(nameOrIp: string): void {
+    this.get(nameOrIp).holdBootWindow = true;
   }
 
-  /** The held boot (holdNextBootWrite) goes on: its CRI write lands now. */
-  releaseBootWrite(nameOrIp: string): void {
+  /** The held boot window (holdNextBootWindow) goes on: its steps are laid out from now. */
+  releaseBootWindow(nameOrIp: string): void {
     const n = this.get(nameOrIp);
-    if (!n.releaseBootWriteHeld) throw new Error(`${nameOrIp}: no held boot write to release`);
-    n.releaseBootWriteHeld();
-    n.releaseBootWriteHeld = undefined;
+    if (!n.releaseBootHeld) throw new Error(`${nameOrIp}: no held boot window to release`);
+    n.releaseBootHeld();
+    n.releaseBootHeld = undefined;
   }
 
   /**

@@ -56,10 +56,10 @@ export class NodeRuntime {
   nextRebootFault?: 'ignored' | 'stays-down' | 'held';
   /** a held reboot's way back (TalosSim.releaseReboot) */
   releaseHeld?: () => void;
-  /** see TalosSim.holdNextBootWrite: the next boot answers and waits for releaseBootWrite before its CRI write */
-  nextBootWriteHeld = false;
-  /** a held boot's write and what follows it, from now (TalosSim.releaseBootWrite) */
-  releaseBootWriteHeld?: () => void;
+  /** see TalosSim.holdNextBootWindow: the next reboot's node answers, the rest of its boot waits */
+  holdBootWindow = false;
+  /** a held boot window's way on (TalosSim.releaseBootWindow) */
+  releaseBootHeld?: () => void;
   /** resolves when the current boot is Running and ready (runningAndReady) */
   private ready: Promise<void> = Promise.resolve();
   private markReady: () => void = () => undefined;
@@ -125,7 +125,15 @@ export class NodeRuntime {
    * loads the services machined does not start early (kubelet, etcd, trustd; cri on ≤ 1.13); before
    * it ServiceList lists only the early services.
    */
-  private boot(b: { bootAt: number; writeAt: number; startAt: number; loaded: Record<string, AuthFields>; startAllAt?: number }): void {
+  private boot(b: {
+    bootAt: number;
+    writeAt: number;
+    startAt: number;
+    loaded: Record<string, AuthFields>;
+    startAllAt?: number;
+    /** a held boot window's release: the files the boot wrote at once are there already (writeAtBoot) */
+    laterOnly?: boolean;
+  }): void {
     const { bootAt, startAt, loaded, startAllAt } = b;
     this.node.bootedAtMs = bootAt;
     const { statusAt, ordered114 } = this.etc.writeAtBoot(b);
@@ -217,7 +225,6 @@ export class NodeRuntime {
     // the sequence failed before anything stopped: nothing happens, ever
     if (fault === 'ignored') return new Promise<void>(() => undefined);
     this.timers.cancelAll();
-    this.releaseBootWriteHeld = undefined;
     n.up = false;
     this.cri.stopForReboot();
     try {
@@ -269,44 +276,50 @@ export class NodeRuntime {
     n.bootID = randomUUID();
     n.clock.epoch = 0;
     const up = this.now();
-    const held = this.nextBootWriteHeld;
-    this.nextBootWriteHeld = false;
-    // held (TalosSim.holdNextBootWrite): laid out with the write never coming, so nothing of it is
-    // armed; the release lays the boot out again with the write at that instant
-    this.layOutBoot(up, held ? Infinity : undefined, () => {
+    if (this.holdBootWindow) {
+      // held (TalosSim.holdNextBootWindow): the node answers as a boot does before machined writes the
+      // CRI files and before StartAllServices, whose steps are laid out never to come; the release lays
+      // them out from its own instant, as if this boot had been that much slower to get there
+      this.holdBootWindow = false;
+      this.boot({ bootAt: up - 8000, writeAt: Infinity, startAt: Infinity, loaded: {}, startAllAt: Infinity });
       n.up = true;
       n.answeredAtMs = up;
-    });
-    if (held) {
-      this.releaseBootWriteHeld = () => {
-        this.timers.cancelAll();
-        this.layOutBoot(up, this.now());
+      const gen = this.timers.generation;
+      this.releaseBootHeld = () => {
+        // a reboot (or the twin's stop) since: that boot is gone
+        if (gen === this.timers.generation) this.layOutBoot(up, this.now(), true);
       };
+      return;
     }
+    this.layOutBoot(up, up, false);
   }
 
   /**
-   * The boot after the answer at `up` (see comeBack); `writeAtGiven`: the CRI write's instant instead of
-   * the timing's; `answered`: run once the boot is laid out, before its later steps are armed.
+   * The boot from the node's answer (`up`) on: the CRI files' write, cri's load and launch, the other
+   * late services, Kubernetes' sight of the new boot id, readiness. The window before the write (or
+   * before cri is listed) counts from `from`: the answer, or a held window's release (`laterOnly`:
+   * what the boot wrote at once, at the answer, stays as it was; nothing is laid out before `from`).
    */
-  private layOutBoot(up: number, writeAtGiven?: number, answered?: () => void): void {
+  private layOutBoot(up: number, from: number, laterOnly: boolean): void {
     const n = this.node;
     const gap = this.bootGap();
     const ordered114 = n.version === '1.14' && gap > 0;
     let loadAt: number;
     let writeAt: number;
-    if (writeAtGiven !== undefined) {
-      writeAt = writeAtGiven;
-      loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
-    } else if (this.opts.criUnlistedMs !== undefined) {
-      loadAt = up + this.opts.criUnlistedMs;
+    if (this.opts.criUnlistedMs !== undefined) {
+      loadAt = from + this.opts.criUnlistedMs;
       writeAt = ordered114 ? loadAt : loadAt + this.bootTiming.runAfterLoad() - gap;
     } else {
-      writeAt = up + (this.opts.configAfterAnswerMs ?? this.bootTiming.configAfterAnswer());
+      writeAt = from + (this.opts.configAfterAnswerMs ?? this.bootTiming.configAfterAnswer());
       loadAt = ordered114 ? writeAt : writeAt + gap - this.bootTiming.runAfterLoad();
     }
+    // a held window's files come after its release, never in the past of what a client already read
+    if (laterOnly && writeAt < from) {
+      loadAt += from - writeAt;
+      writeAt = from;
+    }
     const msOfSecond = this.opts.bootWriteMsOfSecond;
-    if (msOfSecond !== undefined && writeAtGiven === undefined) {
+    if (msOfSecond !== undefined) {
       // a test pins where in its second the write falls: the whole boot from the load on moves later
       const shift = (((msOfSecond - writeAt) % 1000) + 1000) % 1000;
       writeAt += shift;
@@ -316,8 +329,11 @@ export class NodeRuntime {
     // apid comes up a few seconds into the boot (earlyServices), after machined, udevd, syslogd; a
     // pinned ≤ 1.13 gap longer than that puts the write earlier in the boot, never before it
     const bootAt = Math.min(up, writeAt) - 8000;
-    this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt });
-    answered?.();
+    this.boot({ bootAt, writeAt, startAt, loaded: gap < 0 ? {} : effectiveAuth(n.machineConfig), startAllAt: loadAt, laterOnly });
+    if (!laterOnly) {
+      n.up = true;
+      n.answeredAtMs = up;
+    }
     this.timers.atTime(startAt, () => {
       try {
         this.opts.kube.nodeUp(n.name, n.bootID);

@@ -75,6 +75,13 @@ afterAll(() =>
   ),
 );
 
+/**
+ * The per-request budget these tests give the client: a hang detector. The servers are local, but a
+ * loaded runner can take seconds to get to a handshake (2 s was overrun beside two test passes); the
+ * timeout itself is tested with a server that never answers and a budget of its own.
+ */
+const BUDGET_MS = 30_000;
+
 /** One request with the credential (if any) for the registry at `to`'s own origin, unless `registry` says otherwise. */
 async function send(
   method: string,
@@ -84,7 +91,7 @@ async function send(
   opts: Partial<HttpOptions> = {},
   registry = new URL(to).origin,
 ) {
-  const client = openHttp({ timeoutMs: 2000, ca: certs.ca.crt, ...opts }, { registry });
+  const client = openHttp({ timeoutMs: BUDGET_MS, ca: certs.ca.crt, ...opts }, { registry });
   try {
     return await client.request(method, to, headers, body, { to: 'registry' });
   } finally {
@@ -152,7 +159,7 @@ describe('the pre-flight HTTP client', () => {
   it('a credential to plain http where the registry is https: withheld before anything is sent; one that does not say where it goes: a bug', async () => {
     seen.length = 0;
     const basic = `Basic ${Buffer.from('acme-bot:new-pass').toString('base64')}`;
-    const client = openHttp({ timeoutMs: 2000 }, { registry: url(dual, '', 'https').replace(/\/$/, '') });
+    const client = openHttp({ timeoutMs: BUDGET_MS }, { registry: url(dual, '', 'https').replace(/\/$/, '') });
     try {
       await expect(
         client.request('GET', url(a, '/token', 'http'), { authorization: basic }, undefined, { to: 'registry' }),
