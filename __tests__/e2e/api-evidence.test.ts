@@ -34,6 +34,23 @@ describe('e2e over the Talos API on realistic timings', () => {
     expectReleasedVerified(c, 'worker-1');
   });
 
+  // The endpoint's connections drop while the evidence's cri read is served (a VIP moving, apid
+  // restarting): that read is sent again on the next connection, so the node is skipped on its evidence,
+  // not rebooted for the want of it.
+  it('a fresh 1.13 node whose cri read meets a dropped connection is still skipped: the read is sent again', async () => {
+    c = await startCluster({ defaultNodes: false });
+    c.addNode({ name: 'worker-1', role: 'worker', current: true, bootedAgoMs: 120_000, bootGapMs: 1200 });
+    c.talos.dropConnectionsDuringNext('/machine.MachineService/ServiceList', c.talos.node('worker-1').ip);
+    const run = await act(c);
+    expect(run.exitCode, run.stdout).toBe(0);
+    expect(c.talos.droppedCalls).toHaveLength(1);
+    const d = byName(run)['worker-1'];
+    expect(d.outcome, d.reason).toBe('reboot-skipped');
+    expectApiGap(d.evidence, c, 'worker-1');
+    expect(reboots(c, 'worker-1')).toEqual([]);
+    expectReleasedVerified(c, 'worker-1');
+  });
+
   // An autoscaled 1.14 node: cri.ServiceController started cri once cri.toml's status existed, so its
   // whole run is logged after the write and containerd launched a few ms later. One clock's nanosecond
   // stamps order that; a margin on top of them would turn it into a wasted reboot.

@@ -256,6 +256,36 @@ export class TalosSim {
     this.api = this.startApi({ ...this.certs, server: this.certs.serverAs(kind) });
   }
 
+  /**
+   * The next call of `method` (a full gRPC path) to `node` (any node when absent) arrives and is never
+   * answered: the endpoint's connections drop while it is served, as when the machine behind the
+   * endpoint goes away (a VIP moving off a control plane that reboots) or apid restarts. Whether the
+   * request did anything is unknown to the client; its reconnection meets the same apid, certificate
+   * and all. Counted in `droppedCalls`.
+   */
+  dropConnectionsDuringNext(method: string, node?: string): void {
+    this.dropRules.push({ method, node });
+  }
+
+  /** the calls the connections dropped under (dropConnectionsDuringNext), in arrival order */
+  readonly droppedCalls: Array<{ method: string; node: string }> = [];
+  private readonly dropRules: Array<{ method: string; node?: string }> = [];
+
+  /** dropsConnections of the API's hooks: a matching call takes its rule, and every API connection open now is dropped once its handler returned. */
+  private dropsConnections(method: string, node: string): boolean {
+    const i = this.dropRules.findIndex((r) => r.method === method && (r.node === undefined || this.find(r.node) === this.find(node)));
+    if (i < 0) return false;
+    this.dropRules.splice(i, 1);
+    this.droppedCalls.push({ method, node });
+    const api = this.api;
+    if (api && this.apiCerts) {
+      // apid anew behind the same address, with the certificate it had: the open connections go
+      this.api = this.startApi(this.apiCerts);
+      setImmediate(() => api.close());
+    }
+    return true;
+  }
+
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
   forgetResourceType(nameOrIp: string, type: string): void {
     const rt = this.get(nameOrIp);
@@ -556,8 +586,13 @@ export class TalosSim {
 
   // --- calls to the Talos API ---------------------------------------------------------------------
 
+  /** the certificates the current apid serves with (startApi) */
+  private apiCerts?: ClusterCerts;
+
   private startApi(certs: ClusterCerts): ApiServer {
+    this.apiCerts = certs;
     return startApiServer(certs, {
+      dropsConnections: (method, node) => this.dropsConnections(method, node),
       route: (node, method, req) => this.route(node, method, req),
       configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
       applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],

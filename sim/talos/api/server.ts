@@ -51,6 +51,8 @@ export interface ApiHooks {
   rebootSequence?(rt: NodeRuntime): void;
   /** a read of the machine is about to be answered (the twin's held-write fault lands here) */
   answering?(rt: NodeRuntime, method: string, req: Plain): void;
+  /** true: the connections drop while this call is served (TalosSim.dropConnectionsDuringNext), so it is never answered */
+  dropsConnections?(method: string, node: string): boolean;
   /** how the MachineConfig resource carries its body: `string` (Talos ≥ 1.5, annotated) or `document` (older) */
   configBodyForm?(rt: NodeRuntime): 'string' | 'document';
   /** called after an apply set the config: another writer (Omni, an operator's talosctl) may replace it at once */
@@ -121,6 +123,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     responseSerialize: (v: Plain) => encodePlain(messageType(RPC[rpc].res), v),
     handler: (call: grpc.ServerUnaryCall<Plain, Plain>, cb: grpc.sendUnaryData<Plain>) => {
       const node = nodeOf(call.metadata);
+      if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
         hooks.answering?.(rt, RPC[rpc].path, call.request);
@@ -144,6 +147,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     responseSerialize: (v: Plain) => encodePlain(messageType(RPC[rpc].res), v),
     handler: (call: grpc.ServerWritableStream<Plain, Plain>) => {
       const node = nodeOf(call.metadata);
+      if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
       try {
         const rt = enter(hooks, RPC[rpc].path, call, node);
         hooks.answering?.(rt, RPC[rpc].path, call.request);

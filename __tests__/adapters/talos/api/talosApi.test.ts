@@ -595,6 +595,63 @@ describe('a certificate refused on a reconnection', () => {
   });
 });
 
+// The endpoint's connections drop while a call is served (the machine behind a VIP going away, apid
+// restarting): the call gets no answer. A read is sent again on the next connection (reading twice
+// changes nothing), so an evidence read is not lost to the drop and a node is not rebooted for want of
+// it; a mutation is not (what it did is for its caller's lost-answer rule to find out).
+describe('a connection that drops under a call', () => {
+  const SERVICE_LIST = '/machine.MachineService/ServiceList';
+  const APPLY = '/machine.MachineService/ApplyConfiguration';
+  const start = async () => {
+    const t = await TalosSim.start({ kube: recordingHooks() });
+    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+    const ctx = loadTalosContext({ path: t.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+    return { t, conn, client };
+  };
+
+  it('a read whose connection dropped is sent again on the next one and answered', async () => {
+    const { t, client } = await start();
+    try {
+      const connections = t.apiConnections;
+      const calls = t.apiCalls.length;
+      t.dropConnectionsDuringNext(SERVICE_LIST, CP);
+      const r = (await client.criService([CP])).get(CP);
+      expect(r?.ok, r?.ok === false ? r.error : '').toBe(true);
+      expect(t.droppedCalls).toEqual([{ method: SERVICE_LIST, node: CP }]);
+      // answered once, on a connection dialled after the drop
+      expect(t.apiCalls.slice(calls).map((c) => c.method)).toEqual([SERVICE_LIST]);
+      expect(t.apiConnections).toBeGreaterThan(connections);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+
+  it('an ApplyConfiguration whose connection dropped is not sent again: it fails, the request seen once', async () => {
+    const { t, conn, client } = await start();
+    try {
+      const calls = t.apiCalls.length;
+      t.dropConnectionsDuringNext(APPLY, CP);
+      // a dry run of the config the node has: were it sent again, the twin would record it
+      const request = { data: Buffer.from(t.node(CP).machineConfig.text), mode: 'NO_REBOOT', dry_run: true };
+      const e = await conn.unary('applyConfiguration', CP, request).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(ToolError);
+      expect((e as ToolError).message).toMatch(/ApplyConfiguration .*(Call cancelled|Connection dropped)/);
+      expect(t.droppedCalls).toEqual([{ method: APPLY, node: CP }]);
+      expect(t.apiCalls.slice(calls).filter((c) => c.method === APPLY)).toEqual([]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+});
+
 describe("the twin's routing", () => {
   /** A raw COSI Get with the metadata given, to see what apid answers to other routing keys. */
   async function rawGet(md: Record<string, string[]>): Promise<grpc.ServiceError | undefined> {

@@ -17,7 +17,7 @@ import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { ServerIdentityError, ToolError } from '../../../core/errors.js';
 import { grpcToolError, refusedUntilDeadline } from './grpcFailures.js';
-import { RPC, encodePlain, messageType, toPlain, type RpcName } from './proto.js';
+import { RPC, encodePlain, messageType, mutates, toPlain, type RpcName } from './proto.js';
 import { ServerRefusals } from './refusals.js';
 import { expectedServerName, serverCertificateProblems, sniFor } from './serverIdentity.js';
 import { splitEndpoint, type TalosCredentials } from './talosconfig.js';
@@ -167,6 +167,7 @@ export class TalosConnection {
       this.dialing(
         m.path,
         node,
+        !mutates(rpc),
         (waitForReady, track) =>
           new Promise<T>((resolve, reject) => {
             const args: RequestArgs = {
@@ -199,14 +200,20 @@ export class TalosConnection {
   }
 
   /**
-   * One call, and when its connection's certificate was refused on a reconnection, the same call once
-   * more, waiting for the next dial (waitForReady) until its deadline. Sending it again is safe, even
-   * for a Reboot: grpc failed it with "No connection established", before any request left. The
-   * second try is cancelled when the refusal becomes the run's (ServerRefusals.check, refusals.ts).
+   * One call, and the same call once more, waiting for the next dial (waitForReady) until its deadline,
+   * when its first try met either of two things:
+   * - its connection's certificate refused on a reconnection: sending it again is safe, even for a
+   *   Reboot, as grpc failed it with "No connection established", before any request left;
+   * - a read's connection dropped under it (droppedUnderCall): the request may have reached the node
+   *   and the answer did not; reading again changes nothing, and an evidence read lost to a drop (the
+   *   endpoint's VIP moving, apid restarting) would otherwise be a reboot for want of evidence. A call
+   *   that changes the machine is not sent again here: its caller finds out what it did.
+   * The second try is cancelled when the refusal becomes the run's (ServerRefusals.check, refusals.ts).
    */
   private async dialing<T>(
     path: string,
     node: string,
+    read: boolean,
     attempt: (waitForReady: boolean, track: (call: { cancel(): void }) => () => void) => Promise<T>,
   ): Promise<T> {
     const before = this.refusals.runRefusal();
@@ -216,7 +223,7 @@ export class TalosConnection {
       return await attempt(false, untracked);
     } catch (e) {
       const err = e as grpc.ServiceError;
-      if (!this.refusals.refusedReconnection(err)) throw this.failure(path, node, err);
+      if (!this.refusals.refusedReconnection(err) && !(read && droppedUnderCall(err))) throw this.failure(path, node, err);
     }
     try {
       return await attempt(true, (call) => this.refusals.waitingForDial(call));
@@ -293,6 +300,17 @@ export class TalosConnection {
   private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
     return this.refusals.runRefusal() ?? grpcToolError(this.endpoint, path, node, err);
   }
+}
+
+/**
+ * grpc-js's ends of a call whose connection went away under it: the connection dropped, the server
+ * refused the stream, or reset it as cancelled (a server shutting down). Not "Cancelled on client",
+ * which is this run cancelling it, nor a deadline.
+ */
+function droppedUnderCall(err: grpc.ServiceError): boolean {
+  const details = String(err.details ?? '');
+  if (err.code === grpc.status.UNAVAILABLE) return details === 'Connection dropped' || details === 'Stream refused by server';
+  return err.code === grpc.status.CANCELLED && details === 'Call cancelled';
 }
 
 /**

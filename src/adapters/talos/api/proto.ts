@@ -142,9 +142,15 @@ export const RPC = {
     path: '/machine.MachineService/ApplyConfiguration',
     req: 'machine.ApplyConfigurationRequest',
     res: 'machine.ApplyConfigurationResponse',
+    mutates: true,
   },
-  reboot: { path: '/machine.MachineService/Reboot', req: 'machine.RebootRequest', res: 'machine.RebootResponse' },
+  reboot: { path: '/machine.MachineService/Reboot', req: 'machine.RebootRequest', res: 'machine.RebootResponse', mutates: true },
 } as const;
+
+/** Whether `rpc` changes the machine: such a call is never sent again on its own (connection.ts). */
+export function mutates(rpc: RpcName): boolean {
+  return 'mutates' in RPC[rpc];
+}
 
 export type RpcName = keyof typeof RPC;
 
