@@ -630,6 +630,23 @@ describe('a connection that drops under a call', () => {
     }
   });
 
+  it('a read is sent again once only: dropped twice, it fails as a transport failure (a missing reading, so a reboot)', async () => {
+    const { t, client } = await start();
+    try {
+      const calls = t.apiCalls.length;
+      t.dropConnectionsDuringNext(SERVICE_LIST, CP);
+      t.dropConnectionsDuringNext(SERVICE_LIST, CP);
+      const r = (await client.criService([CP])).get(CP);
+      expect(r?.ok).toBe(false);
+      expect(r?.ok === false && r.error).toMatch(/ServiceList .*transport: .*(Connection dropped|Call cancelled)/);
+      expect(t.droppedCalls).toHaveLength(2);
+      expect(t.apiCalls.slice(calls)).toEqual([]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+
   it('an ApplyConfiguration whose connection dropped is not sent again: it fails, the request seen once', async () => {
     const { t, conn, client } = await start();
     try {
