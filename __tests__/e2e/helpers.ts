@@ -179,6 +179,19 @@ export function reboots(c: SimCluster, name: string) {
   return c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c.talos.node(name).ip));
 }
 
+/**
+ * Settles once the twin received a reboot of the node (for `act`'s `killOn`): a run cancelled then has
+ * sent it. The action's `▶ reboot` line comes before the boot id read and the Lease proof, and a run
+ * stopped there sent no reboot and gives the node back (or tries to, as its channel is being ended); it
+ * prints nothing between the Reboot's request and the step's end, so the twin is watched.
+ */
+export async function rebootReached(c: SimCluster, name: string): Promise<void> {
+  for (let waited = 0; reboots(c, name).length === 0; waited += 10) {
+    if (waited > 120_000) throw new Error(`${name}: no reboot reached the twin within 120 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** A request the action sent (its User-Agent), for `op` when given (`drain`, `event`…: the User-Agent's comment, src/adapters/kube/http/request.ts). */
 export function fromAction(r: { userAgent?: string }, op?: string): boolean {
   const ua = r.userAgent ?? '';

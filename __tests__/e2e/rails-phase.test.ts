@@ -2,7 +2,7 @@
 // (dist/index.js, then dist/cleanup.js with the state the main step saved) through the real kubectl on the twin.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
-import { A, act, ann, byName, node, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import { A, act, ann, byName, node, postStep, rebootReached, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -103,7 +103,8 @@ describe('e2e: a run refused because the Lease is kept for a fenced node', () =>
   it('names the fenced node and the command that releases it', async () => {
     c = await startCluster();
     const cluster = c;
-    const first = await act(cluster, { nodes: 'worker-1' }, { killWhen: (out) => out.includes('▶ reboot') });
+    // Stopped once its Reboot was sent, so worker-1 is left fenced whatever the machine's speed.
+    const first = await act(cluster, { nodes: 'worker-1' }, { killOn: rebootReached(cluster, 'worker-1') });
     expect(first.exitCode).toBe(1);
     expect(ann(cluster, 'worker-1')[A.phase]).toBe('mutating');
     const second = await act(cluster, { nodes: 'worker-3' });

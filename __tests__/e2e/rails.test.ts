@@ -1,14 +1,26 @@
 // End to end: cancellation and the post step, the fence report and recovery (GitHub API
 // answered by a local stub), a connection reset during the drain, and nodes that appear or are
 // replaced mid-roll. The bundle (dist/index.js, dist/cleanup.js) through the real kubectl on the twin.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun } from '../../runner/runAction.js';
 import { startGitHubStub, type GitHubStub } from './githubStub.js';
-import { A, act, ann, byName, drainRequests, node, postStep, REVISION, requireKubectl, startCluster, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  ann,
+  byName,
+  drainRequests,
+  node,
+  postStep,
+  rebootReached,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  verifiedRev,
+} from './helpers.js';
 
 const LEASE_NS = 'kube-system';
 const LEASE_NAME = 'registry-auth-rollout';
@@ -134,14 +146,8 @@ describe('e2e rails: cancellation and the post step', () => {
 
   it('cancelled during the reboot: the post step leaves the node fenced, says what to check and how to release it, keeps the Lease', async () => {
     c = await startCluster();
-    // Stopped once the Reboot has reached the machine: the step's own start line comes before the boot id
-    // read and the Lease proof, and a run stopped there sent no reboot (its phase is not yet `rebooting`).
-    // The action prints nothing between the Reboot's request and the step's end, so the twin is watched.
-    const sent = () => c!.talos.mutatingCommands().some((x) => x.command === 'reboot');
-    const rebootSent = (async () => {
-      for (let waited = 0; !sent() && waited < 120_000; waited += 10) await sleep(10);
-    })();
-    const main = await act(c, { nodes: 'worker-1' }, { killOn: rebootSent });
+    // Stopped once the Reboot has reached the machine (rebootReached says why not at the step's start line).
+    const main = await act(c, { nodes: 'worker-1' }, { killOn: rebootReached(c, 'worker-1') });
     const owner = ownerOf(main);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
