@@ -246,7 +246,9 @@ describe('etcd', () => {
     const r = await talosctl(sim, ['-n', CP, 'etcd', 'status']);
     expect(r.code).toBe(0);
     const id = sim.node(CP).etcd?.memberId ?? '';
-    const raft = /\s(\d{6,})\s/.exec(r.stdout.split('\n')[1])?.[1] ?? '';
+    // the RAFT INDEX cell (the sixth; cells are two or more spaces apart), not the first long number:
+    // a member id is hex, and now and then all of its digits are decimal ones
+    const raft = r.stdout.split('\n')[1].split(/\s{2,}/)[5] ?? '';
     const header = [
       'NODE',
       'MEMBER',
