@@ -16,6 +16,7 @@ import {
   node,
   postStep,
   rebootReached,
+  reboots,
   REVISION,
   requireKubectl,
   startCluster,
@@ -142,6 +143,49 @@ describe('e2e rails: cancellation and the post step', () => {
     }
     expect(leaseHolder(c)).toBe('');
     expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot')).toEqual([]);
+  });
+
+  it('cancelled after the drain, while the boot id is read before the Reboot: no reboot sent, and what the main step says it left is what it left', async () => {
+    c = await startCluster();
+    const cluster = c;
+    // The boot id read that precedes the Reboot is held until the run is stopped: the window a loaded
+    // machine opens between the step's `▶ reboot` line and the Reboot, made certain.
+    const hold = cluster.talos.holdNextCall('/machine.MachineService/Read', {
+      node: 'worker-1',
+      matches: (req) => String(req.path).includes('boot_id'),
+    });
+    const main = await act(cluster, { nodes: 'worker-1' }, { killOn: hold.reached });
+    hold.release();
+    const owner = ownerOf(main);
+    expect(main.exitCode).toBe(1);
+    expect(main.stdout).toMatch(/received SIGTERM/);
+    expect(reboots(cluster, 'worker-1')).toEqual([]);
+    const d = byName(main)['worker-1'];
+    expect(d.outcome, main.stdout).toBe('failed');
+    expect(d.reason).toMatch(/^the reboot was not sent, so its containerd still holds the old credential/);
+    // Its config carries the new credential, its running containerd the old one: nothing may revoke it.
+    expect(main.outputs['old-credential-revocable']).toBe('false');
+    // The main step gives the node back as after a failed drain, over a channel the cancellation is
+    // ending: its release lands or not, and what it saved for the post step says which.
+    const held = JSON.parse(main.state.held ?? '[]') as Array<{ node: string; phase: string; drained?: boolean }>;
+    const claimedAfterMain = ann(cluster, 'worker-1')[A.owner] === owner;
+    expect(held.map((h) => h.node)).toEqual(claimedAfterMain ? ['worker-1'] : []);
+    if (claimedAfterMain) {
+      expect(d.reason).toMatch(/releasing the claim failed too/);
+      expect(held[0]).toMatchObject({ phase: 'draining', drained: true });
+    }
+
+    const post = await postStep(cluster, main);
+    expect(post.exitCode, post.stdout).toBe(0);
+    if (claimedAfterMain) {
+      const released = post.annotations.find((a) => a.kind === 'notice' && a.title === 'worker-1: released by the post step');
+      expect(released?.message, post.stdout).toMatch(/no reboot had been sent/);
+    }
+    // Given back either way: schedulable, no claim, not verified, the Lease free; never rebooted.
+    expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
+    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(cluster, 'worker-1')[k]).toBeUndefined();
+    expect(leaseHolder(cluster)).toBe('');
+    expect(reboots(cluster, 'worker-1')).toEqual([]);
   });
 
   it('cancelled during the reboot: the post step leaves the node fenced, says what to check and how to release it, keeps the Lease', async () => {

@@ -22,6 +22,12 @@ import { NodeRuntime } from './state.js';
 import { nodeSeed, seededRandom } from './timing.js';
 import type { AddNodeSpec, AuthFields, CommandRecord, FailAction, FailMatch, SimEtcdMember, SimTalosNode } from './types.js';
 
+/** A call held by TalosSim.holdNextCall: `reached` once it arrived; `release()` lets it be served. */
+export interface HeldCall {
+  reached: Promise<void>;
+  release(): void;
+}
+
 export interface TalosSimOptions {
   kube: KubeNodeHooks;
   /** real ms a reboot takes (default 1500) */
@@ -286,6 +292,44 @@ export class TalosSim {
     return true;
   }
 
+  /**
+   * The next call of `method` (a full gRPC path) to `node` (any node when absent) whose request
+   * `matches` arrives and waits, not yet served, until `release()`; `reached` settles when it arrived.
+   * A test that must act while the action waits on that call (a cancellation between the drain and
+   * the Reboot, while the boot id is read) acts on this event, not on a log line printed before the
+   * call, which a loaded machine may let the action run past. A call its client cancelled while held is
+   * never served (recorded CANCELLED), as apid would not answer one; `stop()` releases what is held.
+   */
+  holdNextCall(method: string, opts: { node?: string; matches?: (req: Record<string, unknown>) => boolean } = {}): HeldCall {
+    let arrived!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.holdRules.push({ method, node: opts.node, matches: opts.matches, arrived, released });
+    this.releaseOnStop.push(release);
+    return { reached, release };
+  }
+
+  private readonly holdRules: Array<{
+    method: string;
+    node?: string;
+    matches?: (req: Record<string, unknown>) => boolean;
+    arrived: () => void;
+    released: Promise<void>;
+  }> = [];
+  private readonly releaseOnStop: Array<() => void> = [];
+
+  /** held of the API's hooks: a matching call takes its rule and waits for its release. */
+  private held(method: string, node: string, req: Record<string, unknown>): Promise<void> | undefined {
+    const i = this.holdRules.findIndex(
+      (r) => r.method === method && (r.node === undefined || this.find(r.node) === this.find(node)) && (r.matches?.(req) ?? true),
+    );
+    if (i < 0) return undefined;
+    const [rule] = this.holdRules.splice(i, 1);
+    rule.arrived();
+    return rule.released;
+  }
+
   /** Makes a machine behave as a Talos release older than a COSI resource type (e.g. ServicePIDs, v1.13+). */
   forgetResourceType(nameOrIp: string, type: string): void {
     const rt = this.get(nameOrIp);
@@ -293,6 +337,7 @@ export class TalosSim {
   }
 
   async stop(): Promise<void> {
+    for (const release of this.releaseOnStop) release();
     for (const rt of this.runtimes) rt.dispose();
     for (const a of this.retiredApis) a.close();
     this.api?.close();
@@ -593,6 +638,7 @@ export class TalosSim {
     this.apiCerts = certs;
     return startApiServer(certs, {
       dropsConnections: (method, node) => this.dropsConnections(method, node),
+      held: (method, node, req) => this.held(method, node, req),
       route: (node, method, req) => this.route(node, method, req),
       configBodyForm: (rt) => this.bodyForms.get(rt) ?? 'string',
       applyWarnings: (rt) => this.applyWarnings.get(rt) ?? [],

@@ -53,6 +53,8 @@ export interface ApiHooks {
   answering?(rt: NodeRuntime, method: string, req: Plain): void;
   /** true: the connections drop while this call is served (TalosSim.dropConnectionsDuringNext), so it is never answered */
   dropsConnections?(method: string, node: string): boolean;
+  /** a promise: the call waits, not yet served, until it settles (TalosSim.holdNextCall) */
+  held?(method: string, node: string, req: Plain): Promise<void> | undefined;
   /** how the MachineConfig resource carries its body: `string` (Talos ≥ 1.5, annotated) or `document` (older) */
   configBodyForm?(rt: NodeRuntime): 'string' | 'document';
   /** called after an apply set the config: another writer (Omni, an operator's talosctl) may replace it at once */
@@ -92,6 +94,33 @@ const ROLES: Record<string, string[]> = {
 };
 
 /**
+ * Serves the call now, or once its hold (TalosSim.holdNextCall) is released. A held call its client
+ * cancelled meanwhile is recorded CANCELLED as it goes and never served, as apid would not answer it.
+ */
+function whenReleased(
+  hooks: ApiHooks,
+  method: string,
+  node: string,
+  call: grpc.ServerUnaryCall<Plain, Plain> | grpc.ServerWritableStream<Plain, Plain>,
+  serve: () => void,
+): void {
+  const held = hooks.held?.(method, node, call.request);
+  if (!held) return serve();
+  const peer = call.getPeer();
+  let gone = false;
+  const onCancelled = () => {
+    gone = true;
+    hooks.record({ method, node, peer, code: grpc.status.CANCELLED, at: Date.now() });
+  };
+  call.once('cancelled', onCancelled);
+  void held.then(() => {
+    // (grpc-js also says `cancelled` when a served stream closes: only a call still held counts)
+    call.off('cancelled', onCancelled);
+    if (!gone && !call.cancelled) serve();
+  });
+}
+
+/**
  * machined answers Reboot with a new actor id and runs the reboot sequence in a goroutine
  * (internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go Reboot): the node keeps
  * answering, with its old boot id, while the sequence stops its services.
@@ -124,18 +153,21 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     handler: (call: grpc.ServerUnaryCall<Plain, Plain>, cb: grpc.sendUnaryData<Plain>) => {
       const node = nodeOf(call.metadata);
       if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
-      try {
-        const rt = enter(hooks, RPC[rpc].path, call, node);
-        hooks.answering?.(rt, RPC[rpc].path, call.request);
-        const res = fn(rt, call.request);
-        const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now(), ...dryRun });
-        cb(null, res);
-      } catch (e) {
-        const err = asApiError(e);
-        const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now(), ...dryRun });
-        cb({ code: err.code, details: err.details, metadata: new grpc.Metadata() });
+      whenReleased(hooks, RPC[rpc].path, node, call, serve);
+      function serve(): void {
+        try {
+          const rt = enter(hooks, RPC[rpc].path, call, node);
+          hooks.answering?.(rt, RPC[rpc].path, call.request);
+          const res = fn(rt, call.request);
+          const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
+          hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now(), ...dryRun });
+          cb(null, res);
+        } catch (e) {
+          const err = asApiError(e);
+          const dryRun = call.request?.dry_run === true ? { dryRun: true } : {};
+          hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now(), ...dryRun });
+          cb({ code: err.code, details: err.details, metadata: new grpc.Metadata() });
+        }
       }
     },
   });
@@ -148,16 +180,19 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     handler: (call: grpc.ServerWritableStream<Plain, Plain>) => {
       const node = nodeOf(call.metadata);
       if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
-      try {
-        const rt = enter(hooks, RPC[rpc].path, call, node);
-        hooks.answering?.(rt, RPC[rpc].path, call.request);
-        for (const m of fn(rt, call.request)) call.write(m);
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
-        call.end();
-      } catch (e) {
-        const err = asApiError(e);
-        hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
-        call.emit('error', { code: err.code, details: err.details, metadata: new grpc.Metadata() });
+      whenReleased(hooks, RPC[rpc].path, node, call, serve);
+      function serve(): void {
+        try {
+          const rt = enter(hooks, RPC[rpc].path, call, node);
+          hooks.answering?.(rt, RPC[rpc].path, call.request);
+          for (const m of fn(rt, call.request)) call.write(m);
+          hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: grpc.status.OK, at: Date.now() });
+          call.end();
+        } catch (e) {
+          const err = asApiError(e);
+          hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
+          call.emit('error', { code: err.code, details: err.details, metadata: new grpc.Metadata() });
+        }
       }
     },
   });

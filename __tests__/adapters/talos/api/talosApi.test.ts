@@ -599,6 +599,60 @@ describe('a certificate refused on a reconnection', () => {
 // restarting): the call gets no answer. A read is sent again on the next connection (reading twice
 // changes nothing), so an evidence read is not lost to the drop and a node is not rebooted for want of
 // it; a mutation is not (what it did is for its caller's lost-answer rule to find out).
+describe('a call the twin holds (TalosSim.holdNextCall)', () => {
+  const READ = '/machine.MachineService/Read';
+  const bootIdRead = (req: Record<string, unknown>) => String(req.path).includes('boot_id');
+  const start = async () => {
+    const t = await TalosSim.start({ kube: recordingHooks() });
+    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+    const ctx = loadTalosContext({ path: t.talosconfigPath });
+    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
+    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+    return { t, client };
+  };
+
+  it('is served only once released; other calls on the same connection are served meanwhile', async () => {
+    const { t, client } = await start();
+    try {
+      const hold = t.holdNextCall(READ, { node: CP, matches: bootIdRead });
+      let answered = false;
+      const read = client.bootId(CP, 20_000).then((id) => ((answered = true), id));
+      await hold.reached;
+      expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+      expect(answered).toBe(false);
+      expect(t.apiCalls.filter((c) => c.method === READ)).toEqual([]);
+      hold.release();
+      expect(await read).toBe(t.node(CP).bootID);
+      expect(t.apiCalls.filter((c) => c.method === READ).map((c) => c.code)).toEqual([grpc.status.OK]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+
+  it('one its client gave up on while it was held is never served (recorded CANCELLED)', async () => {
+    const { t, client } = await start();
+    try {
+      const hold = t.holdNextCall(READ, { node: CP, matches: bootIdRead });
+      const read = client.bootId(CP, 300).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await hold.reached;
+      expect(await read).toBeInstanceOf(ToolError);
+      const reads = () => t.apiCalls.filter((c) => c.method === READ).map((c) => c.code);
+      await expect.poll(reads).toEqual([grpc.status.CANCELLED]);
+      hold.release();
+      // released, it is not served: a call served now would be recorded once the version read is
+      expect((await client.version([CP])).get(CP)?.ok).toBe(true);
+      expect(reads()).toEqual([grpc.status.CANCELLED]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  });
+});
+
 describe('a connection that drops under a call', () => {
   const SERVICE_LIST = '/machine.MachineService/ServiceList';
   const APPLY = '/machine.MachineService/ApplyConfiguration';
