@@ -94,18 +94,21 @@ const ROLES: Record<string, string[]> = {
 };
 
 /**
- * Serves the call now, or once its hold (TalosSim.holdNextCall) is released. A held call its client
- * cancelled meanwhile is recorded CANCELLED as it goes and never served, as apid would not answer it.
+ * A call arrives for `node` (its metadata): served now, never (its connection drops), or once its hold
+ * (TalosSim.holdNextCall) is released. A held call its client cancelled meanwhile is recorded CANCELLED
+ * as it goes and never served, as apid would not answer it.
  */
-function whenReleased(
+function receive(
   hooks: ApiHooks,
   method: string,
-  node: string,
   call: grpc.ServerUnaryCall<Plain, Plain> | grpc.ServerWritableStream<Plain, Plain>,
-  serve: () => void,
+  serve: (node: string) => void,
 ): void {
+  const node = nodeOf(call.metadata);
+  // (TalosSim.dropConnectionsDuringNext: never answered)
+  if (hooks.dropsConnections?.(method, node)) return;
   const held = hooks.held?.(method, node, call.request);
-  if (!held) return serve();
+  if (!held) return serve(node);
   const peer = call.getPeer();
   let gone = false;
   const onCancelled = () => {
@@ -116,7 +119,7 @@ function whenReleased(
   void held.then(() => {
     // (grpc-js also says `cancelled` when a served stream closes: only a call still held counts)
     call.off('cancelled', onCancelled);
-    if (!gone && !call.cancelled) serve();
+    if (!gone && !call.cancelled) serve(node);
   });
 }
 
@@ -150,11 +153,8 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     responseStream: false,
     requestDeserialize: (b: Buffer) => toPlain(messageType(RPC[rpc].req), b),
     responseSerialize: (v: Plain) => encodePlain(messageType(RPC[rpc].res), v),
-    handler: (call: grpc.ServerUnaryCall<Plain, Plain>, cb: grpc.sendUnaryData<Plain>) => {
-      const node = nodeOf(call.metadata);
-      if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
-      whenReleased(hooks, RPC[rpc].path, node, call, serve);
-      function serve(): void {
+    handler: (call: grpc.ServerUnaryCall<Plain, Plain>, cb: grpc.sendUnaryData<Plain>) =>
+      receive(hooks, RPC[rpc].path, call, (node) => {
         try {
           const rt = enter(hooks, RPC[rpc].path, call, node);
           hooks.answering?.(rt, RPC[rpc].path, call.request);
@@ -168,8 +168,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
           hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now(), ...dryRun });
           cb({ code: err.code, details: err.details, metadata: new grpc.Metadata() });
         }
-      }
-    },
+      }),
   });
   const streaming = (rpc: keyof typeof RPC, fn: (rt: NodeRuntime, req: Plain) => Plain[]) => ({
     path: RPC[rpc].path,
@@ -177,11 +176,8 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
     responseStream: true,
     requestDeserialize: (b: Buffer) => toPlain(messageType(RPC[rpc].req), b),
     responseSerialize: (v: Plain) => encodePlain(messageType(RPC[rpc].res), v),
-    handler: (call: grpc.ServerWritableStream<Plain, Plain>) => {
-      const node = nodeOf(call.metadata);
-      if (hooks.dropsConnections?.(RPC[rpc].path, node)) return;
-      whenReleased(hooks, RPC[rpc].path, node, call, serve);
-      function serve(): void {
+    handler: (call: grpc.ServerWritableStream<Plain, Plain>) =>
+      receive(hooks, RPC[rpc].path, call, (node) => {
         try {
           const rt = enter(hooks, RPC[rpc].path, call, node);
           hooks.answering?.(rt, RPC[rpc].path, call.request);
@@ -193,8 +189,7 @@ export function startApiServer(certs: ClusterCerts, hooks: ApiHooks): ApiServer 
           hooks.record({ method: RPC[rpc].path, node, peer: call.getPeer(), code: err.code, at: Date.now() });
           call.emit('error', { code: err.code, details: err.details, metadata: new grpc.Metadata() });
         }
-      }
-    },
+      }),
   });
 
   const machine = {

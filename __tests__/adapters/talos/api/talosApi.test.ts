@@ -599,17 +599,20 @@ describe('a certificate refused on a reconnection', () => {
 // restarting): the call gets no answer. A read is sent again on the next connection (reading twice
 // changes nothing), so an evidence read is not lost to the drop and a node is not rebooted for want of
 // it; a mutation is not (what it did is for its caller's lost-answer rule to find out).
+/** A twin with one control plane, and the API client on its talosconfig (20 s a call). */
+async function startOneControlPlane() {
+  const t = await TalosSim.start({ kube: recordingHooks() });
+  t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
+  const ctx = loadTalosContext({ path: t.talosconfigPath });
+  const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
+  const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+  return { t, conn, client };
+}
+
 describe('a call the twin holds (TalosSim.holdNextCall)', () => {
   const READ = '/machine.MachineService/Read';
   const bootIdRead = (req: Record<string, unknown>) => String(req.path).includes('boot_id');
-  const start = async () => {
-    const t = await TalosSim.start({ kube: recordingHooks() });
-    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
-    const ctx = loadTalosContext({ path: t.talosconfigPath });
-    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
-    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
-    return { t, client };
-  };
+  const start = startOneControlPlane;
 
   it('is served only once released; other calls on the same connection are served meanwhile', async () => {
     const { t, client } = await start();
@@ -657,13 +660,9 @@ describe('a connection that drops under a call', () => {
   const SERVICE_LIST = '/machine.MachineService/ServiceList';
   const APPLY = '/machine.MachineService/ApplyConfiguration';
   const start = async () => {
-    const t = await TalosSim.start({ kube: recordingHooks() });
-    t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
-    const ctx = loadTalosContext({ path: t.talosconfigPath });
-    const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
-    const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
-    expect((await client.version([CP])).get(CP)?.ok).toBe(true);
-    return { t, conn, client };
+    const opened = await startOneControlPlane();
+    expect((await opened.client.version([CP])).get(CP)?.ok).toBe(true);
+    return opened;
   };
 
   it('a read whose connection dropped is sent again on the next one and answered', async () => {
