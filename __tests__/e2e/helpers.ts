@@ -180,16 +180,29 @@ export function reboots(c: SimCluster, name: string) {
 }
 
 /**
+ * Resolves once `cond` holds on the twin's state, checked every 10 ms (the moment is the twin's, not a
+ * timer's); rejects, naming `what`, when it has not held within `timeoutMs` (a hang bound).
+ */
+export function when(cond: () => boolean, what = 'the awaited state', timeoutMs = 120_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const t = setInterval(() => {
+      if (cond()) resolve();
+      else if (Date.now() - started > timeoutMs) reject(new Error(`${what}: not within ${timeoutMs} ms`));
+      else return;
+      clearInterval(t);
+    }, 10);
+  });
+}
+
+/**
  * Settles once the twin received a reboot of the node (for `act`'s `killOn`): a run cancelled then has
  * sent it. The action's `▶ reboot` line comes before the boot id read and the Lease proof, and a run
  * stopped there sent no reboot and gives the node back (or tries to, as its channel is being ended); it
  * prints nothing between the Reboot's request and the step's end, so the twin is watched.
  */
-export async function rebootReached(c: SimCluster, name: string): Promise<void> {
-  for (let waited = 0; reboots(c, name).length === 0; waited += 10) {
-    if (waited > 120_000) throw new Error(`${name}: no reboot reached the twin within 120 s`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function rebootReached(c: SimCluster, name: string): Promise<void> {
+  return when(() => reboots(c, name).length > 0, `${name}: a reboot reaching the twin`);
 }
 
 /** A request the action sent (its User-Agent), for `op` when given (`drain`, `event`…: the User-Agent's comment, src/adapters/kube/http/request.ts). */

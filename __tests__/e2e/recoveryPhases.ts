@@ -9,7 +9,20 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import type { ActionRun } from '../../runner/runAction.js';
-import { A, act, ann, node, REVISION, reboots, requireKubectl, startCluster, TEST_KNOBS, verifiedRev } from './helpers.js';
+import {
+  A,
+  act,
+  ann,
+  node,
+  rebootReached,
+  reboots,
+  REVISION,
+  requireKubectl,
+  startCluster,
+  TEST_KNOBS,
+  verifiedRev,
+  when,
+} from './helpers.js';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/registry-auth-rollout';
 const NODE_PATH = /^\/api\/v1\/nodes\/worker-1$/;
@@ -19,24 +32,12 @@ const KNOBS = { ...TEST_KNOBS, RAR_LEASE_DURATION_S: String(LEASE_S), RAR_LEASE_
 const RUN_ID = '7070';
 
 let c: SimCluster | undefined;
-const timers: Array<ReturnType<typeof setInterval>> = [];
-
-/** Resolves once `cond` holds on the twin's state (checked every 10 ms: the moment is the twin's, not a timer's). */
-function when(cond: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setInterval(() => {
-      if (!cond()) return;
-      clearInterval(t);
-      resolve();
-    }, 10);
-    timers.push(t);
-  });
-}
-
-const rebootSent = (cluster: SimCluster) => reboots(cluster, 'worker-1').length > 0;
 const bootId = (cluster: SimCluster): string => node(cluster, 'worker-1')?.status?.nodeInfo?.bootID ?? '';
 const isReady = (cluster: SimCluster) =>
   (node(cluster, 'worker-1')?.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True');
+/** the reboot was sent and the node is back: another boot id, Ready */
+const backAfterReboot = (cluster: SimCluster, before: string) =>
+  reboots(cluster, 'worker-1').length > 0 && bootId(cluster) !== before && isReady(cluster);
 
 interface Phase {
   name: string;
@@ -67,12 +68,12 @@ export const PHASES: Phase[] = [
   },
   {
     name: 'after the reboot was sent',
-    killAt: (cluster) => when(() => rebootSent(cluster)),
+    killAt: (cluster) => rebootReached(cluster, 'worker-1'),
     leftPhase: 'mutating',
   },
   {
     name: 'while waiting for Ready and the proof',
-    killAt: (cluster, before) => when(() => rebootSent(cluster) && bootId(cluster) !== before && isReady(cluster)),
+    killAt: (cluster, before) => when(() => backAfterReboot(cluster, before)),
     leftPhase: 'mutating',
   },
   {
@@ -80,7 +81,7 @@ export const PHASES: Phase[] = [
     // Once the node is back, the run's next write to it is the release: that request is left hanging
     // (never applied), and the run killed while it waits for the answer.
     killAt: async (cluster, before) => {
-      await when(() => rebootSent(cluster) && bootId(cluster) !== before && isReady(cluster));
+      await when(() => backAfterReboot(cluster, before));
       const seen = cluster.kube.requests.length;
       cluster.kube.failNext({ method: 'PATCH', path: NODE_PATH }, { hang: true });
       await when(() => cluster.kube.requests.slice(seen).some((r) => r.method === 'PATCH' && NODE_PATH.test(r.path)));
@@ -98,7 +99,6 @@ export function recoverySuite(title: string, phases: Phase[]): void {
   describe(`e2e recovery: a run killed ${title} (no post step) is completed by the next run`, () => {
     beforeAll(() => requireKubectl());
     afterEach(async () => {
-      for (const t of timers.splice(0)) clearInterval(t);
       await c?.stop();
       c = undefined;
     });

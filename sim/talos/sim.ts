@@ -277,9 +277,14 @@ export class TalosSim {
   readonly droppedCalls: Array<{ method: string; node: string }> = [];
   private readonly dropRules: Array<{ method: string; node?: string }> = [];
 
+  /** Whether a rule for `method` (on `node` when it names one, by name or address) takes this call. */
+  private ruleTakes(rule: { method: string; node?: string }, method: string, node: string): boolean {
+    return rule.method === method && (rule.node === undefined || this.find(rule.node) === this.find(node));
+  }
+
   /** dropsConnections of the API's hooks: a matching call takes its rule, and every API connection open now is dropped once its handler returned. */
   private dropsConnections(method: string, node: string): boolean {
-    const i = this.dropRules.findIndex((r) => r.method === method && (r.node === undefined || this.find(r.node) === this.find(node)));
+    const i = this.dropRules.findIndex((r) => this.ruleTakes(r, method, node));
     if (i < 0) return false;
     this.dropRules.splice(i, 1);
     this.droppedCalls.push({ method, node });
@@ -321,9 +326,7 @@ export class TalosSim {
 
   /** held of the API's hooks: a matching call takes its rule and waits for its release. */
   private held(method: string, node: string, req: Record<string, unknown>): Promise<void> | undefined {
-    const i = this.holdRules.findIndex(
-      (r) => r.method === method && (r.node === undefined || this.find(r.node) === this.find(node)) && (r.matches?.(req) ?? true),
-    );
+    const i = this.holdRules.findIndex((r) => this.ruleTakes(r, method, node) && (r.matches?.(req) ?? true));
     if (i < 0) return undefined;
     const [rule] = this.holdRules.splice(i, 1);
     rule.arrived();
