@@ -595,17 +595,13 @@ describe('a certificate refused on a reconnection', () => {
   });
 });
 
-// The endpoint's connections drop while a call is served (the machine behind a VIP going away, apid
-// restarting): the call gets no answer. A read is sent again on the next connection (reading twice
-// changes nothing), so an evidence read is not lost to the drop and a node is not rebooted for want of
-// it; a mutation is not (what it did is for its caller's lost-answer rule to find out).
-/** A twin with one control plane, and the API client on its talosconfig (20 s a call). */
-async function startOneControlPlane() {
+/** A twin with one control plane, and the API client on its talosconfig (20 s a call; `signal`: the run's cancellation). */
+async function startOneControlPlane(signal?: AbortSignal) {
   const t = await TalosSim.start({ kube: recordingHooks() });
   t.addNode({ name: 'cp-1', ip: CP, role: 'control-plane', credential: { 'ghcr.io': CRED } });
   const ctx = loadTalosContext({ path: t.talosconfigPath });
   const conn = new TalosConnection({ endpoint: ctx.endpoints[0], credentials: ctx.credentials!, callTimeoutMs: 20_000 });
-  const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }));
+  const client = new TalosApi(conn, new Talosctl({ runner: new Runner() }), { reboot: { signal } });
   return { t, conn, client };
 }
 
@@ -634,14 +630,18 @@ describe('a call the twin holds (TalosSim.holdNextCall)', () => {
   });
 
   it('one its client gave up on while it was held is never served (recorded CANCELLED)', async () => {
-    const { t, client } = await start();
+    // the client gives up on the run's cancellation, sent once the call is held (an event, not a
+    // deadline that a loaded machine's dial and handshake could spend before the call arrived)
+    const cancel = new AbortController();
+    const { t, client } = await startOneControlPlane(cancel.signal);
     try {
       const hold = t.holdNextCall(READ, { node: CP, matches: bootIdRead });
-      const read = client.bootId(CP, 300).then(
+      const read = client.bootId(CP, 20_000).then(
         () => undefined,
         (e: unknown) => e,
       );
       await hold.reached;
+      cancel.abort();
       expect(await read).toBeInstanceOf(ToolError);
       const reads = () => t.apiCalls.filter((c) => c.method === READ).map((c) => c.code);
       await expect.poll(reads).toEqual([grpc.status.CANCELLED]);
@@ -656,6 +656,10 @@ describe('a call the twin holds (TalosSim.holdNextCall)', () => {
   });
 });
 
+// The endpoint's connections drop while a call is served (the machine behind a VIP going away, apid
+// restarting): the call gets no answer. A read is sent again on the next connection (reading twice
+// changes nothing), so an evidence read is not lost to the drop and a node is not rebooted for want of
+// it; a mutation is not (what it did is for its caller's lost-answer rule to find out).
 describe('a connection that drops under a call', () => {
   const SERVICE_LIST = '/machine.MachineService/ServiceList';
   const APPLY = '/machine.MachineService/ApplyConfiguration';
