@@ -11,6 +11,8 @@ export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'rar-tests-'));
   // set before the workers start: each worker thread takes a copy of this environment
   process.env.RAR_RUNNER_TMP = root;
+  // the tests' own files (__tests__/scratch.ts) and what a demo run keeps
+  process.env.RAR_TEST_SESSION_DIR = root;
   process.env.RAR_TEST_SESSION_CACHE = join(root, 'cache');
   return () => rmSync(root, { recursive: true, force: true });
 }

@@ -1,13 +1,13 @@
 // The shell's input reader: every input through readConfig, the auth-patch file read here, and the
 // runner's environment (GITHUB_SERVER_URL, GITHUB_API_URL, the test knobs) read here and nowhere else.
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readInputSecrets, readInputs } from '../../src/action/inputs.js';
+import { scratchDir } from '../scratch.js';
 
 function patchFile(): string {
-  const f = join(mkdtempSync(join(tmpdir(), 'rar-inputs-')), 'patch.yaml');
+  const f = join(scratchDir('rar-inputs-'), 'patch.yaml');
   writeFileSync(f, 'apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ghcr.io\nusername: bot\npassword: s3cret-inputs\n');
   chmodSync(f, 0o600);
   return f;

@@ -1,12 +1,12 @@
 // talosctl is required on PATH exactly when the run would start it, before anything is mutated.
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { onPath, requireTalosctl } from '../../src/action/talosctlOnPath.js';
+import { scratchDir } from '../scratch.js';
 
 function dirWith(files: Record<string, number>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rar-path-'));
+  const dir = scratchDir('rar-path-');
   for (const [name, mode] of Object.entries(files)) {
     writeFileSync(join(dir, name), '#!/bin/sh\n');
     chmodSync(join(dir, name), mode);

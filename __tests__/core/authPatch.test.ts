@@ -1,9 +1,9 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readAuthPatch } from '../../src/action/inputs.js';
 import { parseAuthPatch } from '../../src/core/authPatch.js';
+import { scratchDir } from '../scratch.js';
 
 const doc = (name: string, extra: string) => `apiVersion: v1alpha1\nkind: RegistryAuthConfig\nname: ${name}\n${extra}`;
 
@@ -194,7 +194,7 @@ describe('readAuthPatch', () => {
   });
 
   it('masks every secret value', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cred-'));
+    const dir = scratchDir('cred-');
     const f = join(dir, 'p.yaml');
     writeFileSync(f, doc('ghcr.io', 'username: bot\npassword: pw-123\n'));
     chmodSync(f, 0o600);

@@ -6,13 +6,13 @@
 // end; the token only ever in an Authorization header over https, masked everywhere else; an
 // Alertmanager that cannot be reached changes nothing but a warning; a run with nothing to roll asks
 // it nothing.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { AlertmanagerSim } from '../../sim/alertmanager/server.js';
 import { act, assertNoSecret, fromAction, requireKubectl, startCluster } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
 const TOKEN = 'am-bearer-7c1f0e92d4';
 let c: SimCluster | undefined;
@@ -45,7 +45,7 @@ describe('e2e: the Alertmanager silence', () => {
   it('one silence created before the first claim, extended in place while the roll runs, expired at the end; its id in the summary and the report; the token masked everywhere', async () => {
     c = await cluster();
     am = await AlertmanagerSim.start({ tls: true, token: TOKEN });
-    const dir = mkdtempSync(join(tmpdir(), 'am-e2e-'));
+    const dir = scratchDir('am-e2e-');
     const caFile = join(dir, 'am-ca.pem');
     writeFileSync(caFile, am.caPem!);
     const run = await act(c, {

@@ -5,14 +5,14 @@
 // step that does nothing. A selection that matches no node, or a kube-context the kubeconfig lacks, is
 // an input error naming the input, with nothing written and no registry asked. One cluster for the
 // file: no run here writes (the only write is a test's own: another run's Lease, removed after it).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
 import { RegistrySim } from '../../sim/registry/server.js';
 import type { ActionRun } from '../../runner/runAction.js';
 import { verifiedMarker, act, postStep, REVISION, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
 const NODES = ['cp-1', 'worker-1', 'worker-2'];
 const LEASE_NS = 'kube-system';
@@ -44,7 +44,7 @@ beforeAll(async () => {
       annotations: verifiedMarker(reg.host),
     });
   }
-  const dir = mkdtempSync(join(tmpdir(), 'noop-e2e-'));
+  const dir = scratchDir('noop-e2e-');
   caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, reg.caPem);
   authPatch = join(dir, 'auth.yaml');

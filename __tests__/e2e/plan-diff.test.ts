@@ -4,14 +4,14 @@
 // takes the node's apply lock and cancels a pending `--mode=try` rollback: docs/plan.md), so nothing
 // on the node changes, and no text of machined's, nor any neighbour of the credential in the config
 // (an extension's auth key, a mirror's TLS key), reaches a sink.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL } from '../../sim/cluster.js';
 import { SIM_CLUSTER_SECRET, SIM_MACHINE_TOKEN, SIM_MIRROR_TLS_KEY, SIM_TS_AUTHKEY } from '../../sim/talos/machineconfig.js';
 import { act, byName, requireKubectl, startCluster } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -111,7 +111,7 @@ describe('e2e: plan mode shows each node’s machine-config change from the chan
 
   it('a patch that is not a credential form says talosctl would apply it, with nothing sent', async () => {
     c = await startCluster();
-    const patch = join(mkdtempSync(join(tmpdir(), 'plan-diff-')), 'patch.yaml');
+    const patch = join(scratchDir('plan-diff-'), 'patch.yaml');
     writeFileSync(patch, readFileSync(c.writeAuthPatch(), 'utf8') + '---\nmachine:\n  sysctls:\n    vm.max_map_count: "262144"\n', {
       mode: 0o600,
     });

@@ -2,13 +2,13 @@
 // and the twin: kubectl drain's own filters (a bare pod refused: the action never passes --force) and
 // one dry-run eviction (`dryRun=All`) per pod it would evict, which a PDB allowing nothing refuses.
 // A plan never changes anything: no pod evicted or deleted, no PDB status written.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimCluster } from '../../sim/cluster.js';
 import { kubectl } from '../sim-kube/helpers.js';
 import { act, byName, requireKubectl, startCluster } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
 let c: SimCluster | undefined;
 beforeAll(() => requireKubectl());
@@ -147,7 +147,7 @@ describe('e2e: plan mode forecasts each drain with dry-run evictions', () => {
       metadata: { name: 'everything', namespace: 'vault' },
       spec: { selector: {}, maxUnavailable: 0 },
     };
-    const file = join(mkdtempSync(join(tmpdir(), 'pdb-')), 'pdb.json');
+    const file = join(scratchDir('pdb-'), 'pdb.json');
     writeFileSync(file, JSON.stringify(pdb));
     const created = await kubectl(c.kube, ['create', '-f', file]);
     expect(created.code, created.stderr).toBe(0);

@@ -2,10 +2,9 @@
 // HTTPS on a loopback address with its own CA, the token flow, one accepted credential. A refusal,
 // an unreachable registry and every bad input stop the run before anything is mutated, which the
 // twin's own state shows: no Lease, no request that writes to the apiserver, no Talos mutation.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NEW_CREDENTIAL, OLD_CREDENTIAL, type SimCluster } from '../../sim/cluster.js';
@@ -14,6 +13,7 @@ import { clusterCerts } from '../../sim/talos/api/certs.js';
 import { startConnectProxy } from '../fakes/connectProxy.js';
 import type { ActionRun } from '../../runner/runAction.js';
 import { A, act, ann, assertNoSecret, byName, requireKubectl, startCluster, TEST_KNOBS } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
 let c: SimCluster | undefined;
 let reg: RegistrySim | undefined;
@@ -24,7 +24,7 @@ afterEach(async () => {
   c = reg = undefined;
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'preflight-e2e-'));
+const dir = scratchDir('preflight-e2e-');
 
 async function setup(over: Partial<RegistrySimOptions> = {}) {
   const cluster = (c = await startCluster());

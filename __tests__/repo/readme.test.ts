@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../runner/runAction.js';
 import { requireKubectl } from '../e2e/helpers.js';
+import { sessionDir } from '../scratch.js';
 import { anchorsOf, relativeLinks } from './markdown.js';
 
 const run = promisify(execFile);
@@ -28,6 +29,8 @@ const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')
  * took 181 s on a 2-core machine beside two busy loops and other work (180 s was its bound then).
  */
 const DEMO_HANG_MS = 290_000;
+/** The demo keeps its directory for its reader (the runs, the job summary): here, inside the test session's own. */
+const demoOptions = { cwd: repoRoot, timeout: DEMO_HANG_MS, env: { ...process.env, TMPDIR: sessionDir() } };
 
 /** Every `npm …` command the README or the demo's page shows in a code block or inline code. */
 function npmCommands(): string[] {
@@ -55,7 +58,7 @@ describe('README', () => {
 
   it('`npm run demo -- --mode plan` works as the README says: read-only, the sections it shows', async () => {
     expect(readme).toContain('npm run demo -- --mode plan');
-    const { stdout } = await run('npm', ['run', '--silent', 'demo', '--', '--mode', 'plan'], { cwd: repoRoot, timeout: DEMO_HANG_MS });
+    const { stdout } = await run('npm', ['run', '--silent', 'demo', '--', '--mode', 'plan'], demoOptions);
     for (const section of ['── annotations', '── outputs', '── cluster afterwards', '── job summary']) {
       expect(stdout).toContain(section);
       expect(demoDoc).toContain(section);
@@ -73,7 +76,7 @@ describe('README', () => {
   // has written its CRI files and before cri runs), the action polls at its default interval, and
   // every node still ends verified and released.
   it('`npm run demo` rolls every node, its reboots answering before cri and their CRI files are there', async () => {
-    const { stdout } = await run('npm', ['run', '--silent', 'demo'], { cwd: repoRoot, timeout: DEMO_HANG_MS });
+    const { stdout } = await run('npm', ['run', '--silent', 'demo'], demoOptions);
     expect(stdout).toMatch(/finished in [\d.]+ s, exit code 0;/);
     expect(stdout).toMatch(/result: processed/);
     expect(stdout).toMatch(/after the reboot .*; reading it again until it is final/);
@@ -85,7 +88,7 @@ describe('README', () => {
   });
 
   it('the demo rejects an unknown scenario with the list of known ones', async () => {
-    const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], { cwd: repoRoot, timeout: DEMO_HANG_MS }).then(
+    const err = await run('npm', ['run', '--silent', 'demo', '--', '--scenario', 'nope'], demoOptions).then(
       () => undefined,
       (e: { stderr: string; code: number }) => e,
     );

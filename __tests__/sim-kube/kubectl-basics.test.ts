@@ -1,12 +1,12 @@
 // The real kubectl against KubeSim: reads, patches, resourceVersion rules, cordon, wait, readyz, Leases, faults.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KubeSim } from '../../sim/kube/index.js';
 import { findKubectl, kubectl, kubectlJson, sleep, until } from './helpers.js';
+import { scratchDir } from '../scratch.js';
 
-const files = mkdtempSync(join(tmpdir(), 'sim-kube-test-'));
+const files = scratchDir('sim-kube-test-');
 function file(name: string, content: unknown): string {
   const p = join(files, name);
   writeFileSync(p, typeof content === 'string' ? content : JSON.stringify(content));
