@@ -8,11 +8,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runAction } from '../../runner/runAction.js';
 import setupSession from '../globalSetup.js';
 
-const sessionDir = process.env.RAR_RUNNER_TMP;
+// what __tests__/globalSetup.ts sets, put back after the test's own session: the files after this one in
+// the worker (isolate: false) make their directories in the real session's
+const SESSION_VARS = ['RAR_RUNNER_TMP', 'RAR_TEST_SESSION_DIR', 'RAR_TEST_SESSION_CACHE'] as const;
+const session = Object.fromEntries(SESSION_VARS.map((k) => [k, process.env[k]]));
 let scratch: string | undefined;
 afterEach(() => {
-  if (sessionDir === undefined) delete process.env.RAR_RUNNER_TMP;
-  else process.env.RAR_RUNNER_TMP = sessionDir;
+  for (const k of SESSION_VARS) {
+    if (session[k] === undefined) delete process.env[k];
+    else process.env[k] = session[k];
+  }
   if (scratch) rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
