@@ -642,7 +642,13 @@ describe('a call the twin holds (TalosSim.holdNextCall)', () => {
       );
       await hold.reached;
       cancel.abort();
-      expect(await read).toBeInstanceOf(ToolError);
+      const err = await read;
+      expect(err).toBeInstanceOf(ToolError);
+      // the run's own cancellation, said as such: not an `unknown` failure of the node
+      expect(err).toMatchObject({
+        kind: 'cancelled',
+        message: expect.stringMatching(/ failed \(cancelled: rpc error: code = Canceled desc = Cancelled on client\)$/),
+      });
       const reads = () => t.apiCalls.filter((c) => c.method === READ).map((c) => c.code);
       await expect.poll(reads).toEqual([grpc.status.CANCELLED]);
       hold.release();

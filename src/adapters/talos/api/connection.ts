@@ -168,6 +168,7 @@ export class TalosConnection {
         m.path,
         node,
         !mutates(rpc),
+        opts.signal,
         (waitForReady, track) =>
           new Promise<T>((resolve, reject) => {
             const args: RequestArgs = {
@@ -214,6 +215,7 @@ export class TalosConnection {
     path: string,
     node: string,
     read: boolean,
+    signal: AbortSignal | undefined,
     attempt: (waitForReady: boolean, track: (call: { cancel(): void }) => () => void) => Promise<T>,
   ): Promise<T> {
     const before = this.refusals.runRefusal();
@@ -223,7 +225,7 @@ export class TalosConnection {
       return await attempt(false, untracked);
     } catch (e) {
       const err = e as grpc.ServiceError;
-      if (!this.refusals.refusedReconnection(err) && !(read && droppedUnderCall(err))) throw this.failure(path, node, err);
+      if (!this.refusals.refusedReconnection(err) && !(read && droppedUnderCall(err))) throw this.failure(path, node, err, signal);
     }
     try {
       return await attempt(true, (call) => this.refusals.waitingForDial(call));
@@ -234,7 +236,7 @@ export class TalosConnection {
       if (refused) throw refused;
       const last = this.refusals.last;
       if (err.code === grpc.status.DEADLINE_EXCEEDED && last) throw refusedUntilDeadline(this.endpoint, path, node, last);
-      throw this.failure(path, node, err);
+      throw this.failure(path, node, err, signal);
     }
   }
 
@@ -297,8 +299,9 @@ export class TalosConnection {
   }
 
   /** A failed call: the refused certificate when it is the run's (the call saw only Unavailable), else a ToolError. */
-  private failure(path: string, node: string, err: grpc.ServiceError): ToolError | ServerIdentityError {
-    return this.refusals.runRefusal() ?? grpcToolError(this.endpoint, path, node, err);
+  private failure(path: string, node: string, err: grpc.ServiceError, signal: AbortSignal | undefined): ToolError | ServerIdentityError {
+    const byCaller = err.code === grpc.status.CANCELLED && signal?.aborted === true;
+    return this.refusals.runRefusal() ?? grpcToolError(this.endpoint, path, node, err, byCaller);
   }
 }
 

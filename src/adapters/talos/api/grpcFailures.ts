@@ -40,12 +40,16 @@ export function refusedUntilDeadline(endpoint: string, path: string, node: strin
   });
 }
 
-/** A failed call as a ToolError, its cause classified from the gRPC status as talosctl's printed error is. */
-export function grpcToolError(endpoint: string, path: string, node: string, err: grpc.ServiceError): ToolError {
+/**
+ * A failed call as a ToolError, its cause classified from the gRPC status as talosctl's printed error is;
+ * `cancelledByCaller`: the caller's own signal ended it (the run cancelled), which is said as `cancelled`,
+ * not read as the node's failure (a `Canceled` status is otherwise a stream the node cut).
+ */
+export function grpcToolError(endpoint: string, path: string, node: string, err: grpc.ServiceError, cancelledByCaller = false): ToolError {
   const code = CODE_NAMES[err.code] ?? String(err.code);
   // the node's words as it sent them: classified and matched here, masked where they are shown (src/action/masked.ts)
   const text = `rpc error: code = ${code} desc = ${String(err.details ?? '')}`;
-  const kind = classifyTalosError(text);
+  const kind = cancelledByCaller ? 'cancelled' : classifyTalosError(text);
   return new ToolError({
     tool: 'talos-api',
     command: `${path} (node ${node} via ${endpoint})`,

@@ -37,7 +37,7 @@ export interface ApiRebootResult {
 
 /** Failures while the node is down or coming back: expected, the next read follows. */
 function isOutage(e: unknown): boolean {
-  if (!(e instanceof ToolError)) return false;
+  if (!(e instanceof ToolError) || e.kind === 'cancelled') return false;
   if (e.kind === 'transport' || e.kind === 'timeout') return true;
   // a stream cut by the node going down (talosctl retries io.EOF and Canceled the same way)
   return /code = Canceled|\bEOF\b|RST_STREAM/.test(e.stderr);
