@@ -168,12 +168,17 @@ describe('e2e rails: cancellation and the post step', () => {
     // Its config carries the new credential, its running containerd the old one: nothing may revoke it.
     expect(main.outputs['old-credential-revocable']).toBe('false');
     // The main step gives the node back as after a failed drain, over a channel the cancellation is
-    // ending: its release lands or not, and what it saved for the post step says which.
+    // ending. Its release fails before it is sent, lands and is answered, or lands with its answer lost
+    // as the channel ends (seen beside two CPU burners): main cannot tell the last from the first, so
+    // it never says it gave back a node it did not, and leaves any doubt to the post step.
     const held = JSON.parse(main.state.held ?? '[]') as Array<{ node: string; phase: string; drained?: boolean }>;
     const claimedAfterMain = ann(cluster, 'worker-1')[A.owner] === owner;
-    expect(held.map((h) => h.node)).toEqual(claimedAfterMain ? ['worker-1'] : []);
-    if (claimedAfterMain) {
+    if (claimedAfterMain) expect(held.map((h) => h.node)).toEqual(['worker-1']);
+    if (held.length === 0) expect(claimedAfterMain).toBe(false);
+    else {
+      expect(held.map((h) => h.node)).toEqual(['worker-1']);
       expect(d.reason).toMatch(/releasing the claim failed too/);
+      expect(d.nextStep).toMatch(/may still carry this run's claim/);
       expect(held[0]).toMatchObject({ phase: 'draining', drained: true });
     }
 
