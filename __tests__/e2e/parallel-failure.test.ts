@@ -64,8 +64,12 @@ describe('e2e: several workers at once', () => {
     });
     c.kube.addPdb({ namespace: 'default', name: 'db', selector: { app: 'db' }, disruptionsAllowed: 0 });
     const run = await act(c, { 'max-unavailable': '3' }, { killWhen: (out) => (out.match(/: ▶ drain$/gm) ?? []).length >= 3 });
-    const held = JSON.parse(run.state.held ?? '[]') as Array<{ node: string; phase: string }>;
-    expect(held.map((h) => h.node).sort()).toEqual(['w-1', 'w-2', 'w-3']);
+    // Each node's release by the main step races the end of its channel (the cancellation ends
+    // kubectl proxy): it is given back by main and not saved, or saved for the post step (its release
+    // failed, or landed with its answer lost). Main never leaves out a node it did not give back.
+    const held = (JSON.parse(run.state.held || '[]') as Array<{ node: string; phase: string }>).map((h) => h.node);
+    for (const n of held) expect(['w-1', 'w-2', 'w-3']).toContain(n);
+    for (const n of ['w-1', 'w-2', 'w-3']) if (!held.includes(n)) expect(ann(c, n)[A.owner], n).toBeUndefined();
     const post = await postStep(c, run);
     // the main step may have restored some itself; whatever is left, nothing stays claimed and no
     // cordon of ours stays: no reboot was ever started

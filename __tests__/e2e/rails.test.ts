@@ -171,7 +171,7 @@ describe('e2e rails: cancellation and the post step', () => {
     // ending. Its release fails before it is sent, lands and is answered, or lands with its answer lost
     // as the channel ends (seen beside two CPU burners): main cannot tell the last from the first, so
     // it never says it gave back a node it did not, and leaves any doubt to the post step.
-    const held = JSON.parse(main.state.held ?? '[]') as Array<{ node: string; phase: string; drained?: boolean }>;
+    const held = JSON.parse(main.state.held || '[]') as Array<{ node: string; phase: string; drained?: boolean }>;
     const claimedAfterMain = ann(cluster, 'worker-1')[A.owner] === owner;
     if (claimedAfterMain) expect(held.map((h) => h.node)).toEqual(['worker-1']);
     if (held.length === 0) expect(claimedAfterMain).toBe(false);
