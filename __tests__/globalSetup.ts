@@ -10,9 +10,9 @@ import { join } from 'node:path';
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'rar-tests-'));
   // set before the workers start: each worker thread takes a copy of this environment
+  // the session's directory: the runner emulator's run directories, the tests' own files
+  // (__tests__/scratch.ts) and what a demo run keeps
   process.env.RAR_RUNNER_TMP = root;
-  // the tests' own files (__tests__/scratch.ts) and what a demo run keeps
-  process.env.RAR_TEST_SESSION_DIR = root;
   process.env.RAR_TEST_SESSION_CACHE = join(root, 'cache');
   return () => rmSync(root, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 /** The session's directory; the machine's temp directory when a file runs outside the configured session. */
 export function sessionDir(): string {
-  return process.env.RAR_TEST_SESSION_DIR ?? tmpdir();
+  return process.env.RAR_RUNNER_TMP ?? tmpdir();
 }
 
 /** A fresh directory named `prefix…` inside the session's directory. */

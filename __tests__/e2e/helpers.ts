@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
 import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../runner/runAction.js';
 import { readReport } from '../report/reportSchema.js';
+import { vi } from 'vitest';
 
 export { readReport };
 
@@ -181,17 +182,12 @@ export function reboots(c: SimCluster, name: string) {
 
 /**
  * Resolves once `cond` holds on the twin's state, checked every 10 ms (the moment is the twin's, not a
- * timer's); rejects, naming `what`, when it has not held within `timeoutMs` (a hang bound).
+ * timer's; vitest's own `vi.waitUntil`); rejects, naming `what`, when it has not held within `timeoutMs`
+ * (a hang bound).
  */
-export function when(cond: () => boolean, what = 'the awaited state', timeoutMs = 120_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const t = setInterval(() => {
-      if (cond()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error(`${what}: not within ${timeoutMs} ms`));
-      else return;
-      clearInterval(t);
-    }, 10);
+export async function when(cond: () => boolean, what = 'the awaited state', timeoutMs = 120_000): Promise<void> {
+  await vi.waitUntil(cond, { timeout: timeoutMs, interval: 10 }).catch(() => {
+    throw new Error(`${what}: not within ${timeoutMs} ms`);
   });
 }
 

@@ -10,7 +10,7 @@ import setupSession from '../globalSetup.js';
 
 // what __tests__/globalSetup.ts sets, put back after the test's own session: the files after this one in
 // the worker (isolate: false) make their directories in the real session's
-const SESSION_VARS = ['RAR_RUNNER_TMP', 'RAR_TEST_SESSION_DIR', 'RAR_TEST_SESSION_CACHE'] as const;
+const SESSION_VARS = ['RAR_RUNNER_TMP', 'RAR_TEST_SESSION_CACHE'] as const;
 const session = Object.fromEntries(SESSION_VARS.map((k) => [k, process.env[k]]));
 let scratch: string | undefined;
 afterEach(() => {

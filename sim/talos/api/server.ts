@@ -110,16 +110,13 @@ function receive(
   const held = hooks.held?.(method, node, call.request);
   if (!held) return serve(node);
   const peer = call.getPeer();
-  let gone = false;
-  const onCancelled = () => {
-    gone = true;
-    hooks.record({ method, node, peer, code: grpc.status.CANCELLED, at: Date.now() });
-  };
+  const onCancelled = () => hooks.record({ method, node, peer, code: grpc.status.CANCELLED, at: Date.now() });
   call.once('cancelled', onCancelled);
   void held.then(() => {
     // (grpc-js also says `cancelled` when a served stream closes: only a call still held counts)
     call.off('cancelled', onCancelled);
-    if (!gone && !call.cancelled) serve(node);
+    // grpc-js sets `cancelled` before it says so
+    if (!call.cancelled) serve(node);
   });
 }
 
