@@ -98,11 +98,13 @@ export async function benchClaims(
 ): Promise<ClaimBench> {
   // No default kubelet heartbeats: the only writes to the node are the churn this benchmark starts.
   const cluster = await SimCluster.start({ heartbeatMs: 1_000_000_000 });
+  let composed: Awaited<ReturnType<typeof actionRollout>> | undefined;
   try {
     cluster.addNode({ name: TARGET, role: 'worker' });
     cluster.addNode({ name: 'bystander', role: 'worker' });
-    const composed = await actionRollout(cluster, { mode: 'apply' });
-    composed.close(); // the claim never reads Talos
+    // closed at the end, not here: close() ends the run's channel to the API server as well as its
+    // Talos connection, and every claim goes over that channel
+    composed = await actionRollout(cluster, { mode: 'apply' });
     const d = composed.deps;
     const deps: ClaimDeps = { kube: d.kube, keys: d.keys, owner: d.owner, config: d.config };
     const kube = cluster.kube;
@@ -201,6 +203,7 @@ export async function benchClaims(
     });
     return { rows, claimsPerRate, pairMs: Math.round(pairMs) };
   } finally {
+    composed?.close();
     await cluster.stop();
   }
 }
