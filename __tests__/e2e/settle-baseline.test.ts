@@ -69,7 +69,7 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
     expect(d['worker-2'].steps.map((s) => s.name)).toContain("read their controllers' counts before the drain (settle gate)");
   });
 
-  it('the job is cancelled while a drain waits for the gate: the node is handed over as settling and the post step gives it back', async () => {
+  it('the job is cancelled while a drain waits for the gate: the main step gives the node back itself, and the post step has nothing left to do', async () => {
     c = await settleCluster('never');
     const main = await act(
       c,
@@ -78,6 +78,32 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
     );
     expect(main.exitCode).toBe(1);
     expect(main.stdout).toMatch(/received SIGTERM/);
+    // The channel to the API server outlives the cancellation (docs/kube-channel.md): the release is
+    // sent after the signal over the same proxy, and answered, so nothing is left for the post step.
+    expect(main.state.held ?? '', main.stdout).toBe('');
+    const d = byName(main)['worker-2'];
+    expect(d.outcome, main.stdout).toBe('failed');
+    expect(d.reason).toMatch(/settle gate: the run was cancelled while it waited/);
+    expect(d.reason).not.toMatch(/releasing the claim failed too/);
+    expect(d.nextStep).toMatch(/the node was released \(its cordon state restored\) and was neither drained nor rebooted/);
+    expect(main.outputs['old-credential-revocable']).toBe('false');
+    expect(evictions(c, 'worker-2')).toEqual([]);
+    expect(node(c, 'worker-2').spec.unschedulable).toBeFalsy();
+    for (const k of [A.owner, A.phase, A.wasCordoned, A.verified]) expect(ann(c, 'worker-2')[k]).toBeUndefined();
+    const post = await postStep(c, main);
+    expect(post.exitCode, post.stdout).toBe(0);
+    expect(post.annotations.some((a) => a.kind === 'notice' && /released by the post step/.test(a.title ?? ''))).toBe(false);
+    expect(c.talos.mutatingCommands().filter((x) => x.command === 'reboot' && x.nodes.includes(c!.talos.node('worker-2').ip))).toEqual([]);
+  });
+
+  it('the step is killed while a drain waits for the gate (no handler runs): the node was handed over as settling, and the post step gives it back', async () => {
+    c = await settleCluster('never');
+    const main = await act(
+      c,
+      { nodes: 'worker-1,worker-2', 'settle-timeout': '60s' },
+      { killWhen: (out) => out.includes('worker-2: ▶ settle gate (before drain)'), killSignal: 'SIGKILL' },
+    );
+    expect(main.exitCode).toBeNull();
     const held = JSON.parse(main.state.held) as Array<{ node: string; phase: string }>;
     expect(held.map((h) => [h.node, h.phase])).toEqual([['worker-2', 'settling']]);
     expect(evictions(c, 'worker-2')).toEqual([]);

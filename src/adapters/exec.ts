@@ -21,7 +21,7 @@ export interface RunSpec {
   input?: string;
   /**
    * Ends this one child (SIGTERM, SIGKILL 2 s later) when aborted; the result then says `aborted`.
-   * The runner's own cancellation still ends every child.
+   * The runner's own cancellation still ends every child (but one started with `outlivesCancel`).
    */
   signal?: AbortSignal;
   /**
@@ -29,6 +29,11 @@ export interface RunSpec {
    * the result's `stdout` is then empty.
    */
   onStdout?: (chunk: string) => void;
+  /**
+   * Not ended by the runner's cancellation, only by `signal`: the channel to the API server, which a
+   * cancelled step still needs to give its nodes back within the runner's grace (docs/kube-channel.md).
+   */
+  outlivesCancel?: boolean;
 }
 
 export interface RunResult {
@@ -59,6 +64,7 @@ export type CommandListener = (record: CommandRecord) => void;
 export class Runner {
   private readonly listeners = new Set<CommandListener>();
   private readonly abort = new AbortController();
+  /** the running children the cancellation ends (not those that outlive it) */
   private readonly live = new Set<ReturnType<typeof spawn>>();
   /** number of processes started (tests count the calls an adapter makes with it) */
   processCount = 0;
@@ -73,7 +79,10 @@ export class Runner {
     return this.abort.signal;
   }
 
-  /** Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. */
+  /**
+   * Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. A child started
+   * with `outlivesCancel` is left running: its owner ends it.
+   */
   cancel(graceMs = 5000): void {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
@@ -110,7 +119,7 @@ export class Runner {
         env: { ...process.env, ...spec.env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
-      this.live.add(child);
+      if (!spec.outlivesCancel) this.live.add(child);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let timedOut = false;
@@ -156,7 +165,7 @@ export class Runner {
           exitCode: spawnError ? 127 : code,
           signal,
           timedOut,
-          aborted: this.abort.signal.aborted || !!spec.signal?.aborted,
+          aborted: (!spec.outlivesCancel && this.abort.signal.aborted) || !!spec.signal?.aborted,
           durationMs,
           startedAtMs,
           endedAtMs,

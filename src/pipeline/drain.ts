@@ -41,6 +41,9 @@ export async function drainNode(ctx: RunContext, run: NodeRun): Promise<{ draine
 const CANCELLED_NEXT_STEP =
   'The run was cancelled before the drain: the node was released (its cordon state restored) and was neither drained nor rebooted. Rerun.';
 
+const CANCELLED_DURING_DRAIN_NEXT_STEP =
+  'The run was cancelled during the drain: the node was uncordoned again (unless it was cordoned before the run) and was not rebooted; the pods already evicted run elsewhere. Rerun.';
+
 const UNREAD_NEXT_STEP =
   'The node was released and was not drained or rebooted. Check that the action may list pods, deployments, replicasets and statefulsets (deploy/rbac.yaml) and the connection to the apiserver, then rerun.';
 
@@ -176,6 +179,16 @@ async function drain(ctx: RunContext, run: NodeRun, proof: FenceRead | undefined
       throw new NodeStop('quarantined', q.message, { disposition: 'quarantine', quarantine: q.cause }, { cause: e });
     }
     // A drain that did not finish leaves the pods that could not move where they were: restore schedulability.
+    // Ended by the run's cancellation (the adapter ends a drain at once then): said as such, not as a
+    // drain the cluster refused.
+    if (ctx.cancelled?.()) {
+      throw new NodeStop(
+        'failed',
+        `drain ended: the run was cancelled (${errorMessage(e)})`,
+        { disposition: 'release', nextStep: CANCELLED_DURING_DRAIN_NEXT_STEP },
+        { cause: e },
+      );
+    }
     throw new NodeStop(
       'failed',
       `drain failed: ${errorMessage(e)}`,

@@ -47,6 +47,9 @@ export async function rollPasses(
       if (emptyListings >= 2 || extra >= MAX_EXTRA_PASSES) break;
       if (ctx.cancelled?.()) throw new CancelledError('the run was cancelled');
       if (emptyListings === 1 && ctx.relistPauseMs) await ctx.clock.sleep(ctx.relistPauseMs);
+      // and after the pause: the channel outlives a cancellation (for the step's releases), so a
+      // listing sent now would be answered, and a cancelled run starts no new step
+      if (ctx.cancelled?.()) throw new CancelledError('the run was cancelled');
       extra++;
       pass = await listAndSelect(ctx, done.size);
       // the latest listing is what the old-credential verdict judges

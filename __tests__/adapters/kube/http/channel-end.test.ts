@@ -27,23 +27,57 @@ afterAll(async () => {
 });
 
 describe('the channel when the run is cancelled or killed', () => {
-  it('cancelled: the proxy is stopped with the other children, its directory removed, and not started again; the next request is cancelled', async () => {
+  it('cancelled: the proxy outlives the cancellation, so the step can still give its nodes back; a request sent after it is answered; close() stops the proxy and removes its directory', async () => {
+    const runner = new Runner();
+    const kube = new HttpKube({ runner, kubeconfig: sim.kubeconfigPath, tempDir: temp });
+    expect((await kube.getNode('w-1')).name).toBe('w-1');
+    const opened = await kube.channel.open();
+    const socket = opened.socketPath;
+    const pid = proxyPid(socket);
+    try {
+      runner.cancel();
+      // the cleanup's request, sent after the cancellation, over the same proxy: no second proxy
+      const after = await kube.patchNode('w-1', [{ op: 'add', path: '/metadata/annotations', value: { 'example.com/given-back': 'yes' } }]);
+      expect(after.annotations['example.com/given-back']).toBe('yes');
+      expect(opened.alive).toBe(true);
+      expect(alive(pid)).toBe(true);
+      expect(kube.channel.starts).toBe(1);
+      expect(runner.processCount).toBe(1);
+      // a command run after the cancellation is still refused: only the channel outlives it
+      expect((await runner.run({ file: 'true', args: [] })).aborted).toBe(true);
+    } finally {
+      await kube.close();
+    }
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(dirname(socket))).toBe(false);
+  });
+
+  it('cancelled: a request in flight is answered if it can be within a short grace, else it ends `cancelled`; a request sent after the cancellation has a short deadline of its own', async () => {
     const runner = new Runner();
     const kube = new HttpKube({ runner, kubeconfig: sim.kubeconfigPath, tempDir: temp });
     try {
-      expect((await kube.getNode('w-1')).name).toBe('w-1');
-      const opened = await kube.channel.open();
-      const pid = proxyPid(opened.socketPath);
+      await kube.getNode('w-1');
+      // a write the API server applies and never answers, in flight when the run is cancelled
+      sim.failNext({ method: 'PATCH', path: /^\/api\/v1\/nodes\/w-1$/ }, { hang: true, land: true });
+      const inFlight = kube
+        .patchNode('w-1', [{ op: 'add', path: '/metadata/labels/example.com~1in-flight', value: 'yes' }])
+        .catch((x: unknown) => x);
+      await until(() => sim.node('w-1').metadata.labels?.['example.com/in-flight'] === 'yes');
+      const cancelledAt = Date.now();
       runner.cancel();
-      await until(() => !opened.alive);
-      expect(existsSync(dirname(opened.socketPath))).toBe(false);
-      expect(alive(pid)).toBe(false);
-      const e = await kube.getNode('w-1').catch((x: unknown) => x);
+      const e = await inFlight;
       expect(e).toBeInstanceOf(ToolError);
-      // not a proxy that "did not serve within 30000 ms", and no second proxy for a cancelled run
       expect((e as ToolError).kind).toBe('cancelled');
-      expect(kube.channel.starts).toBe(1);
-      expect(runner.processCount).toBe(1);
+      // ended by the grace (2 s), not by the request's own 30 s deadline; the bound is a hang detector
+      expect(Date.now() - cancelledAt).toBeLessThan(25_000);
+      expect((e as ToolError).message).toMatch(
+        /PATCH \/api\/v1\/nodes\/w-1 failed \(cancelled\): the run was cancelled and no answer came within 2000 ms/,
+      );
+      // sent after the cancellation and never answered: it ends at its short deadline, as a timeout
+      sim.failNext({ method: 'GET', path: /^\/api\/v1\/nodes\/w-1$/ }, { hang: true });
+      const late = await kube.getNode('w-1').catch((x: unknown) => x);
+      expect((late as ToolError).kind).toBe('timeout');
+      expect((late as ToolError).message).toMatch(/no answer within 3000 ms/);
     } finally {
       await kube.close();
     }

@@ -3,8 +3,9 @@
 // request as it would its own (client certificates, bearer tokens, exec credential plugins with their
 // refresh, the context, the proxy the kubeconfig names); the action speaks plain HTTP to the socket,
 // and no other user of the machine can reach it (no TCP port, no token on disk). Opened on the first
-// request, closed at the end of the run; a proxy that dies is noticed and re-opened once
-// (docs/kube-channel.md).
+// request, closed at the end of the run; a proxy that dies is noticed and re-opened once. The run's
+// cancellation does not end it: a cancelled step still gives its nodes back over it, and closes it
+// when it is done (docs/kube-channel.md).
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -63,6 +64,11 @@ export class KubeChannel {
     this.opts = opts;
   }
 
+  /** aborted when the run is cancelled (the Runner's signal): what is in flight then gets a short grace */
+  get runSignal(): AbortSignal {
+    return this.opts.runner.signal;
+  }
+
   /** The proxy's command line as the log shows it (no secret: the kubeconfig is a path). */
   describe(): string {
     return this.opts.runner.describe({ file: this.binary(), args: this.args('<socket>') });
@@ -96,7 +102,7 @@ export class KubeChannel {
     // a proxy that never served: its failure is every request's answer
     const r = await cur;
     if (r.alive) return r;
-    // the run was cancelled: the Runner ended the proxy with every other child, and starts none again
+    // the proxy died after the run was cancelled: the Runner starts no process for a cancelled run
     if (this.opts.runner.signal.aborted) throw this.ended('the run was cancelled', 'cancelled');
     if (this.current === cur) {
       if (this.reopens >= REOPENS) throw this.ended(`the kubectl proxy ended and was already started again once (${this.lastEnd})`);
@@ -150,6 +156,8 @@ export class KubeChannel {
         file: this.binary(),
         args,
         signal: stop.signal,
+        // the cancelled step's cleanup (its releases, its Events, the Lease) is sent over it; close() ends it
+        outlivesCancel: true,
         onStdout: (chunk) => {
           if (ready) return;
           out += chunk;

@@ -136,7 +136,10 @@ export class HttpKube implements KubeClient {
   }
 
   drain(name: string, timeoutMs: number, signal?: AbortSignal, evicted?: (pods: string[]) => void): Promise<void> {
-    return drainHttp(this.http, name, timeoutMs, signal, evicted, this.drainTiming);
+    // The run's cancellation ends a drain at once: the channel outlives it (for the step's releases),
+    // and a drain would otherwise go on evicting.
+    const run = this.channel.runSignal;
+    return drainHttp(this.http, name, timeoutMs, signal ? AbortSignal.any([signal, run]) : run, evicted, this.drainTiming);
   }
 
   async listPodOwners(nodeName?: string): Promise<PodOwnerReading[]> {

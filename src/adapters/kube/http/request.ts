@@ -42,6 +42,17 @@ function codeOf(e: unknown): string | undefined {
   return typeof c === 'string' ? c : undefined;
 }
 
+/**
+ * The run was cancelled (SIGINT/SIGTERM of the step): the runner sends SIGTERM 7.5 s after SIGINT and
+ * kills the step 2.5 s later (docs/kube-channel.md). The channel outlives the cancellation so the step
+ * can give its nodes back, within that grace:
+ * - a request in flight then gets IN_FLIGHT_GRACE_MS more for its answer (a claim or a release that
+ *   is answered has a known outcome), then ends `cancelled`;
+ * - a request sent after it (the step's cleanup: releases, Events, the Lease) waits AFTER_CANCEL_MS at most.
+ */
+export const IN_FLIGHT_GRACE_MS = 2_000;
+export const AFTER_CANCEL_MS = 3_000;
+
 /** Nothing was sent: the socket is not there or nobody listens on it (the proxy died). */
 const NOT_SENT = new Set(['ENOENT', 'ECONNREFUSED']);
 
@@ -152,13 +163,19 @@ export class KubeHttp {
     const t0 = performance.now();
     this.requestCount++;
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const run = this.channel.runSignal;
+    const sentAfterCancel = run.aborted;
+    const timeoutMs = sentAfterCancel ? Math.min(req.timeoutMs, AFTER_CANCEL_MS) : req.timeoutMs;
     return new Promise<Answer>((resolve, reject) => {
       let done = false;
+      let grace: NodeJS.Timeout | undefined;
       const finish = (err: Error | undefined, a?: Answer) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        clearTimeout(grace);
         req.signal?.removeEventListener('abort', onAbort);
+        run.removeEventListener('abort', onRunCancelled);
         for (const l of this.listeners)
           l({ method: req.method, path: req.path, op: req.op, status: a?.status, durationMs: Math.round(performance.now() - t0) });
         if (a) resolve(a);
@@ -193,11 +210,18 @@ export class KubeHttp {
         },
       );
       const timer = setTimeout(() => {
-        r.destroy(Object.assign(new Error(`no answer within ${req.timeoutMs} ms`), { code: 'RAR_TIMEOUT' }));
-      }, req.timeoutMs);
+        r.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'RAR_TIMEOUT' }));
+      }, timeoutMs);
       const onAbort = () => r.destroy(Object.assign(new Error('cancelled'), { code: 'ABORT_ERR' }));
       if (req.signal?.aborted) onAbort();
       else req.signal?.addEventListener('abort', onAbort, { once: true });
+      const onRunCancelled = () => {
+        grace = setTimeout(() => {
+          const why = `the run was cancelled and no answer came within ${IN_FLIGHT_GRACE_MS} ms`;
+          r.destroy(Object.assign(new Error(why), { code: 'ABORT_ERR' }));
+        }, IN_FLIGHT_GRACE_MS);
+      };
+      if (!sentAfterCancel) run.addEventListener('abort', onRunCancelled, { once: true });
       r.on('error', (e) => finish(e));
       r.end(body);
     });
