@@ -37,8 +37,8 @@ async function main(): Promise<number> {
   const scenario = SCENARIOS[opts.scenario];
   const total = opts.nodes;
 
-  // Ctrl-C or SIGTERM at any moment: the action's run is cancelled (SIGTERM, as a runner cancels a
-  // job), its post step releases what it held, and the twin is shut down below.
+  // Ctrl-C or SIGTERM at any moment: the action's run is cancelled (SIGINT, as a runner cancels a
+  // step), it gives back what it held (its post step what it could not), and the twin is shut down below.
   const interrupt = firstSignal();
   // Everything the demo writes (the runs' directories, a scenario's files) under one directory: a
   // kept twin's shutdown removes it; without --keep the job summary stays to be read.

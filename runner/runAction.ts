@@ -80,17 +80,20 @@ export interface RunActionOptions {
   state?: Record<string, string>;
   /** stream the action's stdout (the demo prints it live) */
   onStdout?: (chunk: string) => void;
-  /** send SIGTERM after this many ms (cancellation tests) */
+  /** cancel the step (SIGINT, as the runner does first) after this many ms */
   killAfterMs?: number;
   killWhen?: (stdoutSoFar: string) => boolean;
-  /** send SIGTERM when this settles (e.g. a twin hook saw the request the test waits for) */
+  /** cancel the step (SIGINT) when this settles (e.g. a twin hook saw the request the test waits for) */
   killOn?: Promise<unknown>;
   /**
    * `SIGKILL`: the kill is the runner's force-kill of the job, not a cancellation: the action gets no
    * signal it can handle, and its whole process group (kubectl, talosctl children included) dies at once,
-   * as the runner kills a job's process tree. Default `SIGTERM` to the action alone.
+   * as the runner kills a job's process tree. Default `SIGINT` to the action alone: the signal the
+   * GitHub runner sends a cancelled step first (docs/kube-channel.md, "When the step is cancelled or
+   * killed"); its SIGTERM 7.5 s later and its kill 2.5 s after that are not sent, so what a test sees
+   * does not depend on how fast this machine finishes the step's cleanup.
    */
-  killSignal?: 'SIGTERM' | 'SIGKILL';
+  killSignal?: 'SIGINT' | 'SIGKILL';
 }
 
 /**
@@ -135,7 +138,7 @@ export async function runAction(opts: RunActionOptions): Promise<ActionRun> {
       if (killed) return;
       killed = true;
       if (!group || child.pid === undefined) {
-        child.kill('SIGTERM');
+        child.kill('SIGINT');
         return;
       }
       try {

@@ -66,7 +66,7 @@ describe('e2e: several workers at once', () => {
     const run = await act(c, { 'max-unavailable': '3' }, { killWhen: (out) => (out.match(/: ▶ drain$/gm) ?? []).length >= 3 });
     // The channel to the API server outlives the cancellation (docs/kube-channel.md): every drain ends
     // at once, and the main step gives each node back itself; nothing is left for the post step.
-    expect(run.stdout).toMatch(/received SIGTERM/);
+    expect(run.stdout).toMatch(/received SIGINT/);
     expect(run.state.held ?? '', run.stdout).toBe('');
     const rows = byName(run);
     for (const n of ['w-1', 'w-2', 'w-3']) {

@@ -87,7 +87,7 @@ describe('e2e: however the run ends, the summary and the outputs list every node
       { nodes: 'worker-1' },
       { env: { ...cluster.env(), RAR_POLL_INTERVAL_MS: '300', RAR_RELIST_PAUSE_MS: '3000' }, killWhen: (out) => listings(out) >= 2 },
     );
-    expect(r.stdout).toMatch(/received SIGTERM/);
+    expect(r.stdout).toMatch(/received SIGINT/);
     expect(r.exitCode).toBe(1);
     expect(r.outputs.result).toBe('failed');
     expect(byName(r)['worker-1']?.outcome, r.stdout).toBe('rebooted');

@@ -57,7 +57,7 @@ describe('e2e: a claim whose outcome is unknown', () => {
     });
     const main = await act(cluster, { nodes: 'worker-1,worker-2,worker-3', 'max-unavailable': '2' }, { killOn: cancelNow });
     const owner = ownerOf(main.stdout);
-    expect(main.stdout).toMatch(/received SIGTERM/);
+    expect(main.stdout).toMatch(/received SIGINT/);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
     const held = JSON.parse(main.state.held) as Array<{ node: string; phase: string; owner: string }>;

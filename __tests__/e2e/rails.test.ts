@@ -108,13 +108,13 @@ describe('e2e rails: cancellation and the post step', () => {
     const owner = ownerOf(main);
     expect(owner).toMatch(/^acme\/platform\/runs\/\d+\/attempts\/1\/[0-9a-f]+$/);
     // The main step stopped long before the drain's own timeout (120 s) could end it, counted from the
-    // SIGTERM sent as the drain started (not from the test's start: a loaded runner takes 25 s and more
+    // SIGINT sent as the drain started (not from the test's start: a loaded runner takes 25 s and more
     // to get to the drain), and said why.
     expect(killedAt).toBeGreaterThan(0);
     expect(ended - killedAt).toBeLessThan(60_000);
     expect(main.exitCode).toBe(1);
     expect(main.outputs.result).toBe('failed');
-    expect(main.stdout).toMatch(/received SIGTERM/);
+    expect(main.stdout).toMatch(/received SIGINT/);
     const d = byName(main)['worker-1'];
     expect(d.outcome).toBe('failed');
     expect(d.reason).toMatch(/^drain ended: the run was cancelled/);
@@ -194,7 +194,7 @@ describe('e2e rails: cancellation and the post step', () => {
     const main = await act(cluster, { nodes: 'worker-1' }, { killOn: hold.reached });
     hold.release();
     expect(main.exitCode).toBe(1);
-    expect(main.stdout).toMatch(/received SIGTERM/);
+    expect(main.stdout).toMatch(/received SIGINT/);
     expect(reboots(cluster, 'worker-1')).toEqual([]);
     const d = byName(main)['worker-1'];
     expect(d.outcome, main.stdout).toBe('failed');

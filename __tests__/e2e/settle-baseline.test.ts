@@ -77,7 +77,7 @@ describe('e2e: the settle gate waits for how a workload was before the drain, no
       { killWhen: (out) => out.includes('worker-2: ▶ settle gate (before drain)') },
     );
     expect(main.exitCode).toBe(1);
-    expect(main.stdout).toMatch(/received SIGTERM/);
+    expect(main.stdout).toMatch(/received SIGINT/);
     // The channel to the API server outlives the cancellation (docs/kube-channel.md): the release is
     // sent after the signal over the same proxy, and answered, so nothing is left for the post step.
     expect(main.state.held ?? '', main.stdout).toBe('');
