@@ -52,7 +52,7 @@ describe('the channel when the run is cancelled or killed', () => {
     expect(existsSync(dirname(socket))).toBe(false);
   });
 
-  it('cancelled: a request in flight is answered if it can be within a short grace, else it ends `cancelled`; a request sent after the cancellation has a short deadline of its own', async () => {
+  it('cancelled: a request in flight is answered if it can be within a short grace, else it ends `cancelled`; a request sent after the cancellation has a short deadline of its own, and none goes on past 6 s after it', async () => {
     const runner = new Runner();
     const kube = new HttpKube({ runner, kubeconfig: sim.kubeconfigPath, tempDir: temp });
     try {
@@ -78,6 +78,25 @@ describe('the channel when the run is cancelled or killed', () => {
       const late = await kube.getNode('w-1').catch((x: unknown) => x);
       expect((late as ToolError).kind).toBe('timeout');
       expect((late as ToolError).message).toMatch(/no answer within 3000 ms/);
+      // Whatever the machine's speed: every later request gets at most what is left of the step's 6 s,
+      // and once they are over none is sent at all.
+      let over: ToolError | undefined;
+      // (a node of its own: a hang left for a request that was never sent must not meet another test's read)
+      for (let i = 0; i < 4 && !over; i++) {
+        sim.failNext({ method: 'GET', path: /^\/api\/v1\/nodes\/w-hang$/ }, { hang: true });
+        const sent = kube.http.requestCount;
+        const x = (await kube.getNode('w-hang').catch((y: unknown) => y)) as ToolError;
+        expect(x.kind).toBe('timeout');
+        const within = /no answer within (\d+) ms/.exec(x.message);
+        if (within) expect(Number(within[1])).toBeLessThanOrEqual(3_000);
+        else {
+          expect(x.message).toMatch(/not sent: the cancelled step's 6000 ms to give back what it holds are over/);
+          expect(kube.http.requestCount).toBe(sent);
+          expect(Date.now() - cancelledAt).toBeGreaterThanOrEqual(5_990);
+          over = x;
+        }
+      }
+      expect(over).toBeDefined();
     } finally {
       await kube.close();
     }

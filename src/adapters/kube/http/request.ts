@@ -48,10 +48,13 @@ function codeOf(e: unknown): string | undefined {
  * can give its nodes back, within that grace:
  * - a request in flight then gets IN_FLIGHT_GRACE_MS more for its answer (a claim or a release that
  *   is answered has a known outcome), then ends `cancelled`;
- * - a request sent after it (the step's cleanup: releases, Events, the Lease) waits AFTER_CANCEL_MS at most.
+ * - a request sent after it (the step's cleanup: releases, Events, the Lease) waits AFTER_CANCEL_MS at
+ *   most, and none goes on past CLEANUP_WINDOW_MS after the cancellation: the step must still publish
+ *   its report (the outputs a workflow reads) before the runner's SIGTERM.
  */
 export const IN_FLIGHT_GRACE_MS = 2_000;
 export const AFTER_CANCEL_MS = 3_000;
+export const CLEANUP_WINDOW_MS = 6_000;
 
 /** Nothing was sent: the socket is not there or nobody listens on it (the proxy died). */
 const NOT_SENT = new Set(['ENOENT', 'ECONNREFUSED']);
@@ -61,7 +64,14 @@ export class KubeHttp {
   /** requests sent, for the bench and the tests */
   requestCount = 0;
 
-  constructor(readonly channel: KubeChannel) {}
+  /** when the run was cancelled (performance.now()), for the cleanup's window */
+  private cancelledAt: number | undefined;
+
+  constructor(readonly channel: KubeChannel) {
+    const run = channel.runSignal;
+    if (run.aborted) this.cancelledAt = performance.now();
+    else run.addEventListener('abort', () => (this.cancelledAt = performance.now()), { once: true });
+  }
 
   /** `METHOD path`, as errors name the request. */
   describe(req: Pick<KubeRequest, 'method' | 'path'>): string {
@@ -161,11 +171,16 @@ export class KubeHttp {
 
   private once(opened: Opened, req: KubeRequest): Promise<Answer> {
     const t0 = performance.now();
-    this.requestCount++;
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const run = this.channel.runSignal;
     const sentAfterCancel = run.aborted;
-    const timeoutMs = sentAfterCancel ? Math.min(req.timeoutMs, AFTER_CANCEL_MS) : req.timeoutMs;
+    const windowLeft = sentAfterCancel ? Math.floor((this.cancelledAt ?? t0) + CLEANUP_WINDOW_MS - t0) : Infinity;
+    if (windowLeft <= 0) {
+      const why = `not sent: the cancelled step's ${CLEANUP_WINDOW_MS} ms to give back what it holds are over`;
+      return Promise.reject(Object.assign(new Error(why), { code: 'RAR_TIMEOUT' }));
+    }
+    const timeoutMs = sentAfterCancel ? Math.min(req.timeoutMs, AFTER_CANCEL_MS, windowLeft) : req.timeoutMs;
+    this.requestCount++;
     return new Promise<Answer>((resolve, reject) => {
       let done = false;
       let grace: NodeJS.Timeout | undefined;
