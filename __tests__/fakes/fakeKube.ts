@@ -52,7 +52,7 @@ export class FakeKube implements KubeClient {
   /** what the kubelet reports for the verify pod's image pull on a node */
   pull: (node: string) => { ok: true } | { ok: false; reason: string } = () => ({ ok: true });
   injectPullSecrets = false;
-  private pods = new Map<string, PodState>();
+  readonly pods = new Map<string, PodState>();
   /** the pods the settle gate lists (listPodOwners), with their controllers */
   podOwners: PodOwnerReading[] = [];
   /** what listWorkloads answers at each call (the controllers' statuses as the settle gate polls them) */

@@ -129,6 +129,7 @@ export function rolloutDeps(inputs: ActionInputs, ports: RolloutPorts): RolloutD
               renewEveryMs: knobs.leaseRenewMs,
               durationSeconds: knobs.leaseDurationS,
               serverUrl: inputs.github.serverUrl,
+              cancelled: ports.cancelled,
             },
             core,
           )

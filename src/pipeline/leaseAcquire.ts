@@ -15,7 +15,7 @@ import {
   takeOverPatch,
   type LeaseWatch,
 } from '../rules/lease.js';
-import { LeaseContendedError, LeaseHeldError, LeaseUnknownError } from './errors.js';
+import { CancelledError, LeaseContendedError, LeaseHeldError, LeaseUnknownError } from './errors.js';
 import { readAfterUnknown } from './apiserver.js';
 
 /** The Lease as the run lock names it, and what acquiring it needs. */
@@ -30,6 +30,8 @@ export interface LeaseTarget {
   serverUrl: string;
   durationSeconds: number;
   log: (message: string) => void;
+  /** true once the run was cancelled */
+  cancelled?: () => boolean;
 }
 
 /** The Lease as taken, when, how (one line for the log), and whose expired Lease it took over. */
@@ -170,6 +172,9 @@ async function watchExpiry(t: LeaseTarget, watch: LeaseWatch): Promise<{ lease: 
     `Lease ${t.lease}: held by ${watch.holder}; watching it: taken over if nothing renews it for its duration and a margin, refused as soon as anything does`,
   );
   for (;;) {
+    // The channel outlives a cancellation (for the releases), so these reads would still be answered,
+    // and the take-over after them sent: the watch ends here instead, with nothing written.
+    if (t.cancelled?.()) throw new CancelledError(`the run was cancelled while it waited for the Lease ${t.lease} to expire`);
     const lease = await t.kube.getLease(t.namespace, t.name);
     const seen = observedExpiry(watch, lease, t.clock.now());
     if (seen.kind === 'changed') {

@@ -17,6 +17,7 @@ import { beforeMutation, readNodeForMutation, type FenceRead } from './fence.js'
 import type { NodeRun } from './nodeRun.js';
 import { NodeStop, settleProof } from './stop.js';
 import { isTransport, waitForApiserver } from './apiserver.js';
+import { CancelledError } from './errors.js';
 
 /**
  * Drain, reboot, prove, wait for Ready. A stop after the reboot was sent leaves the node fenced (the
@@ -87,6 +88,9 @@ async function waitForReady(ctx: RunContext, run: NodeRun, bootBefore: string, d
   return run.step(STEP.waitReady, async () => {
     let transportRetried = false;
     for (;;) {
+      // The channel outlives a cancellation (for the releases), so these reads would still be answered:
+      // the wait ends here, the node left fenced (its Reboot was sent), not at ready-timeout.
+      if (ctx.cancelled?.()) throw new CancelledError(`the run was cancelled while ${name} was coming back`);
       let read: FenceRead;
       try {
         read = await readNodeForMutation(ctx, name);

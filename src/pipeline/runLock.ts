@@ -26,6 +26,8 @@ export interface RunLockOptions {
   /** for the holder's run URL (the shell passes the runner's GITHUB_SERVER_URL); default https://github.com */
   serverUrl?: string;
   log?: (message: string) => void;
+  /** true once the run was cancelled: the wait for another run's Lease ends at its next turn */
+  cancelled?: () => boolean;
 }
 
 // A renewal rejected for one of these will not succeed on a later tick: the Lease is someone else's
@@ -46,6 +48,7 @@ export class RunLock {
   readonly renewEveryMs: number;
   private readonly serverUrl: string;
   private readonly log: (message: string) => void;
+  private readonly cancelled?: () => boolean;
 
   private state: LockState = 'idle';
   private lostReason?: string;
@@ -69,6 +72,7 @@ export class RunLock {
     this.durationSeconds = opts.durationSeconds ?? LEASE_DURATION_SECONDS;
     this.serverUrl = opts.serverUrl ?? GITHUB_SERVER_URL;
     this.log = opts.log ?? (() => {});
+    this.cancelled = opts.cancelled;
   }
 
   get lease(): string {
@@ -116,6 +120,7 @@ export class RunLock {
       serverUrl: this.serverUrl,
       durationSeconds: this.durationSeconds,
       log: this.log,
+      cancelled: this.cancelled,
     });
     if (got.tookOver) this.tookOver = got.tookOver;
     this.hold(got.lease, got.at, got.how);

@@ -5,7 +5,7 @@
 import type { KubeClient, PodState } from '../adapters/types.js';
 import { formatDuration } from '../core/format.js';
 import type { Clock } from '../core/clock.js';
-import { VerifyFailed } from './errors.js';
+import { CancelledError, VerifyFailed } from './errors.js';
 
 export interface VerifyImageArgs {
   kube: KubeClient;
@@ -17,6 +17,8 @@ export interface VerifyImageArgs {
   clock: Clock;
   /** makes the pod name unique per run */
   nonce: string;
+  /** true once the run was cancelled: the wait ends at its next turn, and the pod is deleted */
+  cancelled?: () => boolean;
 }
 
 export function verifyPodManifest(args: Pick<VerifyImageArgs, 'node' | 'image' | 'namespace' | 'nonce'>): Record<string, unknown> {
@@ -64,6 +66,10 @@ export async function verifyImage(args: VerifyImageArgs): Promise<string> {
     }
     const deadline = args.clock.now() + args.timeoutMs;
     for (;;) {
+      // The channel outlives a cancellation (for the releases), so these reads would still be answered,
+      // for up to the cleanup's window, which the pod's deletion below needs.
+      if (args.cancelled?.())
+        throw new CancelledError(`the run was cancelled while the probe pod ${pod.namespace}/${pod.name} waited to pull ${args.image}`);
       const current: PodState | undefined = await args.kube.getPod(pod.namespace, pod.name);
       if (!current) throw new VerifyFailed(`probe pod ${pod.namespace}/${pod.name} disappeared before the image was pulled`);
       const c = current.containerStatuses[0];
@@ -92,6 +98,7 @@ export interface PullSettings {
   pollIntervalMs: number;
   clock: Clock;
   owner: string;
+  cancelled?: () => boolean;
 }
 
 /** `image` pulled through `node`'s containerd with the run's settings: one home for the two callers' arguments. */
@@ -105,5 +112,6 @@ export function pullThroughNode(ctx: PullSettings, node: string, image: string):
     pollMs: ctx.pollIntervalMs,
     clock: ctx.clock,
     nonce: ctx.owner,
+    cancelled: ctx.cancelled,
   });
 }
