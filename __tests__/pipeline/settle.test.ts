@@ -314,5 +314,8 @@ describe('settle gate: back to how it was before the drain, not to spec', () => 
     expect(c.kube.state('w2').annotations[keys.owner]).toBeUndefined();
     expect(published.at(-1)).toBe('');
     expect(c.kube.calls.filter((x) => x.method === 'drain').map((x) => x.name)).toEqual(['w1']);
+    // the wait ends at the cancellation: w2's pods are not listed for a drain that will not come (the
+    // channel outlives a cancellation, so such reads would be answered and spend the cleanup's window)
+    expect(c.kube.calls.filter((x) => x.method === 'listPodOwners' && x.name === 'w2')).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ import {
 import type { KubeClient } from '../adapters/types.js';
 import { describeUnsettled } from '../report/settle.js';
 import type { Clock } from '../core/clock.js';
-import { SettleTimeoutError } from './errors.js';
+import { CancelledError, SettleTimeoutError } from './errors.js';
 import type { HoldRecorder, OpenHold } from './holds.js';
 
 /** What the gate runs with, given once where the run is built (src/pipeline/context.ts makeContext). */
@@ -198,7 +198,8 @@ export class SettleGate {
         } else if (hold.says(line)) {
           log.info(`settle gate: ${node}'s ${held} waits for ${line}`);
         }
-        if (this.cancelled()) return;
+        // ended here, not by a read failing: the channel outlives a cancellation (for the releases)
+        if (this.cancelled()) throw new CancelledError('the run was cancelled');
         if (this.clock.now() + this.pollIntervalMs > startMs + this.timeoutMs)
           throw new SettleTimeoutError(node, left, this.timeoutMs, held);
         await this.clock.sleep(this.pollIntervalMs);
