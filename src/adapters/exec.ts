@@ -79,12 +79,19 @@ export class Runner {
     return this.abort.signal;
   }
 
+  /** when the run was cancelled (performance.now()); undefined while it was not */
+  get cancelledAt(): number | undefined {
+    return this.#cancelledAt;
+  }
+  #cancelledAt: number | undefined;
+
   /**
    * Stop: running children get SIGTERM (SIGKILL after graceMs), new runs fail at once. A child started
    * with `outlivesCancel` is left running: its owner ends it.
    */
   cancel(graceMs = 5000): void {
     if (this.abort.signal.aborted) return;
+    this.#cancelledAt = performance.now();
     this.abort.abort();
     for (const child of this.live) {
       child.kill('SIGTERM');

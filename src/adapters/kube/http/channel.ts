@@ -69,6 +69,11 @@ export class KubeChannel {
     return this.opts.runner.signal;
   }
 
+  /** when the run was cancelled (performance.now()), the start of its cleanup's window */
+  get cancelledAt(): number | undefined {
+    return this.opts.runner.cancelledAt;
+  }
+
   /** The proxy's command line as the log shows it (no secret: the kubeconfig is a path). */
   describe(): string {
     return this.opts.runner.describe({ file: this.binary(), args: this.args('<socket>') });

@@ -64,14 +64,7 @@ export class KubeHttp {
   /** requests sent, for the bench and the tests */
   requestCount = 0;
 
-  /** when the run was cancelled (performance.now()), for the cleanup's window */
-  private cancelledAt: number | undefined;
-
-  constructor(readonly channel: KubeChannel) {
-    const run = channel.runSignal;
-    if (run.aborted) this.cancelledAt = performance.now();
-    else run.addEventListener('abort', () => (this.cancelledAt = performance.now()), { once: true });
-  }
+  constructor(readonly channel: KubeChannel) {}
 
   /** `METHOD path`, as errors name the request. */
   describe(req: Pick<KubeRequest, 'method' | 'path'>): string {
@@ -173,13 +166,17 @@ export class KubeHttp {
     const t0 = performance.now();
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const run = this.channel.runSignal;
-    const sentAfterCancel = run.aborted;
-    const windowLeft = sentAfterCancel ? Math.floor((this.cancelledAt ?? t0) + CLEANUP_WINDOW_MS - t0) : Infinity;
-    if (windowLeft <= 0) {
-      const why = `not sent: the cancelled step's ${CLEANUP_WINDOW_MS} ms to give back what it holds are over`;
-      return Promise.reject(Object.assign(new Error(why), { code: 'RAR_TIMEOUT' }));
+    const cancelledAt = this.channel.cancelledAt;
+    const sentAfterCancel = cancelledAt !== undefined;
+    let timeoutMs = req.timeoutMs;
+    if (sentAfterCancel) {
+      const windowLeft = Math.floor(cancelledAt + CLEANUP_WINDOW_MS - t0);
+      if (windowLeft <= 0) {
+        const why = `not sent: the cancelled step's ${CLEANUP_WINDOW_MS} ms to give back what it holds are over`;
+        return Promise.reject(Object.assign(new Error(why), { code: 'RAR_TIMEOUT' }));
+      }
+      timeoutMs = Math.min(timeoutMs, AFTER_CANCEL_MS, windowLeft);
     }
-    const timeoutMs = sentAfterCancel ? Math.min(req.timeoutMs, AFTER_CANCEL_MS, windowLeft) : req.timeoutMs;
     this.requestCount++;
     return new Promise<Answer>((resolve, reject) => {
       let done = false;
