@@ -150,6 +150,43 @@ describe('e2e rails: cancellation and the post step', () => {
     expect(c.kube.events().filter((e: any) => String(e.message).startsWith('post step:'))).toEqual([]);
   });
 
+  it('cancelled during a drain, and the release after it lands with its answer never coming: main waits 3 s at most, says the node may still carry its claim, and the post step finds it given back', async () => {
+    c = await startCluster();
+    const cluster = c;
+    cluster.kube.setPdbAllowed('default', 'web', 0);
+    const main = await act(
+      cluster,
+      { nodes: 'worker-1', 'drain-timeout': '120s' },
+      {
+        killWhen: (out) => {
+          if (!out.includes('▶ drain')) return false;
+          // the next write of worker-1 is main's release: applied by the API server, never answered
+          cluster.kube.failNext({ method: 'PATCH', path: /^\/api\/v1\/nodes\/worker-1$/ }, { hang: true, land: true });
+          return true;
+        },
+      },
+    );
+    expect(main.stdout).toMatch(/received SIGINT/);
+    expect(main.exitCode).toBe(1);
+    // the release landed: nothing of this run is left on the node
+    expect(ann(cluster, 'worker-1')[A.owner]).toBeUndefined();
+    expect(node(cluster, 'worker-1').spec.unschedulable).toBeFalsy();
+    // main could not see it land: it never says it gave the node back, and hands it to the post step
+    const d = byName(main)['worker-1'];
+    expect(d.reason).toMatch(/releasing the claim failed too/);
+    expect(d.reason).toMatch(/no answer within \d+ ms/);
+    expect(d.nextStep).toMatch(/may still carry this run's claim/);
+    expect(JSON.parse(main.state.held).map((h: { node: string }) => h.node)).toEqual(['worker-1']);
+    expect(main.outputs['old-credential-revocable']).toBe('false');
+    // its report was still published within the runner's grace
+    expect(main.outputs.result).toBe('failed');
+    const post = await postStep(cluster, main);
+    expect(post.exitCode, post.stdout).toBe(0);
+    expect(ann(cluster, 'worker-1')[A.owner]).toBeUndefined();
+    expect(leaseHolder(cluster)).toBe('');
+    expect(reboots(cluster, 'worker-1')).toEqual([]);
+  });
+
   it('killed during a drain (no handler runs): the post step gives the node back and releases the Lease', async () => {
     c = await startCluster();
     c.kube.setPdbAllowed('default', 'web', 0);
