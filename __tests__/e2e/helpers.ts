@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { addDefaultNodes, SimCluster, type SimClusterOptions } from '../../sim/cluster.js';
 import { repoRoot, runAction, type ActionRun, type RunActionOptions } from '../../runner/runAction.js';
 import { readReport } from '../report/reportSchema.js';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 
 export { readReport };
 
@@ -147,6 +147,18 @@ export async function act(c: SimCluster, inputs: Record<string, string> = {}, ex
 
 export function postStep(c: SimCluster, run: ActionRun): Promise<ActionRun> {
   return runAction({ entry: join(repoRoot, 'dist', 'cleanup.js'), inputs: {}, env: c.env(), state: run.state });
+}
+
+/**
+ * The post step after a main step that gave back everything itself (the channel to the API server
+ * outlives the cancellation, docs/kube-channel.md): it runs, exits 0, and releases no node.
+ */
+export async function postFindsNothingHeld(c: SimCluster, run: ActionRun): Promise<ActionRun> {
+  const post = await postStep(c, run);
+  expect(post.exitCode, post.stdout).toBe(0);
+  const released = post.annotations.filter((a) => /released by the post step/.test(a.title ?? '')).map((a) => a.title);
+  expect(released, post.stdout).toEqual([]);
+  return post;
 }
 
 export function node(c: SimCluster, name: string): any {
