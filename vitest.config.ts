@@ -1,11 +1,25 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { LongestFirst } from './__tests__/sequencer.js';
+import { COMPAT, EXTENDED } from './__tests__/tiers.js';
+
+// Which files run (__tests__/tiers.ts): `npm test` sets RAR_TEST_TIER=core, planned for 150 s on the
+// 2-core machine every developer and CI has; `npm run test:all`, a plain `npx vitest run` (any file named
+// on its command line too) and CI on Node 24 run every file; CI's Node 20 pass runs the compat tier.
+const TIERS = {
+  all: { include: ['__tests__/**/*.test.ts'], exclude: configDefaults.exclude },
+  core: { include: ['__tests__/**/*.test.ts'], exclude: [...configDefaults.exclude, ...EXTENDED] },
+  compat: { include: COMPAT.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)), exclude: configDefaults.exclude },
+};
+const tierName = process.env.RAR_TEST_TIER || 'all';
+if (!Object.hasOwn(TIERS, tierName)) throw new Error(`RAR_TEST_TIER must be one of ${Object.keys(TIERS).join(', ')}; got "${tierName}"`);
+const tier = TIERS[tierName as keyof typeof TIERS];
 
 export default defineConfig({
   test: {
-    include: ['__tests__/**/*.test.ts'],
+    include: tier.include,
+    exclude: tier.exclude,
     // the session's directory for the runner emulator's run directories, removed at its end
     globalSetup: ['./__tests__/globalSetup.ts'],
     // A hang detector, not a speed check (speed is the bench's): an end-to-end test that takes 40 s on

@@ -2,7 +2,8 @@
 # The test suite (or the files given) beside one CPU burner per core: a shared, noisy CI machine, on
 # purpose. A test that passes on an idle machine and fails here depends on the machine's speed, which
 # no test may (docs/testing.md, "A loaded runner must not fail a test").
-#   npm run test:load                                   the whole suite
+#   npm run test:load                                   the whole suite, as CI runs it on Node 24
+#   RAR_TEST_TIER=core npm run test:load                `npm test`'s files (__tests__/tiers.ts)
 #   npm run test:load -- __tests__/e2e/settle.test.ts   some files (any `vitest run` arguments)
 #   BURNERS=4 npm run test:load -- …                    another number of burners (default: the cores)
 # The burners are stopped however the run ends: vitest's own exit, a failure, Ctrl-C or a kill.

@@ -396,7 +396,7 @@ describe('workflows and examples', () => {
       const runs = steps(ci.data)
         .map((s) => str(s.step.run))
         .join('\n');
-      for (const cmd of ['npm ci', 'npm run lint', 'npm run format:check', 'npx tsc --noEmit', 'npm test']) {
+      for (const cmd of ['npm ci', 'npm run lint', 'npm run format:check', 'npx tsc --noEmit', 'npm run test:all']) {
         if (!runs.includes(cmd)) problems.push(`ci.yml: no step runs \`${cmd}\``);
       }
       const perms = ci.data.permissions;
