@@ -78,9 +78,7 @@ export const COMPAT = [
     'api-reboot', // the Talos API over gRPC and TLS: apply, reboot, the boot id
     'ci-job', // the merge queue's job: main, the saved state, the post step
     'kube-auth', // the kubeconfig's auth forms through kubectl proxy
-    'noop', // the converged run: the node list only, the registry down
     'rails', // cancellation and kill: signals, the post step's release, fences over the GitHub API
-    'redaction', // masking where text leaves the action
     'roll', // the whole roll: claim, evidence, drain, reboot, proof, release
     'talosctl-fallback', // talosctl as a child process
   ].map((name) => `__tests__/e2e/${name}.test.ts`),
