@@ -6,7 +6,8 @@
 //   end-to-end files that see each rule and each runtime path of the action through the bundle once: the
 //   claim and its retries, the reboot evidence, the drain and the kubelet's taints, the cancellation and
 //   the post step, the Talos API and talosctl, the registry and Alertmanager clients, the kubeconfig's
-//   auth forms, the merge queue's converged run, the refused drain, the gates, quarantine and quorum.
+//   auth forms, the Talos API's server identity, the merge queue's converged run, the refused drain, the
+//   gates, quarantine and quorum.
 // - all (`npm run test:all`, a plain `npx vitest run`, and CI on Node 24, the runtime action.yml
 //   declares): every file, adding EXTENDED below.
 // - compat (CI on Node 20, which the action must also run on): the files whose outcome can depend on the
@@ -44,7 +45,6 @@ export const EXTENDED_E2E = [
   'recovery-during-drain',
   'recovery-waiting-ready',
   'report-file',
-  'server-identity',
   'settle',
   'settle-baseline',
   'several-registries',
